@@ -1,0 +1,230 @@
+//! Command-line definitions. Parsing only: commands turn these into plain options.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "mge",
+    version,
+    about = "Run, check and profile MegEngine models on the MegEngine Lite runtime"
+)]
+pub struct Cli {
+    /// The MegEngine Lite shared library to use instead of the installed runtime
+    #[arg(long, global = true, env = "MGE_LITE_LIB", value_name = "PATH")]
+    pub lite_lib: Option<PathBuf>,
+
+    /// Show engine logs and backtraces
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+
+    /// Print no notes or progress on stderr
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Load a model, feed it, run it and report outputs and timing
+    Run(Box<RunArgs>),
+    /// Show a model's format, inputs, outputs and testcases
+    Info(InfoArgs),
+    /// Install or inspect the MegEngine Lite runtime
+    #[command(subcommand)]
+    Runtime(RuntimeCommand),
+    /// Print shell completions
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The model (.mge), plain or a testcase container
+    pub model: PathBuf,
+
+    #[command(flatten)]
+    pub feeds: FeedArgs,
+
+    #[command(flatten)]
+    pub iterations: IterationArgs,
+
+    #[command(flatten)]
+    pub engine: EngineArgs,
+
+    /// Write each output to DIR/NAME.npy
+    #[arg(long, value_name = "DIR")]
+    pub outputs: Option<PathBuf>,
+
+    /// Compare output NAME with FILE.npy using the engine's AssertEqual error (repeatable)
+    #[arg(long, value_name = "NAME:FILE.npy")]
+    pub expect: Vec<String>,
+
+    /// The largest error --expect accepts
+    #[arg(long, default_value_t = 1e-4, value_name = "X")]
+    pub maxerr: f64,
+
+    /// Print one JSON document on stdout instead of the report
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct FeedArgs {
+    /// Input feed: [NAME:]SOURCE with SOURCE one of #rand(MIN,MAX[,SHAPE]), FILE.npy,
+    /// FILE.npz[:KEY], an image or a JSON literal; several joined by ';'; @FILE reads one per line
+    #[arg(short, long = "input", value_name = "SPEC")]
+    pub inputs: Vec<String>,
+
+    /// Seed for #rand feeds
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+
+    /// Resize images to the input's height and width
+    #[arg(long)]
+    pub resize_input: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct IterationArgs {
+    /// Untimed runs before measuring
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub warmup: usize,
+
+    /// Timed runs
+    #[arg(long, default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub iter: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct EngineArgs {
+    /// Device to run on: cpu, cuda or cuda:ID
+    #[arg(long, default_value = "cpu", value_name = "DEVICE")]
+    pub device: String,
+
+    /// CPU worker threads
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub threads: Option<u64>,
+
+    /// Run CPU kernels on the calling thread
+    #[arg(long)]
+    pub cpu_inplace: bool,
+
+    /// Pick algorithms by profiling them (fast-run)
+    #[arg(long)]
+    pub fast_run: bool,
+
+    /// Use only reproducible algorithms
+    #[arg(long)]
+    pub reproducible: bool,
+
+    /// Read and update the fast-run algorithm cache in FILE
+    #[arg(long, value_name = "FILE")]
+    pub fast_run_cache: Option<PathBuf>,
+
+    /// Preprocess constant weights once at load
+    #[arg(long)]
+    pub weight_preprocess: bool,
+
+    /// Fuse preprocessing patterns (astype + pad_channel + dimshuffle)
+    #[arg(long)]
+    pub fuse_preprocess: bool,
+
+    /// Assume input shapes never change (saves memory)
+    #[arg(long)]
+    pub const_shape: bool,
+
+    /// Make the first execution only allocate (an extra untimed run)
+    #[arg(long)]
+    pub fake_first: bool,
+
+    /// Skip the var sanity check of the first run
+    #[arg(long)]
+    pub no_sanity_check: bool,
+
+    /// Record the kernel sequence on the first run: 1, or 2 to also free extra memory
+    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(i32).range(0..=2))]
+    pub record_comp_seq: Option<i32>,
+
+    /// Graph optimization level (0 to 3)
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub graph_opt_level: Option<i32>,
+
+    /// Asynchronous dispatch level
+    #[arg(long, value_name = "N")]
+    pub async_level: Option<i32>,
+
+    /// JIT level (CUDA only): 1 elemwise, 2 also reductions
+    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(i32).range(0..=2))]
+    pub jit: Option<i32>,
+
+    /// Workspace limit for operators with several algorithms
+    #[arg(long, value_name = "BYTES")]
+    pub workspace_limit: Option<usize>,
+
+    /// Convert the graph to this memory layout
+    #[arg(long, value_enum, value_name = "LAYOUT")]
+    pub layout: Option<LayoutArg>,
+
+    /// Let the engine choose the best layout for the whole graph
+    #[arg(long, value_enum, value_name = "TARGET", num_args = 0..=1, default_missing_value = "auto")]
+    pub layout_transform: Option<LayoutTransformTarget>,
+
+    /// Run through TensorRT (CUDA only)
+    #[arg(long)]
+    pub tensorrt: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum LayoutArg {
+    Nchw44,
+    #[value(name = "nchw44-dot")]
+    Nchw44Dot,
+    Nchw88,
+    Nhwcd4,
+    Nchw4,
+    Nchw32,
+    Nchw64,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayoutTransformTarget {
+    /// The device the model runs on
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    /// The model (.mge)
+    pub model: PathBuf,
+
+    /// Print one JSON document on stdout
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RuntimeCommand {
+    /// Download MegEngine's wheel with pip and keep its runtime libraries in the cache folder
+    Install {
+        /// MegEngine version
+        #[arg(long, default_value = crate::runtime::DEFAULT_VERSION)]
+        version: String,
+        /// Reinstall even when present
+        #[arg(long)]
+        force: bool,
+    },
+    /// Show which runtime is used: path, version, devices
+    Info {
+        /// Print one JSON document on stdout
+        #[arg(long)]
+        json: bool,
+    },
+}

@@ -1,0 +1,127 @@
+//! `mge info`: what a model file holds.
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use super::Global;
+use crate::cli::InfoArgs;
+use crate::engine::{silence_stdout, NetworkOptions};
+use crate::model::ModelFile;
+use crate::report::run::{number, TensorStats};
+use crate::report::table::Table;
+use crate::runner::{testcase_values, Session};
+use crate::runtime;
+use crate::tensor::{format_shape, TensorInfo};
+
+/// How MegEngine names the input holding an output's expected value.
+const EXPECTATION_SUFFIX: &str = ":expect";
+
+#[derive(Serialize)]
+struct Tensor {
+    name: String,
+    shape: Vec<usize>,
+    dtype: String,
+    /// An input carrying an expected output value (testcase containers only).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    expectation: bool,
+}
+
+impl From<&TensorInfo> for Tensor {
+    fn from(info: &TensorInfo) -> Tensor {
+        Tensor {
+            name: info.name.clone(),
+            shape: info.shape.clone(),
+            dtype: info.dtype.to_string(),
+            expectation: info.name.ends_with(EXPECTATION_SUFFIX),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Testcase {
+    index: usize,
+    tensors: Vec<TensorStats>,
+}
+
+#[derive(Serialize)]
+struct ModelInfo {
+    model: String,
+    format: String,
+    size_bytes: usize,
+    inputs: Vec<Tensor>,
+    outputs: Vec<Tensor>,
+    testcases: usize,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    testcase_values: Vec<Testcase>,
+}
+
+pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
+    let model = ModelFile::read(&args.model)?;
+    let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
+    let engine_output = silence_stdout(global.verbose);
+    let session =
+        Session::open(&lite, model.graph(), &NetworkOptions::default()).context("the engine cannot load the model")?;
+    let testcase_values = model
+        .testcases()
+        .enumerate()
+        .map(|(index, graph)| {
+            let values = testcase_values(&lite, graph, &session.inputs).with_context(|| format!("testcase {index}"))?;
+            let tensors = values
+                .iter()
+                .map(|(name, value)| TensorStats::describe(name, value))
+                .collect();
+            Ok(Testcase { index, tensors })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    drop(engine_output);
+    let info = ModelInfo {
+        model: args.model.display().to_string(),
+        format: model.format.to_string(),
+        size_bytes: model.size(),
+        inputs: session.inputs.iter().map(Tensor::from).collect(),
+        outputs: session.outputs.iter().map(Tensor::from).collect(),
+        testcases: model.testcase_count(),
+        testcase_values,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&info)?);
+        return Ok(());
+    }
+    let kind = if model.is_container() {
+        "testcase container"
+    } else {
+        "model"
+    };
+    println!("{}: {kind}, {}, {} bytes", info.model, info.format, info.size_bytes);
+    let mut table = Table::new(&["", "name", "shape", "dtype"], &[]);
+    for (role, tensors) in [("input", &info.inputs), ("output", &info.outputs)] {
+        for tensor in tensors {
+            let role = if tensor.expectation { "expect" } else { role };
+            table.row(vec![
+                role.into(),
+                tensor.name.clone(),
+                format_shape(&tensor.shape),
+                tensor.dtype.clone(),
+            ]);
+        }
+    }
+    print!("{}", table.render(""));
+    if model.is_container() {
+        println!("testcases: {}", info.testcases);
+        for testcase in &info.testcase_values {
+            let index = format!("#{}", testcase.index);
+            let mut table = Table::new(&[&index, "shape", "dtype", "min", "max"], &[3, 4]);
+            for t in &testcase.tensors {
+                table.row(vec![
+                    t.name.clone(),
+                    format_shape(&t.shape),
+                    t.dtype.clone(),
+                    number(t.min),
+                    number(t.max),
+                ]);
+            }
+            print!("{}", table.render("  "));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,76 @@
+//! Engine options shared by the commands that run a model.
+
+use anyhow::{bail, Context, Result};
+
+use crate::cli::{EngineArgs, LayoutArg, LayoutTransformTarget};
+use crate::engine::{Device, GraphLayout, NetworkOptions};
+
+pub fn parse_device(text: &str) -> Result<Device> {
+    match text.split_once(':') {
+        None if text == "cpu" => Ok(Device::Cpu),
+        None if text == "cuda" => Ok(Device::Cuda(0)),
+        Some(("cuda", id)) => {
+            Ok(Device::Cuda(id.parse().with_context(|| {
+                format!("--device {text}: '{id}' is not a device number")
+            })?))
+        }
+        _ => bail!("--device {text}: expected cpu, cuda or cuda:ID"),
+    }
+}
+
+pub fn network_options(args: &EngineArgs) -> Result<NetworkOptions> {
+    let device = parse_device(&args.device)?;
+    let layout_transform = match (args.layout_transform, device) {
+        (None, _) => false,
+        (Some(LayoutTransformTarget::Auto), _)
+        | (Some(LayoutTransformTarget::Cpu), Device::Cpu)
+        | (Some(LayoutTransformTarget::Cuda), Device::Cuda(_)) => true,
+        (Some(target), _) => bail!("--layout-transform {target:?} does not match --device {device}; the transform targets the device the model runs on"),
+    };
+    if args.tensorrt && device == Device::Cpu {
+        bail!("--tensorrt needs --device cuda");
+    }
+    Ok(NetworkOptions {
+        device,
+        threads: args.threads.map(|n| n as usize),
+        cpu_inplace: args.cpu_inplace,
+        fast_run: args.fast_run,
+        reproducible: args.reproducible,
+        workspace_limit: args.workspace_limit,
+        layout_transform,
+        tensorrt: args.tensorrt,
+        weight_preprocess: args.weight_preprocess,
+        fuse_preprocess: args.fuse_preprocess,
+        fake_first: args.fake_first,
+        const_shape: args.const_shape,
+        no_sanity_check: args.no_sanity_check,
+        record_comp_seq: args.record_comp_seq,
+        graph_opt_level: args.graph_opt_level,
+        async_level: args.async_level,
+        jit_level: args.jit,
+        layout: args.layout.map(|layout| match layout {
+            LayoutArg::Nchw44 => GraphLayout::Nchw44,
+            LayoutArg::Nchw44Dot => GraphLayout::Nchw44Dot,
+            LayoutArg::Nchw88 => GraphLayout::Nchw88,
+            LayoutArg::Nhwcd4 => GraphLayout::Nhwcd4,
+            LayoutArg::Nchw4 => GraphLayout::Nchw4,
+            LayoutArg::Nchw32 => GraphLayout::Nchw32,
+            LayoutArg::Nchw64 => GraphLayout::Nchw64,
+        }),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_devices() {
+        assert_eq!(parse_device("cpu").unwrap(), Device::Cpu);
+        assert_eq!(parse_device("cuda").unwrap(), Device::Cuda(0));
+        assert_eq!(parse_device("cuda:3").unwrap(), Device::Cuda(3));
+        for bad in ["gpu", "cuda:x", "cpu:1", ""] {
+            assert!(parse_device(bad).is_err(), "{bad}");
+        }
+    }
+}

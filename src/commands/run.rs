@@ -1,0 +1,228 @@
+//! `mge run`: load, feed, warm up, time, report.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use super::options::network_options;
+use super::{CheckFailed, Global};
+use crate::cli::RunArgs;
+use crate::compare::assert_equal_error;
+use crate::engine::{silence_stdout, Lite};
+use crate::feeds::{self, Feed, FeedOptions};
+use crate::model::ModelFile;
+use crate::report::file::{staged_beside, write_atomically};
+use crate::report::run::{ExpectReport, InputReport, RunReport, TensorStats};
+use crate::runner::timing::Timing;
+use crate::runner::{Plan, Session};
+use crate::runtime;
+use crate::tensor::{HostTensor, TensorInfo};
+
+/// `--expect NAME:FILE.npy`; the file is checked before the engine starts and
+/// read, in the output's dtype, once the output exists.
+struct Expectation {
+    output: String,
+    file: PathBuf,
+}
+
+pub fn run(args: RunArgs, global: &Global) -> Result<()> {
+    let options = network_options(&args.engine)?;
+    let expectations = args
+        .expect
+        .iter()
+        .map(|spec| read_expectation(spec))
+        .collect::<Result<Vec<_>>>()?;
+    let specs = feeds::expand_specs(&args.feeds.inputs)?;
+    let model = ModelFile::read(&args.model)?;
+    if model.is_container() && specs.is_empty() {
+        bail!(
+            "{} is a testcase container ({} testcases); running embedded testcases is not supported yet: feed the model with --input",
+            args.model.display(),
+            model.testcase_count()
+        );
+    }
+    let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
+    if let Some(cache) = &args.engine.fast_run_cache {
+        lite.use_algo_cache(cache)?;
+    }
+
+    let engine_output = silence_stdout(global.verbose);
+    let mut session = Session::open(&lite, model.graph(), &options).context("the engine cannot load the model")?;
+    let feeds = resolve_feeds(&specs, &session.inputs, &args, global)?;
+    session.feed(&feeds)?;
+    let plan = Plan {
+        warmup: args.iterations.warmup,
+        iterations: args.iterations.iter,
+        quiet: global.quiet,
+    };
+    let samples = session.measure(&plan)?;
+    let outputs = session.read_outputs()?;
+    if let Some(cache) = &args.engine.fast_run_cache {
+        save_algo_cache(&lite, cache)?;
+    }
+    drop(engine_output);
+
+    if let Some(dir) = &args.outputs {
+        write_outputs(dir, &outputs)?;
+    }
+    let expect = check_expectations(&expectations, &outputs, args.maxerr)?;
+    let timing = Timing::from_samples(&samples).expect("--iter is at least 1");
+    let report = RunReport {
+        model: args.model.display().to_string(),
+        format: model.format.to_string(),
+        device: options.device.to_string(),
+        inputs: feeds
+            .iter()
+            .map(|feed| InputReport {
+                name: feed.name.clone(),
+                shape: feed.tensor.shape.clone(),
+                dtype: feed.tensor.dtype.to_string(),
+                source: feed.source.clone(),
+            })
+            .collect(),
+        outputs: outputs
+            .iter()
+            .map(|(name, value)| TensorStats::describe(name, value))
+            .collect(),
+        throughput_per_s: timing.throughput(),
+        timing_ms: timing,
+        expect,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.to_text());
+    }
+    let failed: Vec<&ExpectReport> = report.expect.iter().filter(|e| !e.passed).collect();
+    if !failed.is_empty() {
+        let names: Vec<String> = failed
+            .iter()
+            .map(|e| format!("'{}' (err {:e})", e.name, e.err))
+            .collect();
+        return Err(CheckFailed(format!("output {} above --maxerr {:e}", names.join(", "), args.maxerr)).into());
+    }
+    Ok(())
+}
+
+/// The user's feeds, or `#rand` for every input when there are none.
+fn resolve_feeds(specs: &[String], inputs: &[TensorInfo], args: &RunArgs, global: &Global) -> Result<Vec<Feed>> {
+    let feed_options = FeedOptions {
+        seed: args.feeds.seed,
+        resize_input: args.feeds.resize_input,
+    };
+    if specs.is_empty() {
+        let defaults: Vec<String> = inputs
+            .iter()
+            .map(|input| format!("{}:{}", input.name, feeds::default_spec(input)))
+            .collect();
+        if !inputs.is_empty() {
+            global.note(format!("no --input given; feeding {}", defaults.join(", ")));
+        }
+        return feeds::resolve(&defaults, inputs, &feed_options);
+    }
+    let feeds = feeds::resolve(specs, inputs, &feed_options)?;
+    let missing: Vec<&str> = inputs
+        .iter()
+        .filter(|input| !feeds.iter().any(|feed| feed.name == input.name))
+        .map(|input| input.name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        bail!("no feed for input {}: add -i NAME:SOURCE for each", quoted(&missing));
+    }
+    Ok(feeds)
+}
+
+fn quoted(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|name| format!("'{name}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn read_expectation(spec: &str) -> Result<Expectation> {
+    let (output, file) = spec
+        .rsplit_once(':')
+        .filter(|(output, file)| !output.is_empty() && !file.is_empty())
+        .with_context(|| format!("--expect {spec}: expected NAME:FILE.npy"))?;
+    let file = PathBuf::from(file);
+    if !file.is_file() {
+        bail!("--expect {spec}: {} is not a file", file.display());
+    }
+    Ok(Expectation {
+        output: output.to_string(),
+        file,
+    })
+}
+
+fn check_expectations(
+    expectations: &[Expectation],
+    outputs: &[(String, HostTensor)],
+    maxerr: f64,
+) -> Result<Vec<ExpectReport>> {
+    expectations
+        .iter()
+        .map(|expectation| {
+            let Some((_, actual)) = outputs.iter().find(|(name, _)| *name == expectation.output) else {
+                let names: Vec<&str> = outputs.iter().map(|(name, _)| name.as_str()).collect();
+                bail!(
+                    "--expect: the model has no output '{}' (outputs: {})",
+                    expectation.output,
+                    quoted(&names)
+                );
+            };
+            let expected = feeds::load_npy(&expectation.file, actual.dtype)
+                .with_context(|| format!("--expect {}:{}", expectation.output, expectation.file.display()))?;
+            let err = assert_equal_error(&expected, actual)
+                .with_context(|| format!("--expect: output '{}'", expectation.output))?;
+            Ok(ExpectReport {
+                name: expectation.output.clone(),
+                file: expectation.file.display().to_string(),
+                err,
+                maxerr,
+                passed: err <= maxerr,
+            })
+        })
+        .collect()
+}
+
+/// `NAME.npy` per output; characters a file name cannot hold become `_`.
+fn write_outputs(dir: &Path, outputs: &[(String, HostTensor)]) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("--outputs: cannot create {}", dir.display()))?;
+    let mut used = HashSet::new();
+    for (name, value) in outputs {
+        let mut stem: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if stem.is_empty() || stem.starts_with('.') {
+            stem.insert(0, '_');
+        }
+        let mut file = format!("{stem}.npy");
+        let mut suffix = 1;
+        while !used.insert(file.clone()) {
+            file = format!("{stem}_{suffix}.npy");
+            suffix += 1;
+        }
+        write_atomically(&dir.join(file), &value.to_npy())?;
+    }
+    Ok(())
+}
+
+/// The engine writes its cache in place; stage it beside the target so a
+/// failure leaves the previous cache intact.
+fn save_algo_cache(lite: &Lite, cache: &Path) -> Result<()> {
+    let staged = staged_beside(cache).context("--fast-run-cache")?;
+    lite.dump_algo_cache(staged.path())?;
+    staged
+        .persist(cache)
+        .with_context(|| format!("--fast-run-cache: cannot write {}", cache.display()))?;
+    Ok(())
+}

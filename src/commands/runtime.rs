@@ -1,0 +1,47 @@
+use anyhow::Result;
+use serde::Serialize;
+
+use super::Global;
+use crate::engine::Lite;
+use crate::runtime::{self as lite_runtime, Origin};
+
+pub fn install(version: &str, force: bool, global: &Global) -> Result<()> {
+    let library = lite_runtime::install(version, force, global.quiet)?;
+    println!("{}", library.display());
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct RuntimeInfo {
+    path: String,
+    found_by: String,
+    version: String,
+    cpu_devices: usize,
+    cuda_devices: usize,
+}
+
+pub fn info(json: bool, global: &Global) -> Result<()> {
+    let located = lite_runtime::locate(global.lite_lib.as_deref())?;
+    let lite = Lite::load(&located.path, global.verbose)?;
+    let (major, minor, patch) = lite.version()?;
+    let info = RuntimeInfo {
+        path: located.path.display().to_string(),
+        found_by: located.origin.to_string(),
+        version: format!("{major}.{minor}.{patch}"),
+        cpu_devices: lite.cpu_device_count()?,
+        cuda_devices: lite.cuda_device_count()?,
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&info)?);
+    } else {
+        println!("path          {}", info.path);
+        println!("found by      {}", info.found_by);
+        println!("version       {}", info.version);
+        println!("cpu devices   {}", info.cpu_devices);
+        println!("cuda devices  {}", info.cuda_devices);
+        if located.origin != Origin::Cache {
+            println!("cache folder  {}", lite_runtime::home().display());
+        }
+    }
+    Ok(())
+}

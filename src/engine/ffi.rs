@@ -1,0 +1,132 @@
+//! Raw declarations of the MegEngine Lite 1.13 C API (`lite-c/*.h` at tag v1.13.0),
+//! limited to what `mge` calls. Layouts must match the headers exactly: `LiteConfig`
+//! is passed by value, so a missing field shifts everything after it.
+
+use std::os::raw::{c_char, c_int, c_void};
+
+use anyhow::{Context, Result};
+use libloading::Library;
+
+pub type LiteNetwork = *mut c_void;
+pub type LiteTensor = *mut c_void;
+
+/// `LAYOUT_MAX_DIM` in `tensor_c.h`.
+pub const LAYOUT_MAX_DIM: usize = 7;
+
+// `LiteDeviceType`
+pub const LITE_CPU: c_int = 0;
+pub const LITE_CUDA: c_int = 1;
+
+// `LiteTensorPhase`
+pub const LITE_INPUT: c_int = 1;
+pub const LITE_OUTPUT: c_int = 2;
+
+// `LiteLogLevel`
+pub const LITE_LOG_INFO: c_int = 1;
+pub const LITE_LOG_ERROR: c_int = 3;
+
+// `LiteAlgoSelectStrategy` bits
+pub const LITE_ALGO_HEURISTIC: c_int = 1;
+pub const LITE_ALGO_PROFILE: c_int = 1 << 1;
+pub const LITE_ALGO_REPRODUCIBLE: c_int = 1 << 2;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LiteLayout {
+    pub shapes: [usize; LAYOUT_MAX_DIM],
+    pub ndim: usize,
+    pub data_type: c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LiteOptions {
+    pub weight_preprocess: c_int,
+    pub fuse_preprocess: c_int,
+    pub fake_next_exec: c_int,
+    pub var_sanity_check_first_run: c_int,
+    pub const_shape: c_int,
+    pub force_dynamic_alloc: c_int,
+    pub force_output_dynamic_alloc: c_int,
+    pub force_output_use_user_specified_memory: c_int,
+    pub no_profiling_on_shape_change: c_int,
+    pub jit_level: c_int,
+    pub comp_node_seq_record_level: c_int,
+    pub graph_opt_level: c_int,
+    pub async_exec_level: c_int,
+    pub enable_nchw44: c_int,
+    pub enable_nchw44_dot: c_int,
+    pub enable_nchw88: c_int,
+    pub enable_nhwcd4: c_int,
+    pub enable_nchw4: c_int,
+    pub enable_nchw32: c_int,
+    pub enable_nchw64: c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LiteConfig {
+    pub has_compression: c_int,
+    pub device_id: c_int,
+    pub device_type: c_int,
+    pub backend: c_int,
+    pub bare_model_cryption_name: *const c_char,
+    pub options: LiteOptions,
+    // Appended in 1.11: older runtimes read a shorter struct.
+    pub auto_optimize_inference: c_int,
+    pub discrete_input_name: *const c_char,
+}
+
+/// Declares the function table once: each entry is looked up by its C name.
+macro_rules! lite_api {
+    ($($field:ident = $symbol:literal : fn($($arg:ty),*) $(-> $ret:ty)?;)*) => {
+        pub struct Api {
+            $(pub $field: unsafe extern "C" fn($($arg),*) $(-> $ret)?,)*
+        }
+
+        impl Api {
+            /// # Safety
+            /// `library` must be a MegEngine Lite build whose exports have the signatures above.
+            pub unsafe fn load(library: Library) -> Result<Api> {
+                let api = Api {
+                    $($field: *library
+                        .get::<unsafe extern "C" fn($($arg),*) $(-> $ret)?>(concat!($symbol, "\0").as_bytes())
+                        .with_context(|| format!("the library does not export `{}`", $symbol))?,)*
+                };
+                // The engine keeps process-wide state (worker threads, caches, static
+                // destructors run at exit): unloading it crashes, so it stays loaded.
+                std::mem::forget(library);
+                Ok(api)
+            }
+        }
+    };
+}
+
+lite_api! {
+    get_version = "LITE_get_version": fn(*mut c_int, *mut c_int, *mut c_int) -> c_int;
+    get_last_error = "LITE_get_last_error": fn() -> *const c_char;
+    clear_last_error = "LITE_clear_last_error": fn();
+    get_device_count = "LITE_get_device_count": fn(c_int, *mut usize) -> c_int;
+    set_log_level = "LITE_set_log_level": fn(c_int) -> c_int;
+    set_persistent_cache = "LITE_set_persistent_cache": fn(*const c_char, c_int) -> c_int;
+    dump_persistent_cache = "LITE_dump_persistent_cache": fn(*const c_char) -> c_int;
+    default_config = "default_config": fn() -> *mut LiteConfig;
+    make_network_config = "LITE_make_network_config": fn(*mut LiteNetwork, LiteConfig) -> c_int;
+    destroy_network = "LITE_destroy_network": fn(LiteNetwork) -> c_int;
+    load_model_from_mem = "LITE_load_model_from_mem": fn(LiteNetwork, *mut c_void, usize) -> c_int;
+    set_cpu_inplace_mode = "LITE_set_cpu_inplace_mode": fn(LiteNetwork) -> c_int;
+    set_cpu_threads_number = "LITE_set_cpu_threads_number": fn(LiteNetwork, usize) -> c_int;
+    use_tensorrt = "LITE_use_tensorrt": fn(LiteNetwork) -> c_int;
+    set_network_algo_policy = "LITE_set_network_algo_policy": fn(LiteNetwork, c_int) -> c_int;
+    set_network_algo_workspace_limit = "LITE_set_network_algo_workspace_limit": fn(LiteNetwork, usize) -> c_int;
+    enable_global_layout_transform = "LITE_enable_global_layout_transform": fn(LiteNetwork) -> c_int;
+    forward = "LITE_forward": fn(LiteNetwork) -> c_int;
+    wait = "LITE_wait": fn(LiteNetwork) -> c_int;
+    get_all_input_name = "LITE_get_all_input_name": fn(LiteNetwork, *mut usize, *mut *const c_char) -> c_int;
+    get_all_output_name = "LITE_get_all_output_name": fn(LiteNetwork, *mut usize, *mut *const c_char) -> c_int;
+    get_io_tensor = "LITE_get_io_tensor": fn(LiteNetwork, *const c_char, c_int, *mut LiteTensor) -> c_int;
+    get_tensor_layout = "LITE_get_tensor_layout": fn(LiteTensor, *mut LiteLayout) -> c_int;
+    set_tensor_layout = "LITE_set_tensor_layout": fn(LiteTensor, LiteLayout) -> c_int;
+    get_tensor_memory = "LITE_get_tensor_memory": fn(LiteTensor, *mut *mut c_void) -> c_int;
+    get_tensor_total_size_in_byte = "LITE_get_tensor_total_size_in_byte": fn(LiteTensor, *mut usize) -> c_int;
+}

@@ -1,0 +1,544 @@
+//! The MegEngine Lite runtime behind a small safe API. This module (with `ffi`
+//! and `stdio`) holds the only `unsafe` code of the crate.
+
+mod ffi;
+mod stdio;
+
+use std::ffi::{CStr, CString};
+use std::fmt;
+use std::os::raw::{c_char, c_int, c_void};
+use std::path::Path;
+use std::ptr;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use libloading::Library;
+
+use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
+
+pub use stdio::silence_stdout;
+
+/// The oldest runtime whose `LiteConfig` matches our declaration (1.11 appended fields).
+const MIN_VERSION: (i32, i32) = (1, 11);
+
+/// An error reported by the engine: its message, and the C++ backtrace it appends.
+#[derive(Debug)]
+pub struct EngineError {
+    pub call: &'static str,
+    pub message: String,
+    pub backtrace: String,
+}
+
+impl EngineError {
+    /// The first line of the engine's message, without the source location of a
+    /// failed assertion: what a user reads without `-v`.
+    pub fn summary(&self) -> &str {
+        let line = self.message.lines().next().unwrap_or("").trim();
+        match line.find(" failed at /") {
+            Some(end) => &line[..end + " failed".len()],
+            None => line,
+        }
+    }
+}
+
+impl fmt::Display for EngineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.summary())
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Device {
+    #[default]
+    Cpu,
+    Cuda(u32),
+}
+
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Device::Cpu => write!(f, "cpu"),
+            Device::Cuda(id) => write!(f, "cuda:{id}"),
+        }
+    }
+}
+
+/// Memory layouts the engine can convert a graph to (`enable_nchw*` options).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphLayout {
+    Nchw44,
+    Nchw44Dot,
+    Nchw88,
+    Nhwcd4,
+    Nchw4,
+    Nchw32,
+    Nchw64,
+}
+
+/// How a network is built and run: the options of load_and_run that Lite exposes.
+#[derive(Clone, Debug, Default)]
+pub struct NetworkOptions {
+    pub device: Device,
+    pub threads: Option<usize>,
+    pub cpu_inplace: bool,
+    pub fast_run: bool,
+    pub reproducible: bool,
+    pub workspace_limit: Option<usize>,
+    pub layout_transform: bool,
+    pub tensorrt: bool,
+    pub weight_preprocess: bool,
+    pub fuse_preprocess: bool,
+    pub fake_first: bool,
+    pub const_shape: bool,
+    pub no_sanity_check: bool,
+    pub record_comp_seq: Option<i32>,
+    pub graph_opt_level: Option<i32>,
+    pub async_level: Option<i32>,
+    pub jit_level: Option<i32>,
+    pub layout: Option<GraphLayout>,
+}
+
+/// A loaded Lite library. Cheap to clone; networks keep it alive.
+#[derive(Clone)]
+pub struct Lite {
+    api: Arc<ffi::Api>,
+    verbose: bool,
+}
+
+impl Lite {
+    /// Loads the Lite shared library at `path` and checks its version.
+    pub fn load(path: &Path, verbose: bool) -> Result<Lite> {
+        // The CUDA probing at load time prints to both streams; keep it for -v only.
+        let quiet = (!verbose).then(stdio::silence_all);
+        // SAFETY: loading a library runs its initialisers; the path is the Lite runtime
+        // the user or the installer chose, which is what we are here to run.
+        let library = unsafe { Library::new(path) }
+            .with_context(|| format!("cannot load the MegEngine Lite library {}", path.display()))?;
+        // SAFETY: the symbols are declared from the v1.13.0 headers; the version
+        // check below rejects runtimes whose struct layouts differ.
+        let api = unsafe { ffi::Api::load(library) }
+            .with_context(|| format!("{} is not a MegEngine Lite library", path.display()))?;
+        drop(quiet);
+        let runtime = Lite {
+            api: Arc::new(api),
+            verbose,
+        };
+        let (major, minor, patch) = runtime.version()?;
+        if (major, minor) < MIN_VERSION {
+            bail!(
+                "{} is MegEngine Lite {major}.{minor}.{patch}; mge needs {}.{} or newer (run `mge runtime install`)",
+                path.display(),
+                MIN_VERSION.0,
+                MIN_VERSION.1
+            );
+        }
+        let level = if verbose {
+            ffi::LITE_LOG_INFO
+        } else {
+            ffi::LITE_LOG_ERROR
+        };
+        // SAFETY: plain call into the loaded library.
+        runtime.check("LITE_set_log_level", unsafe { (runtime.api.set_log_level)(level) })?;
+        Ok(runtime)
+    }
+
+    pub fn version(&self) -> Result<(i32, i32, i32)> {
+        let (mut major, mut minor, mut patch) = (0, 0, 0);
+        // SAFETY: three valid out-pointers.
+        let code = unsafe { (self.api.get_version)(&mut major, &mut minor, &mut patch) };
+        self.check("LITE_get_version", code)?;
+        Ok((major, minor, patch))
+    }
+
+    pub fn cuda_device_count(&self) -> Result<usize> {
+        // Without a driver the engine prints a banner about CPU mode: -v only.
+        let _quiet = (!self.verbose).then(stdio::silence_all);
+        let mut count = 0usize;
+        // SAFETY: valid out-pointer.
+        let code = unsafe { (self.api.get_device_count)(ffi::LITE_CUDA, &mut count) };
+        self.check("LITE_get_device_count", code)?;
+        Ok(count)
+    }
+
+    pub fn cpu_device_count(&self) -> Result<usize> {
+        let mut count = 0usize;
+        // SAFETY: valid out-pointer.
+        let code = unsafe { (self.api.get_device_count)(ffi::LITE_CPU, &mut count) };
+        self.check("LITE_get_device_count", code)?;
+        Ok(count)
+    }
+
+    /// Uses `path` as the fast-run algorithm cache (read now, written by `dump_algo_cache`).
+    pub fn use_algo_cache(&self, path: &Path) -> Result<()> {
+        let path = c_path(path)?;
+        // SAFETY: NUL-terminated string that outlives the call (the engine copies it).
+        let code = unsafe { (self.api.set_persistent_cache)(path.as_ptr(), 0) };
+        self.check("LITE_set_persistent_cache", code)
+    }
+
+    pub fn dump_algo_cache(&self, path: &Path) -> Result<()> {
+        let path = c_path(path)?;
+        // SAFETY: NUL-terminated string valid for the call.
+        let code = unsafe { (self.api.dump_persistent_cache)(path.as_ptr()) };
+        self.check("LITE_dump_persistent_cache", code)
+    }
+
+    /// Builds a network for `options` and loads `model` (one graph) into it.
+    pub fn load_network(&self, model: Vec<u8>, options: &NetworkOptions) -> Result<Network> {
+        let device = options.device;
+        if let Device::Cuda(id) = device {
+            let count = self.cuda_device_count()?;
+            if count == 0 {
+                bail!("--device {device}: no CUDA device is visible to MegEngine (use --device cpu)");
+            }
+            if id as usize >= count {
+                bail!("--device {device}: only {count} CUDA device(s), numbered from 0");
+            }
+        }
+        let config = self.config(device, options)?;
+        let mut handle: ffi::LiteNetwork = ptr::null_mut();
+        // SAFETY: valid out-pointer; `config` is a complete copy of the runtime's default.
+        let code = unsafe { (self.api.make_network_config)(&mut handle, config) };
+        self.check("LITE_make_network_config", code)?;
+        let mut network = Network {
+            runtime: self.clone(),
+            handle,
+            model,
+            fake_first: options.fake_first,
+        };
+        network.configure(options)?;
+        let (data, size) = (network.model.as_mut_ptr() as *mut c_void, network.model.len());
+        // SAFETY: the model bytes live in `network.model` for as long as the network,
+        // as Lite requires for memory it does not own.
+        let code = unsafe { (self.api.load_model_from_mem)(network.handle, data, size) };
+        self.check("LITE_load_model_from_mem", code)?;
+        if let Some(limit) = options.workspace_limit {
+            // SAFETY: live network handle.
+            let code = unsafe { (self.api.set_network_algo_workspace_limit)(network.handle, limit) };
+            self.check("LITE_set_network_algo_workspace_limit", code)?;
+        }
+        Ok(network)
+    }
+
+    fn config(&self, device: Device, options: &NetworkOptions) -> Result<ffi::LiteConfig> {
+        // SAFETY: `default_config` returns a pointer to a static struct of the runtime.
+        let default = unsafe { (self.api.default_config)() };
+        if default.is_null() {
+            bail!("the runtime returned no default network config");
+        }
+        // SAFETY: non-null, points at a `LiteConfig` of this layout (version checked).
+        let mut config = unsafe { *default };
+        match device {
+            Device::Cpu => config.device_type = ffi::LITE_CPU,
+            Device::Cuda(id) => {
+                config.device_type = ffi::LITE_CUDA;
+                config.device_id = id as c_int;
+            }
+        }
+        let o = &mut config.options;
+        let flag = |on: bool, current: c_int| if on { 1 } else { current };
+        o.weight_preprocess = flag(options.weight_preprocess, o.weight_preprocess);
+        o.fuse_preprocess = flag(options.fuse_preprocess, o.fuse_preprocess);
+        o.fake_next_exec = flag(options.fake_first, o.fake_next_exec);
+        o.const_shape = flag(options.const_shape, o.const_shape);
+        if options.no_sanity_check {
+            o.var_sanity_check_first_run = 0;
+        }
+        let level = |value: Option<i32>, current: c_int| value.unwrap_or(current);
+        o.comp_node_seq_record_level = level(options.record_comp_seq, o.comp_node_seq_record_level);
+        o.graph_opt_level = level(options.graph_opt_level, o.graph_opt_level);
+        o.async_exec_level = level(options.async_level, o.async_exec_level);
+        o.jit_level = level(options.jit_level, o.jit_level);
+        if let Some(layout) = options.layout {
+            *match layout {
+                GraphLayout::Nchw44 => &mut o.enable_nchw44,
+                GraphLayout::Nchw44Dot => &mut o.enable_nchw44_dot,
+                GraphLayout::Nchw88 => &mut o.enable_nchw88,
+                GraphLayout::Nhwcd4 => &mut o.enable_nhwcd4,
+                GraphLayout::Nchw4 => &mut o.enable_nchw4,
+                GraphLayout::Nchw32 => &mut o.enable_nchw32,
+                GraphLayout::Nchw64 => &mut o.enable_nchw64,
+            } = 1;
+        }
+        Ok(config)
+    }
+
+    /// Turns a non-zero return code into the engine's last error.
+    fn check(&self, call: &'static str, code: c_int) -> Result<()> {
+        if code == 0 {
+            return Ok(());
+        }
+        // SAFETY: the engine returns a NUL-terminated string it owns (or null).
+        let raw = unsafe { (self.api.get_last_error)() };
+        let text = if raw.is_null() {
+            String::new()
+        } else {
+            // SAFETY: non-null, NUL-terminated, valid until the next Lite call.
+            unsafe { CStr::from_ptr(raw) }.to_string_lossy().into_owned()
+        };
+        // SAFETY: plain call; resets the message we just copied.
+        unsafe { (self.api.clear_last_error)() };
+        let (message, backtrace) = match text.split_once("\n\nbacktrace:") {
+            Some((message, backtrace)) => (message, backtrace.trim()),
+            None => (text.as_str(), ""),
+        };
+        let message = if message.trim().is_empty() {
+            format!("{call} failed")
+        } else {
+            message.trim().to_string()
+        };
+        Err(EngineError {
+            call,
+            message,
+            backtrace: backtrace.to_string(),
+        }
+        .into())
+    }
+}
+
+/// A network with a model loaded. Destroyed with the value.
+pub struct Network {
+    runtime: Lite,
+    handle: ffi::LiteNetwork,
+    // Lite reads the model from this buffer without copying it.
+    model: Vec<u8>,
+    fake_first: bool,
+}
+
+impl Network {
+    fn configure(&mut self, options: &NetworkOptions) -> Result<()> {
+        let api = &self.runtime.api;
+        let handle = self.handle;
+        // SAFETY (every call below): `handle` is a live network not yet loaded, which
+        // is when Lite accepts these settings.
+        if options.cpu_inplace {
+            self.runtime.check("LITE_set_cpu_inplace_mode", unsafe {
+                (api.set_cpu_inplace_mode)(handle)
+            })?;
+        }
+        if let Some(threads) = options.threads {
+            let code = unsafe { (api.set_cpu_threads_number)(handle, threads) };
+            self.runtime.check("LITE_set_cpu_threads_number", code)?;
+        }
+        if options.tensorrt {
+            self.runtime
+                .check("LITE_use_tensorrt", unsafe { (api.use_tensorrt)(handle) })?;
+        }
+        if options.fast_run || options.reproducible {
+            let mut policy = if options.fast_run {
+                ffi::LITE_ALGO_PROFILE
+            } else {
+                ffi::LITE_ALGO_HEURISTIC
+            };
+            if options.reproducible {
+                policy |= ffi::LITE_ALGO_REPRODUCIBLE;
+            }
+            let code = unsafe { (api.set_network_algo_policy)(handle, policy) };
+            self.runtime.check("LITE_set_network_algo_policy", code)?;
+        }
+        if options.layout_transform {
+            let code = unsafe { (api.enable_global_layout_transform)(handle) };
+            self.runtime.check("LITE_enable_global_layout_transform", code)?;
+        }
+        Ok(())
+    }
+
+    pub fn inputs(&self) -> Result<Vec<TensorInfo>> {
+        self.io_infos(ffi::LITE_INPUT)
+    }
+
+    pub fn outputs(&self) -> Result<Vec<TensorInfo>> {
+        self.io_infos(ffi::LITE_OUTPUT)
+    }
+
+    fn io_infos(&self, phase: c_int) -> Result<Vec<TensorInfo>> {
+        self.io_names(phase)?
+            .into_iter()
+            .map(|name| {
+                let layout = self.layout(self.tensor(&name, phase)?)?;
+                let (shape, dtype) = from_layout(&layout).with_context(|| format!("tensor '{name}'"))?;
+                Ok(TensorInfo { name, shape, dtype })
+            })
+            .collect()
+    }
+
+    fn io_names(&self, phase: c_int) -> Result<Vec<String>> {
+        let api = &self.runtime.api;
+        let (list, call): (unsafe extern "C" fn(_, _, _) -> _, _) = if phase == ffi::LITE_INPUT {
+            (api.get_all_input_name, "LITE_get_all_input_name")
+        } else {
+            (api.get_all_output_name, "LITE_get_all_output_name")
+        };
+        let mut count = 0usize;
+        // SAFETY: live handle; a null name array asks for the count only.
+        self.runtime
+            .check(call, unsafe { list(self.handle, &mut count, ptr::null_mut()) })?;
+        let mut names: Vec<*const c_char> = vec![ptr::null(); count];
+        // SAFETY: `names` has room for `count` pointers.
+        self.runtime
+            .check(call, unsafe { list(self.handle, ptr::null_mut(), names.as_mut_ptr()) })?;
+        Ok(names
+            .into_iter()
+            // SAFETY: the engine fills NUL-terminated names owned by the network.
+            .map(|name| unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned())
+            .collect())
+    }
+
+    fn tensor(&self, name: &str, phase: c_int) -> Result<ffi::LiteTensor> {
+        let c_name = CString::new(name).with_context(|| format!("tensor name {name:?} has a NUL byte"))?;
+        let mut tensor: ffi::LiteTensor = ptr::null_mut();
+        // SAFETY: live handle, NUL-terminated name, valid out-pointer. The tensor
+        // belongs to the network and is never destroyed by us.
+        let code = unsafe { (self.runtime.api.get_io_tensor)(self.handle, c_name.as_ptr(), phase, &mut tensor) };
+        self.runtime.check("LITE_get_io_tensor", code)?;
+        if tensor.is_null() {
+            bail!("the model has no tensor named '{name}'");
+        }
+        Ok(tensor)
+    }
+
+    fn layout(&self, tensor: ffi::LiteTensor) -> Result<ffi::LiteLayout> {
+        let mut layout = ffi::LiteLayout {
+            shapes: [0; ffi::LAYOUT_MAX_DIM],
+            ndim: 0,
+            data_type: 0,
+        };
+        // SAFETY: tensor handle from `tensor()`, valid out-pointer.
+        let code = unsafe { (self.runtime.api.get_tensor_layout)(tensor, &mut layout) };
+        self.runtime.check("LITE_get_tensor_layout", code)?;
+        Ok(layout)
+    }
+
+    /// Copies `value` into input `name`, changing the input's shape when it differs.
+    pub fn set_input(&mut self, name: &str, value: &HostTensor) -> Result<()> {
+        let tensor = self.tensor(name, ffi::LITE_INPUT)?;
+        let current = self.layout(tensor)?;
+        let wanted = to_layout(&value.shape, value.dtype)?;
+        if current.ndim != wanted.ndim
+            || current.shapes[..current.ndim] != wanted.shapes[..wanted.ndim]
+            || current.data_type != wanted.data_type
+        {
+            // SAFETY: tensor handle from `tensor()`; the layout is complete.
+            let code = unsafe { (self.runtime.api.set_tensor_layout)(tensor, wanted) };
+            self.runtime.check("LITE_set_tensor_layout", code)?;
+        }
+        let memory = self.memory(tensor, value.data.len())?;
+        // SAFETY: `memory` holds at least `value.data.len()` bytes (checked by `memory`)
+        // and cannot overlap our own buffer.
+        unsafe { ptr::copy_nonoverlapping(value.data.as_ptr(), memory as *mut u8, value.data.len()) };
+        Ok(())
+    }
+
+    /// The tensor's memory, checked to hold `expected` bytes.
+    fn memory(&self, tensor: ffi::LiteTensor, expected: usize) -> Result<*mut c_void> {
+        let api = &self.runtime.api;
+        let mut size = 0usize;
+        // SAFETY: tensor handle from `tensor()`, valid out-pointer.
+        self.runtime.check("LITE_get_tensor_total_size_in_byte", unsafe {
+            (api.get_tensor_total_size_in_byte)(tensor, &mut size)
+        })?;
+        let mut memory: *mut c_void = ptr::null_mut();
+        // SAFETY: as above.
+        self.runtime.check("LITE_get_tensor_memory", unsafe {
+            (api.get_tensor_memory)(tensor, &mut memory)
+        })?;
+        if memory.is_null() || size < expected {
+            bail!("the engine gave a tensor of {size} bytes where {expected} were needed");
+        }
+        Ok(memory)
+    }
+
+    /// Runs the graph once and waits for it to finish.
+    pub fn forward(&mut self) -> Result<()> {
+        let api = &self.runtime.api;
+        // SAFETY: live handle with a loaded model.
+        self.runtime
+            .check("LITE_forward", unsafe { (api.forward)(self.handle) })?;
+        // SAFETY: as above.
+        self.runtime.check("LITE_wait", unsafe { (api.wait)(self.handle) })
+    }
+
+    /// With `fake_first`, the first execution only allocates; callers run it untimed.
+    pub fn wants_fake_run(&self) -> bool {
+        self.fake_first
+    }
+
+    /// Copies output `name` out of the engine.
+    pub fn output(&self, name: &str) -> Result<HostTensor> {
+        let tensor = self.tensor(name, ffi::LITE_OUTPUT)?;
+        let layout = self.layout(tensor)?;
+        let (shape, dtype) = from_layout(&layout).with_context(|| format!("output '{name}'"))?;
+        let bytes = shape.iter().product::<usize>() * dtype.size();
+        let memory = self.memory(tensor, bytes)?;
+        // SAFETY: `memory` holds at least `bytes` bytes (checked), contiguous for a
+        // network output, and stays valid until the next forward.
+        let data = unsafe { std::slice::from_raw_parts(memory as *const u8, bytes) }.to_vec();
+        Ok(HostTensor { shape, dtype, data })
+    }
+}
+
+impl Drop for Network {
+    fn drop(&mut self) {
+        // SAFETY: the handle is live and dropped exactly once; failure here has no remedy.
+        unsafe { (self.runtime.api.destroy_network)(self.handle) };
+    }
+}
+
+fn c_path(path: &Path) -> Result<CString> {
+    CString::new(path.as_os_str().as_encoded_bytes()).with_context(|| format!("path {} has a NUL byte", path.display()))
+}
+
+fn dtype_from_lite(code: c_int) -> Option<DType> {
+    Some(match code {
+        0 => DType::F32,
+        1 => DType::F16,
+        2 => DType::I32,
+        3 => DType::I16,
+        4 => DType::I8,
+        5 => DType::U8,
+        6 => DType::U32,
+        7 => DType::U16,
+        8 => DType::I64,
+        _ => return None,
+    })
+}
+
+fn dtype_to_lite(dtype: DType) -> c_int {
+    match dtype {
+        DType::F32 => 0,
+        DType::F16 => 1,
+        DType::I32 => 2,
+        DType::I16 => 3,
+        DType::I8 => 4,
+        DType::U8 => 5,
+        DType::U32 => 6,
+        DType::U16 => 7,
+        DType::I64 => 8,
+    }
+}
+
+fn from_layout(layout: &ffi::LiteLayout) -> Result<(Vec<usize>, DType)> {
+    let dtype =
+        dtype_from_lite(layout.data_type).with_context(|| format!("unknown Lite data type {}", layout.data_type))?;
+    let ndim = layout.ndim.min(ffi::LAYOUT_MAX_DIM);
+    Ok((layout.shapes[..ndim].to_vec(), dtype))
+}
+
+fn to_layout(shape: &[usize], dtype: DType) -> Result<ffi::LiteLayout> {
+    if shape.len() > ffi::LAYOUT_MAX_DIM {
+        bail!(
+            "shape {} has more than {} dimensions",
+            format_shape(shape),
+            ffi::LAYOUT_MAX_DIM
+        );
+    }
+    let mut layout = ffi::LiteLayout {
+        shapes: [0; ffi::LAYOUT_MAX_DIM],
+        ndim: shape.len(),
+        data_type: dtype_to_lite(dtype),
+    };
+    layout.shapes[..shape.len()].copy_from_slice(shape);
+    Ok(layout)
+}

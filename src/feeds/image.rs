@@ -1,0 +1,216 @@
+//! Images, read and laid out like MegEngine's `auto_reformat_image` does with OpenCV:
+//! `cv2.imread(path, cv2.IMREAD_COLOR)` (BGR, HWC, 8-bit), `cv2.resize` (bilinear) when asked,
+//! `cv2.cvtColor(BGR2GRAY)` for one channel, then NCHW or NHWC with a batch of one.
+
+use std::path::Path;
+
+use anyhow::{anyhow, bail, Result};
+use image::{DynamicImage, ImageDecoder, ImageError, ImageReader, Limits};
+
+use super::checked_element_count;
+use crate::tensor::{format_shape, HostTensor, TensorInfo};
+
+pub(super) fn load(path: &Path, info: &TensorInfo, resize: bool) -> Result<HostTensor> {
+    let layout = Layout::for_shape(&info.shape)?;
+    let mut image = read_bgr(path)?;
+    if resize {
+        let (height, width) = layout
+            .size
+            .filter(|&(height, width)| height > 0 && width > 0)
+            .ok_or_else(|| {
+                anyhow!(
+                    "cannot resize to shape {}: no height and width",
+                    format_shape(&info.shape)
+                )
+            })?;
+        checked_element_count(&[height, width, 3], info.dtype)?;
+        image = image.resized(height, width);
+    }
+    let channels = layout.channels;
+    let hwc: Vec<u8> = if channels == 1 {
+        image.pixels.chunks_exact(3).map(bgr_to_gray).collect()
+    } else {
+        image.pixels
+    };
+    let (mut shape, values) = if layout.channels_last {
+        (vec![image.height, image.width, channels], hwc)
+    } else {
+        let planes = (0..channels).flat_map(|channel| hwc.iter().skip(channel).step_by(channels).copied());
+        (vec![channels, image.height, image.width], planes.collect())
+    };
+    if layout.batched {
+        shape.insert(0, 1);
+    }
+    HostTensor::from_f64(shape, info.dtype, values.into_iter().map(f64::from))
+}
+
+/// How the input wants its image, from its declared shape.
+struct Layout {
+    channels: usize,
+    channels_last: bool,
+    /// Rank 4 (with a batch dim) rather than rank 3.
+    batched: bool,
+    /// Declared (height, width), the target of `--resize-input`.
+    size: Option<(usize, usize)>,
+}
+
+impl Layout {
+    fn for_shape(shape: &[usize]) -> Result<Self> {
+        let (batched, dims) = match *shape {
+            // No declared shape: `auto_reformat_image` makes it NCHW at the image's own size.
+            [] => {
+                return Ok(Layout {
+                    channels: 3,
+                    channels_last: false,
+                    batched: true,
+                    size: None,
+                })
+            }
+            [d0, d1, d2] => (false, [1, d0, d1, d2]),
+            [d0, d1, d2, d3] => (true, [d0, d1, d2, d3]),
+            _ => bail!(
+                "cannot lay an image out as shape {}: expected NCHW, NHWC, CHW or HWC",
+                format_shape(shape)
+            ),
+        };
+        // Like `auto_reformat_image`: channels first when dim 1 can be channels, else last.
+        let layout = match dims {
+            [_, channels @ (1 | 3), height, width] => {
+                Layout { channels, channels_last: false, batched, size: Some((height, width)) }
+            }
+            [_, height, width, channels @ (1 | 3)] => {
+                Layout { channels, channels_last: true, batched, size: Some((height, width)) }
+            }
+            _ => bail!(
+                "can't infer the image layout from shape {}: expected 1 or 3 channels in dim {} (NCHW) or in the last dim (NHWC)",
+                format_shape(shape),
+                usize::from(batched)
+            ),
+        };
+        Ok(layout)
+    }
+}
+
+/// An 8-bit, 3-channel BGR image, rows of interleaved pixels (OpenCV's `Mat` of `CV_8UC3`).
+struct BgrImage {
+    height: usize,
+    width: usize,
+    pixels: Vec<u8>,
+}
+
+fn read_bgr(path: &Path) -> Result<BgrImage> {
+    let cannot_read = |err: std::io::Error| anyhow!("cannot read file: {err}");
+    let cannot_decode = |err: ImageError| anyhow!("cannot decode image: {err}");
+    // Like OpenCV, trust the content over the extension.
+    let reader = ImageReader::open(path)
+        .map_err(cannot_read)?
+        .with_guessed_format()
+        .map_err(cannot_read)?;
+    let mut decoder = reader.into_decoder().map_err(cannot_decode)?;
+    Limits::default()
+        .reserve(decoder.total_bytes())
+        .map_err(cannot_decode)?;
+    // `cv2.imread` applies the EXIF orientation.
+    let orientation = decoder.orientation().map_err(cannot_decode)?;
+    let mut image = DynamicImage::from_decoder(decoder).map_err(cannot_decode)?;
+    image.apply_orientation(orientation);
+    let (height, width) = (image.height() as usize, image.width() as usize);
+    if height == 0 || width == 0 {
+        bail!("the image is empty ({width}x{height})");
+    }
+    // OpenCV drops the low byte of 16-bit samples, where `to_rgb8` would round.
+    let color = image.color();
+    let mut pixels: Vec<u8> = if color.bytes_per_pixel() == 2 * color.channel_count() {
+        image
+            .to_rgb16()
+            .into_raw()
+            .into_iter()
+            .map(|sample| (sample >> 8) as u8)
+            .collect()
+    } else {
+        image.to_rgb8().into_raw()
+    };
+    for pixel in pixels.chunks_exact_mut(3) {
+        pixel.swap(0, 2);
+    }
+    Ok(BgrImage { height, width, pixels })
+}
+
+/// `cv2.cvtColor(..., COLOR_BGR2GRAY)` on 8-bit data: fixed point with 14 fractional bits.
+fn bgr_to_gray(pixel: &[u8]) -> u8 {
+    let [blue, green, red] = [pixel[0], pixel[1], pixel[2]].map(u32::from);
+    ((blue * 1868 + green * 9617 + red * 4899 + (1 << 13)) >> 14) as u8
+}
+
+/// OpenCV's fixed-point scale for bilinear weights (`INTER_RESIZE_COEF_BITS` = 11).
+const WEIGHT_ONE: f32 = 2048.0;
+
+/// One output coordinate of a bilinear resize: the two source samples and their weights.
+struct Tap {
+    near: usize,
+    far: usize,
+    near_weight: i32,
+    far_weight: i32,
+}
+
+/// The taps along one axis as OpenCV's `resize` computes them for `INTER_LINEAR`: half-pixel
+/// centres and weights rounded to 11 fractional bits. Past the edges OpenCV snaps columns to
+/// the edge sample (`snap_edges`) but for rows only clips the indices, keeping the weights.
+fn linear_taps(source_len: usize, target_len: usize, snap_edges: bool) -> Vec<Tap> {
+    let scale = 1.0 / (target_len as f64 / source_len as f64);
+    let last = source_len as i64 - 1;
+    (0..target_len)
+        .map(|target| {
+            let position = ((target as f64 + 0.5) * scale - 0.5) as f32;
+            let floor = position.floor();
+            let (index, fraction) = match floor as i64 {
+                index if snap_edges && index < 0 => (0, 0.0),
+                index if snap_edges && index >= last => (last, 0.0),
+                index => (index, position - floor),
+            };
+            let clip = |index: i64| index.clamp(0, last) as usize;
+            let weight = |share: f32| (share * WEIGHT_ONE).round_ties_even() as i32;
+            Tap {
+                near: clip(index),
+                far: clip(index + 1),
+                near_weight: weight(1.0 - fraction),
+                far_weight: weight(fraction),
+            }
+        })
+        .collect()
+}
+
+impl BgrImage {
+    /// `cv2.resize(image, (width, height))` with `INTER_LINEAR`: a horizontal pass into
+    /// fixed-point rows, then a vertical pass back to 8 bits.
+    fn resized(&self, height: usize, width: usize) -> BgrImage {
+        let columns = linear_taps(self.width, width, true);
+        let rows: Vec<Vec<i32>> = self
+            .pixels
+            .chunks_exact(self.width * 3)
+            .map(|row| {
+                let sample = |x: usize, channel: usize| i32::from(row[x * 3 + channel]);
+                columns
+                    .iter()
+                    .flat_map(|tap| {
+                        (0..3).map(move |c| sample(tap.near, c) * tap.near_weight + sample(tap.far, c) * tap.far_weight)
+                    })
+                    .collect()
+            })
+            .collect();
+        // The rounding of OpenCV's SIMD vertical pass (`VResizeLinearVec_32s8u`), which is what
+        // x86 and ARM builds run: each product is truncated before the sum is rounded.
+        let blend = |value: i32, weight: i32| ((value >> 4) * weight) >> 16;
+        let pixels = linear_taps(self.height, height, false)
+            .iter()
+            .flat_map(|tap| {
+                let (near, far) = (&rows[tap.near], &rows[tap.far]);
+                near.iter().zip(far).map(move |(&near_value, &far_value)| {
+                    let sum = blend(near_value, tap.near_weight) + blend(far_value, tap.far_weight);
+                    ((sum + 2) >> 2).clamp(0, 255) as u8
+                })
+            })
+            .collect();
+        BgrImage { height, width, pixels }
+    }
+}

@@ -1,0 +1,184 @@
+//! Input feeds: the `-i/--input SPEC` grammar and the loaders behind it.
+//!
+//! Mirrors the feeds of MegEngine's `trace.dump` (`_make_feed` in
+//! `megengine/jit/tracing.py`): `#rand(...)`, `.npy`, images laid out like
+//! OpenCV reads them, plus `.npz` archives and JSON literals.
+
+mod image;
+mod json;
+mod npy;
+mod random;
+mod spec;
+
+pub use npy::load_npy;
+
+use anyhow::{anyhow, bail, Result};
+
+use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
+use spec::{Source, Spec};
+
+pub struct FeedOptions {
+    pub seed: u64,
+    pub resize_input: bool,
+}
+
+/// One resolved input: `source` is the SOURCE text as the user wrote it (for reports/errors).
+#[derive(Clone, Debug)]
+pub struct Feed {
+    pub name: String,
+    pub source: String,
+    pub tensor: HostTensor,
+}
+
+/// Splits each `-i` argument on `;` and expands `@FILE` (one SPEC per non-empty line, lines
+/// trimmed of trailing whitespace; an @FILE's lines may not themselves be @FILE). Returns raw
+/// `[NAME:]SOURCE` strings.
+pub fn expand_specs(args: &[String]) -> Result<Vec<String>> {
+    let mut specs = Vec::new();
+    for arg in args {
+        for piece in arg.split(';') {
+            match piece.strip_prefix('@') {
+                Some(path) => specs.extend(read_spec_file(path)?),
+                None => specs.push(piece.to_string()),
+            }
+        }
+    }
+    Ok(specs)
+}
+
+/// Reads an `@FILE`. A line may hold several `;`-joined specs, as in MegEngine's own `@file`.
+fn read_spec_file(path: &str) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(path).map_err(|err| anyhow!("cannot read spec file '{path}': {err}"))?;
+    let mut specs = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let line = line.trim_end();
+        if line.is_empty() {
+            continue;
+        }
+        for piece in line.split(';') {
+            if piece.starts_with('@') {
+                bail!(
+                    "spec file '{path}', line {}: '{piece}' cannot include another spec file",
+                    index + 1
+                );
+            }
+            specs.push(piece.to_string());
+        }
+    }
+    Ok(specs)
+}
+
+/// Matches specs to the model's inputs and loads them, returning one Feed per input that a spec
+/// covers, in the model's input order. Values are converted to each input's dtype.
+pub fn resolve(specs: &[String], inputs: &[TensorInfo], options: &FeedOptions) -> Result<Vec<Feed>> {
+    let mut feeds: Vec<Option<Feed>> = vec![None; inputs.len()];
+    for text in specs {
+        let spec = Spec::parse(text, inputs)?;
+        for index in targets(&spec, specs.len(), inputs)? {
+            let info = &inputs[index];
+            if let Some(previous) = &feeds[index] {
+                bail!(
+                    "input '{}' is fed twice: from '{}' and from '{}'",
+                    info.name,
+                    previous.source,
+                    spec.source_text
+                );
+            }
+            let tensor = spec
+                .source
+                .load(info, options)
+                .map_err(|err| anyhow!("input '{}' from '{}': {err:#}", info.name, spec.source_text))?;
+            feeds[index] = Some(Feed {
+                name: info.name.clone(),
+                source: spec.source_text.to_string(),
+                tensor,
+            });
+        }
+    }
+    Ok(feeds.into_iter().flatten().collect())
+}
+
+/// The default feed when the user gives none: `#rand(0,1)` for float inputs, `#rand(0,255)` for
+/// integer inputs.
+pub fn default_spec(input: &TensorInfo) -> String {
+    let spec = if input.dtype.is_float() {
+        "#rand(0,1)"
+    } else {
+        "#rand(0,255)"
+    };
+    spec.to_string()
+}
+
+/// The inputs a spec feeds: the named one, else the only one, else what the source implies.
+fn targets(spec: &Spec, spec_count: usize, inputs: &[TensorInfo]) -> Result<Vec<usize>> {
+    if let Some(index) = spec.input {
+        return Ok(vec![index]);
+    }
+    if inputs.is_empty() {
+        bail!("cannot feed '{}': the model has no inputs", spec.source_text);
+    }
+    if inputs.len() == 1 {
+        return Ok(vec![0]);
+    }
+    match &spec.source {
+        Source::Npz { path, key: None } => {
+            let keys = npy::Npz::open(path)
+                .map_err(|err| anyhow!("cannot feed '{}': {err:#}", spec.source_text))?
+                .keys();
+            let matched: Vec<usize> = (0..inputs.len())
+                .filter(|&index| keys.contains(&inputs[index].name))
+                .collect();
+            if matched.is_empty() {
+                bail!(
+                    "'{}' has no array named after an input of the model: its keys are {}, the model's inputs are {}",
+                    spec.source_text,
+                    quoted_list(keys.iter()),
+                    input_list(inputs)
+                );
+            }
+            Ok(matched)
+        }
+        // A lone unnamed `#rand` feeds every input, as in `trace.dump`.
+        Source::Random(_) if spec_count == 1 => Ok((0..inputs.len()).collect()),
+        _ => bail!(
+            "'{}' names no input, but the model has several inputs ({}): write NAME:SOURCE",
+            spec.source_text,
+            input_list(inputs)
+        ),
+    }
+}
+
+fn quoted_list<'a>(names: impl Iterator<Item = &'a String>) -> String {
+    let quoted: Vec<String> = names.map(|name| format!("'{name}'")).collect();
+    quoted.join(", ")
+}
+
+fn input_list(inputs: &[TensorInfo]) -> String {
+    quoted_list(inputs.iter().map(|info| &info.name))
+}
+
+/// Largest tensor a generated feed may have: a typo in a shape must be an error, not an abort
+/// on a failed allocation.
+const MAX_TENSOR_BYTES: usize = 1 << 32;
+
+/// Element count of `shape`, refusing shapes whose data would not fit in memory.
+fn checked_element_count(shape: &[usize], dtype: DType) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |count, &dim| count.checked_mul(dim))
+        .filter(|count| {
+            count
+                .checked_mul(dtype.size())
+                .is_some_and(|bytes| bytes <= MAX_TENSOR_BYTES)
+        })
+        .ok_or_else(|| {
+            anyhow!(
+                "shape {} of {dtype} is too large (more than {} GiB)",
+                format_shape(shape),
+                MAX_TENSOR_BYTES >> 30
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,246 @@
+//! Model files: plain graphs (FBS v1 or v2) and `mgbtest0` testcase containers,
+//! split into graphs with every length checked against the file.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+
+const CONTAINER_MAGIC: &[u8; 8] = b"mgbtest0";
+const FBS_V2_IDENTIFIER: &[u8; 4] = b"mgv2";
+/// `MGB_MAGIC` (with feature bits) and `MAGIC_V0` of the FBS v1 format.
+const FBS_V1_MAGIC: u32 = 0x4342_474D;
+const FBS_V1_MAGIC_V0: u32 = 0x5342_474D;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphFormat {
+    FbsV1,
+    FbsV2,
+}
+
+impl fmt::Display for GraphFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            GraphFormat::FbsV1 => "fbs-v1",
+            GraphFormat::FbsV2 => "fbs-v2",
+        })
+    }
+}
+
+/// A model file read into memory, with the byte ranges of its graphs.
+pub struct ModelFile {
+    pub format: GraphFormat,
+    bytes: Vec<u8>,
+    graph: Range<usize>,
+    testcases: Option<Vec<Range<usize>>>,
+}
+
+impl ModelFile {
+    pub fn read(path: &Path) -> Result<ModelFile> {
+        let bytes = std::fs::read(path).with_context(|| format!("cannot read model {}", path.display()))?;
+        ModelFile::parse(bytes).with_context(|| format!("{} is not a usable MegEngine model", path.display()))
+    }
+
+    pub fn parse(bytes: Vec<u8>) -> Result<ModelFile> {
+        let mut reader = Reader { bytes: &bytes, pos: 0 };
+        let testcase_count = if bytes.starts_with(CONTAINER_MAGIC) {
+            reader.pos = CONTAINER_MAGIC.len();
+            Some(reader.u32("the testcase count")? as usize)
+        } else {
+            None
+        };
+        let (format, graph) = reader.graph("the model graph")?;
+        let testcases = match testcase_count {
+            None => None,
+            Some(count) => {
+                // Each graph takes at least 8 bytes, so a count beyond that is a lie.
+                if count > reader.remaining() / 8 {
+                    bail!(
+                        "the container claims {count} testcases but only {} bytes follow the model",
+                        reader.remaining()
+                    );
+                }
+                let mut ranges = Vec::with_capacity(count);
+                for index in 0..count {
+                    ranges.push(reader.graph(&format!("testcase {index}"))?.1);
+                }
+                Some(ranges)
+            }
+        };
+        Ok(ModelFile {
+            format,
+            bytes,
+            graph,
+            testcases,
+        })
+    }
+
+    pub fn size(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub fn is_container(&self) -> bool {
+        self.testcases.is_some()
+    }
+
+    /// The model graph (for a plain model, the graph as found in the file).
+    pub fn graph(&self) -> &[u8] {
+        &self.bytes[self.graph.clone()]
+    }
+
+    /// The testcase graphs of a container, in file order (none for a plain model).
+    pub fn testcases(&self) -> impl Iterator<Item = &[u8]> {
+        self.testcases.iter().flatten().map(|range| &self.bytes[range.clone()])
+    }
+
+    pub fn testcase_count(&self) -> usize {
+        self.testcases.as_ref().map_or(0, Vec::len)
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl Reader<'_> {
+    fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    fn take(&mut self, len: usize, what: &str) -> Result<&[u8]> {
+        if len > self.remaining() {
+            bail!(
+                "truncated: {what} needs {len} bytes at offset {} but the file ends {} bytes later",
+                self.pos,
+                self.remaining()
+            );
+        }
+        let slice = &self.bytes[self.pos..self.pos + len];
+        self.pos += len;
+        Ok(slice)
+    }
+
+    fn u32(&mut self, what: &str) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.take(4, what)?.try_into().unwrap()))
+    }
+
+    fn u64(&mut self, what: &str) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.take(8, what)?.try_into().unwrap()))
+    }
+
+    /// Reads one serialized graph, in either format, and returns its byte range.
+    fn graph(&mut self, what: &str) -> Result<(GraphFormat, Range<usize>)> {
+        let start = self.pos;
+        let head = &self.bytes[start..];
+        if head.len() >= 12 && &head[8..12] == FBS_V2_IDENTIFIER {
+            // A size-prefixed flatbuffer: u32 size, then `size` bytes.
+            let size = self.u32(what)? as usize;
+            self.take(size, what)?;
+            return Ok((GraphFormat::FbsV2, start..self.pos));
+        }
+        let magic = if head.len() >= 4 {
+            u32::from_le_bytes(head[..4].try_into().unwrap())
+        } else {
+            0
+        };
+        if magic != FBS_V1_MAGIC && magic != FBS_V1_MAGIC_V0 {
+            bail!("{what} at offset {start} is neither an FBS v2 graph (identifier `mgv2`) nor an FBS v1 graph (magic `MGBC`/`MGBS`)");
+        }
+        self.u32(what)?;
+        if magic == FBS_V1_MAGIC {
+            self.u64(what)?; // feature bits
+        }
+        self.u32(what)?; // reserved
+        let tensor_bytes = usize::try_from(self.u64(what)?).unwrap_or(usize::MAX);
+        self.take(tensor_bytes, what)?;
+        let size = self.u32(what)? as usize;
+        self.take(size, what)?;
+        Ok((GraphFormat::FbsV1, start..self.pos))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v2_graph(payload_len: usize) -> Vec<u8> {
+        let mut graph = (payload_len as u32).to_le_bytes().to_vec();
+        let mut payload = vec![0u8; payload_len];
+        payload[4..8].copy_from_slice(FBS_V2_IDENTIFIER);
+        graph.extend(payload);
+        graph
+    }
+
+    fn v1_graph(tensor_len: usize, fbs_len: usize) -> Vec<u8> {
+        let mut graph = FBS_V1_MAGIC.to_le_bytes().to_vec();
+        graph.extend(0u64.to_le_bytes());
+        graph.extend(0u32.to_le_bytes());
+        graph.extend((tensor_len as u64).to_le_bytes());
+        graph.extend(vec![7u8; tensor_len]);
+        graph.extend((fbs_len as u32).to_le_bytes());
+        graph.extend(vec![9u8; fbs_len]);
+        graph
+    }
+
+    fn container(count: u32, graphs: &[Vec<u8>]) -> Vec<u8> {
+        let mut bytes = CONTAINER_MAGIC.to_vec();
+        bytes.extend(count.to_le_bytes());
+        graphs.iter().for_each(|g| bytes.extend(g));
+        bytes
+    }
+
+    #[test]
+    fn reads_a_plain_v2_graph() {
+        let model = ModelFile::parse(v2_graph(40)).unwrap();
+        assert_eq!(model.format, GraphFormat::FbsV2);
+        assert!(!model.is_container());
+        assert_eq!(model.graph().len(), 44);
+        assert_eq!(model.testcase_count(), 0);
+    }
+
+    #[test]
+    fn reads_a_plain_v1_graph() {
+        let model = ModelFile::parse(v1_graph(16, 20)).unwrap();
+        assert_eq!(model.format, GraphFormat::FbsV1);
+        assert_eq!(model.graph().len(), 4 + 8 + 4 + 8 + 16 + 4 + 20);
+    }
+
+    #[test]
+    fn splits_a_container() {
+        let (model, case0, case1) = (v2_graph(40), v2_graph(12), v2_graph(20));
+        let parsed = ModelFile::parse(container(2, &[model.clone(), case0.clone(), case1.clone()])).unwrap();
+        assert!(parsed.is_container());
+        assert_eq!(parsed.graph(), &model[..]);
+        let cases: Vec<&[u8]> = parsed.testcases().collect();
+        assert_eq!(cases, [&case0[..], &case1[..]]);
+    }
+
+    #[test]
+    fn rejects_a_count_beyond_the_file() {
+        let err = ModelFile::parse(container(u32::MAX, &[v2_graph(40)])).err().unwrap();
+        assert!(err.to_string().contains("claims 4294967295 testcases"), "{err}");
+        let err = ModelFile::parse(container(2, &[v2_graph(40), v2_graph(12)]))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("testcase 1"), "{err}");
+    }
+
+    #[test]
+    fn rejects_truncated_graphs() {
+        let mut graph = v2_graph(40);
+        graph.truncate(30);
+        assert!(ModelFile::parse(graph).err().unwrap().to_string().contains("truncated"));
+        let mut graph = v1_graph(16, 20);
+        graph[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(ModelFile::parse(graph).err().unwrap().to_string().contains("truncated"));
+    }
+
+    #[test]
+    fn rejects_what_is_not_a_model() {
+        for bytes in [b"hello world, not a model".to_vec(), Vec::new(), b"mgbtest0".to_vec()] {
+            assert!(ModelFile::parse(bytes).is_err());
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! Files appear whole or not at all: written to a temporary name beside the
+//! target, then renamed over it.
+
+use std::fs::Permissions;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+/// An empty temporary file beside `path`, readable like any file a tool writes.
+pub fn staged_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    tempfile::Builder::new()
+        .prefix(".mge-")
+        .permissions(Permissions::from_mode(0o644))
+        .tempfile_in(folder)
+        .with_context(|| format!("cannot write into {}", folder.display()))
+}
+
+pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
+    let mut file = staged_beside(path)?;
+    file.write_all(contents)
+        .and_then(|_| file.as_file().sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    file.persist(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_the_target_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.bin");
+        std::fs::write(&path, b"old").unwrap();
+        write_atomically(&path, b"new").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o644);
+    }
+
+    #[test]
+    fn fails_cleanly_when_the_folder_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(write_atomically(&dir.path().join("missing/out.bin"), b"x").is_err());
+    }
+}

@@ -1,0 +1,130 @@
+//! `mge runtime install`: MegEngine's wheel through pip, only its runtime
+//! libraries kept, moved into place in one rename so a broken install never
+//! looks like a finished one.
+
+use std::fs::{self, File};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context, Result};
+
+use super::{home, install_dir, LITE_LIB_IN_WHEEL};
+use crate::engine::Lite;
+use crate::report::progress;
+
+/// What the Lite library needs at run time, as laid out in the wheel.
+const RUNTIME_FILES: &[&str] = &[
+    LITE_LIB_IN_WHEEL,
+    "megengine/core/lib/libmegengine_shared.so",
+    "megengine/core/lib/libatomic.so.1",
+    "megengine/core/lib/libnvrtc.so.10.1",
+    "megengine/core/lib/libnvToolsExt.so.1",
+];
+
+/// Installs `version` unless present (or `force`); returns the library's path.
+pub fn install(version: &str, force: bool, quiet: bool) -> Result<PathBuf> {
+    let target = install_dir(version);
+    if target.join(LITE_LIB_IN_WHEEL).is_file() && !force {
+        if !quiet {
+            eprintln!(
+                "MegEngine {version} is already installed in {} (--force reinstalls)",
+                target.display()
+            );
+        }
+        return Ok(target.join(LITE_LIB_IN_WHEEL));
+    }
+    let runtime_root = target.parent().expect("install_dir has a parent");
+    fs::create_dir_all(runtime_root).with_context(|| format!("cannot create {}", runtime_root.display()))?;
+    // Staged beside the target, so the final step is a rename on one filesystem;
+    // dropping the folder on any error removes every partial file.
+    let staging = tempfile::Builder::new()
+        .prefix(".install-")
+        .tempdir_in(runtime_root)
+        .with_context(|| format!("cannot create a staging folder in {}", runtime_root.display()))?;
+    let wheel = download_wheel(version, staging.path(), quiet)?;
+    let extracted = staging.path().join("runtime");
+    extract(&wheel, &extracted, quiet)?;
+    fs::remove_file(&wheel).ok();
+    check_version(&extracted.join(LITE_LIB_IN_WHEEL), version)?;
+
+    if target.exists() {
+        // Keep the old install until the new one is in place.
+        fs::rename(&target, staging.path().join("previous"))
+            .with_context(|| format!("cannot move the old install {} aside", target.display()))?;
+    }
+    fs::rename(&extracted, &target).with_context(|| format!("cannot move the runtime into {}", target.display()))?;
+    if !quiet {
+        eprintln!("installed MegEngine {version} runtime in {}", target.display());
+    }
+    Ok(target.join(LITE_LIB_IN_WHEEL))
+}
+
+fn download_wheel(version: &str, dir: &Path, quiet: bool) -> Result<PathBuf> {
+    if !quiet {
+        eprintln!(
+            "downloading MegEngine {version} (about 940 MB) with pip into {}",
+            home().display()
+        );
+    }
+    // The wheel exists only for CPython 3.8-3.10, but its libraries do not depend on
+    // Python: ask pip for the 3.10 build whatever python3 this is.
+    let status = Command::new("python3")
+        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
+        .args(["--python-version", "3.10", "--platform", "manylinux2014_x86_64"])
+        .args(if quiet { &["--quiet"][..] } else { &[][..] })
+        .arg("-d")
+        .arg(dir)
+        .arg(format!("megengine=={version}"))
+        // pip's own progress bar is the download's progress; stdout is ours.
+        .stdout(Stdio::from(io::stderr()))
+        .status();
+    match status {
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            bail!("`mge runtime install` needs python3 with pip on PATH to download MegEngine's wheel")
+        }
+        Err(err) => bail!("cannot run python3 -m pip: {err}"),
+        Ok(status) if !status.success() => {
+            bail!("pip could not download megengine=={version} ({status}); is that a released version?")
+        }
+        Ok(_) => {}
+    }
+    fs::read_dir(dir)?
+        .flatten()
+        .map(|entry| entry.path())
+        .find(|path| path.extension().is_some_and(|ext| ext == "whl"))
+        .with_context(|| format!("pip reported success but left no wheel in {}", dir.display()))
+}
+
+fn extract(wheel: &Path, into: &Path, quiet: bool) -> Result<()> {
+    let file = File::open(wheel).with_context(|| format!("cannot open {}", wheel.display()))?;
+    let mut archive = zip::ZipArchive::new(file).with_context(|| format!("{} is not a wheel", wheel.display()))?;
+    let mut total = 0;
+    for name in RUNTIME_FILES {
+        total += archive
+            .by_name(name)
+            .with_context(|| format!("the wheel has no {name}"))?
+            .size();
+    }
+    let bar = progress::bytes(total, "extracting", quiet);
+    for name in RUNTIME_FILES {
+        let mut entry = archive.by_name(name)?;
+        let path = into.join(name);
+        fs::create_dir_all(path.parent().expect("wheel paths have a folder"))?;
+        let mut out = File::create(&path).with_context(|| format!("cannot write {}", path.display()))?;
+        io::copy(&mut bar.wrap_read(&mut entry), &mut out).with_context(|| format!("cannot extract {name}"))?;
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
+/// Loads the freshly extracted library before it replaces anything.
+fn check_version(library: &Path, version: &str) -> Result<()> {
+    let lite = Lite::load(library, false).context("the extracted runtime does not load")?;
+    let (major, minor, patch) = lite.version()?;
+    let found = format!("{major}.{minor}.{patch}");
+    if found != version {
+        bail!("the wheel for {version} holds a Lite library reporting version {found}");
+    }
+    Ok(())
+}

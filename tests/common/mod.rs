@@ -1,0 +1,64 @@
+//! Shared by the integration tests: the binary, the fixtures and their manifest.
+//! Expected values come from `fixtures/`, written by MegEngine's Python API
+//! (`fixtures/make_fixtures.py`), never from `mge` itself.
+
+#![allow(dead_code)] // each test file uses its own part of this module
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use ndarray::ArrayD;
+use ndarray_npy::ReadNpyExt;
+use serde_json::Value;
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `mge` run from the repository root, so manifest paths resolve.
+pub fn mge() -> Command {
+    let mut command = Command::cargo_bin("mge").expect("the mge binary is built");
+    command.current_dir(root());
+    command
+}
+
+pub fn manifest() -> Value {
+    let text = std::fs::read_to_string(root().join("fixtures/manifest.json")).expect("fixtures/manifest.json");
+    serde_json::from_str(&text).expect("the manifest is JSON")
+}
+
+pub fn entries<'a>(manifest: &'a Value, key: &str) -> &'a Vec<Value> {
+    manifest[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("manifest has no {key}"))
+}
+
+pub fn model<'a>(manifest: &'a Value, name: &str) -> &'a Value {
+    entries(manifest, "models")
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("manifest has no model {name}"))
+}
+
+pub fn read_f32(path: &Path) -> ArrayD<f32> {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    ArrayD::<f32>::read_npy(file).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Runs `mge` and returns stdout, failing the test with stderr unless the
+/// exit code is `code`.
+pub fn run_expecting(command: &mut Command, code: i32) -> (String, String) {
+    let output = command.output().expect("mge starts");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "expected exit {code}\nstdout:\n{stdout}\nstderr:\n{stderr}\n(engine tests need the runtime: run `cargo run --release -- runtime install`)"
+    );
+    (stdout, stderr)
+}
+
+pub fn json_of(stdout: &str) -> Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{stdout}"))
+}

@@ -1,0 +1,188 @@
+//! Every error a user can cause exits 2 with one clear line and no panic.
+
+mod common;
+
+use common::*;
+
+fn fails_with(args: &[&str], needles: &[&str]) {
+    let (stdout, stderr) = run_expecting(mge().args(args), 2);
+    assert!(stdout.is_empty(), "nothing on stdout on error: {stdout}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let first = stderr
+        .lines()
+        .find(|l| l.starts_with("mge: error:"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    for needle in needles {
+        assert!(first.contains(needle), "{needle:?} not in {first:?}");
+    }
+}
+
+#[test]
+fn missing_model_file() {
+    fails_with(&["run", "fixtures/nope.mge"], &["fixtures/nope.mge", "No such file"]);
+    fails_with(&["info", "fixtures/nope.mge"], &["fixtures/nope.mge"]);
+}
+
+#[test]
+fn not_a_model() {
+    fails_with(
+        &["run", "fixtures/not_a_model.mge"],
+        &["not_a_model.mge", "neither an FBS v2"],
+    );
+    fails_with(&["run", "fixtures/feeds/cat.png"], &["cat.png"]);
+}
+
+#[test]
+fn truncated_model() {
+    fails_with(&["run", "fixtures/conv_float_truncated.mge"], &["truncated"]);
+}
+
+#[test]
+fn bad_specs() {
+    for (spec, needle) in [
+        ("#rand(1)", "#rand(1)"),
+        ("#rand(5,1)", "#rand(5,1)"),
+        ("#rand(0,1,x)", "#rand(0,1,x)"),
+        ("fixtures/feeds/missing.npy", "missing.npy"),
+        ("fixtures/feeds/notes.txt", "notes.txt"),
+        ("[[1,2],[3]", "[[1,2],[3]"),
+        ("[\"a\"]", "[\"a\"]"),
+    ] {
+        fails_with(&["run", "fixtures/conv_float.mge", "-i", spec], &[needle]);
+    }
+    fails_with(
+        &[
+            "run",
+            "fixtures/conv_float.mge",
+            "-i",
+            "@fixtures/feeds/missing-list.txt",
+        ],
+        &["missing-list.txt"],
+    );
+}
+
+#[test]
+fn unknown_input_name() {
+    fails_with(
+        &["run", "fixtures/conv_float.mge", "-i", "pixels:#rand(0,1)"],
+        &["pixels", "data"],
+    );
+}
+
+#[test]
+fn inputs_left_without_a_feed() {
+    fails_with(
+        &["run", "fixtures/two_inputs.mge", "-i", "x:fixtures/feeds/x.npy"],
+        &["'idx'"],
+    );
+}
+
+#[test]
+fn a_shape_the_model_refuses() {
+    fails_with(
+        &[
+            "run",
+            "fixtures/two_inputs.mge",
+            "-i",
+            "x:fixtures/feeds/x_bad_shape.npy",
+            "-i",
+            "idx:[[0,0,0,0]]",
+        ],
+        &["input 'x'", "(1, 5)", "(1, 4)", "x_bad_shape.npy"],
+    );
+    fails_with(
+        &[
+            "run",
+            "fixtures/conv_float.mge",
+            "-i",
+            "fixtures/feeds/conv_data_bad_channels.npy",
+        ],
+        &["input 'data'", "(1, 4, 16, 16)", "(1, 3, 16, 16)"],
+    );
+}
+
+#[test]
+fn a_dtype_that_cannot_be_converted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("complex.npy");
+    let header = "{'descr': '<c8', 'fortran_order': False, 'shape': (1, 4), }";
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    let padded = format!("{header:<117}\n");
+    bytes.extend((padded.len() as u16).to_le_bytes());
+    bytes.extend(padded.as_bytes());
+    bytes.extend([0u8; 32]);
+    std::fs::write(&path, bytes).unwrap();
+    let spec = format!("x:{}", path.display());
+    fails_with(
+        &["run", "fixtures/two_inputs.mge", "-i", &spec, "-i", "idx:[[0,0,0,0]]"],
+        &["input 'x'", "<c8"],
+    );
+}
+
+#[test]
+fn a_cuda_device_that_is_not_there() {
+    fails_with(&["run", "fixtures/conv_float.mge", "--device", "cuda:7"], &["cuda:7"]);
+    fails_with(&["run", "fixtures/conv_float.mge", "--device", "tpu"], &["tpu"]);
+}
+
+#[test]
+fn bad_expectations() {
+    fails_with(
+        &[
+            "run",
+            "fixtures/conv_float.mge",
+            "--expect",
+            "nope:fixtures/ref/conv_float__conv_data/feat.npy",
+        ],
+        &["nope", "feat"],
+    );
+    fails_with(
+        &["run", "fixtures/conv_float.mge", "--expect", "feat:missing.npy"],
+        &["missing.npy"],
+    );
+}
+
+#[test]
+fn outputs_into_a_file_not_a_folder() {
+    fails_with(
+        &["run", "fixtures/conv_float.mge", "--outputs", "fixtures/conv_float.mge"],
+        &["--outputs"],
+    );
+}
+
+#[test]
+fn a_missing_runtime_says_how_to_install_it() {
+    let home = tempfile::tempdir().unwrap();
+    let (_, stderr) = run_expecting(
+        mge()
+            .args(["run", "fixtures/conv_float.mge"])
+            .env("MGE_HOME", home.path())
+            .env_remove("MGE_LITE_LIB")
+            // No python3 either, so no megenginelite to fall back on.
+            .env("PATH", home.path()),
+        2,
+    );
+    assert!(stderr.contains("mge runtime install"), "{stderr}");
+    let (_, stderr) = run_expecting(
+        mge().args(["run", "fixtures/conv_float.mge", "--lite-lib", "/nonexistent.so"]),
+        2,
+    );
+    assert!(stderr.contains("/nonexistent.so"), "{stderr}");
+    let (_, stderr) = run_expecting(
+        mge().args([
+            "run",
+            "fixtures/conv_float.mge",
+            "--lite-lib",
+            "fixtures/conv_float.mge",
+        ]),
+        2,
+    );
+    assert!(stderr.contains("cannot load"), "{stderr}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    run_expecting(mge().args(["run"]), 2);
+    run_expecting(mge().args(["run", "fixtures/conv_float.mge", "--iter", "0"]), 2);
+    run_expecting(mge().args(["frobnicate"]), 2);
+}

@@ -1,0 +1,89 @@
+//! `mge info` against what the fixture generator recorded from megenginelite.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+#[test]
+fn info_matches_the_manifest_for_every_model() {
+    let manifest = manifest();
+    for model in entries(&manifest, "models") {
+        let file = model["file"].as_str().unwrap();
+        let (stdout, _) = run_expecting(mge().args(["info", file, "--json"]), 0);
+        let info = json_of(&stdout);
+        assert_eq!(info["format"], model["format"], "{file}");
+        assert_eq!(info["size_bytes"], model["size"], "{file}");
+        assert_eq!(info["testcases"], model["testcase_count"], "{file}");
+        for key in ["inputs", "outputs"] {
+            // The engine's order of inputs is its own; compare as sets.
+            let described = |tensors: &Value| {
+                let mut all: Vec<String> = tensors
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| format!("{} {} {}", t["name"], t["shape"], t["dtype"]))
+                    .collect();
+                all.sort();
+                all
+            };
+            assert_eq!(described(&info[key]), described(&model[key]), "{file} {key}");
+        }
+        let expectations: Vec<&str> = info["inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["expectation"] == true)
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        let declared = model["expect_inputs"]
+            .as_array()
+            .map_or(vec![], |names| names.iter().map(|n| n.as_str().unwrap()).collect());
+        let mut sorted = declared.clone();
+        sorted.sort();
+        let mut found = expectations.clone();
+        found.sort();
+        assert_eq!(found, sorted, "{file}: expectation inputs");
+    }
+}
+
+#[test]
+fn info_shows_each_testcase_tensor() {
+    let manifest = manifest();
+    for model in entries(&manifest, "models").iter().filter(|m| m["container"] == true) {
+        let file = model["file"].as_str().unwrap();
+        let (stdout, _) = run_expecting(mge().args(["info", file, "--json"]), 0);
+        let info = json_of(&stdout);
+        let testcases = info["testcase_values"].as_array().unwrap();
+        let expected = model["testcase_list"].as_array().unwrap();
+        assert_eq!(testcases.len(), expected.len(), "{file}");
+        for (got, want) in testcases.iter().zip(expected) {
+            assert_eq!(got["index"], want["index"]);
+            let got = got["tensors"].as_array().unwrap();
+            let want = want["tensors"].as_array().unwrap();
+            assert_eq!(got.len(), want.len(), "{file}");
+            for (g, w) in got.iter().zip(want) {
+                assert_eq!(
+                    (&g["name"], &g["shape"], &g["dtype"]),
+                    (&w["name"], &w["shape"], &w["dtype"]),
+                    "{file}"
+                );
+                for key in ["min", "max"] {
+                    let (g, w) = (g[key].as_f64().unwrap(), w[key].as_f64().unwrap());
+                    assert!((g - w).abs() <= 1e-6 * w.abs().max(1.0), "{file} {key}: {g} vs {w}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn info_text_names_inputs_and_outputs() {
+    let (stdout, _) = run_expecting(mge().args(["info", "fixtures/conv_float_tc3.mge"]), 0);
+    assert!(stdout.contains("testcase container"), "{stdout}");
+    assert!(
+        stdout.contains("feat:expect") && stdout.contains("(1, 3, 16, 16)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("testcases: 3"), "{stdout}");
+}

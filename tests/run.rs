@@ -1,0 +1,241 @@
+//! `mge run` on the real engine against MegEngine's reference outputs.
+
+mod common;
+
+use common::*;
+
+/// JPEG pixels legitimately differ from OpenCV's by a few levels (another
+/// decoder's IDCT rounding; the feeds unit tests bound them); everything else
+/// must match megenginelite to 1e-5.
+fn tolerance(case: &str) -> &'static str {
+    if case.contains("jpg") {
+        "3e-2"
+    } else {
+        "1e-5"
+    }
+}
+
+#[test]
+fn every_reference_case_matches_megenginelite() {
+    let manifest = manifest();
+    for case in entries(&manifest, "cases") {
+        let name = case["name"].as_str().unwrap();
+        let mut command = mge();
+        command.args([
+            "run",
+            case["model_file"].as_str().unwrap(),
+            "--iter",
+            "2",
+            "--warmup",
+            "1",
+            "-q",
+        ]);
+        for spec in case["inputs"].as_array().unwrap() {
+            command.args(["-i", spec.as_str().unwrap()]);
+        }
+        if case["resize_input"].as_bool().unwrap() {
+            command.arg("--resize-input");
+        }
+        let outputs = case["outputs"].as_object().unwrap();
+        for (output, reference) in outputs {
+            command.args(["--expect", &format!("{output}:{}", reference["file"].as_str().unwrap())]);
+        }
+        command.args(["--maxerr", tolerance(name), "--json"]);
+        let (stdout, _) = run_expecting(&mut command, 0);
+        let report = json_of(&stdout);
+        let checked = report["expect"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: no expect in {report}"));
+        assert_eq!(checked.len(), outputs.len(), "{name}");
+        assert!(checked.iter().all(|e| e["passed"] == true), "{name}: {report}");
+    }
+}
+
+#[test]
+fn written_outputs_equal_the_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = mge();
+    command.args([
+        "run",
+        "fixtures/two_inputs.mge",
+        "-i",
+        "fixtures/feeds/two_inputs.npz",
+        "-q",
+        "--outputs",
+    ]);
+    command.arg(dir.path());
+    run_expecting(&mut command, 0);
+    let written = read_f32(&dir.path().join("y.npy"));
+    let reference = read_f32(&root().join("fixtures/ref/two_inputs__npz/y.npy"));
+    assert_eq!(written.shape(), reference.shape());
+    for (a, b) in written.iter().zip(reference.iter()) {
+        assert!((a - b).abs() <= 1e-5 * b.abs().max(1.0), "{a} vs {b}");
+    }
+}
+
+#[test]
+fn two_outputs_are_both_reported_and_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = mge();
+    command.args([
+        "run",
+        "fixtures/image_uint8.mge",
+        "-i",
+        "fixtures/feeds/cat.png",
+        "--json",
+        "-q",
+        "--outputs",
+    ]);
+    command.arg(dir.path());
+    let (stdout, _) = run_expecting(&mut command, 0);
+    let report = json_of(&stdout);
+    let manifest = manifest();
+    let declared = &model(&manifest, "image_uint8")["outputs"];
+    let names: Vec<&str> = report["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    let expected: Vec<&str> = declared
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, expected);
+    for name in expected {
+        let reference = read_f32(&root().join(format!("fixtures/ref/image_uint8__cat_png/{name}.npy")));
+        assert_eq!(read_f32(&dir.path().join(format!("{name}.npy"))), reference, "{name}");
+    }
+    assert_eq!(report["inputs"][0]["dtype"], "uint8");
+    assert_eq!(report["inputs"][0]["source"], "fixtures/feeds/cat.png");
+}
+
+fn scale2_outputs(extra: &[&str]) -> ndarray::ArrayD<f32> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = mge();
+    command.args(["run", "fixtures/scale2.mge", "-q", "--iter", "1", "--outputs"]);
+    command.arg(dir.path()).args(extra);
+    run_expecting(&mut command, 0);
+    read_f32(&dir.path().join("y.npy"))
+}
+
+#[test]
+fn seeded_random_feeds_repeat_bit_for_bit() {
+    let first = scale2_outputs(&["-i", "#rand(-3,5)", "--seed", "7"]);
+    let again = scale2_outputs(&["-i", "#rand(-3,5)", "--seed", "7"]);
+    let other = scale2_outputs(&["-i", "#rand(-3,5)", "--seed", "8"]);
+    assert_eq!(first, again);
+    assert_ne!(first, other);
+    // scale2 doubles its input, so the feed itself is y / 2.
+    assert_eq!(first.shape(), [2, 3, 4, 5]);
+    assert!(first.iter().all(|y| (-6.0..10.0).contains(y)), "{first}");
+    let mean = first.mean().unwrap() / 2.0;
+    assert!((mean - 1.0).abs() < 0.5, "uniform on [-3,5) has mean 1, got {mean}");
+}
+
+#[test]
+fn random_feeds_take_explicit_and_partial_shapes() {
+    assert_eq!(scale2_outputs(&["-i", "x:#rand(0,1,2,3,4,5)"]).shape(), [2, 3, 4, 5]);
+    assert_eq!(scale2_outputs(&["-i", "#rand(0, 1, 2, ...)"]).shape(), [2, 3, 4, 5]);
+    // An elementwise model accepts another shape: the feed's shape wins.
+    assert_eq!(scale2_outputs(&["-i", "#rand(0,1,4,5)"]).shape(), [4, 5]);
+}
+
+#[test]
+fn a_model_without_feeds_gets_random_inputs_and_a_note() {
+    let (stdout, stderr) = run_expecting(mge().args(["run", "fixtures/two_inputs.mge", "--json"]), 0);
+    assert!(
+        stderr.contains("x:#rand(0,1)") && stderr.contains("idx:#rand(0,255)"),
+        "{stderr}"
+    );
+    let report = json_of(&stdout);
+    assert_eq!(report["inputs"].as_array().unwrap().len(), 2);
+    let timing = &report["timing_ms"];
+    assert_eq!(timing["iterations"], 10);
+    let (min, median, max) = (
+        timing["min"].as_f64().unwrap(),
+        timing["median"].as_f64().unwrap(),
+        timing["max"].as_f64().unwrap(),
+    );
+    assert!(0.0 < min && min <= median && median <= max, "{timing}");
+}
+
+#[test]
+fn a_wrong_expectation_exits_1() {
+    let mut command = mge();
+    command.args([
+        "run",
+        "fixtures/conv_float.mge",
+        "-i",
+        "fixtures/feeds/conv_data_24.npy",
+        "-q",
+    ]);
+    command.args(["--expect", "feat:fixtures/ref/conv_float__conv_data/feat.npy"]);
+    let (stdout, stderr) = run_expecting(&mut command, 1);
+    assert!(stdout.contains("MISMATCH"), "{stdout}");
+    assert!(stderr.contains("'feat'"), "{stderr}");
+}
+
+#[test]
+fn engine_chatter_stays_off_stdout() {
+    // Feeding the asserted model of a container runs the engine's AssertEqual,
+    // which prints to stdout itself.
+    let mut command = mge();
+    command.args(["run", "fixtures/conv_float_tc1.mge", "-q", "--json"]);
+    command.args(["-i", "data:fixtures/feeds/conv_data.npy"]);
+    command.args(["-i", "feat:expect:fixtures/ref/conv_float__conv_data/feat.npy"]);
+    let (stdout, _) = run_expecting(&mut command, 0);
+    json_of(&stdout);
+}
+
+#[test]
+fn engine_options_are_accepted() {
+    for options in [
+        &["--threads", "2"][..],
+        &["--cpu-inplace"],
+        &["--fast-run", "--reproducible"],
+        &[
+            "--weight-preprocess",
+            "--fuse-preprocess",
+            "--const-shape",
+            "--no-sanity-check",
+        ],
+        &["--fake-first"],
+        &["--record-comp-seq", "1"],
+        &["--graph-opt-level", "0"],
+        &["--layout-transform"],
+        &["--workspace-limit", "1048576"],
+    ] {
+        let mut command = mge();
+        command.args([
+            "run",
+            "fixtures/conv_float.mge",
+            "-i",
+            "fixtures/feeds/conv_data.npy",
+            "-q",
+        ]);
+        command
+            .args(["--expect", "feat:fixtures/ref/conv_float__conv_data/feat.npy"])
+            .args(options);
+        run_expecting(&mut command, 0);
+    }
+}
+
+#[test]
+fn the_fast_run_cache_is_written_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("algo.cache");
+    let mut command = mge();
+    command
+        .args(["run", "fixtures/conv_float.mge", "-q", "--fast-run", "--fast-run-cache"])
+        .arg(&cache);
+    run_expecting(&mut command, 0);
+    assert!(cache.is_file());
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+}

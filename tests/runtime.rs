@@ -1,0 +1,37 @@
+//! `mge runtime info` and `mge completions`.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn runtime_info_reports_the_engine() {
+    let (stdout, _) = run_expecting(mge().args(["runtime", "info", "--json"]), 0);
+    let info = json_of(&stdout);
+    assert_eq!(info["version"], manifest()["megengine_version"]);
+    assert!(info["cpu_devices"].as_u64().unwrap() >= 1, "{info}");
+    assert!(std::path::Path::new(info["path"].as_str().unwrap()).is_file(), "{info}");
+}
+
+#[test]
+fn completions_cover_the_commands() {
+    for shell in ["bash", "zsh", "fish"] {
+        let (stdout, _) = run_expecting(mge().args(["completions", shell]), 0);
+        assert!(
+            stdout.contains("runtime") && stdout.contains("input") && stdout.contains("resize-input"),
+            "{shell}"
+        );
+    }
+}
+
+#[test]
+fn committed_completions_are_current() {
+    for (shell, file) in [("bash", "mge.bash"), ("zsh", "_mge"), ("fish", "mge.fish")] {
+        let (stdout, _) = run_expecting(mge().args(["completions", shell]), 0);
+        let committed = std::fs::read_to_string(root().join("completions").join(file)).unwrap();
+        assert!(
+            stdout == committed,
+            "completions/{file} is stale: regenerate with `mge completions {shell}`"
+        );
+    }
+}
