@@ -14,7 +14,7 @@
 #
 # Environment:
 #   MGE_BENCH_VENV  Python venv with megengine 1.13.0 (megenginelite) and numpy<2.
-#                   Default: /work/venv310 if it exists, else bench/out/venv, created with
+#                   Default: bench/out/venv, created with
 #                   python3.10 (PATH or ~/.pyenv/versions/3.10*) -m venv and
 #                   pip install megengine==1.13.0 "numpy<2" from PyPI (~1 GB download).
 #   WARMUP (5)  ITER_TINY (2000)  ITER_RESNET (20)  REPEAT (5)
@@ -35,7 +35,7 @@ mkdir -p "$OUT"
 
 # ---- venv ---------------------------------------------------------------
 if [[ -z "${MGE_BENCH_VENV:-}" ]]; then
-    if [[ -x /work/venv310/bin/python ]]; then MGE_BENCH_VENV=/work/venv310; else MGE_BENCH_VENV=$OUT/venv; fi
+    MGE_BENCH_VENV=$OUT/venv
 fi
 PY=$MGE_BENCH_VENV/bin/python
 if ! [[ -x $PY ]] || ! "$PY" -c 'import megenginelite' 2>/dev/null; then

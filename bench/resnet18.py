@@ -1,7 +1,7 @@
 """Write a random-weight ResNet-18 (input `data` float32 (1,3,224,224), output `logits`
 (1,1000)) as a MegEngine 1.13 .mge file (~46 MB, not committed).
 
-    /work/venv310/bin/python bench/resnet18.py bench/out/resnet18.mge
+    VENV/bin/python bench/resnet18.py bench/out/resnet18.mge   (VENV: a Python 3.10 venv with megengine 1.13.0)
 
 Needs the venv described in fixtures/make_fixtures.py (megengine 1.13.0, numpy<2).
 """
