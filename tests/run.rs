@@ -239,3 +239,17 @@ fn the_fast_run_cache_is_written_whole() {
         .collect();
     assert_eq!(names.len(), 1, "{names:?}");
 }
+
+#[test]
+fn specs_joined_with_semicolons_or_listed_in_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("feeds.txt");
+    std::fs::write(&list, "x:[[0.5,-1.0,2.0,0.25]]\n\nidx:[[1,0,3,2]]\n").unwrap();
+    let joined = "x:[[0.5,-1.0,2.0,0.25]];idx:[[1,0,3,2]]".to_string();
+    for spec in [joined, format!("@{}", list.display())] {
+        let mut command = mge();
+        command.args(["run", "fixtures/two_inputs.mge", "-q", "-i", &spec]);
+        command.args(["--expect", "y:fixtures/ref/two_inputs__json/y.npy", "--maxerr", "1e-5"]);
+        run_expecting(&mut command, 0);
+    }
+}

@@ -7,8 +7,9 @@ use super::Global;
 use crate::cli::InfoArgs;
 use crate::engine::{silence_stdout, NetworkOptions};
 use crate::model::ModelFile;
-use crate::report::run::{number, TensorStats};
+use crate::report::run::{stats_table, TensorStats};
 use crate::report::table::Table;
+use crate::report::{emit, emit_json};
 use crate::runner::{testcase_values, Session};
 use crate::runtime;
 use crate::tensor::{format_shape, TensorInfo};
@@ -84,15 +85,14 @@ pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
         testcase_values,
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
-        return Ok(());
+        return emit_json(&info);
     }
     let kind = if model.is_container() {
         "testcase container"
     } else {
         "model"
     };
-    println!("{}: {kind}, {}, {} bytes", info.model, info.format, info.size_bytes);
+    let mut text = format!("{}: {kind}, {}, {} bytes\n", info.model, info.format, info.size_bytes);
     let mut table = Table::new(&["", "name", "shape", "dtype"], &[]);
     for (role, tensors) in [("input", &info.inputs), ("output", &info.outputs)] {
         for tensor in tensors {
@@ -105,23 +105,13 @@ pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
             ]);
         }
     }
-    print!("{}", table.render(""));
+    text += &table.render("");
     if model.is_container() {
-        println!("testcases: {}", info.testcases);
+        text += &format!("testcases: {}\n", info.testcases);
         for testcase in &info.testcase_values {
-            let index = format!("#{}", testcase.index);
-            let mut table = Table::new(&[&index, "shape", "dtype", "min", "max"], &[3, 4]);
-            for t in &testcase.tensors {
-                table.row(vec![
-                    t.name.clone(),
-                    format_shape(&t.shape),
-                    t.dtype.clone(),
-                    number(t.min),
-                    number(t.max),
-                ]);
-            }
-            print!("{}", table.render("  "));
+            let table = stats_table(&format!("#{}", testcase.index), &testcase.tensors);
+            text += &table.render("  ");
         }
     }
-    Ok(())
+    emit(&text)
 }

@@ -14,6 +14,7 @@ use crate::feeds::{self, Feed, FeedOptions};
 use crate::model::ModelFile;
 use crate::report::file::{staged_beside, write_atomically};
 use crate::report::run::{ExpectReport, InputReport, RunReport, TensorStats};
+use crate::report::{emit, emit_json};
 use crate::runner::timing::Timing;
 use crate::runner::{Plan, Session};
 use crate::runtime;
@@ -90,9 +91,9 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         expect,
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        emit_json(&report)?;
     } else {
-        print!("{}", report.to_text());
+        emit(&report.to_text())?;
     }
     let failed: Vec<&ExpectReport> = report.expect.iter().filter(|e| !e.passed).collect();
     if !failed.is_empty() {

@@ -3,12 +3,12 @@ use serde::Serialize;
 
 use super::Global;
 use crate::engine::Lite;
+use crate::report::{emit, emit_json};
 use crate::runtime::{self as lite_runtime, Origin};
 
 pub fn install(version: &str, force: bool, global: &Global) -> Result<()> {
     let library = lite_runtime::install(version, force, global.quiet)?;
-    println!("{}", library.display());
-    Ok(())
+    emit(&format!("{}\n", library.display()))
 }
 
 #[derive(Serialize)]
@@ -32,16 +32,14 @@ pub fn info(json: bool, global: &Global) -> Result<()> {
         cuda_devices: lite.cuda_device_count()?,
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
-    } else {
-        println!("path          {}", info.path);
-        println!("found by      {}", info.found_by);
-        println!("version       {}", info.version);
-        println!("cpu devices   {}", info.cpu_devices);
-        println!("cuda devices  {}", info.cuda_devices);
-        if located.origin != Origin::Cache {
-            println!("cache folder  {}", lite_runtime::home().display());
-        }
+        return emit_json(&info);
     }
-    Ok(())
+    let mut text = format!(
+        "path          {}\nfound by      {}\nversion       {}\ncpu devices   {}\ncuda devices  {}\n",
+        info.path, info.found_by, info.version, info.cpu_devices, info.cuda_devices
+    );
+    if located.origin != Origin::Cache {
+        text += &format!("cache folder  {}\n", lite_runtime::home().display());
+    }
+    emit(&text)
 }

@@ -4,3 +4,23 @@ pub mod file;
 pub mod progress;
 pub mod run;
 pub mod table;
+
+use std::io::{ErrorKind, Write};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+/// Writes a command's result to stdout. A reader that went away (`| head`) is
+/// not an error.
+pub fn emit(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(err) if err.kind() == ErrorKind::BrokenPipe => Ok(()),
+        result => result.context("cannot write to stdout"),
+    }
+}
+
+/// One JSON document on stdout.
+pub fn emit_json(value: &impl Serialize) -> Result<()> {
+    emit(&(serde_json::to_string_pretty(value)? + "\n"))
+}

@@ -70,8 +70,24 @@ impl TensorStats {
 }
 
 /// A value for tables: six decimals, like NumPy's print options.
-pub fn number(value: f64) -> String {
+fn number(value: f64) -> String {
     format!("{value:.6}")
+}
+
+/// Tensors with their value ranges, one row each, under `title`.
+pub fn stats_table(title: &str, tensors: &[TensorStats]) -> Table {
+    let mut table = Table::new(&[title, "shape", "dtype", "min", "max", "mean"], &[3, 4, 5]);
+    for t in tensors {
+        table.row(vec![
+            t.name.clone(),
+            format_shape(&t.shape),
+            t.dtype.clone(),
+            number(t.min),
+            number(t.max),
+            number(t.mean),
+        ]);
+    }
+    table
 }
 
 impl RunReport {
@@ -88,17 +104,7 @@ impl RunReport {
             ]);
         }
         out.push_str(&inputs.render(""));
-        let mut outputs = Table::new(&["output", "shape", "dtype", "min", "max", "mean"], &[3, 4, 5]);
-        for output in &self.outputs {
-            outputs.row(vec![
-                output.name.clone(),
-                format_shape(&output.shape),
-                output.dtype.clone(),
-                number(output.min),
-                number(output.max),
-                number(output.mean),
-            ]);
-        }
+        let outputs = stats_table("output", &self.outputs);
         out.push_str(&outputs.render(""));
         for expect in &self.expect {
             let verdict = if expect.passed { "ok" } else { "MISMATCH" };

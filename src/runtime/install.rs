@@ -22,6 +22,8 @@ const RUNTIME_FILES: &[&str] = &[
     "megengine/core/lib/libnvToolsExt.so.1",
 ];
 
+const STAGING_PREFIX: &str = ".install-";
+
 /// Installs `version` unless present (or `force`); returns the library's path.
 pub fn install(version: &str, force: bool, quiet: bool) -> Result<PathBuf> {
     let target = install_dir(version);
@@ -36,10 +38,11 @@ pub fn install(version: &str, force: bool, quiet: bool) -> Result<PathBuf> {
     }
     let runtime_root = target.parent().expect("install_dir has a parent");
     fs::create_dir_all(runtime_root).with_context(|| format!("cannot create {}", runtime_root.display()))?;
+    remove_abandoned_staging(runtime_root);
     // Staged beside the target, so the final step is a rename on one filesystem;
     // dropping the folder on any error removes every partial file.
     let staging = tempfile::Builder::new()
-        .prefix(".install-")
+        .prefix(STAGING_PREFIX)
         .tempdir_in(runtime_root)
         .with_context(|| format!("cannot create a staging folder in {}", runtime_root.display()))?;
     let wheel = download_wheel(version, staging.path(), quiet)?;
@@ -58,6 +61,19 @@ pub fn install(version: &str, force: bool, quiet: bool) -> Result<PathBuf> {
         eprintln!("installed MegEngine {version} runtime in {}", target.display());
     }
     Ok(target.join(LITE_LIB_IN_WHEEL))
+}
+
+/// An install killed before it could clean up (Ctrl-C) leaves its staging
+/// folder behind: never a usable runtime, but a gigabyte of disk.
+fn remove_abandoned_staging(runtime_root: &Path) {
+    let Ok(entries) = fs::read_dir(runtime_root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(STAGING_PREFIX) {
+            fs::remove_dir_all(entry.path()).ok();
+        }
+    }
 }
 
 fn download_wheel(version: &str, dir: &Path, quiet: bool) -> Result<PathBuf> {
