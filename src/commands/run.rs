@@ -14,7 +14,7 @@ use crate::feeds::{self, Feed, FeedOptions};
 use crate::model::ModelFile;
 use crate::report::file::{staged_beside, write_atomically};
 use crate::report::run::{ExpectReport, InputReport, RunReport, TensorStats};
-use crate::report::{emit, emit_json};
+use crate::report::{emit, emit_json, quoted_list};
 use crate::runner::timing::Timing;
 use crate::runner::{Plan, Session};
 use crate::runtime;
@@ -129,17 +129,12 @@ fn resolve_feeds(specs: &[String], inputs: &[TensorInfo], args: &RunArgs, global
         .map(|input| input.name.as_str())
         .collect();
     if !missing.is_empty() {
-        bail!("no feed for input {}: add -i NAME:SOURCE for each", quoted(&missing));
+        bail!(
+            "no feed for input {}: add -i NAME:SOURCE for each",
+            quoted_list(&missing)
+        );
     }
     Ok(feeds)
-}
-
-fn quoted(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|name| format!("'{name}'"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 fn read_expectation(spec: &str) -> Result<Expectation> {
@@ -170,7 +165,7 @@ fn check_expectations(
                 bail!(
                     "--expect: the model has no output '{}' (outputs: {})",
                     expectation.output,
-                    quoted(&names)
+                    quoted_list(&names)
                 );
             };
             let expected = feeds::load_npy(&expectation.file, actual.dtype)

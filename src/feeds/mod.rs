@@ -14,6 +14,7 @@ pub use npy::load_npy;
 
 use anyhow::{anyhow, bail, Result};
 
+use crate::report::quoted_list;
 use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 use spec::{Source, Spec};
 
@@ -132,7 +133,7 @@ fn targets(spec: &Spec, spec_count: usize, inputs: &[TensorInfo]) -> Result<Vec<
                 bail!(
                     "'{}' has no array named after an input of the model: its keys are {}, the model's inputs are {}",
                     spec.source_text,
-                    quoted_list(keys.iter()),
+                    quoted_list(&keys),
                     input_list(inputs)
                 );
             }
@@ -146,11 +147,6 @@ fn targets(spec: &Spec, spec_count: usize, inputs: &[TensorInfo]) -> Result<Vec<
             input_list(inputs)
         ),
     }
-}
-
-fn quoted_list<'a>(names: impl Iterator<Item = &'a String>) -> String {
-    let quoted: Vec<String> = names.map(|name| format!("'{name}'")).collect();
-    quoted.join(", ")
 }
 
 fn input_list(inputs: &[TensorInfo]) -> String {

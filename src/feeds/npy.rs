@@ -11,7 +11,7 @@ use ndarray_npy::npy::header::Header;
 use ndarray_npy::{ReadNpyExt, ReadableElement};
 use zip::ZipArchive;
 
-use super::quoted_list;
+use crate::report::quoted_list;
 use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 
 pub fn load_npy(path: &Path, dtype: DType) -> Result<HostTensor> {
@@ -30,7 +30,7 @@ pub(super) fn load_npz(path: &Path, key: Option<&str>, info: &TensorInfo) -> Res
         None => bail!(
             "no array named '{}' among {}: write PATH.npz:KEY",
             info.name,
-            quoted_list(keys.iter())
+            quoted_list(&keys)
         ),
     };
     npz.read(key, info.dtype)
@@ -63,7 +63,7 @@ impl Npz {
             .ok_or_else(|| {
                 anyhow!(
                     "no array '{key}' in the archive; its keys are {}",
-                    quoted_list(self.keys().iter())
+                    quoted_list(self.keys())
                 )
             })?;
         let mut bytes = Vec::new();

@@ -10,6 +10,12 @@ use std::io::{ErrorKind, Write};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+/// Names for a message: `'a', 'b', 'c'`.
+pub fn quoted_list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
+    let quoted: Vec<String> = names.into_iter().map(|name| format!("'{}'", name.as_ref())).collect();
+    quoted.join(", ")
+}
+
 /// Writes a command's result to stdout. A reader that went away (`| head`) is
 /// not an error.
 pub fn emit(text: &str) -> Result<()> {
