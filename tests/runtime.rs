@@ -35,3 +35,25 @@ fn committed_completions_are_current() {
         );
     }
 }
+
+#[test]
+fn a_failed_install_leaves_nothing_behind() {
+    let home = tempfile::tempdir().unwrap();
+    // pip answers at once that no such release exists.
+    let (_, stderr) = run_expecting(
+        mge()
+            .args(["runtime", "install", "--version", "0.0.1"])
+            .env("MGE_HOME", home.path()),
+        2,
+    );
+    assert!(stderr.contains("megengine==0.0.1"), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(home.path().join("runtime")).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    let (_, stderr) = run_expecting(
+        mge()
+            .args(["runtime", "install", "--version", "../x"])
+            .env("MGE_HOME", home.path()),
+        2,
+    );
+    assert!(stderr.contains("release number"), "{stderr}");
+}

@@ -26,6 +26,16 @@ const STAGING_PREFIX: &str = ".install-";
 
 /// Installs `version` unless present (or `force`); returns the library's path.
 pub fn install(version: &str, force: bool, quiet: bool) -> Result<PathBuf> {
+    // The version names a folder: nothing but a release number may reach the path.
+    if version
+        .split('.')
+        .any(|part| part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()))
+    {
+        bail!(
+            "--version {version}: expected a release number such as {}",
+            super::DEFAULT_VERSION
+        );
+    }
     let target = install_dir(version);
     if target.join(LITE_LIB_IN_WHEEL).is_file() && !force {
         if !quiet {
