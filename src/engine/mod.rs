@@ -153,19 +153,19 @@ impl Lite {
     }
 
     pub fn cuda_device_count(&self) -> Result<usize> {
-        // Without a driver the engine prints a banner about CPU mode: -v only.
-        let _quiet = (!self.verbose).then(stdio::silence_all);
-        let mut count = 0usize;
-        // SAFETY: valid out-pointer.
-        let code = unsafe { (self.api.get_device_count)(ffi::LITE_CUDA, &mut count) };
-        self.check("LITE_get_device_count", code)?;
-        Ok(count)
+        self.device_count(ffi::LITE_CUDA)
     }
 
     pub fn cpu_device_count(&self) -> Result<usize> {
+        self.device_count(ffi::LITE_CPU)
+    }
+
+    fn device_count(&self, device_type: c_int) -> Result<usize> {
+        // Without a driver the CUDA probe prints a banner about CPU mode: -v only.
+        let _quiet = (!self.verbose).then(stdio::silence_all);
         let mut count = 0usize;
         // SAFETY: valid out-pointer.
-        let code = unsafe { (self.api.get_device_count)(ffi::LITE_CPU, &mut count) };
+        let code = unsafe { (self.api.get_device_count)(device_type, &mut count) };
         self.check("LITE_get_device_count", code)?;
         Ok(count)
     }

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 
-use super::{home, install_dir, LITE_LIB_IN_WHEEL};
+use super::{home, install_dir, release_number, LITE_LIB_IN_WHEEL};
 use crate::engine::Lite;
 use crate::report::progress;
 
@@ -27,10 +27,7 @@ const STAGING_PREFIX: &str = ".install-";
 /// Installs `version` unless present (or `force`); returns the library's path.
 pub fn install(version: &str, force: bool, quiet: bool) -> Result<PathBuf> {
     // The version names a folder: nothing but a release number may reach the path.
-    if version
-        .split('.')
-        .any(|part| part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()))
-    {
+    if release_number(version).is_none() {
         bail!(
             "--version {version}: expected a release number such as {}",
             super::DEFAULT_VERSION

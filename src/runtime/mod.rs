@@ -98,16 +98,25 @@ pub fn load(explicit: Option<&Path>, verbose: bool) -> Result<Lite> {
     Lite::load(&located.path, verbose)
 }
 
+/// `1.13.0` as `[1, 13, 0]`, for ordering; `None` for anything else, so that a
+/// version can safely name a folder.
+fn release_number(version: &str) -> Option<Vec<u64>> {
+    version
+        .split('.')
+        .map(|part| {
+            let digits = !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+            digits.then(|| part.parse().ok()).flatten()
+        })
+        .collect()
+}
+
 fn newest_cached() -> Option<PathBuf> {
     let mut versions: Vec<(Vec<u64>, PathBuf)> = std::fs::read_dir(home().join("runtime"))
         .ok()?
         .flatten()
         .filter_map(|entry| {
             let name = entry.file_name().into_string().ok()?;
-            let key = name
-                .split('.')
-                .map(|part| part.parse().ok())
-                .collect::<Option<Vec<u64>>>()?;
+            let key = release_number(&name)?;
             let lib = entry.path().join(LITE_LIB_IN_WHEEL);
             lib.is_file().then_some((key, lib))
         })
