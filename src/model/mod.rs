@@ -7,6 +7,11 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
+mod assertions;
+mod flatbuffer;
+
+pub use assertions::Assertion;
+
 const CONTAINER_MAGIC: &[u8; 8] = b"mgbtest0";
 const FBS_V2_IDENTIFIER: &[u8; 4] = b"mgv2";
 /// `MGB_MAGIC` (with feature bits) and `MAGIC_V0` of the FBS v1 format.
@@ -33,6 +38,8 @@ pub struct ModelFile {
     pub format: GraphFormat,
     bytes: Vec<u8>,
     graph: Range<usize>,
+    /// The flatbuffer inside the model graph.
+    graph_flatbuffer: Range<usize>,
     testcases: Option<Vec<Range<usize>>>,
 }
 
@@ -50,7 +57,7 @@ impl ModelFile {
         } else {
             None
         };
-        let (format, graph) = reader.graph("the model graph")?;
+        let (format, graph, graph_flatbuffer) = reader.graph("the model graph")?;
         let testcases = match testcase_count {
             None => None,
             Some(count) => {
@@ -72,6 +79,7 @@ impl ModelFile {
             format,
             bytes,
             graph,
+            graph_flatbuffer,
             testcases,
         })
     }
@@ -87,6 +95,12 @@ impl ModelFile {
     /// The model graph (for a plain model, the graph as found in the file).
     pub fn graph(&self) -> &[u8] {
         &self.bytes[self.graph.clone()]
+    }
+
+    /// The AssertEqual operators of the model graph: what a testcase checks.
+    pub fn assertions(&self) -> Result<Vec<Assertion>> {
+        assertions::read(self.format, &self.bytes[self.graph_flatbuffer.clone()])
+            .context("cannot read the model's AssertEqual operators")
     }
 
     /// The testcase graphs of a container, in file order (none for a plain model).
@@ -130,15 +144,16 @@ impl Reader<'_> {
         Ok(u64::from_le_bytes(self.take(8, what)?.try_into().unwrap()))
     }
 
-    /// Reads one serialized graph, in either format, and returns its byte range.
-    fn graph(&mut self, what: &str) -> Result<(GraphFormat, Range<usize>)> {
+    /// Reads one serialized graph, in either format; returns its byte range and
+    /// that of the flatbuffer inside it.
+    fn graph(&mut self, what: &str) -> Result<(GraphFormat, Range<usize>, Range<usize>)> {
         let start = self.pos;
         let head = &self.bytes[start..];
         if head.len() >= 12 && &head[8..12] == FBS_V2_IDENTIFIER {
             // A size-prefixed flatbuffer: u32 size, then `size` bytes.
             let size = self.u32(what)? as usize;
             self.take(size, what)?;
-            return Ok((GraphFormat::FbsV2, start..self.pos));
+            return Ok((GraphFormat::FbsV2, start..self.pos, start + 4..self.pos));
         }
         let magic = if head.len() >= 4 {
             u32::from_le_bytes(head[..4].try_into().unwrap())
@@ -156,8 +171,9 @@ impl Reader<'_> {
         let tensor_bytes = usize::try_from(self.u64(what)?).unwrap_or(usize::MAX);
         self.take(tensor_bytes, what)?;
         let size = self.u32(what)? as usize;
+        let flatbuffer = self.pos;
         self.take(size, what)?;
-        Ok((GraphFormat::FbsV1, start..self.pos))
+        Ok((GraphFormat::FbsV1, start..self.pos, flatbuffer..self.pos))
     }
 }
 
@@ -241,6 +257,33 @@ mod tests {
     fn rejects_what_is_not_a_model() {
         for bytes in [b"hello world, not a model".to_vec(), Vec::new(), b"mgbtest0".to_vec()] {
             assert!(ModelFile::parse(bytes).is_err());
+        }
+    }
+
+    /// Against how `fixtures/make_fixtures.py` dumped each container.
+    #[test]
+    fn reads_the_assertions_of_the_fixture_containers() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(root.join("fixtures/manifest.json")).unwrap()).unwrap();
+        let containers: Vec<&serde_json::Value> = manifest["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|model| model["container"] == true)
+            .collect();
+        assert!(containers.len() >= 8);
+        for model in containers {
+            let file = model["file"].as_str().unwrap();
+            let assertions = ModelFile::read(&root.join(file)).unwrap().assertions().unwrap();
+            let mut checked: Vec<String> = assertions.iter().map(|a| format!("{}:expect", a.output())).collect();
+            checked.sort();
+            assert_eq!(checked, model["expect_inputs"].as_array().unwrap().clone(), "{file}");
+            for assertion in &assertions {
+                let dumped = &model["assert_equal"];
+                assert_eq!(assertion.maxerr, dumped["maxerr"].as_f64().unwrap(), "{file}");
+                assert_eq!(assertion.verbose, dumped["prints_err"].as_bool().unwrap(), "{file}");
+            }
         }
     }
 }
