@@ -16,6 +16,9 @@ _mge() {
             ",$1")
                 cmd="mge"
                 ;;
+            mge,check)
+                cmd="mge__subcmd__check"
+                ;;
             mge,completions)
                 cmd="mge__subcmd__completions"
                 ;;
@@ -30,6 +33,9 @@ _mge() {
                 ;;
             mge,runtime)
                 cmd="mge__subcmd__runtime"
+                ;;
+            mge__subcmd__help,check)
+                cmd="mge__subcmd__help__subcmd__check"
                 ;;
             mge__subcmd__help,completions)
                 cmd="mge__subcmd__help__subcmd__completions"
@@ -77,12 +83,42 @@ _mge() {
 
     case "${cmd}" in
         mge)
-            opts="-v -q -h -V --lite-lib --verbose --quiet --help --version run info runtime completions help"
+            opts="-v -q -h -V --lite-lib --verbose --quiet --help --version run info check runtime completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --lite-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mge__subcmd__check)
+            opts="-j -v -q -h --jobs --json --junit --worker --lite-lib --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --junit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --lite-lib)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -113,8 +149,22 @@ _mge() {
             return 0
             ;;
         mge__subcmd__help)
-            opts="run info runtime completions help"
+            opts="run info check runtime completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mge__subcmd__help__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -243,7 +293,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__run)
-            opts="-i -v -q -h --input --seed --resize-input --warmup --iter --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --outputs --expect --maxerr --json --lite-lib --verbose --quiet --help"
+            opts="-i -v -q -h --input --seed --resize-input --no-testcase --warmup --iter --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --outputs --expect --maxerr --json --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -31,6 +31,7 @@ complete -c mge -n "__fish_mge_needs_command" -s h -l help -d 'Print help'
 complete -c mge -n "__fish_mge_needs_command" -s V -l version -d 'Print version'
 complete -c mge -n "__fish_mge_needs_command" -f -a "run" -d 'Load a model, feed it, run it and report outputs and timing'
 complete -c mge -n "__fish_mge_needs_command" -f -a "info" -d 'Show a model\'s format, inputs, outputs and testcases'
+complete -c mge -n "__fish_mge_needs_command" -f -a "check" -d 'Run every testcase embedded in each model and report pass or fail'
 complete -c mge -n "__fish_mge_needs_command" -f -a "runtime" -d 'Install or inspect the MegEngine Lite runtime'
 complete -c mge -n "__fish_mge_needs_command" -f -a "completions" -d 'Print shell completions'
 complete -c mge -n "__fish_mge_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -56,11 +57,12 @@ nchw64\t''"
 complete -c mge -n "__fish_mge_using_subcommand run" -l layout-transform -d 'Let the engine choose the best layout for the whole graph' -r -f -a "auto\t'The device the model runs on'
 cpu\t''
 cuda\t''"
-complete -c mge -n "__fish_mge_using_subcommand run" -l outputs -d 'Write each output to DIR/NAME.npy' -r -F
+complete -c mge -n "__fish_mge_using_subcommand run" -l outputs -d 'Write each output to DIR/NAME.npy (DIR/INDEX/NAME.npy per embedded testcase)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l expect -d 'Compare output NAME with FILE.npy using the engine\'s AssertEqual error (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l maxerr -d 'The largest error --expect accepts' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l resize-input -d 'Resize images to the input\'s height and width'
+complete -c mge -n "__fish_mge_using_subcommand run" -l no-testcase -d 'Run a testcase container with feeds (--input or #rand) instead of its embedded testcases'
 complete -c mge -n "__fish_mge_using_subcommand run" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
 complete -c mge -n "__fish_mge_using_subcommand run" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand run" -l reproducible -d 'Use only reproducible algorithms'
@@ -79,6 +81,14 @@ complete -c mge -n "__fish_mge_using_subcommand info" -l json -d 'Print one JSON
 complete -c mge -n "__fish_mge_using_subcommand info" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand info" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand info" -s h -l help -d 'Print help'
+complete -c mge -n "__fish_mge_using_subcommand check" -s j -l jobs -d 'Check N models at a time, each batch in its own worker process' -r
+complete -c mge -n "__fish_mge_using_subcommand check" -l junit -d 'Also write a JUnit XML report to FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l json -d 'Print one JSON document on stdout instead of a line per testcase'
+complete -c mge -n "__fish_mge_using_subcommand check" -l worker -d 'Serve as a worker of `check -j`: model paths on stdin, results on stdout'
+complete -c mge -n "__fish_mge_using_subcommand check" -s v -l verbose -d 'Show engine logs and backtraces'
+complete -c mge -n "__fish_mge_using_subcommand check" -s q -l quiet -d 'Print no notes or progress on stderr'
+complete -c mge -n "__fish_mge_using_subcommand check" -s h -l help -d 'Print help'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -s q -l quiet -d 'Print no notes or progress on stderr'
@@ -104,10 +114,11 @@ complete -c mge -n "__fish_mge_using_subcommand completions" -l lite-lib -d 'The
 complete -c mge -n "__fish_mge_using_subcommand completions" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand completions" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info runtime completions help" -f -a "run" -d 'Load a model, feed it, run it and report outputs and timing'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info runtime completions help" -f -a "info" -d 'Show a model\'s format, inputs, outputs and testcases'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info runtime completions help" -f -a "runtime" -d 'Install or inspect the MegEngine Lite runtime'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info runtime completions help" -f -a "completions" -d 'Print shell completions'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info runtime completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check runtime completions help" -f -a "run" -d 'Load a model, feed it, run it and report outputs and timing'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check runtime completions help" -f -a "info" -d 'Show a model\'s format, inputs, outputs and testcases'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check runtime completions help" -f -a "check" -d 'Run every testcase embedded in each model and report pass or fail'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check runtime completions help" -f -a "runtime" -d 'Install or inspect the MegEngine Lite runtime'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check runtime completions help" -f -a "completions" -d 'Print shell completions'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check runtime completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c mge -n "__fish_mge_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "install" -d 'Download MegEngine\'s wheel with pip and keep its runtime libraries in the cache folder'
 complete -c mge -n "__fish_mge_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "info" -d 'Show which runtime is used: path, version, devices'

@@ -33,6 +33,8 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Show a model's format, inputs, outputs and testcases
     Info(InfoArgs),
+    /// Run every testcase embedded in each model and report pass or fail
+    Check(CheckArgs),
     /// Install or inspect the MegEngine Lite runtime
     #[command(subcommand)]
     Runtime(RuntimeCommand),
@@ -51,13 +53,17 @@ pub struct RunArgs {
     #[command(flatten)]
     pub feeds: FeedArgs,
 
+    /// Run a testcase container with feeds (--input or #rand) instead of its embedded testcases
+    #[arg(long)]
+    pub no_testcase: bool,
+
     #[command(flatten)]
     pub iterations: IterationArgs,
 
     #[command(flatten)]
     pub engine: EngineArgs,
 
-    /// Write each output to DIR/NAME.npy
+    /// Write each output to DIR/NAME.npy (DIR/INDEX/NAME.npy per embedded testcase)
     #[arg(long, value_name = "DIR")]
     pub outputs: Option<PathBuf>,
 
@@ -208,6 +214,29 @@ pub struct InfoArgs {
     /// Print one JSON document on stdout
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Testcase containers (.mge dumped with input_data)
+    #[arg(required_unless_present = "worker")]
+    pub models: Vec<PathBuf>,
+
+    /// Check N models at a time, each batch in its own worker process
+    #[arg(short, long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub jobs: u64,
+
+    /// Print one JSON document on stdout instead of a line per testcase
+    #[arg(long)]
+    pub json: bool,
+
+    /// Also write a JUnit XML report to FILE
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
+    /// Serve as a worker of `check -j`: model paths on stdin, results on stdout
+    #[arg(long, hide = true)]
+    pub worker: bool,
 }
 
 #[derive(Subcommand, Debug)]

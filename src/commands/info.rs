@@ -10,7 +10,8 @@ use crate::model::ModelFile;
 use crate::report::run::{stats_table, TensorStats};
 use crate::report::table::Table;
 use crate::report::{emit, emit_json};
-use crate::runner::{testcase_values, Session};
+use crate::runner::testcase::testcase_values;
+use crate::runner::Session;
 use crate::runtime;
 use crate::tensor::{format_shape, TensorInfo};
 

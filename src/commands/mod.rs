@@ -1,5 +1,6 @@
 //! One file per subcommand; `dispatch` hands each its plain options.
 
+mod check;
 mod completions;
 mod info;
 mod options;
@@ -50,6 +51,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(args) => run::run(*args, &global),
         Command::Info(args) => info::info(args, &global),
+        Command::Check(args) => check::check(args, &global),
         Command::Runtime(RuntimeCommand::Install { version, force }) => runtime::install(&version, force, &global),
         Command::Runtime(RuntimeCommand::Info { json }) => runtime::info(json, &global),
         Command::Completions { shell } => completions::completions(shell),

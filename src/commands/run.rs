@@ -12,10 +12,11 @@ use crate::compare::assert_equal_error;
 use crate::engine::{silence_stdout, Lite};
 use crate::feeds::{self, Feed, FeedOptions};
 use crate::model::ModelFile;
+use crate::report::check::Tally;
 use crate::report::file::{staged_beside, write_atomically};
-use crate::report::run::{ExpectReport, InputReport, RunReport, TensorStats};
+use crate::report::run::{ExpectReport, Measurement, RunReport, Target, TestcaseRunReport, TestcasesRunReport};
 use crate::report::{emit, emit_json, quoted_list};
-use crate::runner::timing::Timing;
+use crate::runner::testcase::run_testcases;
 use crate::runner::{Plan, Session};
 use crate::runtime;
 use crate::tensor::{HostTensor, TensorInfo};
@@ -36,12 +37,14 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         .collect::<Result<Vec<_>>>()?;
     let specs = feeds::expand_specs(&args.feeds.inputs)?;
     let model = ModelFile::read(&args.model)?;
-    if model.is_container() && specs.is_empty() {
-        bail!(
-            "{} is a testcase container ({} testcases); running embedded testcases is not supported yet: feed the model with --input",
-            args.model.display(),
-            model.testcase_count()
-        );
+    let testcases = model.is_container() && specs.is_empty() && !args.no_testcase;
+    if testcases {
+        if !expectations.is_empty() {
+            bail!("--expect compares fed runs; the testcases of a container carry their own expectations (add --no-testcase and --input to use --expect)");
+        }
+        if options.record_comp_seq == Some(2) {
+            bail!("--record-comp-seq 2 disables the engine's AssertEqual, so testcases cannot be checked (use level 1, or --no-testcase)");
+        }
     }
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
     if let Some(cache) = &args.engine.fast_run_cache {
@@ -50,45 +53,58 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
 
     let engine_output = silence_stdout(global.verbose);
     let mut session = Session::open(&lite, model.graph(), &options).context("the engine cannot load the model")?;
-    let feeds = resolve_feeds(&specs, &session.inputs, &args, global)?;
-    session.feed(&feeds)?;
     let plan = Plan {
         warmup: args.iterations.warmup,
         iterations: args.iterations.iter,
         quiet: global.quiet,
+        verbose: global.verbose,
     };
+    let target = Target {
+        model: args.model.display().to_string(),
+        format: model.format.to_string(),
+        device: options.device.to_string(),
+    };
+    if testcases {
+        let runs = run_testcases(&lite, &model, &mut session, &plan)?;
+        save_algo_cache(&lite, args.engine.fast_run_cache.as_deref())?;
+        drop(engine_output);
+        if let Some(dir) = &args.outputs {
+            for run in runs.iter().filter(|run| !run.outputs.is_empty()) {
+                write_outputs(&dir.join(run.index.to_string()), &run.outputs)?;
+            }
+        }
+        let mut tally = Tally::default();
+        runs.iter().for_each(|run| tally.add(run.status));
+        let report = TestcasesRunReport {
+            target,
+            testcases: runs.iter().map(TestcaseRunReport::new).collect(),
+            tally,
+        };
+        if args.json {
+            emit_json(&report)?;
+        } else {
+            emit(&report.to_text())?;
+        }
+        if tally.failed > 0 {
+            return Err(CheckFailed(format!("{tally} ({} testcases)", runs.len())).into());
+        }
+        return Ok(());
+    }
+
+    let feeds = resolve_feeds(&specs, &session.inputs, &args, global)?;
+    session.feed(&feeds)?;
     let samples = session.measure(&plan)?;
     let outputs = session.read_outputs()?;
-    if let Some(cache) = &args.engine.fast_run_cache {
-        save_algo_cache(&lite, cache)?;
-    }
+    save_algo_cache(&lite, args.engine.fast_run_cache.as_deref())?;
     drop(engine_output);
 
     if let Some(dir) = &args.outputs {
         write_outputs(dir, &outputs)?;
     }
-    let expect = check_expectations(&expectations, &outputs, args.maxerr)?;
-    let timing = Timing::from_samples(&samples).expect("--iter is at least 1");
     let report = RunReport {
-        model: args.model.display().to_string(),
-        format: model.format.to_string(),
-        device: options.device.to_string(),
-        inputs: feeds
-            .iter()
-            .map(|feed| InputReport {
-                name: feed.name.clone(),
-                shape: feed.tensor.shape.clone(),
-                dtype: feed.tensor.dtype.to_string(),
-                source: feed.source.clone(),
-            })
-            .collect(),
-        outputs: outputs
-            .iter()
-            .map(|(name, value)| TensorStats::describe(name, value))
-            .collect(),
-        throughput_per_s: timing.throughput(),
-        timing_ms: timing,
-        expect,
+        target,
+        measurement: Measurement::new(&feeds, &outputs, &samples).expect("--iter is at least 1"),
+        expect: check_expectations(&expectations, &outputs, args.maxerr)?,
     };
     if args.json {
         emit_json(&report)?;
@@ -214,7 +230,10 @@ fn write_outputs(dir: &Path, outputs: &[(String, HostTensor)]) -> Result<()> {
 
 /// The engine writes its cache in place; stage it beside the target so a
 /// failure leaves the previous cache intact.
-fn save_algo_cache(lite: &Lite, cache: &Path) -> Result<()> {
+fn save_algo_cache(lite: &Lite, cache: Option<&Path>) -> Result<()> {
+    let Some(cache) = cache else {
+        return Ok(());
+    };
     let staged = staged_beside(cache).context("--fast-run-cache")?;
     lite.dump_algo_cache(staged.path())?;
     staged

@@ -16,7 +16,7 @@ use libloading::Library;
 
 use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 
-pub use stdio::silence_stdout;
+pub use stdio::{capture_stdout, silence_stdout, take_stdout};
 
 /// The oldest runtime whose `LiteConfig` matches our declaration (1.11 appended fields).
 const MIN_VERSION: (i32, i32) = (1, 11);

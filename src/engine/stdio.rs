@@ -1,10 +1,12 @@
 //! Keeps what the engine's C++ code prints (it writes to the process's stdout
 //! itself) out of the tool's stdout, which belongs to reports and JSON.
 
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::os::fd::AsRawFd;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::raw::c_int;
+
+use anyhow::{Context, Result};
 
 /// While alive, file descriptors are pointed elsewhere; dropping restores them.
 pub struct StdoutSilenced {
@@ -23,6 +25,50 @@ pub fn silence_stdout(to_stderr: bool) -> StdoutSilenced {
 /// Sends fds 1 and 2 to /dev/null until the guard drops.
 pub(super) fn silence_all() -> StdoutSilenced {
     redirect_to_null(&[1, 2])
+}
+
+/// What the engine prints on stdout, collected in a temporary file (not a
+/// pipe, which would block the engine once full).
+pub struct StdoutCapture {
+    file: File,
+    redirected: StdoutSilenced,
+}
+
+pub fn capture_stdout() -> Result<StdoutCapture> {
+    let file = tempfile::tempfile().context("cannot create a file to hold the engine's output")?;
+    let redirected = redirect(&[1], file.as_raw_fd());
+    Ok(StdoutCapture { file, redirected })
+}
+
+impl StdoutCapture {
+    /// Restores stdout and returns what was printed meanwhile.
+    pub fn finish(self) -> Result<String> {
+        let StdoutCapture { mut file, redirected } = self;
+        drop(redirected);
+        let mut bytes = Vec::new();
+        file.rewind()
+            .and_then(|()| file.read_to_end(&mut bytes))
+            .context("cannot read back the engine's output")?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+/// For a process whose stdout carries a protocol: returns the original stdout
+/// and points fd 1 at stderr for good, so nothing else can write into it.
+pub fn take_stdout() -> Result<File> {
+    let _ = std::io::stdout().flush();
+    // SAFETY: dup of our own fd 1; the new descriptor is owned by the File.
+    let copy = unsafe { libc::dup(1) };
+    if copy < 0 {
+        return Err(std::io::Error::last_os_error()).context("cannot duplicate stdout");
+    }
+    // SAFETY: `copy` is a fresh descriptor nothing else owns.
+    let original = unsafe { File::from_raw_fd(copy) };
+    // SAFETY: dup2 on descriptors this process owns.
+    if unsafe { libc::dup2(2, 1) } < 0 {
+        return Err(std::io::Error::last_os_error()).context("cannot move stdout");
+    }
+    Ok(original)
 }
 
 fn redirect_to_null(fds: &[c_int]) -> StdoutSilenced {

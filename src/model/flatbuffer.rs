@@ -67,7 +67,9 @@ impl<'a> Table<'a> {
     }
 
     pub fn string(&self, index: usize) -> Result<Option<&'a str>> {
-        self.field(index)?.map(|pos| self.string_at(self.follow(pos)?)).transpose()
+        self.field(index)?
+            .map(|pos| self.string_at(self.follow(pos)?))
+            .transpose()
     }
 
     fn string_at(&self, start: usize) -> Result<&'a str> {
@@ -83,12 +85,19 @@ impl<'a> Table<'a> {
         };
         let start = self.follow(pos)?;
         let len = read_u32(self.buf, start)? as usize;
-        slice(self.buf, start + 4, len.checked_mul(4).context("flatbuffer vector too long")?)?;
+        slice(
+            self.buf,
+            start + 4,
+            len.checked_mul(4).context("flatbuffer vector too long")?,
+        )?;
         Ok((0..len).map(|i| start + 4 + 4 * i).collect())
     }
 
     pub fn u32s(&self, index: usize) -> Result<Vec<u32>> {
-        self.vector(index)?.into_iter().map(|pos| read_u32(self.buf, pos)).collect()
+        self.vector(index)?
+            .into_iter()
+            .map(|pos| read_u32(self.buf, pos))
+            .collect()
     }
 
     pub fn strings(&self, index: usize) -> Result<Vec<&'a str>> {
@@ -110,7 +119,10 @@ impl<'a> Table<'a> {
 fn slice(buf: &[u8], pos: usize, len: usize) -> Result<&[u8]> {
     match pos.checked_add(len) {
         Some(end) if end <= buf.len() => Ok(&buf[pos..end]),
-        _ => bail!("flatbuffer field at {pos} runs past the end of the graph ({} bytes)", buf.len()),
+        _ => bail!(
+            "flatbuffer field at {pos} runs past the end of the graph ({} bytes)",
+            buf.len()
+        ),
     }
 }
 

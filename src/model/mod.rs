@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 mod assertions;
 mod flatbuffer;
 
-pub use assertions::Assertion;
+pub use assertions::{checked_output, Assertion};
 
 const CONTAINER_MAGIC: &[u8; 8] = b"mgbtest0";
 const FBS_V2_IDENTIFIER: &[u8; 4] = b"mgv2";

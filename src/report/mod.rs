@@ -1,6 +1,8 @@
 //! Presentation: tables, progress and files written for people and machines.
 
+pub mod check;
 pub mod file;
+pub mod junit;
 pub mod progress;
 pub mod run;
 pub mod table;

@@ -4,21 +4,59 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use super::check::{check_summary, Tally};
 use super::table::Table;
+use crate::feeds::Feed;
+use crate::runner::testcase::{OutputCheck, Status, TestcaseRun};
 use crate::runner::timing::Timing;
 use crate::tensor::{format_shape, HostTensor};
 
+/// `mge run` with feeds.
 #[derive(Serialize)]
 pub struct RunReport {
+    #[serde(flatten)]
+    pub target: Target,
+    #[serde(flatten)]
+    pub measurement: Measurement,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<ExpectReport>,
+}
+
+/// `mge run` on the testcases a container embeds.
+#[derive(Serialize)]
+pub struct TestcasesRunReport {
+    #[serde(flatten)]
+    pub target: Target,
+    pub testcases: Vec<TestcaseRunReport>,
+    #[serde(flatten)]
+    pub tally: Tally,
+}
+
+#[derive(Serialize)]
+pub struct Target {
     pub model: String,
     pub format: String,
     pub device: String,
+}
+
+#[derive(Serialize)]
+pub struct TestcaseRunReport {
+    pub index: usize,
+    pub status: Status,
+    pub checks: Vec<OutputCheck>,
+    pub message: Option<String>,
+    /// Absent when the testcase did not run to the end.
+    #[serde(flatten)]
+    pub measurement: Option<Measurement>,
+}
+
+/// What was fed, what came out, and how long it took.
+#[derive(Serialize)]
+pub struct Measurement {
     pub inputs: Vec<InputReport>,
     pub outputs: Vec<TensorStats>,
     pub timing_ms: Timing,
     pub throughput_per_s: f64,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub expect: Vec<ExpectReport>,
 }
 
 #[derive(Serialize)]
@@ -47,6 +85,89 @@ pub struct ExpectReport {
     pub err: f64,
     pub maxerr: f64,
     pub passed: bool,
+}
+
+impl Measurement {
+    /// `None` without samples (a run that did not finish).
+    pub fn new(feeds: &[Feed], outputs: &[(String, HostTensor)], samples: &[f64]) -> Option<Measurement> {
+        let timing = Timing::from_samples(samples)?;
+        Some(Measurement {
+            inputs: feeds
+                .iter()
+                .map(|feed| InputReport {
+                    name: feed.name.clone(),
+                    shape: feed.tensor.shape.clone(),
+                    dtype: feed.tensor.dtype.to_string(),
+                    source: feed.source.clone(),
+                })
+                .collect(),
+            outputs: outputs
+                .iter()
+                .map(|(name, value)| TensorStats::describe(name, value))
+                .collect(),
+            throughput_per_s: timing.throughput(),
+            timing_ms: timing,
+        })
+    }
+
+    fn to_text(&self, out: &mut String) {
+        let mut inputs = Table::new(&["input", "shape", "dtype", "source"], &[]);
+        for input in &self.inputs {
+            inputs.row(vec![
+                input.name.clone(),
+                format_shape(&input.shape),
+                input.dtype.clone(),
+                input.source.clone(),
+            ]);
+        }
+        out.push_str(&inputs.render(""));
+        out.push_str(&stats_table("output", &self.outputs).render(""));
+        let t = &self.timing_ms;
+        let _ = writeln!(
+            out,
+            "timing   {} iterations, ms per iteration: min {:.4}  median {:.4}  mean {:.4}  max {:.4}  stddev {:.4}",
+            t.iterations, t.min, t.median, t.mean, t.max, t.stddev
+        );
+        let _ = writeln!(out, "throughput {:.2} iterations/s", self.throughput_per_s);
+    }
+}
+
+impl Target {
+    fn to_text(&self, out: &mut String) {
+        let _ = writeln!(out, "model    {} ({}) on {}", self.model, self.format, self.device);
+    }
+}
+
+impl TestcaseRunReport {
+    pub fn new(run: &TestcaseRun) -> TestcaseRunReport {
+        TestcaseRunReport {
+            index: run.index,
+            status: run.status,
+            checks: run.checks.clone(),
+            message: run.message.clone(),
+            measurement: Measurement::new(&run.feeds, &run.outputs, &run.samples),
+        }
+    }
+}
+
+impl TestcasesRunReport {
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        self.target.to_text(&mut out);
+        for testcase in &self.testcases {
+            let _ = writeln!(
+                out,
+                "\ntestcase {}: {}",
+                testcase.index,
+                check_summary(testcase.status, &testcase.checks, testcase.message.as_deref())
+            );
+            if let Some(measurement) = &testcase.measurement {
+                measurement.to_text(&mut out);
+            }
+        }
+        let _ = writeln!(out, "\n{}", self.tally);
+        out
+    }
 }
 
 impl TensorStats {
@@ -93,19 +214,8 @@ pub fn stats_table(title: &str, tensors: &[TensorStats]) -> Table {
 impl RunReport {
     pub fn to_text(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "model    {} ({}) on {}", self.model, self.format, self.device);
-        let mut inputs = Table::new(&["input", "shape", "dtype", "source"], &[]);
-        for input in &self.inputs {
-            inputs.row(vec![
-                input.name.clone(),
-                format_shape(&input.shape),
-                input.dtype.clone(),
-                input.source.clone(),
-            ]);
-        }
-        out.push_str(&inputs.render(""));
-        let outputs = stats_table("output", &self.outputs);
-        out.push_str(&outputs.render(""));
+        self.target.to_text(&mut out);
+        self.measurement.to_text(&mut out);
         for expect in &self.expect {
             let verdict = if expect.passed { "ok" } else { "MISMATCH" };
             let _ = writeln!(
@@ -114,13 +224,6 @@ impl RunReport {
                 expect.name, expect.file, expect.err, expect.maxerr
             );
         }
-        let t = &self.timing_ms;
-        let _ = writeln!(
-            out,
-            "timing   {} iterations, ms per iteration: min {:.4}  median {:.4}  mean {:.4}  max {:.4}  stddev {:.4}",
-            t.iterations, t.min, t.median, t.mean, t.max, t.stddev
-        );
-        let _ = writeln!(out, "throughput {:.2} iterations/s", self.throughput_per_s);
         out
     }
 }

@@ -1,11 +1,12 @@
 //! Loading a graph, feeding it and timing it: the work behind `run` (and the
 //! commands that build on it).
 
+pub mod testcase;
 pub mod timing;
 
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 use crate::engine::{Lite, Network, NetworkOptions};
 use crate::feeds::Feed;
@@ -24,7 +25,10 @@ pub struct Session {
 pub struct Plan {
     pub warmup: usize,
     pub iterations: u64,
+    /// No progress bar.
     pub quiet: bool,
+    /// Echo what the engine prints while checking testcases on stderr.
+    pub verbose: bool,
 }
 
 impl Session {
@@ -103,27 +107,4 @@ impl Session {
             .map(|info| Ok((info.name.clone(), self.network.output(&info.name)?)))
             .collect()
     }
-}
-
-/// The values a testcase graph of a container holds, named. Such a graph has no
-/// inputs; its outputs are the model's input values in the order of the
-/// model's input names, sorted (MegEngine's load_and_run convention).
-pub fn testcase_values(lite: &Lite, graph: &[u8], model_inputs: &[TensorInfo]) -> Result<Vec<(String, HostTensor)>> {
-    let mut testcase = Session::open(lite, graph, &NetworkOptions::default())?;
-    testcase.network.forward()?;
-    let values = testcase.read_outputs()?;
-    let mut names: Vec<&str> = model_inputs.iter().map(|input| input.name.as_str()).collect();
-    names.sort_unstable();
-    if values.len() != names.len() {
-        bail!(
-            "it holds {} tensors but the model has {} inputs",
-            values.len(),
-            names.len()
-        );
-    }
-    Ok(names
-        .into_iter()
-        .map(String::from)
-        .zip(values.into_iter().map(|(_, value)| value))
-        .collect())
 }

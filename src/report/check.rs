@@ -1,0 +1,170 @@
+//! Testcase verdicts: the lines and the document of `mge check`, and the
+//! pieces `mge run` shares when it runs a container's testcases.
+
+use std::fmt::{self, Write};
+
+use serde::{Deserialize, Serialize};
+
+use crate::runner::testcase::{OutputCheck, Status, TestcaseRun};
+
+/// `mge check --json`.
+#[derive(Serialize)]
+pub struct CheckReport {
+    pub models: Vec<ModelCheck>,
+    #[serde(flatten)]
+    pub tally: Tally,
+}
+
+/// Every testcase of one model, or why none could run. Also the line a
+/// `check` worker process sends back.
+#[derive(Serialize, Deserialize)]
+pub struct ModelCheck {
+    pub model: String,
+    /// Set when the model could not be checked at all (counted as one failure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub testcases: Vec<TestcaseCheck>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct TestcaseCheck {
+    pub index: usize,
+    pub status: Status,
+    pub outputs: Vec<OutputCheck>,
+    pub message: Option<String>,
+    /// Wall time of the testcase, for JUnit.
+    pub time_s: f64,
+}
+
+impl TestcaseCheck {
+    pub fn new(run: &TestcaseRun) -> TestcaseCheck {
+        TestcaseCheck {
+            index: run.index,
+            status: run.status,
+            outputs: run.checks.clone(),
+            message: run.message.clone(),
+            time_s: run.seconds,
+        }
+    }
+}
+
+/// The closing count. A model that could not be checked, and a testcase that
+/// could not run, count as failed: neither is a pass.
+#[derive(Clone, Copy, Default, Serialize)]
+pub struct Tally {
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+}
+
+impl Tally {
+    pub fn add(&mut self, status: Status) {
+        match status {
+            Status::Passed => self.passed += 1,
+            Status::Failed | Status::Error => self.failed += 1,
+            Status::Skipped => self.skipped += 1,
+        }
+    }
+
+    pub fn of_models(models: &[ModelCheck]) -> Tally {
+        let mut tally = Tally::default();
+        for model in models {
+            if model.error.is_some() {
+                tally.failed += 1;
+            }
+            model.testcases.iter().for_each(|testcase| tally.add(testcase.status));
+        }
+        tally
+    }
+}
+
+impl fmt::Display for Tally {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} passed, {} failed", self.passed, self.failed)?;
+        if self.skipped > 0 {
+            write!(f, ", {} skipped", self.skipped)?;
+        }
+        Ok(())
+    }
+}
+
+/// `passed`, `FAILED`, ... then each checked output's error against its
+/// tolerance, then the message: the rest of a testcase's line.
+pub fn check_summary(status: Status, checks: &[OutputCheck], message: Option<&str>) -> String {
+    let mut text = match status {
+        Status::Passed => "passed",
+        Status::Failed => "FAILED",
+        Status::Skipped => "skipped",
+        Status::Error => "ERROR",
+    }
+    .to_string();
+    for check in checks {
+        let err = check.err.map_or("not printed".to_string(), number);
+        let _ = write!(text, "  '{}' err {err} (maxerr {})", check.name, number(check.maxerr));
+    }
+    if let Some(message) = message {
+        let _ = write!(text, ": {message}");
+    }
+    text
+}
+
+/// Short and exact enough for an error: `0`, `0.5`, `3.86273e-5`.
+fn number(value: f64) -> String {
+    if value == 0.0 || (1e-3..1e6).contains(&value.abs()) || !value.is_finite() {
+        format!("{value}")
+    } else {
+        format!("{value:e}")
+    }
+}
+
+impl ModelCheck {
+    /// One line per testcase (or one for a model that could not be checked).
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        if let Some(error) = &self.error {
+            let _ = writeln!(out, "{}: ERROR: {error}", self.model);
+        }
+        for testcase in &self.testcases {
+            let summary = check_summary(testcase.status, &testcase.outputs, testcase.message.as_deref());
+            let _ = writeln!(out, "{} #{}: {summary}", self.model, testcase.index);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_errors_as_failures_and_shows_skips_only_when_any() {
+        let mut tally = Tally::default();
+        [Status::Passed, Status::Failed, Status::Error]
+            .into_iter()
+            .for_each(|s| tally.add(s));
+        assert_eq!(tally.to_string(), "1 passed, 2 failed");
+        tally.add(Status::Skipped);
+        assert_eq!(tally.to_string(), "1 passed, 2 failed, 1 skipped");
+    }
+
+    #[test]
+    fn summarises_checks() {
+        let checks = [
+            OutputCheck {
+                name: "feat".into(),
+                err: Some(3.86273e-05),
+                maxerr: 1e-4,
+            },
+            OutputCheck {
+                name: "y".into(),
+                err: None,
+                maxerr: 0.5,
+            },
+        ];
+        assert_eq!(
+            check_summary(Status::Failed, &checks, Some("'feat': got 1, expected 2")),
+            "FAILED  'feat' err 3.86273e-5 (maxerr 1e-4)  'y' err not printed (maxerr 0.5): 'feat': got 1, expected 2"
+        );
+        assert_eq!(check_summary(Status::Passed, &checks[..0], None), "passed");
+    }
+}

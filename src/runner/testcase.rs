@@ -1,0 +1,301 @@
+//! The testcases a container embeds, run and judged the way MegEngine's
+//! load_and_run does: by the model's own AssertEqual operators.
+
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+use super::{Plan, Session};
+use crate::engine::{capture_stdout, EngineError, Lite, NetworkOptions};
+use crate::feeds::Feed;
+use crate::model::{checked_output, Assertion, ModelFile};
+use crate::tensor::{HostTensor, TensorInfo};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Passed,
+    Failed,
+    /// Ran, but the model has no expectations to check.
+    Skipped,
+    /// Could not run: a broken testcase or an engine failure other than a mismatch.
+    Error,
+}
+
+/// One checked output: the engine's AssertEqual error against the model's tolerance.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OutputCheck {
+    pub name: String,
+    /// `None` when the engine did not print it (a model dumped with `silent=True`,
+    /// or an assertion the run never reached); NaN when a value was NaN.
+    pub err: Option<f64>,
+    pub maxerr: f64,
+}
+
+pub struct TestcaseRun {
+    pub index: usize,
+    pub status: Status,
+    pub checks: Vec<OutputCheck>,
+    pub message: Option<String>,
+    pub seconds: f64,
+    pub feeds: Vec<Feed>,
+    /// Forward+wait of each timed run in ms; empty when the testcase failed.
+    pub samples: Vec<f64>,
+    pub outputs: Vec<(String, HostTensor)>,
+}
+
+/// Runs every testcase of `model` in turn on one network, as load_and_run does;
+/// a failed testcase leaves the network usable for the next.
+pub fn run_testcases(lite: &Lite, model: &ModelFile, session: &mut Session, plan: &Plan) -> Result<Vec<TestcaseRun>> {
+    let assertions = model.assertions()?;
+    Ok(model
+        .testcases()
+        .enumerate()
+        .map(|(index, graph)| run_testcase(lite, session, index, graph, &assertions, plan))
+        .collect())
+}
+
+fn run_testcase(
+    lite: &Lite,
+    session: &mut Session,
+    index: usize,
+    graph: &[u8],
+    assertions: &[Assertion],
+    plan: &Plan,
+) -> TestcaseRun {
+    let started = Instant::now();
+    let mut run = TestcaseRun {
+        index,
+        status: Status::Error,
+        checks: Vec::new(),
+        message: None,
+        seconds: 0.0,
+        feeds: Vec::new(),
+        samples: Vec::new(),
+        outputs: Vec::new(),
+    };
+    match testcase_values(lite, graph, &session.inputs) {
+        Ok(values) => {
+            run.feeds = values
+                .into_iter()
+                .map(|(name, tensor)| Feed {
+                    name,
+                    source: format!("testcase {index}"),
+                    tensor,
+                })
+                .collect();
+            judge(&mut run, session, assertions, plan);
+        }
+        Err(err) => run.message = Some(format!("cannot read the testcase: {err:#}")),
+    }
+    run.seconds = started.elapsed().as_secs_f64();
+    run
+}
+
+/// Feeds the testcase, runs it and sets its status, checks and message.
+fn judge(run: &mut TestcaseRun, session: &mut Session, assertions: &[Assertion], plan: &Plan) {
+    let capture = match capture_stdout() {
+        Ok(capture) => capture,
+        Err(err) => {
+            run.message = Some(format!("{err:#}"));
+            return;
+        }
+    };
+    let result = session.feed(&run.feeds).and_then(|()| session.measure(plan));
+    let printed = match capture.finish() {
+        Ok(printed) => printed,
+        Err(err) => {
+            run.message = Some(format!("{err:#}"));
+            return;
+        }
+    };
+    if plan.verbose {
+        eprint!("{printed}");
+    }
+    let errors = errors_by_assertion(assertions, &printed_errors(&printed));
+    run.checks = assertions
+        .iter()
+        .zip(errors)
+        .map(|(assertion, err)| OutputCheck {
+            name: assertion.output().to_string(),
+            err,
+            maxerr: assertion.maxerr,
+        })
+        .collect();
+    match result {
+        Ok(samples) => {
+            run.samples = samples;
+            match session.read_outputs() {
+                Ok(outputs) => run.outputs = outputs,
+                Err(err) => {
+                    run.message = Some(format!("{err:#}"));
+                    return;
+                }
+            }
+            if assertions.is_empty() {
+                run.status = Status::Skipped;
+                run.message = Some("no expectations".to_string());
+            } else {
+                run.status = Status::Passed;
+            }
+        }
+        Err(err) => match err.downcast_ref::<EngineError>() {
+            Some(engine) if engine.message.starts_with("Unequal value") => {
+                run.status = Status::Failed;
+                run.message = Some(describe_mismatch(&engine.message));
+            }
+            _ => run.message = Some(format!("{err:#}")),
+        },
+    }
+}
+
+/// `(output, err)` from each `AssertEqual: err=<g> (name=<var> id=<n>)` line the
+/// engine printed.
+fn printed_errors(printed: &str) -> Vec<(String, f64)> {
+    printed
+        .lines()
+        .filter_map(|line| {
+            let (err, rest) = line.strip_prefix("AssertEqual: err=")?.split_once(" (name=")?;
+            let (var, _) = rest.rsplit_once(" id=")?;
+            let output = checked_output(var).unwrap_or(var);
+            Some((output.to_string(), err.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The largest printed error of each assertion's output (NaN wins).
+fn errors_by_assertion(assertions: &[Assertion], printed: &[(String, f64)]) -> Vec<Option<f64>> {
+    let largest = |output: &str| {
+        printed
+            .iter()
+            .filter(|(name, _)| name == output)
+            .map(|&(_, err)| err)
+            .reduce(|a, b| if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) })
+    };
+    let mut errors: Vec<Option<f64>> = assertions.iter().map(|a| largest(a.output())).collect();
+    // An FBS v1 graph loses var names at load, so the engine prints other names
+    // than the file holds: pair them when one of each is left.
+    let mut unknown: Vec<&str> = printed
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .filter(|name| !assertions.iter().any(|a| a.output() == *name))
+        .collect();
+    unknown.dedup();
+    let unmatched: Vec<usize> = (0..errors.len()).filter(|&i| errors[i].is_none()).collect();
+    if let ([name], [index]) = (unknown.as_slice(), unmatched.as_slice()) {
+        errors[*index] = largest(name);
+    }
+    errors
+}
+
+/// The engine's `Unequal value` message in one line: the output, the first
+/// mismatching value and the expected one, where, and the error there.
+fn describe_mismatch(message: &str) -> String {
+    let field = |prefix: &str| {
+        message
+            .lines()
+            .find_map(|line| line.trim_start().strip_prefix(prefix))
+            .map(str::trim)
+    };
+    let output = field("Value of:")
+        .and_then(|var| var.split_once("name:"))
+        .and_then(|(_, rest)| rest.split_once(", slot:"))
+        .map(|(name, _)| name);
+    match (output, field("Actual:"), field("Which is:")) {
+        (Some(output), Some(actual), Some(expected)) => {
+            let mut text = format!("'{output}': got {actual}, expected {expected}");
+            if let Some((index, shape)) = field("At index:").and_then(|at| at.split_once('/')) {
+                text.push_str(&format!(" at index {index} of shape {shape}"));
+            }
+            if let Some(error) = field("error:") {
+                text.push_str(&format!(" (error {error})"));
+            }
+            text
+        }
+        _ => message.lines().next().unwrap_or("Unequal value").to_string(),
+    }
+}
+
+/// The values a testcase graph of a container holds, named. Such a graph has no
+/// inputs; its outputs are the model's input values in the order of the
+/// model's input names, sorted (MegEngine's load_and_run convention).
+pub fn testcase_values(lite: &Lite, graph: &[u8], model_inputs: &[TensorInfo]) -> Result<Vec<(String, HostTensor)>> {
+    let mut testcase = Session::open(lite, graph, &NetworkOptions::default())?;
+    testcase.forward()?;
+    let values = testcase.read_outputs()?;
+    let mut names: Vec<&str> = model_inputs.iter().map(|input| input.name.as_str()).collect();
+    names.sort_unstable();
+    if values.len() != names.len() {
+        bail!(
+            "it holds {} tensors but the model has {} inputs",
+            values.len(),
+            names.len()
+        );
+    }
+    Ok(names
+        .into_iter()
+        .map(String::from)
+        .zip(values.into_iter().map(|(_, value)| value))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_errors_the_engine_prints() {
+        let printed = "AssertEqual: err=0 (name=assert_eq(feat:expect,feat)[46] id=46)\n\
+                       some other line\n\
+                       AssertEqual: err=3.86273e-05 (name=assert_eq(a b:expect,a b)[7] id=7)\n\
+                       AssertEqual: err=nan (name=custom id=9)\n";
+        let errors = printed_errors(printed);
+        assert_eq!(errors[0], ("feat".to_string(), 0.0));
+        assert_eq!(errors[1], ("a b".to_string(), 3.86273e-05));
+        assert_eq!(errors[2].0, "custom");
+        assert!(errors[2].1.is_nan());
+        assert_eq!(errors.len(), 3);
+    }
+
+    #[test]
+    fn pairs_errors_with_assertions() {
+        let assertion = |var: &str| Assertion {
+            var: var.to_string(),
+            maxerr: 1e-4,
+            verbose: true,
+        };
+        let two = [
+            assertion("assert_eq(a:expect,a)[3]"),
+            assertion("assert_eq(b:expect,b)[5]"),
+        ];
+        let printed = [
+            ("a".to_string(), 0.5),
+            ("a".to_string(), 0.25),
+            ("b".to_string(), f64::NAN),
+        ];
+        let errors = errors_by_assertion(&two, &printed);
+        assert_eq!(errors[0], Some(0.5));
+        assert!(errors[1].unwrap().is_nan());
+        // Names the file does not hold (FBS v1): paired only when unambiguous.
+        let renamed = [("h2d[0],axis_add_rm[23]".to_string(), 1e-5)];
+        assert_eq!(errors_by_assertion(&two[..1], &renamed), [Some(1e-5)]);
+        assert_eq!(errors_by_assertion(&two, &renamed), [None, None]);
+    }
+
+    #[test]
+    fn describes_a_mismatch_in_one_line() {
+        let message = "Unequal value\n\
+            Value of: {id:24, layout:{1(8),8(1) Float32}, Float32, owner:axis_add_rm(Reduce[2])[23]{AxisAddRemove}, name:feat, slot:0, CompNode(\"cpu0:0\" from \"cpu0:0\"), s, 4, 8}\n  \
+            Actual: 0.289750\n\
+            Expected: {id:1, layout:{1(8),8(1) Float32}, Float32, owner:h2d[0]{Host2DeviceCopy}, name:feat:expect, slot:0}\n\
+            Which is: 1.289750\n\
+            At index: {0,0}/{1,8}\n   \
+            error: 1";
+        assert_eq!(
+            describe_mismatch(message),
+            "'feat': got 0.289750, expected 1.289750 at index {0,0} of shape {1,8} (error 1)"
+        );
+        assert_eq!(describe_mismatch("Unequal value\nsomething else"), "Unequal value");
+    }
+}

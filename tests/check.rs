@@ -1,0 +1,275 @@
+//! `mge check` and `mge run` on testcase containers. Which testcases pass, fail
+//! or have nothing to check comes from how `fixtures/make_fixtures.py` built
+//! each container (`expected_pass`), not from `mge`.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn containers(manifest: &Value) -> Vec<&Value> {
+    entries(manifest, "models")
+        .iter()
+        .filter(|m| m["container"] == true)
+        .collect()
+}
+
+/// `passed`, `failed` or `skipped`, as the fixture was made.
+fn expected_status(expected_pass: &Value) -> &'static str {
+    match expected_pass.as_bool() {
+        Some(true) => "passed",
+        Some(false) => "failed",
+        None => "skipped",
+    }
+}
+
+fn expected_tally(models: &[&Value]) -> (u64, u64, u64) {
+    let mut tally = (0, 0, 0);
+    for model in models {
+        for testcase in model["testcase_list"].as_array().unwrap() {
+            match expected_status(&testcase["expected_pass"]) {
+                "passed" => tally.0 += 1,
+                "failed" => tally.1 += 1,
+                _ => tally.2 += 1,
+            }
+        }
+    }
+    tally
+}
+
+fn files<'a>(models: &[&'a Value]) -> Vec<&'a str> {
+    models.iter().map(|m| m["file"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn each_container_checks_as_it_was_made() {
+    let manifest = manifest();
+    let all = containers(&manifest);
+    assert!(all.len() >= 8);
+    for model in all {
+        let file = model["file"].as_str().unwrap();
+        let expected = model["testcase_list"].as_array().unwrap();
+        let fails = expected.iter().any(|t| t["expected_pass"] == false);
+        let (stdout, _) = run_expecting(mge().args(["check", "--json", file]), if fails { 1 } else { 0 });
+        let report = json_of(&stdout);
+        let got = report["models"][0]["testcases"].as_array().unwrap();
+        assert_eq!(got.len(), expected.len(), "{file}");
+        let checked: Vec<String> = model["expect_inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|name| name.as_str().unwrap().trim_end_matches(":expect").to_string())
+            .collect();
+        for (testcase, want) in got.iter().zip(expected) {
+            let status = expected_status(&want["expected_pass"]);
+            assert_eq!(testcase["index"], want["index"], "{file}");
+            assert_eq!(testcase["status"], status, "{file} #{}", want["index"]);
+            let outputs = testcase["outputs"].as_array().unwrap();
+            let mut names: Vec<String> = outputs
+                .iter()
+                .map(|o| o["name"].as_str().unwrap().to_string())
+                .collect();
+            names.sort();
+            assert_eq!(names, checked, "{file}: every expectation is a checked output");
+            for output in outputs {
+                assert_eq!(output["maxerr"], model["assert_equal"]["maxerr"], "{file}");
+                let err = &output["err"];
+                if model["assert_equal"]["prints_err"] == true {
+                    let err = err.as_f64().unwrap_or_else(|| panic!("{file}: no err in {output}"));
+                    assert_eq!(err <= output["maxerr"].as_f64().unwrap(), status == "passed", "{file}");
+                } else {
+                    assert!(err.is_null(), "{file}: a silent AssertEqual prints no error");
+                }
+            }
+            if status == "failed" {
+                let message = testcase["message"].as_str().unwrap();
+                assert!(message.starts_with(&format!("'{}': got ", checked[0])), "{message}");
+            }
+            if status == "skipped" {
+                assert_eq!(testcase["message"], "no expectations");
+            }
+        }
+    }
+}
+
+#[test]
+fn all_containers_at_once_in_one_process_or_two_workers() {
+    let manifest = manifest();
+    let all = containers(&manifest);
+    let (passed, failed, skipped) = expected_tally(&all);
+    let closing = format!("{passed} passed, {failed} failed, {skipped} skipped");
+    let mut reports = Vec::new();
+    for jobs in ["1", "2"] {
+        let (stdout, _) = run_expecting(mge().args(["check", "-j", jobs]).args(files(&all)), 1);
+        assert_eq!(stdout.lines().last(), Some(closing.as_str()), "-j {jobs}:\n{stdout}");
+        assert!(!stdout.contains("AssertEqual"), "engine chatter on stdout:\n{stdout}");
+        let testcase_lines = stdout.lines().filter(|line| line.contains(".mge #")).count() as u64;
+        assert_eq!(testcase_lines, passed + failed + skipped, "{stdout}");
+        let (stdout, _) = run_expecting(mge().args(["check", "--json", "-j", jobs]).args(files(&all)), 1);
+        let report = json_of(&stdout);
+        assert_eq!(report["passed"], passed);
+        assert_eq!(report["failed"], failed);
+        assert_eq!(report["skipped"], skipped);
+        let order: Vec<&str> = report["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["model"].as_str().unwrap())
+            .collect();
+        assert_eq!(order, files(&all), "models are reported in the order given");
+        reports.push(report);
+    }
+    let statuses = |report: &Value| -> Vec<Value> {
+        report["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["testcases"].as_array().unwrap().iter().map(|t| t["status"].clone()))
+            .collect()
+    };
+    assert_eq!(statuses(&reports[0]), statuses(&reports[1]));
+}
+
+#[test]
+fn junit_holds_one_failure_for_the_wrong_testcase() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("report.xml");
+    let models = [
+        "fixtures/conv_float_tc3_wrong.mge",
+        "fixtures/conv_float_tc1_noassert.mge",
+    ];
+    run_expecting(mge().args(["check", "-q"]).args(models).arg("--junit").arg(&junit), 1);
+    let text = std::fs::read_to_string(&junit).unwrap();
+    let xml = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{e}:\n{text}"));
+    let suites: Vec<_> = xml.descendants().filter(|n| n.has_tag_name("testsuite")).collect();
+    assert_eq!(suites.len(), 2);
+    assert_eq!(suites[0].attribute("name"), Some(models[0]));
+    assert_eq!(suites[0].attribute("tests"), Some("3"));
+    assert_eq!(suites[0].attribute("failures"), Some("1"));
+    let failures: Vec<_> = xml.descendants().filter(|n| n.has_tag_name("failure")).collect();
+    assert_eq!(failures.len(), 1);
+    let failed_case = failures[0].parent().unwrap();
+    assert_eq!(failed_case.attribute("name"), Some("testcase 1"));
+    assert!(failures[0].attribute("message").unwrap().contains("'feat'"));
+    for testcase in xml.descendants().filter(|n| n.has_tag_name("testcase")) {
+        let time: f64 = testcase.attribute("time").unwrap().parse().unwrap();
+        assert!(time >= 0.0);
+    }
+    assert_eq!(xml.descendants().filter(|n| n.has_tag_name("skipped")).count(), 1);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temporary left beside"
+    );
+}
+
+#[test]
+fn a_model_that_cannot_be_checked_does_not_stop_the_others() {
+    let (stdout, _) = run_expecting(
+        mge().args([
+            "check",
+            "--json",
+            "fixtures/conv_float_tc1.mge",
+            "fixtures/conv_float.mge",
+            "fixtures/missing.mge",
+            "fixtures/conv_float_truncated.mge",
+        ]),
+        1,
+    );
+    let report = json_of(&stdout);
+    let models = report["models"].as_array().unwrap();
+    assert_eq!(models[0]["testcases"][0]["status"], "passed");
+    for broken in &models[1..] {
+        assert!(broken["error"].is_string(), "{broken}");
+        assert_eq!(broken["testcases"].as_array().unwrap().len(), 0);
+    }
+    assert!(models[1]["error"].as_str().unwrap().contains("embeds no testcases"));
+    assert_eq!(
+        (report["passed"].clone(), report["failed"].clone()),
+        (1.into(), 3.into())
+    );
+}
+
+#[test]
+fn nothing_to_run_is_an_error() {
+    for jobs in ["1", "2"] {
+        let (stdout, stderr) = run_expecting(
+            mge().args([
+                "check",
+                "-j",
+                jobs,
+                "fixtures/conv_float.mge",
+                "fixtures/not_a_model.mge",
+            ]),
+            2,
+        );
+        assert_eq!(stdout.lines().last(), Some("0 passed, 2 failed"), "{stdout}");
+        assert!(stderr.contains("no testcase could run"), "{stderr}");
+    }
+    let (_, stderr) = run_expecting(
+        mge().args(["check", "fixtures/conv_float_tc1.mge", "--junit", "no/such/dir/r.xml"]),
+        2,
+    );
+    assert!(stderr.contains("does not exist"), "{stderr}");
+}
+
+#[test]
+fn run_goes_through_every_testcase_then_fails() {
+    let (stdout, stderr) = run_expecting(
+        mge().args([
+            "run",
+            "fixtures/conv_float_tc3_wrong.mge",
+            "--iter",
+            "2",
+            "--json",
+            "-q",
+        ]),
+        1,
+    );
+    let report = json_of(&stdout);
+    let statuses: Vec<&str> = report["testcases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["passed", "failed", "passed"]);
+    assert_eq!(report["testcases"][0]["timing_ms"]["iterations"], 2);
+    assert_eq!(report["testcases"][0]["inputs"][0]["source"], "testcase 0");
+    assert!(report["testcases"][1]["timing_ms"].is_null());
+    assert!(stderr.contains("2 passed, 1 failed"), "{stderr}");
+
+    let (stdout, _) = run_expecting(
+        mge().args(["run", "fixtures/two_inputs_tc2.mge", "--iter", "1", "-q"]),
+        0,
+    );
+    assert!(stdout.contains("testcase 1: passed"), "{stdout}");
+    assert!(!stdout.contains("AssertEqual"), "{stdout}");
+}
+
+#[test]
+fn no_testcase_runs_the_model_on_feeds() {
+    let (stdout, _) = run_expecting(
+        mge().args([
+            "run",
+            "fixtures/conv_float_tc1_noassert.mge",
+            "--no-testcase",
+            "--json",
+            "-q",
+        ]),
+        0,
+    );
+    let report = json_of(&stdout);
+    assert!(report.get("testcases").is_none());
+    assert_eq!(report["inputs"][0]["source"], "#rand(0,1)");
+    let (_, stderr) = run_expecting(
+        mge().args([
+            "run",
+            "fixtures/conv_float_tc1.mge",
+            "--expect",
+            "feat:fixtures/ref/conv_float__conv_data/feat.npy",
+        ]),
+        2,
+    );
+    assert!(stderr.contains("--no-testcase"), "{stderr}");
+}
