@@ -2,6 +2,7 @@
 (1,1000)) as a MegEngine 1.13 .mge file (~46 MB, not committed).
 
     VENV/bin/python bench/resnet18.py bench/out/resnet18.mge   (VENV: a Python 3.10 venv with megengine 1.13.0)
+    VENV/bin/python bench/resnet18.py --testcase bench/out/resnet18_tc1.mge   (with a testcase)
 
 Needs the venv described in fixtures/make_fixtures.py (megengine 1.13.0, numpy<2).
 """
@@ -60,6 +61,8 @@ class ResNet18(M.Module):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("output", help="path of the .mge file to write")
+    ap.add_argument("--testcase", action="store_true",
+                    help="embed one #rand(0,1) testcase and its expected logits (a container for `mge check`)")
     args = ap.parse_args()
 
     mge.random.seed(0)
@@ -75,7 +78,8 @@ def main():
     out_dir = os.path.dirname(os.path.abspath(args.output))
     os.makedirs(out_dir, exist_ok=True)
     tmp = args.output + ".tmp"
-    fn.dump(tmp, arg_names=["data"], output_names=["logits"])
+    testcase = {"input_data": ["#rand(0,1)"]} if args.testcase else {}
+    fn.dump(tmp, arg_names=["data"], output_names=["logits"], **testcase)
     os.replace(tmp, args.output)
     print("wrote %s (%d bytes)" % (args.output, os.path.getsize(args.output)))
 
