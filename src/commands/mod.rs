@@ -3,6 +3,7 @@
 mod completions;
 mod info;
 mod options;
+mod profile;
 mod run;
 mod runtime;
 
@@ -50,6 +51,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(args) => run::run(*args, &global),
         Command::Info(args) => info::info(args, &global),
+        Command::Profile(args) => profile::profile(*args, &global),
         Command::Runtime(RuntimeCommand::Install { version, force }) => runtime::install(&version, force, &global),
         Command::Runtime(RuntimeCommand::Info { json }) => runtime::info(json, &global),
         Command::Completions { shell } => completions::completions(shell),

@@ -1,9 +1,11 @@
 //! Presentation: tables, progress and files written for people and machines.
 
 pub mod file;
+pub mod profile;
 pub mod progress;
 pub mod run;
 pub mod table;
+pub mod trace;
 
 use std::io::{ErrorKind, Write};
 
