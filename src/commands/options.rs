@@ -1,15 +1,15 @@
 //! Engine options and feeds shared by the commands that run a model.
 
-use std::path::Path;
-
 use anyhow::{bail, Context, Result};
 
 use super::Global;
-use crate::cli::{EngineArgs, FeedArgs, LayoutArg, LayoutTransformTarget};
+use crate::cli::{EngineArgs, FeedArgs, IterationArgs, LayoutArg, LayoutTransformTarget};
 use crate::engine::{Device, GraphLayout, Lite, NetworkOptions};
 use crate::feeds::{self, Feed, FeedOptions};
 use crate::report::file::staged_beside;
 use crate::report::quoted_list;
+use crate::runner::Plan;
+use crate::runtime;
 use crate::tensor::TensorInfo;
 
 pub fn parse_device(text: &str) -> Result<Device> {
@@ -99,9 +99,29 @@ pub fn resolve_feeds(specs: &[String], inputs: &[TensorInfo], args: &FeedArgs, g
     Ok(feeds)
 }
 
-/// The engine writes its cache in place; stage it beside the target so a
-/// failure leaves the previous cache intact.
-pub fn save_algo_cache(lite: &Lite, cache: &Path) -> Result<()> {
+/// The runtime, using the fast-run cache `engine` names.
+pub fn load_runtime(engine: &EngineArgs, global: &Global) -> Result<Lite> {
+    let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
+    if let Some(cache) = &engine.fast_run_cache {
+        lite.use_algo_cache(cache)?;
+    }
+    Ok(lite)
+}
+
+pub fn plan(iterations: &IterationArgs, global: &Global) -> Plan {
+    Plan {
+        warmup: iterations.warmup,
+        iterations: iterations.iter,
+        quiet: global.quiet,
+    }
+}
+
+/// Writes the fast-run cache `engine` names, if any. The engine writes it in
+/// place; it is staged beside the target so a failure leaves the previous cache intact.
+pub fn save_algo_cache(lite: &Lite, engine: &EngineArgs) -> Result<()> {
+    let Some(cache) = &engine.fast_run_cache else {
+        return Ok(());
+    };
     let staged = staged_beside(cache).context("--fast-run-cache")?;
     lite.dump_algo_cache(staged.path())?;
     staged

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::options::{network_options, resolve_feeds, save_algo_cache};
+use super::options::{load_runtime, network_options, plan, resolve_feeds, save_algo_cache};
 use super::Global;
 use crate::cli::{ProfileArgs, ProfileBy};
 use crate::engine::{silence_stdout, Device, Lite, NetworkOptions};
@@ -19,8 +19,7 @@ use crate::report::profile::{explain_gap, operator_ms, rows, Grouping, ProfileRe
 use crate::report::trace::{chrome_trace, TraceSource};
 use crate::report::{emit, emit_json};
 use crate::runner::timing::Timing;
-use crate::runner::{testcase_values, Plan, Session};
-use crate::runtime;
+use crate::runner::{testcase_values, Session};
 
 pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
     let mut options = network_options(&args.engine)?;
@@ -28,10 +27,7 @@ pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
     let specs = feeds::expand_specs(&args.feeds.inputs)?;
     let model = ModelFile::read(&args.model)?;
     let mut capture = start_capture(&trace, &mut options)?;
-    let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
-    if let Some(cache) = &args.engine.fast_run_cache {
-        lite.use_algo_cache(cache)?;
-    }
+    let lite = load_runtime(&args.engine, global)?;
 
     let engine_output = silence_stdout(global.verbose);
     let loading = Instant::now();
@@ -42,15 +38,9 @@ pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
         _ => resolve_feeds(&specs, &session.inputs, &args.feeds, global)?,
     };
     session.feed(&feeds)?;
-    let plan = Plan {
-        warmup: args.iterations.warmup,
-        iterations: args.iterations.iter,
-        quiet: global.quiet,
-    };
+    let plan = plan(&args.iterations, global);
     let samples = session.measure(&plan, &mut capture)?;
-    if let Some(cache) = &args.engine.fast_run_cache {
-        save_algo_cache(&lite, cache)?;
-    }
+    save_algo_cache(&lite, &args.engine)?;
     drop(session);
     drop(engine_output);
 

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::options::{network_options, resolve_feeds, save_algo_cache};
+use super::options::{load_runtime, network_options, plan, resolve_feeds, save_algo_cache};
 use super::profile::{start_capture, write_trace};
 use super::{CheckFailed, Global};
 use crate::cli::RunArgs;
@@ -18,8 +18,7 @@ use crate::report::file::write_atomically;
 use crate::report::run::{ExpectReport, InputReport, RunReport, TensorStats};
 use crate::report::{emit, emit_json, quoted_list};
 use crate::runner::timing::Timing;
-use crate::runner::{Plan, Session};
-use crate::runtime;
+use crate::runner::Session;
 use crate::tensor::HostTensor;
 
 /// `--expect NAME:FILE.npy`; the file is checked before the engine starts and
@@ -50,10 +49,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
             model.testcase_count()
         );
     }
-    let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
-    if let Some(cache) = &args.engine.fast_run_cache {
-        lite.use_algo_cache(cache)?;
-    }
+    let lite = load_runtime(&args.engine, global)?;
 
     let engine_output = silence_stdout(global.verbose);
     let loading = Instant::now();
@@ -63,16 +59,10 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     }
     let feeds = resolve_feeds(&specs, &session.inputs, &args.feeds, global)?;
     session.feed(&feeds)?;
-    let plan = Plan {
-        warmup: args.iterations.warmup,
-        iterations: args.iterations.iter,
-        quiet: global.quiet,
-    };
+    let plan = plan(&args.iterations, global);
     let samples = session.measure(&plan, &mut capture)?;
     let outputs = session.read_outputs()?;
-    if let Some(cache) = &args.engine.fast_run_cache {
-        save_algo_cache(&lite, cache)?;
-    }
+    save_algo_cache(&lite, &args.engine)?;
     drop(engine_output);
     if let (Some(capture), Some(trace)) = (capture, &args.profile) {
         write_trace(trace, &capture.finish(), &args.model, options.device, &lite)?;
