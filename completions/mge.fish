@@ -32,6 +32,7 @@ complete -c mge -n "__fish_mge_needs_command" -s V -l version -d 'Print version'
 complete -c mge -n "__fish_mge_needs_command" -f -a "run" -d 'Load a model, feed it, run it and report outputs and timing'
 complete -c mge -n "__fish_mge_needs_command" -f -a "info" -d 'Show a model\'s format, inputs, outputs and testcases'
 complete -c mge -n "__fish_mge_needs_command" -f -a "check" -d 'Run every testcase embedded in each model and report pass or fail'
+complete -c mge -n "__fish_mge_needs_command" -f -a "profile" -d 'Run with the engine\'s profiler: top operators by time and a Chrome trace'
 complete -c mge -n "__fish_mge_needs_command" -f -a "runtime" -d 'Install or inspect the MegEngine Lite runtime'
 complete -c mge -n "__fish_mge_needs_command" -f -a "completions" -d 'Print shell completions'
 complete -c mge -n "__fish_mge_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -60,6 +61,7 @@ cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand run" -l outputs -d 'Write each output to DIR/NAME.npy (DIR/INDEX/NAME.npy per embedded testcase)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l expect -d 'Compare output NAME with FILE.npy using the engine\'s AssertEqual error (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l maxerr -d 'The largest error --expect accepts' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l profile -d 'Profile the timed iterations and write a Chrome trace to FILE' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand run" -l no-testcase -d 'Run a testcase container with feeds (--input or #rand) instead of its embedded testcases'
@@ -89,6 +91,47 @@ complete -c mge -n "__fish_mge_using_subcommand check" -l worker -d 'Serve as a 
 complete -c mge -n "__fish_mge_using_subcommand check" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand check" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand check" -s h -l help -d 'Print help'
+complete -c mge -n "__fish_mge_using_subcommand profile" -s i -l input -d 'Input feed: [NAME:]SOURCE with SOURCE one of #rand(MIN,MAX[,SHAPE]), FILE.npy, FILE.npz[:KEY], an image or a JSON literal; several joined by \';\'; @FILE reads one per line' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l seed -d 'Seed for #rand feeds' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l warmup -d 'Untimed runs before measuring' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l iter -d 'Timed runs' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l threads -d 'CPU worker threads' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand profile" -l record-comp-seq -d 'Record the kernel sequence on the first run: 1, or 2 to also free extra memory' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l graph-opt-level -d 'Graph optimization level (0 to 3)' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l async-level -d 'Asynchronous dispatch level' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l jit -d 'JIT level (CUDA only): 1 elemwise, 2 also reductions' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l workspace-limit -d 'Workspace limit for operators with several algorithms' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l layout -d 'Convert the graph to this memory layout' -r -f -a "nchw44\t''
+nchw44-dot\t''
+nchw88\t''
+nhwcd4\t''
+nchw4\t''
+nchw32\t''
+nchw64\t''"
+complete -c mge -n "__fish_mge_using_subcommand profile" -l layout-transform -d 'Let the engine choose the best layout for the whole graph' -r -f -a "auto\t'The device the model runs on'
+cpu\t''
+cuda\t''"
+complete -c mge -n "__fish_mge_using_subcommand profile" -s o -l output -d 'Write the Chrome trace to FILE [default: <model stem>.trace.json]' -r -F
+complete -c mge -n "__fish_mge_using_subcommand profile" -l top -d 'Rows to list, largest time first' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l by -d 'One row per operator or per operator type' -r -f -a "opr\t''
+type\t''"
+complete -c mge -n "__fish_mge_using_subcommand profile" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand profile" -l resize-input -d 'Resize images to the input\'s height and width'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l reproducible -d 'Use only reproducible algorithms'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l weight-preprocess -d 'Preprocess constant weights once at load'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l fuse-preprocess -d 'Fuse preprocessing patterns (astype + pad_channel + dimshuffle)'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l const-shape -d 'Assume input shapes never change (saves memory)'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l fake-first -d 'Make the first execution only allocate (an extra untimed run)'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l no-sanity-check -d 'Skip the var sanity check of the first run'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l tensorrt -d 'Run through TensorRT (CUDA only)'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l json -d 'Print one JSON document on stdout instead of the table'
+complete -c mge -n "__fish_mge_using_subcommand profile" -s v -l verbose -d 'Show engine logs and backtraces'
+complete -c mge -n "__fish_mge_using_subcommand profile" -s q -l quiet -d 'Print no notes or progress on stderr'
+complete -c mge -n "__fish_mge_using_subcommand profile" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -s q -l quiet -d 'Print no notes or progress on stderr'
@@ -114,11 +157,12 @@ complete -c mge -n "__fish_mge_using_subcommand completions" -l lite-lib -d 'The
 complete -c mge -n "__fish_mge_using_subcommand completions" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand completions" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check runtime completions help" -f -a "run" -d 'Load a model, feed it, run it and report outputs and timing'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check runtime completions help" -f -a "info" -d 'Show a model\'s format, inputs, outputs and testcases'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check runtime completions help" -f -a "check" -d 'Run every testcase embedded in each model and report pass or fail'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check runtime completions help" -f -a "runtime" -d 'Install or inspect the MegEngine Lite runtime'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check runtime completions help" -f -a "completions" -d 'Print shell completions'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check runtime completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile runtime completions help" -f -a "run" -d 'Load a model, feed it, run it and report outputs and timing'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile runtime completions help" -f -a "info" -d 'Show a model\'s format, inputs, outputs and testcases'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile runtime completions help" -f -a "check" -d 'Run every testcase embedded in each model and report pass or fail'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile runtime completions help" -f -a "profile" -d 'Run with the engine\'s profiler: top operators by time and a Chrome trace'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile runtime completions help" -f -a "runtime" -d 'Install or inspect the MegEngine Lite runtime'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile runtime completions help" -f -a "completions" -d 'Print shell completions'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile runtime completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c mge -n "__fish_mge_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "install" -d 'Download MegEngine\'s wheel with pip and keep its runtime libraries in the cache folder'
 complete -c mge -n "__fish_mge_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "info" -d 'Show which runtime is used: path, version, devices'

@@ -35,6 +35,8 @@ pub enum Command {
     Info(InfoArgs),
     /// Run every testcase embedded in each model and report pass or fail
     Check(CheckArgs),
+    /// Run with the engine's profiler: top operators by time and a Chrome trace
+    Profile(Box<ProfileArgs>),
     /// Install or inspect the MegEngine Lite runtime
     #[command(subcommand)]
     Runtime(RuntimeCommand),
@@ -78,6 +80,47 @@ pub struct RunArgs {
     /// Print one JSON document on stdout instead of the report
     #[arg(long)]
     pub json: bool,
+
+    /// Profile the timed iterations and write a Chrome trace to FILE
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ProfileArgs {
+    /// The model (.mge); a testcase container without --input runs on its first testcase
+    pub model: PathBuf,
+
+    #[command(flatten)]
+    pub feeds: FeedArgs,
+
+    #[command(flatten)]
+    pub iterations: IterationArgs,
+
+    #[command(flatten)]
+    pub engine: EngineArgs,
+
+    /// Write the Chrome trace to FILE [default: <model stem>.trace.json]
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Rows to list, largest time first
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub top: usize,
+
+    /// One row per operator or per operator type
+    #[arg(long, value_enum, default_value = "opr")]
+    pub by: ProfileBy,
+
+    /// Print one JSON document on stdout instead of the table
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum ProfileBy {
+    Opr,
+    Type,
 }
 
 #[derive(Args, Debug)]

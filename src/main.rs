@@ -4,6 +4,7 @@ mod compare;
 mod engine;
 mod feeds;
 mod model;
+mod profile;
 mod report;
 mod runner;
 mod runtime;

@@ -4,6 +4,7 @@ mod check;
 mod completions;
 mod info;
 mod options;
+mod profile;
 mod run;
 mod runtime;
 
@@ -52,6 +53,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Run(args) => run::run(*args, &global),
         Command::Info(args) => info::info(args, &global),
         Command::Check(args) => check::check(args, &global),
+        Command::Profile(args) => profile::profile(*args, &global),
         Command::Runtime(RuntimeCommand::Install { version, force }) => runtime::install(&version, force, &global),
         Command::Runtime(RuntimeCommand::Info { json }) => runtime::info(json, &global),
         Command::Completions { shell } => completions::completions(shell),

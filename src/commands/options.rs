@@ -1,9 +1,16 @@
-//! Engine options shared by the commands that run a model.
+//! Engine options and feeds shared by the commands that run a model.
 
 use anyhow::{bail, Context, Result};
 
-use crate::cli::{EngineArgs, LayoutArg, LayoutTransformTarget};
-use crate::engine::{Device, GraphLayout, NetworkOptions};
+use super::Global;
+use crate::cli::{EngineArgs, FeedArgs, IterationArgs, LayoutArg, LayoutTransformTarget};
+use crate::engine::{Device, GraphLayout, Lite, NetworkOptions};
+use crate::feeds::{self, Feed, FeedOptions};
+use crate::report::file::staged_beside;
+use crate::report::quoted_list;
+use crate::runner::Plan;
+use crate::runtime;
+use crate::tensor::TensorInfo;
 
 pub fn parse_device(text: &str) -> Result<Device> {
     match text.split_once(':') {
@@ -57,7 +64,71 @@ pub fn network_options(args: &EngineArgs) -> Result<NetworkOptions> {
             LayoutArg::Nchw32 => GraphLayout::Nchw32,
             LayoutArg::Nchw64 => GraphLayout::Nchw64,
         }),
+        profile_json: None,
     })
+}
+
+/// The user's feeds, or `#rand` for every input when there are none.
+pub fn resolve_feeds(specs: &[String], inputs: &[TensorInfo], args: &FeedArgs, global: &Global) -> Result<Vec<Feed>> {
+    let feed_options = FeedOptions {
+        seed: args.seed,
+        resize_input: args.resize_input,
+    };
+    if specs.is_empty() {
+        let defaults: Vec<String> = inputs
+            .iter()
+            .map(|input| format!("{}:{}", input.name, feeds::default_spec(input)))
+            .collect();
+        if !inputs.is_empty() {
+            global.note(format!("no --input given; feeding {}", defaults.join(", ")));
+        }
+        return feeds::resolve(&defaults, inputs, &feed_options);
+    }
+    let feeds = feeds::resolve(specs, inputs, &feed_options)?;
+    let missing: Vec<&str> = inputs
+        .iter()
+        .filter(|input| !feeds.iter().any(|feed| feed.name == input.name))
+        .map(|input| input.name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "no feed for input {}: add -i NAME:SOURCE for each",
+            quoted_list(&missing)
+        );
+    }
+    Ok(feeds)
+}
+
+/// The runtime, using the fast-run cache `engine` names.
+pub fn load_runtime(engine: &EngineArgs, global: &Global) -> Result<Lite> {
+    let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
+    if let Some(cache) = &engine.fast_run_cache {
+        lite.use_algo_cache(cache)?;
+    }
+    Ok(lite)
+}
+
+pub fn plan(iterations: &IterationArgs, global: &Global) -> Plan {
+    Plan {
+        warmup: iterations.warmup,
+        iterations: iterations.iter,
+        quiet: global.quiet,
+        verbose: global.verbose,
+    }
+}
+
+/// Writes the fast-run cache `engine` names, if any. The engine writes it in
+/// place; it is staged beside the target so a failure leaves the previous cache intact.
+pub fn save_algo_cache(lite: &Lite, engine: &EngineArgs) -> Result<()> {
+    let Some(cache) = &engine.fast_run_cache else {
+        return Ok(());
+    };
+    let staged = staged_beside(cache).context("--fast-run-cache")?;
+    lite.dump_algo_cache(staged.path())?;
+    staged
+        .persist(cache)
+        .with_context(|| format!("--fast-run-cache: cannot write {}", cache.display()))?;
+    Ok(())
 }
 
 #[cfg(test)]

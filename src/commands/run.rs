@@ -2,24 +2,25 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::options::network_options;
+use super::options::{load_runtime, network_options, plan, resolve_feeds, save_algo_cache};
+use super::profile::{start_capture, write_trace};
 use super::{CheckFailed, Global};
 use crate::cli::RunArgs;
 use crate::compare::assert_equal_error;
-use crate::engine::{silence_stdout, Lite};
-use crate::feeds::{self, Feed, FeedOptions};
+use crate::engine::silence_stdout;
+use crate::feeds;
 use crate::model::ModelFile;
 use crate::report::check::Tally;
-use crate::report::file::{staged_beside, write_atomically};
+use crate::report::file::write_atomically;
 use crate::report::run::{ExpectReport, Measurement, RunReport, Target, TestcaseRunReport, TestcasesRunReport};
 use crate::report::{emit, emit_json, quoted_list};
 use crate::runner::testcase::run_testcases;
-use crate::runner::{Plan, Session};
-use crate::runtime;
-use crate::tensor::{HostTensor, TensorInfo};
+use crate::runner::Session;
+use crate::tensor::HostTensor;
 
 /// `--expect NAME:FILE.npy`; the file is checked before the engine starts and
 /// read, in the output's dtype, once the output exists.
@@ -29,7 +30,12 @@ struct Expectation {
 }
 
 pub fn run(args: RunArgs, global: &Global) -> Result<()> {
-    let options = network_options(&args.engine)?;
+    let mut options = network_options(&args.engine)?;
+    let mut capture = args
+        .profile
+        .as_deref()
+        .map(|trace| start_capture(trace, &mut options))
+        .transpose()?;
     let expectations = args
         .expect
         .iter()
@@ -39,6 +45,9 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     let model = ModelFile::read(&args.model)?;
     let testcases = model.is_container() && specs.is_empty() && !args.no_testcase;
     if testcases {
+        if args.profile.is_some() {
+            bail!("--profile profiles fed runs, not embedded testcases: add --no-testcase (or use `mge profile`, which profiles the first testcase)");
+        }
         if !expectations.is_empty() {
             bail!("--expect compares fed runs; the testcases of a container carry their own expectations (add --no-testcase and --input to use --expect)");
         }
@@ -46,19 +55,15 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
             bail!("--record-comp-seq 2 disables the engine's AssertEqual, so testcases cannot be checked (use level 1, or --no-testcase)");
         }
     }
-    let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
-    if let Some(cache) = &args.engine.fast_run_cache {
-        lite.use_algo_cache(cache)?;
-    }
+    let lite = load_runtime(&args.engine, global)?;
 
     let engine_output = silence_stdout(global.verbose);
+    let loading = Instant::now();
     let mut session = Session::open(&lite, model.graph(), &options).context("the engine cannot load the model")?;
-    let plan = Plan {
-        warmup: args.iterations.warmup,
-        iterations: args.iterations.iter,
-        quiet: global.quiet,
-        verbose: global.verbose,
-    };
+    if let Some(capture) = &mut capture {
+        capture.loaded(loading, &session)?;
+    }
+    let plan = plan(&args.iterations, global);
     let target = Target {
         model: args.model.display().to_string(),
         format: model.format.to_string(),
@@ -66,7 +71,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     };
     if testcases {
         let runs = run_testcases(&lite, &model, &mut session, &plan)?;
-        save_algo_cache(&lite, args.engine.fast_run_cache.as_deref())?;
+        save_algo_cache(&lite, &args.engine)?;
         drop(engine_output);
         if let Some(dir) = &args.outputs {
             for run in runs.iter().filter(|run| !run.outputs.is_empty()) {
@@ -91,12 +96,15 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         return Ok(());
     }
 
-    let feeds = resolve_feeds(&specs, &session.inputs, &args, global)?;
+    let feeds = resolve_feeds(&specs, &session.inputs, &args.feeds, global)?;
     session.feed(&feeds)?;
-    let samples = session.measure(&plan)?;
+    let samples = session.measure(&plan, &mut capture)?;
     let outputs = session.read_outputs()?;
-    save_algo_cache(&lite, args.engine.fast_run_cache.as_deref())?;
+    save_algo_cache(&lite, &args.engine)?;
     drop(engine_output);
+    if let (Some(capture), Some(trace)) = (capture, &args.profile) {
+        write_trace(trace, &capture.finish(), &args.model, options.device, &lite)?;
+    }
 
     if let Some(dir) = &args.outputs {
         write_outputs(dir, &outputs)?;
@@ -120,37 +128,6 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         return Err(CheckFailed(format!("output {} above --maxerr {:e}", names.join(", "), args.maxerr)).into());
     }
     Ok(())
-}
-
-/// The user's feeds, or `#rand` for every input when there are none.
-fn resolve_feeds(specs: &[String], inputs: &[TensorInfo], args: &RunArgs, global: &Global) -> Result<Vec<Feed>> {
-    let feed_options = FeedOptions {
-        seed: args.feeds.seed,
-        resize_input: args.feeds.resize_input,
-    };
-    if specs.is_empty() {
-        let defaults: Vec<String> = inputs
-            .iter()
-            .map(|input| format!("{}:{}", input.name, feeds::default_spec(input)))
-            .collect();
-        if !inputs.is_empty() {
-            global.note(format!("no --input given; feeding {}", defaults.join(", ")));
-        }
-        return feeds::resolve(&defaults, inputs, &feed_options);
-    }
-    let feeds = feeds::resolve(specs, inputs, &feed_options)?;
-    let missing: Vec<&str> = inputs
-        .iter()
-        .filter(|input| !feeds.iter().any(|feed| feed.name == input.name))
-        .map(|input| input.name.as_str())
-        .collect();
-    if !missing.is_empty() {
-        bail!(
-            "no feed for input {}: add -i NAME:SOURCE for each",
-            quoted_list(&missing)
-        );
-    }
-    Ok(feeds)
 }
 
 fn read_expectation(spec: &str) -> Result<Expectation> {
@@ -225,19 +202,5 @@ fn write_outputs(dir: &Path, outputs: &[(String, HostTensor)]) -> Result<()> {
         }
         write_atomically(&dir.join(file), &value.to_npy())?;
     }
-    Ok(())
-}
-
-/// The engine writes its cache in place; stage it beside the target so a
-/// failure leaves the previous cache intact.
-fn save_algo_cache(lite: &Lite, cache: Option<&Path>) -> Result<()> {
-    let Some(cache) = cache else {
-        return Ok(());
-    };
-    let staged = staged_beside(cache).context("--fast-run-cache")?;
-    lite.dump_algo_cache(staged.path())?;
-    staged
-        .persist(cache)
-        .with_context(|| format!("--fast-run-cache: cannot write {}", cache.display()))?;
     Ok(())
 }

@@ -7,9 +7,10 @@ mod stdio;
 use std::ffi::{CStr, CString};
 use std::fmt;
 use std::os::raw::{c_char, c_int, c_void};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::ptr;
 use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use libloading::Library;
@@ -98,6 +99,8 @@ pub struct NetworkOptions {
     pub async_level: Option<i32>,
     pub jit_level: Option<i32>,
     pub layout: Option<GraphLayout>,
+    /// Attach the engine's graph profiler, which rewrites this JSON file at the end of every run.
+    pub profile_json: Option<PathBuf>,
 }
 
 /// A loaded Lite library. Cheap to clone; networks keep it alive.
@@ -207,6 +210,7 @@ impl Lite {
             handle,
             model,
             fake_first: options.fake_first,
+            profiler_started: None,
         };
         network.configure(options)?;
         let (data, size) = (network.model.as_mut_ptr() as *mut c_void, network.model.len());
@@ -305,6 +309,7 @@ pub struct Network {
     // Lite reads the model from this buffer without copying it.
     model: Vec<u8>,
     fake_first: bool,
+    profiler_started: Option<Instant>,
 }
 
 impl Network {
@@ -342,7 +347,21 @@ impl Network {
             let code = unsafe { (api.enable_global_layout_transform)(handle) };
             self.runtime.check("LITE_enable_global_layout_transform", code)?;
         }
+        if let Some(path) = &options.profile_json {
+            let path = c_path(path)?;
+            // The engine copies the path.
+            let code = unsafe { (api.enable_profile_performance)(handle, path.as_ptr()) };
+            self.profiler_started = Some(Instant::now());
+            self.runtime.check("LITE_enable_profile_performance", code)?;
+        }
         Ok(())
+    }
+
+    /// Taken right after the engine's profiler started its clock: the profiler's
+    /// host times are seconds since then, so adding them to this instant never
+    /// places an event earlier than it happened.
+    pub fn profiler_started(&self) -> Option<Instant> {
+        self.profiler_started
     }
 
     pub fn inputs(&self) -> Result<Vec<TensorInfo>> {

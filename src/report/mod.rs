@@ -3,9 +3,11 @@
 pub mod check;
 pub mod file;
 pub mod junit;
+pub mod profile;
 pub mod progress;
 pub mod run;
 pub mod table;
+pub mod trace;
 
 use std::io::{ErrorKind, Write};
 

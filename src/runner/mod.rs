@@ -31,6 +31,39 @@ pub struct Plan {
     pub verbose: bool,
 }
 
+/// Which run of a plan just finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunKind {
+    /// The `--fake-first` run, which only allocates.
+    FakeFirst,
+    /// Warm-up run number N, from 1.
+    Warmup(usize),
+    /// Timed run number N, from 1.
+    Measured(u64),
+}
+
+/// Told about every run of `Session::measure`, outside the timed span.
+pub trait RunObserver {
+    fn after_run(&mut self, kind: RunKind, started: Instant, finished: Instant) -> Result<()>;
+}
+
+/// No observer.
+impl RunObserver for () {
+    fn after_run(&mut self, _: RunKind, _: Instant, _: Instant) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// An observer that may be absent (`mge run` without `--profile`).
+impl<T: RunObserver> RunObserver for Option<T> {
+    fn after_run(&mut self, kind: RunKind, started: Instant, finished: Instant) -> Result<()> {
+        match self {
+            Some(observer) => observer.after_run(kind, started, finished),
+            None => Ok(()),
+        }
+    }
+}
+
 impl Session {
     pub fn open(lite: &Lite, graph: &[u8], options: &NetworkOptions) -> Result<Session> {
         let network = lite.load_network(graph.to_vec(), options)?;
@@ -70,10 +103,13 @@ impl Session {
     }
 
     /// Runs the fake first run (if asked), `warmup` untimed runs, then the timed
-    /// ones; returns each timed run's forward+wait in milliseconds.
-    pub fn measure(&mut self, plan: &Plan) -> Result<Vec<f64>> {
+    /// ones, telling `observer` about each; returns each timed run's
+    /// forward+wait in milliseconds.
+    pub fn measure(&mut self, plan: &Plan, observer: &mut impl RunObserver) -> Result<Vec<f64>> {
         if self.network.wants_fake_run() {
+            let started = Instant::now();
             self.forward()?;
+            observer.after_run(RunKind::FakeFirst, started, Instant::now())?;
         }
         let total = plan.warmup as u64 + plan.iterations;
         let bar = progress::runs(total, "running", plan.quiet);
@@ -81,14 +117,23 @@ impl Session {
         for run in 0..total {
             let started = Instant::now();
             self.forward()?;
-            let elapsed = started.elapsed();
-            if run >= plan.warmup as u64 {
-                samples.push(elapsed.as_secs_f64() * 1e3);
-            }
+            let finished = Instant::now();
+            let kind = if run < plan.warmup as u64 {
+                RunKind::Warmup(run as usize + 1)
+            } else {
+                samples.push((finished - started).as_secs_f64() * 1e3);
+                RunKind::Measured(run - plan.warmup as u64 + 1)
+            };
+            observer.after_run(kind, started, finished)?;
             bar.inc(1);
         }
         bar.finish_and_clear();
         Ok(samples)
+    }
+
+    /// See `Network::profiler_started`.
+    pub fn profiler_started(&self) -> Option<Instant> {
+        self.network.profiler_started()
     }
 
     /// One run; a failure after an input changed shape names that input.

@@ -102,7 +102,7 @@ fn judge(run: &mut TestcaseRun, session: &mut Session, assertions: &[Assertion],
             return;
         }
     };
-    let result = session.feed(&run.feeds).and_then(|()| session.measure(plan));
+    let result = session.feed(&run.feeds).and_then(|()| session.measure(plan, &mut ()));
     let printed = match capture.finish() {
         Ok(printed) => printed,
         Err(err) => {

@@ -1,0 +1,118 @@
+//! `mge profile`: run with the engine's profiler, print the operators that cost
+//! the time and write a Chrome trace. `start_capture` and `write_trace` also
+//! serve `mge run --profile`.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+use super::options::{load_runtime, network_options, plan, resolve_feeds, save_algo_cache};
+use super::Global;
+use crate::cli::{ProfileArgs, ProfileBy};
+use crate::engine::{silence_stdout, Device, Lite, NetworkOptions};
+use crate::feeds::{self, Feed};
+use crate::model::ModelFile;
+use crate::profile::{Profile, ProfileCapture};
+use crate::report::file::{staged_beside, write_atomically};
+use crate::report::profile::{explain_gap, operator_ms, rows, Grouping, ProfileReport};
+use crate::report::trace::{chrome_trace, TraceSource};
+use crate::report::{emit, emit_json};
+use crate::runner::testcase::testcase_values;
+use crate::runner::timing::Timing;
+use crate::runner::Session;
+
+pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
+    let mut options = network_options(&args.engine)?;
+    let trace = args.output.clone().unwrap_or_else(|| default_trace_path(&args.model));
+    let specs = feeds::expand_specs(&args.feeds.inputs)?;
+    let model = ModelFile::read(&args.model)?;
+    let mut capture = start_capture(&trace, &mut options)?;
+    let lite = load_runtime(&args.engine, global)?;
+
+    let engine_output = silence_stdout(global.verbose);
+    let loading = Instant::now();
+    let mut session = Session::open(&lite, model.graph(), &options).context("the engine cannot load the model")?;
+    capture.loaded(loading, &session)?;
+    let feeds = match model.testcases().next() {
+        Some(testcase) if specs.is_empty() => testcase_feeds(&lite, testcase, &session, &args.model, global)?,
+        _ => resolve_feeds(&specs, &session.inputs, &args.feeds, global)?,
+    };
+    session.feed(&feeds)?;
+    let plan = plan(&args.iterations, global);
+    let samples = session.measure(&plan, &mut capture)?;
+    save_algo_cache(&lite, &args.engine)?;
+    drop(session);
+    drop(engine_output);
+
+    let profile = capture.finish();
+    write_trace(&trace, &profile, &args.model, options.device, &lite)?;
+    let by = match args.by {
+        ProfileBy::Opr => Grouping::Opr,
+        ProfileBy::Type => Grouping::Type,
+    };
+    let timing = Timing::from_samples(&samples).expect("--iter is at least 1");
+    let operator_ms = operator_ms(&profile.iterations);
+    let (rows, rest) = rows(&profile, by, args.top);
+    let report = ProfileReport {
+        model: args.model.display().to_string(),
+        device: options.device.to_string(),
+        trace: trace.display().to_string(),
+        by,
+        profiled_iterations: profile.iterations.len(),
+        operator_percent_of_iteration: 100.0 * operator_ms / timing.mean,
+        gap: explain_gap(&profile.iterations, operator_ms, timing.mean),
+        iteration_ms: timing,
+        operator_ms,
+        rows,
+        rest,
+    };
+    if args.json {
+        emit_json(&report)
+    } else {
+        emit(&report.to_text())
+    }
+}
+
+/// `<model stem>.trace.json` in the current folder.
+fn default_trace_path(model: &Path) -> PathBuf {
+    let stem = model
+        .file_stem()
+        .map_or_else(|| "model".into(), |s| s.to_string_lossy());
+    PathBuf::from(format!("{stem}.trace.json"))
+}
+
+/// The first testcase's values, for a container profiled without --input.
+fn testcase_feeds(lite: &Lite, testcase: &[u8], session: &Session, model: &Path, global: &Global) -> Result<Vec<Feed>> {
+    global.note(format!("no --input given; feeding testcase 1 of {}", model.display()));
+    let values = testcase_values(lite, testcase, &session.inputs).context("testcase 1")?;
+    Ok(values
+        .into_iter()
+        .map(|(name, tensor)| Feed {
+            name,
+            source: "testcase 1".into(),
+            tensor,
+        })
+        .collect())
+}
+
+/// Checks that the trace can be written where asked, before anything runs, and
+/// arms the profiler in `options`.
+pub fn start_capture(trace: &Path, options: &mut NetworkOptions) -> Result<ProfileCapture> {
+    if trace.is_dir() {
+        bail!("the trace file {} is a folder: name a file", trace.display());
+    }
+    staged_beside(trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
+    ProfileCapture::arm(options)
+}
+
+pub fn write_trace(trace: &Path, profile: &Profile, model: &Path, device: Device, lite: &Lite) -> Result<()> {
+    let (major, minor, patch) = lite.version()?;
+    let source = TraceSource {
+        model: &model.display().to_string(),
+        device: &device.to_string(),
+        engine_version: &format!("{major}.{minor}.{patch}"),
+    };
+    let document = chrome_trace(profile, &source);
+    write_atomically(trace, &serde_json::to_vec(&document)?)
+}

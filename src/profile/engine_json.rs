@@ -1,0 +1,202 @@
+//! The JSON file of MegEngine's graph profiler (`GraphProfiler::to_json_full`),
+//! read into the typed records of one execution.
+//!
+//! `profiler.host[opr][thread]` holds `{start, kern, end}` in seconds of the
+//! host's wall clock since the profiler was created; `profiler.device[opr][comp
+//! node]` the same from the comp node's events, in seconds since the first
+//! operator of the first execution started. `kern` is when the first kernel
+//! started (-1 on the host when none ran). `opr_footprint[opr]` holds shapes,
+//! bytes moved and FLOPs (`computation`, null where the engine cannot tell).
+//! The engine overwrites these entries on each execution and never removes
+//! one, so an operator that did not run keeps the times of an earlier run.
+
+use std::collections::{BTreeMap, HashMap};
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+pub struct EngineProfile {
+    profiler: Profiler,
+    graph_exec: GraphExec,
+}
+
+#[derive(Deserialize)]
+struct Profiler {
+    #[serde(default)]
+    host: BTreeMap<String, BTreeMap<String, Times>>,
+    #[serde(default)]
+    device: BTreeMap<String, BTreeMap<String, Times>>,
+    #[serde(default)]
+    opr_footprint: HashMap<String, Footprint>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+struct Times {
+    start: f64,
+    kern: f64,
+    end: f64,
+}
+
+#[derive(Deserialize)]
+struct GraphExec {
+    comp_seq: Vec<String>,
+    operator: HashMap<String, Operator>,
+}
+
+#[derive(Deserialize)]
+struct Operator {
+    name: String,
+    #[serde(rename = "type")]
+    op_type: String,
+}
+
+#[derive(Deserialize, Default)]
+struct Footprint {
+    #[serde(default)]
+    in_shapes: Vec<Vec<usize>>,
+    #[serde(default)]
+    out_shapes: Vec<Vec<usize>>,
+    memory: Option<u64>,
+    computation: Option<u64>,
+}
+
+/// One operator's times on one track (a host thread or a comp node), in seconds
+/// of that track's clock.
+#[derive(Clone, Debug)]
+pub struct RawSpan {
+    pub track: String,
+    pub start: f64,
+    /// When the first kernel started, if one did.
+    pub kernel_start: Option<f64>,
+    pub end: f64,
+}
+
+/// What the engine recorded for one operator, times as the engine wrote them.
+#[derive(Clone, Debug)]
+pub struct RawOperator {
+    pub id: u64,
+    pub name: String,
+    pub op_type: String,
+    pub host: Vec<RawSpan>,
+    pub device: Vec<RawSpan>,
+    pub in_shapes: Vec<Vec<usize>>,
+    pub out_shapes: Vec<Vec<usize>>,
+    pub memory_bytes: Option<u64>,
+    pub flops: Option<u64>,
+}
+
+impl EngineProfile {
+    pub fn parse(bytes: &[u8]) -> Result<EngineProfile> {
+        serde_json::from_slice(bytes).context("the engine's profile is not the JSON MegEngine's profiler writes")
+    }
+
+    /// Every operator with times, in execution order: the compiled sequence,
+    /// then any other profiled operator by id.
+    pub fn operators(&self) -> Result<Vec<RawOperator>> {
+        let mut order: Vec<&str> = self.graph_exec.comp_seq.iter().map(String::as_str).collect();
+        let mut others: Vec<&str> = self
+            .profiler
+            .host
+            .keys()
+            .chain(self.profiler.device.keys())
+            .map(String::as_str)
+            .filter(|id| !order.contains(id))
+            .collect();
+        others.sort_by_key(|id| id.parse::<u64>().unwrap_or(u64::MAX));
+        others.dedup();
+        order.extend(others);
+        order
+            .into_iter()
+            .filter(|id| self.profiler.host.contains_key(*id) || self.profiler.device.contains_key(*id))
+            .map(|id| self.operator(id))
+            .collect()
+    }
+
+    fn operator(&self, id: &str) -> Result<RawOperator> {
+        let entry = self
+            .graph_exec
+            .operator
+            .get(id)
+            .with_context(|| format!("the engine's profile times operator {id}, which its graph does not list"))?;
+        let footprint = self.profiler.opr_footprint.get(id);
+        let spans = |by_track: &BTreeMap<String, BTreeMap<String, Times>>| -> Vec<RawSpan> {
+            by_track
+                .get(id)
+                .into_iter()
+                .flatten()
+                .map(|(track, times)| RawSpan {
+                    track: track.clone(),
+                    start: times.start,
+                    kernel_start: (times.kern >= 0.0).then_some(times.kern),
+                    end: times.end,
+                })
+                .collect()
+        };
+        Ok(RawOperator {
+            id: id
+                .parse()
+                .with_context(|| format!("the engine's profile has operator id '{id}', not a number"))?,
+            name: entry.name.clone(),
+            op_type: entry.op_type.clone(),
+            host: spans(&self.profiler.host),
+            device: spans(&self.profiler.device),
+            in_shapes: footprint.map(|f| f.in_shapes.clone()).unwrap_or_default(),
+            out_shapes: footprint.map(|f| f.out_shapes.clone()).unwrap_or_default(),
+            memory_bytes: footprint.and_then(|f| f.memory),
+            flops: footprint.and_then(|f| f.computation),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shape of a real file (conv_float.mge), trimmed to two operators.
+    const SAMPLE: &str = r#"{
+      "profiler": {
+        "host": {
+          "4": {"unnamed_thread(1)": {"start": 0.002923, "kern": 0.002934, "end": 0.003447}},
+          "51": {"unnamed_thread(1)": {"start": 0.003931, "kern": -1, "end": 0.003942}}
+        },
+        "device": {
+          "4": {"CompNode(\"cpu0:0\" from \"cpu0:0\")": {"start": 3e-06, "kern": 1.4e-05, "end": 1.5e-05}}
+        },
+        "opr_footprint": {
+          "4": {"param": {}, "in_shapes": [[1, 3, 16, 16], [8, 3, 3, 3]], "out_shapes": [[1, 8, 16, 16]],
+                "memory": 9216, "computation": 55296}
+        },
+        "opr_internal_pf": {}
+      },
+      "graph_exec": {
+        "comp_seq": ["51", "4"],
+        "operator": {
+          "4": {"name": "conv(data,w)[4]", "type": "ConvolutionForward", "id": "4"},
+          "51": {"name": "callback(feat)[51]", "type": "ComputingGraphImpl::CallbackCaller", "id": "51"},
+          "27": {"name": "data", "type": "Host2DeviceCopy", "id": "27"}
+        },
+        "var": {}, "mem_chunk": {}
+      }
+    }"#;
+
+    #[test]
+    fn reads_operators_in_execution_order_with_their_footprint() {
+        let operators = EngineProfile::parse(SAMPLE.as_bytes()).unwrap().operators().unwrap();
+        let ids: Vec<u64> = operators.iter().map(|o| o.id).collect();
+        assert_eq!(ids, [51, 4]);
+        let conv = &operators[1];
+        assert_eq!(conv.op_type, "ConvolutionForward");
+        assert_eq!(conv.flops, Some(55296));
+        assert_eq!(conv.out_shapes, [vec![1, 8, 16, 16]]);
+        assert_eq!(conv.device[0].start, 3e-6);
+        assert_eq!(conv.host[0].kernel_start, Some(0.002934));
+        assert_eq!(operators[0].host[0].kernel_start, None);
+        assert_eq!(operators[0].flops, None);
+    }
+
+    #[test]
+    fn rejects_other_json() {
+        assert!(EngineProfile::parse(b"{\"profiler\": {}}").is_err());
+    }
+}

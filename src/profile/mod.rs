@@ -1,0 +1,269 @@
+//! Profiling a run with the engine's graph profiler: per-operator records of
+//! every timed iteration, on the tool's own clock.
+//!
+//! The engine rewrites its profile file at the end of every run (in
+//! `LITE_wait`) with the times of that run, so the file is read after each
+//! timed iteration. Its host times count from the profiler's creation, which
+//! the network notes on the tool's clock. Its device times count from an event
+//! recorded while the first run was being set up, when no host time is taken:
+//! that origin is bounded by causality instead. An operator's device start
+//! event is issued by the host right after it takes the operator's host start,
+//! so it cannot complete earlier; the latest origin that keeps every device
+//! start at or after its host start is used. It is off by the smallest delay
+//! between issuing and running an operator, microseconds when the device is
+//! idle, as it is at the start of each iteration.
+//! Everything is placed on the tool's clock, microseconds since
+//! `ProfileCapture::arm`, where the tool's own phases are measured.
+
+mod engine_json;
+
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use tempfile::TempPath;
+
+use crate::engine::NetworkOptions;
+use crate::runner::{RunKind, RunObserver, Session};
+use engine_json::{EngineProfile, RawOperator, RawSpan};
+
+/// One operator's times on one track, in microseconds since the capture began.
+#[derive(Clone, Debug)]
+pub struct Span {
+    /// The host thread or comp node, as the engine names it.
+    pub track: String,
+    pub start_us: f64,
+    pub kernel_start_us: Option<f64>,
+    pub end_us: f64,
+}
+
+impl Span {
+    pub fn duration_us(&self) -> f64 {
+        self.end_us - self.start_us
+    }
+
+    /// From the first kernel's start to the end.
+    pub fn kernel_us(&self) -> Option<f64> {
+        self.kernel_start_us.map(|kernel| self.end_us - kernel)
+    }
+}
+
+/// One execution of one operator.
+#[derive(Clone, Debug)]
+pub struct OperatorRun {
+    pub id: u64,
+    pub name: String,
+    pub op_type: String,
+    /// Per dispatching host thread.
+    pub host: Vec<Span>,
+    /// Per comp node.
+    pub device: Vec<Span>,
+    pub in_shapes: Vec<Vec<usize>>,
+    pub out_shapes: Vec<Vec<usize>>,
+    /// Bytes read and written, where the engine knows.
+    pub memory_bytes: Option<u64>,
+    pub flops: Option<u64>,
+}
+
+impl OperatorRun {
+    /// The operator's time: its longest device span (as MegEngine's
+    /// profile_analyze counts it), or its host span when no device recorded it.
+    pub fn time_us(&self) -> f64 {
+        let spans = if self.device.is_empty() {
+            &self.host
+        } else {
+            &self.device
+        };
+        spans.iter().map(Span::duration_us).fold(0.0, f64::max)
+    }
+}
+
+/// A span of the tool's own work: loading, a warm-up, a timed iteration.
+#[derive(Clone, Debug)]
+pub struct Phase {
+    pub name: String,
+    pub start_us: f64,
+    pub end_us: f64,
+    /// Whether its operators were recorded.
+    pub profiled: bool,
+}
+
+/// One timed iteration with the operators the engine ran in it.
+#[derive(Clone, Debug)]
+pub struct ProfiledIteration {
+    pub number: u64,
+    pub start_us: f64,
+    pub end_us: f64,
+    pub operators: Vec<OperatorRun>,
+}
+
+pub struct Profile {
+    pub phases: Vec<Phase>,
+    pub iterations: Vec<ProfiledIteration>,
+}
+
+/// Arms the engine's profiler for a network and collects what it records.
+pub struct ProfileCapture {
+    origin: Instant,
+    /// Where the engine writes; removed when the capture is dropped.
+    engine_file: TempPath,
+    profiler_started: Option<Instant>,
+    phases: Vec<Phase>,
+    /// Timed iterations with the operators as the engine wrote them.
+    iterations: Vec<RecordedIteration>,
+}
+
+struct RecordedIteration {
+    number: u64,
+    start_us: f64,
+    end_us: f64,
+    operators: Vec<RawOperator>,
+}
+
+impl ProfileCapture {
+    /// Starts the capture's clock and asks for the profiler in `options`, which
+    /// must then build the network.
+    pub fn arm(options: &mut NetworkOptions) -> Result<ProfileCapture> {
+        if options.record_comp_seq.is_some_and(|level| level > 0) {
+            // Checked with 1.13: the first run with both never returns.
+            bail!("--record-comp-seq cannot be profiled: the engine's profiler needs the per-operator events a recorded sequence skips (drop the option)");
+        }
+        let engine_file = tempfile::Builder::new()
+            .prefix("mge-profile-")
+            .suffix(".json")
+            .tempfile()
+            .context("cannot create a temporary file for the engine's profile")?
+            .into_temp_path();
+        options.profile_json = Some(engine_file.to_path_buf());
+        Ok(ProfileCapture {
+            origin: Instant::now(),
+            engine_file,
+            profiler_started: None,
+            phases: Vec::new(),
+            iterations: Vec::new(),
+        })
+    }
+
+    /// Records the load phase, from `started` to now, of a session opened with
+    /// the options `arm` changed.
+    pub fn loaded(&mut self, started: Instant, session: &Session) -> Result<()> {
+        self.profiler_started = Some(
+            session
+                .profiler_started()
+                .context("the network was built without the options ProfileCapture::arm set")?,
+        );
+        self.phases.push(Phase {
+            name: "load".into(),
+            start_us: self.micros(started),
+            end_us: self.micros(Instant::now()),
+            profiled: false,
+        });
+        Ok(())
+    }
+
+    /// The recorded phases and iterations, on the tool's clock.
+    pub fn finish(self) -> Profile {
+        let device_to_host = self.device_to_host();
+        let host_origin_us = self.profiler_started.map_or(0.0, |started| self.micros(started));
+        let place = |spans: Vec<RawSpan>, offset: f64| -> Vec<Span> {
+            let at = |seconds: f64| host_origin_us + (seconds + offset) * 1e6;
+            spans
+                .into_iter()
+                .map(|span| Span {
+                    track: span.track,
+                    start_us: at(span.start),
+                    kernel_start_us: span.kernel_start.map(at),
+                    end_us: at(span.end),
+                })
+                .collect()
+        };
+        let iterations = self
+            .iterations
+            .into_iter()
+            .map(|iteration| ProfiledIteration {
+                number: iteration.number,
+                start_us: iteration.start_us,
+                end_us: iteration.end_us,
+                operators: iteration
+                    .operators
+                    .into_iter()
+                    .map(|raw| OperatorRun {
+                        id: raw.id,
+                        name: raw.name,
+                        op_type: raw.op_type,
+                        host: place(raw.host, 0.0),
+                        device: place(raw.device, device_to_host),
+                        in_shapes: raw.in_shapes,
+                        out_shapes: raw.out_shapes,
+                        memory_bytes: raw.memory_bytes,
+                        flops: raw.flops,
+                    })
+                    .collect(),
+            })
+            .collect();
+        Profile {
+            phases: self.phases,
+            iterations,
+        }
+    }
+
+    /// Seconds to add to a device time to get a host time: the largest
+    /// host start minus device start of any operator (see the module's notes).
+    fn device_to_host(&self) -> f64 {
+        let earliest = |spans: &[RawSpan]| spans.iter().map(|s| s.start).reduce(f64::min);
+        self.iterations
+            .iter()
+            .flat_map(|iteration| &iteration.operators)
+            .filter_map(|operator| Some(earliest(&operator.host)? - earliest(&operator.device)?))
+            .reduce(f64::max)
+            .unwrap_or(0.0)
+    }
+
+    fn micros(&self, instant: Instant) -> f64 {
+        instant.saturating_duration_since(self.origin).as_secs_f64() * 1e6
+    }
+
+    fn read_engine_profile(&self) -> Result<Vec<RawOperator>> {
+        let bytes = std::fs::read(&self.engine_file).context("the engine wrote no profile")?;
+        EngineProfile::parse(&bytes)?.operators()
+    }
+}
+
+impl RunObserver for ProfileCapture {
+    fn after_run(&mut self, kind: RunKind, started: Instant, finished: Instant) -> Result<()> {
+        let (start_us, end_us) = (self.micros(started), self.micros(finished));
+        let name = match kind {
+            RunKind::FakeFirst => "first run (allocation only)".to_string(),
+            RunKind::Warmup(n) => format!("warm-up {n}"),
+            RunKind::Measured(n) => format!("iteration {n}"),
+        };
+        self.phases.push(Phase {
+            name,
+            start_us,
+            end_us,
+            profiled: matches!(kind, RunKind::Measured(_)),
+        });
+        let RunKind::Measured(number) = kind else {
+            return Ok(());
+        };
+        let profiler_started = self
+            .profiler_started
+            .context("ProfileCapture::loaded was not called before the runs")?;
+        let run_started = started.saturating_duration_since(profiler_started).as_secs_f64();
+        // Entries the engine kept from earlier runs end before this one began.
+        let operators: Vec<RawOperator> = self
+            .read_engine_profile()?
+            .into_iter()
+            .filter(|operator| operator.host.is_empty() || operator.host.iter().any(|span| span.end >= run_started))
+            .collect();
+        if operators.is_empty() {
+            bail!("the engine's profiler recorded no operator in iteration {number}");
+        }
+        self.iterations.push(RecordedIteration {
+            number,
+            start_us,
+            end_us,
+            operators,
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,352 @@
+//! The report of `mge profile`: operators (or operator types) by time, and how
+//! their sum compares with the measured iteration time.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use super::table::Table;
+use crate::profile::{Profile, ProfiledIteration};
+use crate::runner::timing::Timing;
+use crate::tensor::format_shape;
+
+/// The sum of operator times should be this close to the iteration time.
+const COVERAGE_TOLERANCE: f64 = 0.15;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Grouping {
+    /// One row per operator.
+    Opr,
+    /// One row per operator type.
+    Type,
+}
+
+#[derive(Serialize)]
+pub struct ProfileReport {
+    pub model: String,
+    pub device: String,
+    pub trace: String,
+    pub by: Grouping,
+    pub profiled_iterations: usize,
+    /// Forward+wait of the profiled iterations, as the tool measured them.
+    pub iteration_ms: Timing,
+    /// Sum of operator times per iteration (mean over the profiled iterations).
+    pub operator_ms: f64,
+    /// `operator_ms` against the mean iteration time, in percent.
+    pub operator_percent_of_iteration: f64,
+    /// Why the two differ by more than 15%, when they do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gap: Option<String>,
+    /// The top rows by time.
+    pub rows: Vec<ProfileRow>,
+    /// What the rows beyond `--top` add up to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rest: Option<RestRow>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct ProfileRow {
+    /// The operator's id (`--by opr` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
+    /// The operator's name, or its type for `--by type`.
+    pub name: String,
+    #[serde(rename = "type")]
+    pub op_type: String,
+    /// Operators in the row.
+    pub count: usize,
+    /// Time per iteration.
+    pub time_ms: f64,
+    /// Of the sum of all operator times, in percent.
+    pub share: f64,
+    /// Per iteration, over the operators whose FLOPs the engine knows.
+    pub flops: Option<f64>,
+    pub gflops_per_s: Option<f64>,
+    /// Bytes read and written per iteration, where the engine knows.
+    pub memory_bytes: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_shapes: Option<Vec<Vec<usize>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub out_shapes: Option<Vec<Vec<usize>>>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct RestRow {
+    pub rows: usize,
+    pub count: usize,
+    pub time_ms: f64,
+    pub share: f64,
+}
+
+/// Totals of the executions that fall in one row.
+#[derive(Default)]
+struct Accumulated {
+    id: Option<u64>,
+    name: String,
+    op_type: String,
+    operators: Vec<u64>,
+    time_us: f64,
+    flops: f64,
+    flops_time_us: f64,
+    flops_known: bool,
+    memory: f64,
+    memory_known: bool,
+    in_shapes: Option<Vec<Vec<usize>>>,
+    out_shapes: Option<Vec<Vec<usize>>>,
+}
+
+/// Rows for every operator (or type) of `profile`, sorted by time, largest
+/// first; `top` of them are kept and the rest summed.
+pub fn rows(profile: &Profile, by: Grouping, top: usize) -> (Vec<ProfileRow>, Option<RestRow>) {
+    let iterations = profile.iterations.len().max(1) as f64;
+    let mut groups: BTreeMap<(String, u64), Accumulated> = BTreeMap::new();
+    for operator in profile.iterations.iter().flat_map(|i| &i.operators) {
+        let (key, name) = match by {
+            Grouping::Opr => (operator.id, &operator.name),
+            Grouping::Type => (0, &operator.op_type),
+        };
+        let group = groups.entry((name.clone(), key)).or_default();
+        group.name.clone_from(name);
+        if by == Grouping::Opr {
+            group.id = Some(operator.id);
+            group.in_shapes.get_or_insert_with(|| operator.in_shapes.clone());
+            group.out_shapes.get_or_insert_with(|| operator.out_shapes.clone());
+        }
+        group.op_type.clone_from(&operator.op_type);
+        if !group.operators.contains(&operator.id) {
+            group.operators.push(operator.id);
+        }
+        let time = operator.time_us();
+        group.time_us += time;
+        if let Some(flops) = operator.flops {
+            group.flops += flops as f64;
+            group.flops_time_us += time;
+            group.flops_known = true;
+        }
+        if let Some(memory) = operator.memory_bytes {
+            group.memory += memory as f64;
+            group.memory_known = true;
+        }
+    }
+    let total_us: f64 = groups.values().map(|g| g.time_us).sum();
+    let share = |time_us: f64| {
+        if total_us > 0.0 {
+            100.0 * time_us / total_us
+        } else {
+            0.0
+        }
+    };
+    let mut rows: Vec<ProfileRow> = groups
+        .into_values()
+        .map(|group| ProfileRow {
+            id: group.id,
+            name: group.name,
+            op_type: group.op_type,
+            count: group.operators.len(),
+            time_ms: group.time_us / iterations / 1e3,
+            share: share(group.time_us),
+            flops: group.flops_known.then_some(group.flops / iterations),
+            gflops_per_s: (group.flops_known && group.flops_time_us > 0.0)
+                .then(|| group.flops / (group.flops_time_us * 1e-6) / 1e9),
+            memory_bytes: group.memory_known.then_some(group.memory / iterations),
+            in_shapes: group.in_shapes,
+            out_shapes: group.out_shapes,
+        })
+        .collect();
+    rows.sort_by(|a, b| b.time_ms.total_cmp(&a.time_ms).then_with(|| a.name.cmp(&b.name)));
+    let rest: Vec<ProfileRow> = rows.split_off(top.min(rows.len()));
+    let rest = (!rest.is_empty()).then(|| RestRow {
+        rows: rest.len(),
+        count: rest.iter().map(|r| r.count).sum(),
+        time_ms: rest.iter().map(|r| r.time_ms).sum(),
+        share: rest.iter().map(|r| r.share).sum(),
+    });
+    (rows, rest)
+}
+
+/// Mean per iteration of the sum of operator times, in milliseconds.
+pub fn operator_ms(iterations: &[ProfiledIteration]) -> f64 {
+    let total: f64 = iterations.iter().flat_map(|i| &i.operators).map(|o| o.time_us()).sum();
+    total / iterations.len().max(1) as f64 / 1e3
+}
+
+/// Why the operator times do not add up to the iteration time: where in the
+/// iteration no operator ran, or that operators ran at the same time.
+pub fn explain_gap(iterations: &[ProfiledIteration], operator_ms: f64, iteration_ms: f64) -> Option<String> {
+    if iteration_ms <= 0.0 || (operator_ms / iteration_ms - 1.0).abs() <= COVERAGE_TOLERANCE {
+        return None;
+    }
+    let count = iterations.len().max(1) as f64;
+    let (mut before, mut after, mut busy) = (0.0, 0.0, 0.0);
+    for iteration in iterations {
+        let spans = || iteration.operators.iter().flat_map(|o| o.host.iter().chain(&o.device));
+        let first = spans().map(|s| s.start_us).fold(f64::INFINITY, f64::min);
+        let last = spans().map(|s| s.end_us).fold(f64::NEG_INFINITY, f64::max);
+        before += (first - iteration.start_us).max(0.0);
+        after += (iteration.end_us - last).max(0.0);
+        busy += (last - first).max(0.0);
+    }
+    let ms = |us: f64| us / count / 1e3;
+    let between = ms(busy) - operator_ms;
+    Some(if between < 0.0 {
+        format!(
+            "not within 15%: operators overlap by {:.3} ms (they ran on several comp nodes or threads at once)",
+            -between
+        )
+    } else {
+        format!(
+            "not within 15%: the iteration also spends {:.3} ms before the first operator starts, {:.3} ms after the last one ends (the engine writes its profile then) and {:.3} ms between operators",
+            ms(before),
+            ms(after),
+            between
+        )
+    })
+}
+
+fn optional(value: Option<f64>, format: impl Fn(f64) -> String) -> String {
+    value.map(format).unwrap_or_else(|| "-".into())
+}
+
+impl ProfileReport {
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "model    {} on {}", self.model, self.device);
+        let mut header = vec!["#"];
+        header.extend(match self.by {
+            Grouping::Opr => ["operator", "type"].as_slice(),
+            Grouping::Type => ["type"].as_slice(),
+        });
+        header.extend(["count", "ms", "share", "GFLOP", "GFLOP/s", "MB"]);
+        if self.by == Grouping::Opr {
+            header.push("output shapes");
+        }
+        let first_number = header.iter().position(|h| *h == "count").expect("count column");
+        let right: Vec<usize> = std::iter::once(0).chain(first_number..first_number + 6).collect();
+        let mut table = Table::new(&header, &right);
+        for (rank, row) in self.rows.iter().enumerate() {
+            let mut cells = vec![(rank + 1).to_string(), row.name.clone()];
+            if self.by == Grouping::Opr {
+                cells.push(row.op_type.clone());
+            }
+            cells.extend([
+                row.count.to_string(),
+                format!("{:.3}", row.time_ms),
+                format!("{:.1}%", row.share),
+                optional(row.flops, |f| format!("{:.3}", f / 1e9)),
+                optional(row.gflops_per_s, |g| format!("{g:.2}")),
+                optional(row.memory_bytes, |m| format!("{:.2}", m / 1e6)),
+            ]);
+            if let Some(shapes) = &row.out_shapes {
+                let shapes: Vec<String> = shapes.iter().map(|s| format_shape(s)).collect();
+                cells.push(shapes.join(" "));
+            }
+            table.row(cells);
+        }
+        out.push_str(&table.render(""));
+        if let Some(rest) = &self.rest {
+            let what = match self.by {
+                Grouping::Opr => "operators",
+                Grouping::Type => "types",
+            };
+            let _ = writeln!(
+                out,
+                "... {} more {what} ({} operators): {:.3} ms, {:.1}%",
+                rest.rows, rest.count, rest.time_ms, rest.share
+            );
+        }
+        let t = &self.iteration_ms;
+        let _ = writeln!(
+            out,
+            "total    operators {:.3} ms per iteration = {:.1}% of the profiled iteration time {:.3} ms (mean of {}, forward+wait)",
+            self.operator_ms, self.operator_percent_of_iteration, t.mean, t.iterations
+        );
+        if let Some(gap) = &self.gap {
+            let _ = writeln!(out, "note     {gap}");
+        }
+        let _ = writeln!(out, "trace    {}", self.trace);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::{OperatorRun, Span};
+
+    fn operator(id: u64, op_type: &str, start_us: f64, end_us: f64, flops: Option<u64>) -> OperatorRun {
+        OperatorRun {
+            id,
+            name: format!("op{id}"),
+            op_type: op_type.into(),
+            host: Vec::new(),
+            device: vec![Span {
+                track: "cpu0:0".into(),
+                start_us,
+                kernel_start_us: None,
+                end_us,
+            }],
+            in_shapes: Vec::new(),
+            out_shapes: vec![vec![1, 2]],
+            memory_bytes: Some(1000),
+            flops,
+        }
+    }
+
+    fn profile() -> Profile {
+        let iteration = |number: u64, offset: f64| ProfiledIteration {
+            number,
+            start_us: offset,
+            end_us: offset + 100.0,
+            operators: vec![
+                operator(1, "Conv", offset + 10.0, offset + 70.0, Some(6_000_000)),
+                operator(2, "Elemwise", offset + 70.0, offset + 80.0, None),
+                operator(3, "Elemwise", offset + 80.0, offset + 90.0, None),
+            ],
+        };
+        Profile {
+            phases: Vec::new(),
+            iterations: vec![iteration(1, 0.0), iteration(2, 200.0)],
+        }
+    }
+
+    #[test]
+    fn rows_are_sorted_per_iteration_and_shares_add_up() {
+        let (rows, rest) = rows(&profile(), Grouping::Opr, 2);
+        assert_eq!(rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["op1", "op2"]);
+        assert!((rows[0].time_ms - 0.06).abs() < 1e-12);
+        assert!((rows[0].share - 75.0).abs() < 1e-9);
+        assert_eq!(rows[0].flops, Some(6e6));
+        assert!((rows[0].gflops_per_s.unwrap() - 100.0).abs() < 1e-9);
+        assert_eq!(rows[1].gflops_per_s, None);
+        let rest = rest.unwrap();
+        assert_eq!((rest.rows, rest.count), (1, 1));
+        let total: f64 = rows.iter().map(|r| r.share).sum::<f64>() + rest.share;
+        assert!((total - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn by_type_counts_operators() {
+        let (rows, rest) = rows(&profile(), Grouping::Type, 20);
+        assert!(rest.is_none());
+        assert_eq!(rows[1].name, "Elemwise");
+        assert_eq!(rows[1].count, 2);
+        assert!((rows[1].time_ms - 0.02).abs() < 1e-12);
+        assert_eq!(rows[1].memory_bytes, Some(2000.0));
+    }
+
+    #[test]
+    fn a_gap_is_explained_only_beyond_the_tolerance() {
+        let profile = profile();
+        let operators = operator_ms(&profile.iterations);
+        assert!((operators - 0.08).abs() < 1e-12);
+        assert!(explain_gap(&profile.iterations, operators, 0.09).is_none());
+        let gap = explain_gap(&profile.iterations, operators, 0.1).unwrap();
+        assert!(
+            gap.contains("0.010 ms before") && gap.contains("0.010 ms after"),
+            "{gap}"
+        );
+        assert!(gap.contains("0.000 ms between"), "{gap}");
+    }
+}
