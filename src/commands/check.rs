@@ -113,8 +113,13 @@ fn check_testcases(lite: &Lite, path: &Path, verbose: bool) -> Result<Vec<Testca
         );
     }
     let _engine_output = silence_stdout(verbose);
-    let mut session =
-        Session::open(lite, model.graph(), &NetworkOptions::default()).context("the engine cannot load the model")?;
+    // Kernels on the calling thread: the engine's CPU dispatcher thread spins
+    // while it waits, and two workers' spinning threads starve each other.
+    let options = NetworkOptions {
+        cpu_inplace: true,
+        ..NetworkOptions::default()
+    };
+    let mut session = Session::open(lite, model.graph(), &options).context("the engine cannot load the model")?;
     let runs = run_testcases(lite, &model, &mut session, &check_plan(verbose))?;
     Ok(runs.iter().map(TestcaseCheck::new).collect())
 }
@@ -171,11 +176,16 @@ fn check_in_workers(
             let queue = &queue;
             scope.spawn(move || {
                 let mut worker: Option<Worker> = None;
-                while let Some((index, path)) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front() {
+                // Its own statement: a guard in the `while let` would hold the lock for the body.
+                let next = || queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+                while let Some((index, path)) = next() {
                     let check = check_in_worker(&mut worker, path, lite_lib, global);
                     if sender.send((index, check)).is_err() {
                         break;
                     }
+                }
+                if let Some(worker) = worker {
+                    worker.close();
                 }
             });
         }
@@ -250,6 +260,15 @@ impl Worker {
             bail!("no reply");
         }
         serde_json::from_str(&reply).context("unreadable reply")
+    }
+
+    /// Ends a worker with no more work: a closed stdin ends its loop.
+    fn close(self) {
+        let Worker {
+            mut child, requests, ..
+        } = self;
+        drop(requests);
+        let _ = child.wait();
     }
 
     /// How the process ended, for the message of the model it was checking.

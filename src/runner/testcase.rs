@@ -221,7 +221,12 @@ fn describe_mismatch(message: &str) -> String {
 /// inputs; its outputs are the model's input values in the order of the
 /// model's input names, sorted (MegEngine's load_and_run convention).
 pub fn testcase_values(lite: &Lite, graph: &[u8], model_inputs: &[TensorInfo]) -> Result<Vec<(String, HostTensor)>> {
-    let mut testcase = Session::open(lite, graph, &NetworkOptions::default())?;
+    // On the calling thread: a dispatcher thread would only spin for these constants.
+    let options = NetworkOptions {
+        cpu_inplace: true,
+        ..NetworkOptions::default()
+    };
+    let mut testcase = Session::open(lite, graph, &options)?;
     testcase.forward()?;
     let values = testcase.read_outputs()?;
     let mut names: Vec<&str> = model_inputs.iter().map(|input| input.name.as_str()).collect();
