@@ -247,13 +247,13 @@ impl ProfileReport {
         out.push_str(&table.render(""));
         if let Some(rest) = &self.rest {
             let what = match self.by {
-                Grouping::Opr => "operators",
-                Grouping::Type => "types",
+                Grouping::Opr => String::from("operators"),
+                Grouping::Type => format!("types ({} operators)", rest.count),
             };
             let _ = writeln!(
                 out,
-                "... {} more {what} ({} operators): {:.3} ms, {:.1}%",
-                rest.rows, rest.count, rest.time_ms, rest.share
+                "... {} more {what}: {:.3} ms, {:.1}%",
+                rest.rows, rest.time_ms, rest.share
             );
         }
         let t = &self.iteration_ms;
