@@ -89,18 +89,13 @@ fn check_plan(verbose: bool) -> Plan {
 
 /// Checks one model in this process; any error is the model's, not the command's.
 fn check_model(lite: &Lite, path: &Path, verbose: bool) -> ModelCheck {
-    let model = path.display().to_string();
     match check_testcases(lite, path, verbose) {
         Ok(testcases) => ModelCheck {
-            model,
+            model: path.display().to_string(),
             error: None,
             testcases,
         },
-        Err(err) => ModelCheck {
-            model,
-            error: Some(format!("{err:#}")),
-            testcases: Vec::new(),
-        },
+        Err(err) => ModelCheck::unchecked(path, format!("{err:#}")),
     }
 }
 
@@ -119,7 +114,7 @@ fn check_testcases(lite: &Lite, path: &Path, verbose: bool) -> Result<Vec<Testca
         cpu_inplace: true,
         ..NetworkOptions::default()
     };
-    let mut session = Session::open(lite, model.graph(), &options).context("the engine cannot load the model")?;
+    let mut session = Session::load(lite, &model, &options)?;
     let runs = run_testcases(lite, &model, &mut session, &check_plan(verbose))?;
     Ok(runs.iter().map(TestcaseCheck::new).collect())
 }
@@ -198,11 +193,7 @@ fn check_in_workers(
 }
 
 fn check_in_worker(worker: &mut Option<Worker>, path: &Path, lite_lib: &Path, global: &Global) -> ModelCheck {
-    let failed = |error: String| ModelCheck {
-        model: path.display().to_string(),
-        error: Some(error),
-        testcases: Vec::new(),
-    };
+    let failed = |error: String| ModelCheck::unchecked(path, error);
     let Some(path_text) = path.to_str() else {
         return failed(format!("{}: -j needs UTF-8 paths", path.display()));
     };
@@ -294,11 +285,7 @@ fn serve(global: &Global) -> Result<()> {
         let path = PathBuf::from(path);
         let check = match &lite {
             Ok(lite) => check_model(lite, &path, global.verbose),
-            Err(error) => ModelCheck {
-                model: path.display().to_string(),
-                error: Some(error.clone()),
-                testcases: Vec::new(),
-            },
+            Err(error) => ModelCheck::unchecked(&path, error.clone()),
         };
         writeln!(replies, "{}", serde_json::to_string(&check)?)?;
         replies.flush()?;

@@ -61,8 +61,7 @@ pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
     let model = ModelFile::read(&args.model)?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
     let engine_output = silence_stdout(global.verbose);
-    let session =
-        Session::open(&lite, model.graph(), &NetworkOptions::default()).context("the engine cannot load the model")?;
+    let session = Session::load(&lite, &model, &NetworkOptions::default())?;
     let testcase_values = model
         .testcases()
         .enumerate()

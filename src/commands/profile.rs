@@ -11,14 +11,14 @@ use super::options::{load_runtime, network_options, plan, resolve_feeds, save_al
 use super::Global;
 use crate::cli::{ProfileArgs, ProfileBy};
 use crate::engine::{silence_stdout, Device, Lite, NetworkOptions};
-use crate::feeds::{self, Feed};
+use crate::feeds;
 use crate::model::ModelFile;
 use crate::profile::{Profile, ProfileCapture};
 use crate::report::file::{staged_beside, write_atomically};
 use crate::report::profile::{explain_gap, operator_ms, rows, Grouping, ProfileReport};
 use crate::report::trace::{chrome_trace, TraceSource};
 use crate::report::{emit, emit_json};
-use crate::runner::testcase::testcase_values;
+use crate::runner::testcase::testcase_feeds;
 use crate::runner::timing::Timing;
 use crate::runner::Session;
 
@@ -32,10 +32,16 @@ pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
 
     let engine_output = silence_stdout(global.verbose);
     let loading = Instant::now();
-    let mut session = Session::open(&lite, model.graph(), &options).context("the engine cannot load the model")?;
+    let mut session = Session::load(&lite, &model, &options)?;
     capture.loaded(loading, &session)?;
     let feeds = match model.testcases().next() {
-        Some(testcase) if specs.is_empty() => testcase_feeds(&lite, testcase, &session, &args.model, global)?,
+        Some(testcase) if specs.is_empty() => {
+            global.note(format!(
+                "no --input given; feeding testcase 0 of {}",
+                args.model.display()
+            ));
+            testcase_feeds(&lite, testcase, &session.inputs, 0).context("testcase 0")?
+        }
         _ => resolve_feeds(&specs, &session.inputs, &args.feeds, global)?,
     };
     session.feed(&feeds)?;
@@ -80,20 +86,6 @@ fn default_trace_path(model: &Path) -> PathBuf {
         .file_stem()
         .map_or_else(|| "model".into(), |s| s.to_string_lossy());
     PathBuf::from(format!("{stem}.trace.json"))
-}
-
-/// The first testcase's values, for a container profiled without --input.
-fn testcase_feeds(lite: &Lite, testcase: &[u8], session: &Session, model: &Path, global: &Global) -> Result<Vec<Feed>> {
-    global.note(format!("no --input given; feeding testcase 1 of {}", model.display()));
-    let values = testcase_values(lite, testcase, &session.inputs).context("testcase 1")?;
-    Ok(values
-        .into_iter()
-        .map(|(name, tensor)| Feed {
-            name,
-            source: "testcase 1".into(),
-            tensor,
-        })
-        .collect())
 }
 
 /// Checks that the trace can be written where asked, before anything runs, and

@@ -59,7 +59,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
 
     let engine_output = silence_stdout(global.verbose);
     let loading = Instant::now();
-    let mut session = Session::open(&lite, model.graph(), &options).context("the engine cannot load the model")?;
+    let mut session = Session::load(&lite, &model, &options)?;
     if let Some(capture) = &mut capture {
         capture.loaded(loading, &session)?;
     }

@@ -15,6 +15,8 @@ use std::collections::{BTreeMap, HashMap};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
+use super::OperatorRun;
+
 #[derive(Deserialize)]
 pub struct EngineProfile {
     profiler: Profiler,
@@ -72,20 +74,6 @@ pub struct RawSpan {
     pub end: f64,
 }
 
-/// What the engine recorded for one operator, times as the engine wrote them.
-#[derive(Clone, Debug)]
-pub struct RawOperator {
-    pub id: u64,
-    pub name: String,
-    pub op_type: String,
-    pub host: Vec<RawSpan>,
-    pub device: Vec<RawSpan>,
-    pub in_shapes: Vec<Vec<usize>>,
-    pub out_shapes: Vec<Vec<usize>>,
-    pub memory_bytes: Option<u64>,
-    pub flops: Option<u64>,
-}
-
 impl EngineProfile {
     pub fn parse(bytes: &[u8]) -> Result<EngineProfile> {
         serde_json::from_slice(bytes).context("the engine's profile is not the JSON MegEngine's profiler writes")
@@ -93,7 +81,7 @@ impl EngineProfile {
 
     /// Every operator with times, in execution order: the compiled sequence,
     /// then any other profiled operator by id.
-    pub fn operators(&self) -> Result<Vec<RawOperator>> {
+    pub fn operators(&self) -> Result<Vec<OperatorRun<RawSpan>>> {
         let mut order: Vec<&str> = self.graph_exec.comp_seq.iter().map(String::as_str).collect();
         let mut others: Vec<&str> = self
             .profiler
@@ -113,7 +101,7 @@ impl EngineProfile {
             .collect()
     }
 
-    fn operator(&self, id: &str) -> Result<RawOperator> {
+    fn operator(&self, id: &str) -> Result<OperatorRun<RawSpan>> {
         let entry = self
             .graph_exec
             .operator
@@ -133,7 +121,7 @@ impl EngineProfile {
                 })
                 .collect()
         };
-        Ok(RawOperator {
+        Ok(OperatorRun {
             id: id
                 .parse()
                 .with_context(|| format!("the engine's profile has operator id '{id}', not a number"))?,

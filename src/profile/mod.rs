@@ -24,7 +24,7 @@ use tempfile::TempPath;
 
 use crate::engine::NetworkOptions;
 use crate::runner::{RunKind, RunObserver, Session};
-use engine_json::{EngineProfile, RawOperator, RawSpan};
+use engine_json::{EngineProfile, RawSpan};
 
 /// One operator's times on one track, in microseconds since the capture began.
 #[derive(Clone, Debug)]
@@ -47,21 +47,39 @@ impl Span {
     }
 }
 
-/// One execution of one operator.
+/// One execution of one operator. Its spans are first the engine's times as
+/// read (`RawSpan`), then placed on the tool's clock (`Span`).
 #[derive(Clone, Debug)]
-pub struct OperatorRun {
+pub struct OperatorRun<S = Span> {
     pub id: u64,
     pub name: String,
     pub op_type: String,
     /// Per dispatching host thread.
-    pub host: Vec<Span>,
+    pub host: Vec<S>,
     /// Per comp node.
-    pub device: Vec<Span>,
+    pub device: Vec<S>,
     pub in_shapes: Vec<Vec<usize>>,
     pub out_shapes: Vec<Vec<usize>>,
     /// Bytes read and written, where the engine knows.
     pub memory_bytes: Option<u64>,
     pub flops: Option<u64>,
+}
+
+impl<S> OperatorRun<S> {
+    /// The same execution with other spans.
+    fn with_spans<T>(self, host: Vec<T>, device: Vec<T>) -> OperatorRun<T> {
+        OperatorRun {
+            id: self.id,
+            name: self.name,
+            op_type: self.op_type,
+            host,
+            device,
+            in_shapes: self.in_shapes,
+            out_shapes: self.out_shapes,
+            memory_bytes: self.memory_bytes,
+            flops: self.flops,
+        }
+    }
 }
 
 impl OperatorRun {
@@ -116,7 +134,7 @@ struct RecordedIteration {
     number: u64,
     start_us: f64,
     end_us: f64,
-    operators: Vec<RawOperator>,
+    operators: Vec<OperatorRun<RawSpan>>,
 }
 
 impl ProfileCapture {
@@ -186,16 +204,10 @@ impl ProfileCapture {
                 operators: iteration
                     .operators
                     .into_iter()
-                    .map(|raw| OperatorRun {
-                        id: raw.id,
-                        name: raw.name,
-                        op_type: raw.op_type,
-                        host: place(raw.host, 0.0),
-                        device: place(raw.device, device_to_host),
-                        in_shapes: raw.in_shapes,
-                        out_shapes: raw.out_shapes,
-                        memory_bytes: raw.memory_bytes,
-                        flops: raw.flops,
+                    .map(|mut raw| {
+                        let host = place(std::mem::take(&mut raw.host), 0.0);
+                        let device = place(std::mem::take(&mut raw.device), device_to_host);
+                        raw.with_spans(host, device)
                     })
                     .collect(),
             })
@@ -222,7 +234,7 @@ impl ProfileCapture {
         instant.saturating_duration_since(self.origin).as_secs_f64() * 1e6
     }
 
-    fn read_engine_profile(&self) -> Result<Vec<RawOperator>> {
+    fn read_engine_profile(&self) -> Result<Vec<OperatorRun<RawSpan>>> {
         let bytes = std::fs::read(&self.engine_file).context("the engine wrote no profile")?;
         EngineProfile::parse(&bytes)?.operators()
     }
@@ -250,7 +262,7 @@ impl RunObserver for ProfileCapture {
             .context("ProfileCapture::loaded was not called before the runs")?;
         let run_started = started.saturating_duration_since(profiler_started).as_secs_f64();
         // Entries the engine kept from earlier runs end before this one began.
-        let operators: Vec<RawOperator> = self
+        let operators: Vec<OperatorRun<RawSpan>> = self
             .read_engine_profile()?
             .into_iter()
             .filter(|operator| operator.host.is_empty() || operator.host.iter().any(|span| span.end >= run_started))

@@ -2,6 +2,7 @@
 //! pieces `mge run` shares when it runs a container's testcases.
 
 use std::fmt::{self, Write};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +25,17 @@ pub struct ModelCheck {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub testcases: Vec<TestcaseCheck>,
+}
+
+impl ModelCheck {
+    /// A model none of whose testcases could run.
+    pub fn unchecked(model: &Path, error: String) -> ModelCheck {
+        ModelCheck {
+            model: model.display().to_string(),
+            error: Some(error),
+            testcases: Vec::new(),
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize)]

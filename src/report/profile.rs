@@ -1,7 +1,7 @@
 //! The report of `mge profile`: operators (or operator types) by time, and how
 //! their sum compares with the measured iteration time.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use serde::Serialize;
@@ -86,7 +86,7 @@ struct Accumulated {
     id: Option<u64>,
     name: String,
     op_type: String,
-    operators: Vec<u64>,
+    operators: BTreeSet<u64>,
     time_us: f64,
     flops: f64,
     flops_time_us: f64,
@@ -115,9 +115,7 @@ pub fn rows(profile: &Profile, by: Grouping, top: usize) -> (Vec<ProfileRow>, Op
             group.out_shapes.get_or_insert_with(|| operator.out_shapes.clone());
         }
         group.op_type.clone_from(&operator.op_type);
-        if !group.operators.contains(&operator.id) {
-            group.operators.push(operator.id);
-        }
+        group.operators.insert(operator.id);
         let time = operator.time_us();
         group.time_us += time;
         if let Some(flops) = operator.flops {

@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 
 use crate::engine::{Lite, Network, NetworkOptions};
 use crate::feeds::Feed;
+use crate::model::ModelFile;
 use crate::report::progress;
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
 
@@ -65,6 +66,12 @@ impl<T: RunObserver> RunObserver for Option<T> {
 }
 
 impl Session {
+    /// The model graph of `model`, loaded for `options`.
+    pub fn load(lite: &Lite, model: &ModelFile, options: &NetworkOptions) -> Result<Session> {
+        Session::open(lite, model.graph(), options).context("the engine cannot load the model")
+    }
+
+    /// Any one graph (a model's, or a testcase's).
     pub fn open(lite: &Lite, graph: &[u8], options: &NetworkOptions) -> Result<Session> {
         let network = lite.load_network(graph.to_vec(), options)?;
         let inputs = network.inputs()?;

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::{Plan, Session};
@@ -75,41 +75,25 @@ fn run_testcase(
         samples: Vec::new(),
         outputs: Vec::new(),
     };
-    match testcase_values(lite, graph, &session.inputs) {
-        Ok(values) => {
-            run.feeds = values
-                .into_iter()
-                .map(|(name, tensor)| Feed {
-                    name,
-                    source: format!("testcase {index}"),
-                    tensor,
-                })
-                .collect();
-            judge(&mut run, session, assertions, plan);
-        }
-        Err(err) => run.message = Some(format!("cannot read the testcase: {err:#}")),
+    let judged = testcase_feeds(lite, graph, &session.inputs, index)
+        .context("cannot read the testcase")
+        .and_then(|feeds| {
+            run.feeds = feeds;
+            judge(&mut run, session, assertions, plan)
+        });
+    if let Err(err) = judged {
+        run.message = Some(format!("{err:#}"));
     }
     run.seconds = started.elapsed().as_secs_f64();
     run
 }
 
-/// Feeds the testcase, runs it and sets its status, checks and message.
-fn judge(run: &mut TestcaseRun, session: &mut Session, assertions: &[Assertion], plan: &Plan) {
-    let capture = match capture_stdout() {
-        Ok(capture) => capture,
-        Err(err) => {
-            run.message = Some(format!("{err:#}"));
-            return;
-        }
-    };
+/// Feeds the testcase, runs it and sets its status, checks and message; an
+/// error is a testcase that could not run (its status stays `Error`).
+fn judge(run: &mut TestcaseRun, session: &mut Session, assertions: &[Assertion], plan: &Plan) -> Result<()> {
+    let capture = capture_stdout()?;
     let result = session.feed(&run.feeds).and_then(|()| session.measure(plan, &mut ()));
-    let printed = match capture.finish() {
-        Ok(printed) => printed,
-        Err(err) => {
-            run.message = Some(format!("{err:#}"));
-            return;
-        }
-    };
+    let printed = capture.finish()?;
     if plan.verbose {
         eprint!("{printed}");
     }
@@ -126,13 +110,7 @@ fn judge(run: &mut TestcaseRun, session: &mut Session, assertions: &[Assertion],
     match result {
         Ok(samples) => {
             run.samples = samples;
-            match session.read_outputs() {
-                Ok(outputs) => run.outputs = outputs,
-                Err(err) => {
-                    run.message = Some(format!("{err:#}"));
-                    return;
-                }
-            }
+            run.outputs = session.read_outputs()?;
             if assertions.is_empty() {
                 run.status = Status::Skipped;
                 run.message = Some("no expectations".to_string());
@@ -145,9 +123,10 @@ fn judge(run: &mut TestcaseRun, session: &mut Session, assertions: &[Assertion],
                 run.status = Status::Failed;
                 run.message = Some(describe_mismatch(&engine.message));
             }
-            _ => run.message = Some(format!("{err:#}")),
+            _ => return Err(err),
         },
     }
+    Ok(())
 }
 
 /// `(output, err)` from each `AssertEqual: err=<g> (name=<var> id=<n>)` line the
@@ -215,6 +194,19 @@ fn describe_mismatch(message: &str) -> String {
         }
         _ => message.lines().next().unwrap_or("Unequal value").to_string(),
     }
+}
+
+/// A testcase's values as feeds, with `testcase INDEX` as their source.
+pub fn testcase_feeds(lite: &Lite, graph: &[u8], model_inputs: &[TensorInfo], index: usize) -> Result<Vec<Feed>> {
+    let source = format!("testcase {index}");
+    Ok(testcase_values(lite, graph, model_inputs)?
+        .into_iter()
+        .map(|(name, tensor)| Feed {
+            name,
+            source: source.clone(),
+            tensor,
+        })
+        .collect())
 }
 
 /// The values a testcase graph of a container holds, named. Such a graph has no
