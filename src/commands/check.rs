@@ -19,7 +19,7 @@ use crate::cli::CheckArgs;
 use crate::engine::{silence_stdout, take_stdout, Lite, NetworkOptions};
 use crate::model::ModelFile;
 use crate::report::check::{CheckReport, ModelCheck, Tally, TestcaseCheck};
-use crate::report::file::write_atomically;
+use crate::report::file::{ensure_writable, write_atomically};
 use crate::report::junit::junit_xml;
 use crate::report::{emit, emit_json};
 use crate::runner::testcase::{run_testcases, Status};
@@ -31,17 +31,7 @@ pub fn check(args: CheckArgs, global: &Global) -> Result<()> {
         return serve(global);
     }
     if let Some(junit) = &args.junit {
-        let folder = junit
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        if !folder.is_dir() {
-            bail!(
-                "--junit {}: folder {} does not exist",
-                junit.display(),
-                folder.display()
-            );
-        }
+        ensure_writable(junit).with_context(|| format!("--junit {}", junit.display()))?;
     }
     let mut printer = InOrder::new(!args.json);
     let jobs = usize::try_from(args.jobs).unwrap_or(usize::MAX).min(args.models.len());

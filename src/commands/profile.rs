@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 use super::options::{load_runtime, network_options, plan, resolve_feeds, save_algo_cache};
 use super::Global;
@@ -14,7 +14,7 @@ use crate::engine::{silence_stdout, Device, Lite, NetworkOptions};
 use crate::feeds;
 use crate::model::ModelFile;
 use crate::profile::{Profile, ProfileCapture};
-use crate::report::file::{staged_beside, write_atomically};
+use crate::report::file::{ensure_writable, write_atomically};
 use crate::report::profile::{explain_gap, operator_ms, rows, Grouping, ProfileReport};
 use crate::report::trace::{chrome_trace, TraceSource};
 use crate::report::{emit, emit_json};
@@ -91,10 +91,7 @@ fn default_trace_path(model: &Path) -> PathBuf {
 /// Checks that the trace can be written where asked, before anything runs, and
 /// arms the profiler in `options`.
 pub fn start_capture(trace: &Path, options: &mut NetworkOptions) -> Result<ProfileCapture> {
-    if trace.is_dir() {
-        bail!("the trace file {} is a folder: name a file", trace.display());
-    }
-    staged_beside(trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
+    ensure_writable(trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
     ProfileCapture::arm(options)
 }
 

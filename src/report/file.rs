@@ -6,14 +6,31 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
+
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
+}
+
+/// Checks, before any work is done, that `path` can be written later: it is
+/// not a folder, and its folder exists and takes a new file.
+pub fn ensure_writable(path: &Path) -> Result<()> {
+    if path.is_dir() {
+        bail!("{} is a folder: name a file", path.display());
+    }
+    let folder = folder_of(path);
+    if !folder.is_dir() {
+        bail!("folder {} does not exist", folder.display());
+    }
+    staged_beside(path).map(drop)
+}
 
 /// An empty temporary file beside `path`, readable like any file a tool writes.
 pub fn staged_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
-    let folder = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
+    let folder = folder_of(path);
     tempfile::Builder::new()
         .prefix(".mge-")
         .permissions(Permissions::from_mode(0o644))
