@@ -62,6 +62,7 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l outputs -d 'Write each o
 complete -c mge -n "__fish_mge_using_subcommand run" -l expect -d 'Compare output NAME with FILE.npy using the engine\'s AssertEqual error (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l maxerr -d 'The largest error --expect accepts' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l profile -d 'Profile the timed iterations and write a Chrome trace to FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand run" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand run" -l no-testcase -d 'Run a testcase container with feeds (--input or #rand) instead of its embedded testcases'
@@ -85,9 +86,10 @@ complete -c mge -n "__fish_mge_using_subcommand info" -s q -l quiet -d 'Print no
 complete -c mge -n "__fish_mge_using_subcommand info" -s h -l help -d 'Print help'
 complete -c mge -n "__fish_mge_using_subcommand check" -s j -l jobs -d 'Check N models at a time, each batch in its own worker process' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l junit -d 'Also write a JUnit XML report to FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l json -d 'Print one JSON document on stdout instead of a line per testcase'
-complete -c mge -n "__fish_mge_using_subcommand check" -l worker -d 'Serve as a worker of `check -j`: model paths on stdin, results on stdout'
+complete -c mge -n "__fish_mge_using_subcommand check" -l worker -d 'Serve as a worker process of `check`: indices into MODELS on stdin, results on stdout'
 complete -c mge -n "__fish_mge_using_subcommand check" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand check" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand check" -s h -l help -d 'Print help'
@@ -117,6 +119,7 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -s o -l output -d 'Writ
 complete -c mge -n "__fish_mge_using_subcommand profile" -l top -d 'Rows to list, largest time first' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l by -d 'One row per operator or per operator type' -r -f -a "opr\t''
 type\t''"
+complete -c mge -n "__fish_mge_using_subcommand profile" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l cpu-inplace -d 'Run CPU kernels on the calling thread'

@@ -1,6 +1,7 @@
 //! Command-line definitions. Parsing only: commands turn these into plain options.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -84,6 +85,9 @@ pub struct RunArgs {
     /// Profile the timed iterations and write a Chrome trace to FILE
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub deadline: DeadlineArgs,
 }
 
 #[derive(Args, Debug)]
@@ -115,6 +119,24 @@ pub struct ProfileArgs {
     /// Print one JSON document on stdout instead of the table
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten)]
+    pub deadline: DeadlineArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct DeadlineArgs {
+    /// Stop the engine's work after SECONDS and fail (for check: per model)
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    pub timeout: Option<Duration>,
+}
+
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|seconds| seconds.is_finite() && *seconds > 0.0 && *seconds < 1e9)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| format!("'{text}' is not a positive number of seconds"))
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -277,7 +299,10 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
 
-    /// Serve as a worker of `check -j`: model paths on stdin, results on stdout
+    #[command(flatten)]
+    pub deadline: DeadlineArgs,
+
+    /// Serve as a worker process of `check`: indices into MODELS on stdin, results on stdout
     #[arg(long, hide = true)]
     pub worker: bool,
 }

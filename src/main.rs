@@ -8,26 +8,33 @@ mod profile;
 mod report;
 mod runner;
 mod runtime;
+mod supervise;
 mod tensor;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::commands::CheckFailed;
+use crate::commands::{CheckFailed, ChildExited};
 use crate::engine::EngineError;
 
 fn main() -> ExitCode {
+    supervise::child::init();
     let cli = cli::Cli::parse();
     let verbose = cli.verbose;
-    match commands::dispatch(cli) {
+    let code = match commands::dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => exit_with(&err, verbose),
-    }
+    };
+    engine::expect_exit();
+    code
 }
 
-/// 1 for a check that did not pass, 2 for every error.
+/// 1 for a check that did not pass, 2 for every error; a supervised child's own code.
 fn exit_with(err: &anyhow::Error, verbose: bool) -> ExitCode {
+    if let Some(ChildExited(code)) = err.downcast_ref::<ChildExited>() {
+        return ExitCode::from(*code);
+    }
     if let Some(failed) = err.downcast_ref::<CheckFailed>() {
         eprintln!("mge: check failed: {failed}");
         return ExitCode::from(1);

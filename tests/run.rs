@@ -67,10 +67,7 @@ fn written_outputs_equal_the_reference() {
     run_expecting(&mut command, 0);
     let written = read_f32(&dir.path().join("y.npy"));
     let reference = read_f32(&root().join("fixtures/ref/two_inputs__npz/y.npy"));
-    assert_eq!(written.shape(), reference.shape());
-    for (a, b) in written.iter().zip(reference.iter()) {
-        assert!((a - b).abs() <= 1e-5 * b.abs().max(1.0), "{a} vs {b}");
-    }
+    assert_close(&written, &reference, "y");
 }
 
 #[test]
@@ -106,7 +103,7 @@ fn two_outputs_are_both_reported_and_written() {
     assert_eq!(names, expected);
     for name in expected {
         let reference = read_f32(&root().join(format!("fixtures/ref/image_uint8__cat_png/{name}.npy")));
-        assert_eq!(read_f32(&dir.path().join(format!("{name}.npy"))), reference, "{name}");
+        assert_close(&read_f32(&dir.path().join(format!("{name}.npy"))), &reference, name);
     }
     assert_eq!(report["inputs"][0]["dtype"], "uint8");
     assert_eq!(report["inputs"][0]["source"], "fixtures/feeds/cat.png");

@@ -1,16 +1,19 @@
 //! `mge check`: every embedded testcase of every model, pass or fail.
 //!
-//! With `-j N` models are checked in N worker processes (`mge check --worker`),
-//! not threads: the engine prints each AssertEqual error on the process's
-//! stdout, which is how the errors are read, and one process has one stdout.
-//! A worker that crashes costs only the model it was checking.
+//! Models are checked in worker processes (`mge check --worker`, N of them
+//! with `-j N`), supervised like every process that runs the engine: a worker
+//! the engine takes down, or one that overruns `--timeout`, costs only the
+//! model it was checking, and a new worker goes on with the rest. Processes,
+//! not threads, also because the engine prints each AssertEqual error on the
+//! process's stdout, which is where they are read.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::io::{BufRead, BufReader, Write};
+use std::ffi::OsString;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{mpsc, Mutex};
 use std::thread;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
@@ -25,25 +28,25 @@ use crate::report::{emit, emit_json};
 use crate::runner::testcase::{run_testcases, Status};
 use crate::runner::{Plan, Session};
 use crate::runtime;
+use crate::supervise::parent::{Next, PassThrough, Supervisor};
 
 pub fn check(args: CheckArgs, global: &Global) -> Result<()> {
     if args.worker {
-        return serve(global);
+        return serve(&args.models, global);
     }
     if let Some(junit) = &args.junit {
         ensure_writable(junit).with_context(|| format!("--junit {}", junit.display()))?;
     }
     let mut printer = InOrder::new(!args.json);
     let jobs = usize::try_from(args.jobs).unwrap_or(usize::MAX).min(args.models.len());
-    if jobs > 1 {
-        let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
-        check_in_workers(&args.models, jobs, &lite_lib, global, &mut printer)?;
-    } else {
-        let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
-        for (index, path) in args.models.iter().enumerate() {
-            printer.add(index, check_model(&lite, path, global.verbose))?;
-        }
-    }
+    let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
+    let workers = Workers {
+        models: &args.models,
+        lite_lib: &lite_lib,
+        timeout: args.deadline.timeout,
+        verbose: global.verbose,
+    };
+    workers.check_all(jobs, &mut printer)?;
     let models = printer.finish();
     let tally = Tally::of_models(&models);
     let anything_ran = models
@@ -72,7 +75,6 @@ fn check_plan(verbose: bool) -> Plan {
     Plan {
         warmup: 0,
         iterations: 1,
-        quiet: true,
         verbose,
     }
 }
@@ -144,138 +146,105 @@ impl InOrder {
     }
 }
 
-/// `jobs` threads, each feeding models to its own worker process and
-/// starting a new one when a worker dies.
-fn check_in_workers(
-    models: &[PathBuf],
-    jobs: usize,
-    lite_lib: &Path,
-    global: &Global,
-    printer: &mut InOrder,
-) -> Result<()> {
-    let queue = Mutex::new(models.iter().enumerate().collect::<VecDeque<_>>());
-    let (sender, receiver) = mpsc::channel();
-    thread::scope(|scope| {
-        for _ in 0..jobs {
-            let sender = sender.clone();
-            let queue = &queue;
-            scope.spawn(move || {
-                let mut worker: Option<Worker> = None;
-                // Its own statement: a guard in the `while let` would hold the lock for the body.
-                let next = || queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
-                while let Some((index, path)) = next() {
-                    let check = check_in_worker(&mut worker, path, lite_lib, global);
-                    if sender.send((index, check)).is_err() {
-                        break;
+/// What every worker process is started with.
+struct Workers<'a> {
+    models: &'a [PathBuf],
+    lite_lib: &'a Path,
+    timeout: Option<Duration>,
+    verbose: bool,
+}
+
+impl Workers<'_> {
+    /// `jobs` threads, each feeding models to its own worker process and
+    /// starting a new one when a worker dies.
+    fn check_all(&self, jobs: usize, printer: &mut InOrder) -> Result<()> {
+        let queue = Mutex::new((0..self.models.len()).collect::<VecDeque<_>>());
+        let (sender, receiver) = mpsc::channel();
+        thread::scope(|scope| {
+            for _ in 0..jobs {
+                let sender = sender.clone();
+                let queue = &queue;
+                scope.spawn(move || {
+                    let mut worker: Option<Supervisor> = None;
+                    // Its own statement: a guard in the `while let` would hold the lock for the body.
+                    let next = || queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+                    while let Some(index) = next() {
+                        let check = self.check_in_worker(&mut worker, index);
+                        if sender.send((index, check)).is_err() {
+                            break;
+                        }
                     }
-                }
-                if let Some(worker) = worker {
-                    worker.close();
-                }
-            });
-        }
-        drop(sender);
-        for (index, check) in receiver {
-            printer.add(index, check)?;
-        }
-        Ok(())
-    })
-}
-
-fn check_in_worker(worker: &mut Option<Worker>, path: &Path, lite_lib: &Path, global: &Global) -> ModelCheck {
-    let failed = |error: String| ModelCheck::unchecked(path, error);
-    let Some(path_text) = path.to_str() else {
-        return failed(format!("{}: -j needs UTF-8 paths", path.display()));
-    };
-    if worker.is_none() {
-        match Worker::spawn(lite_lib, global) {
-            Ok(spawned) => *worker = Some(spawned),
-            Err(err) => return failed(format!("{err:#}")),
-        }
-    }
-    let running = worker.as_mut().expect("spawned above");
-    match running.check(path_text) {
-        Ok(check) => check,
-        Err(err) => {
-            let ended = worker.take().expect("spawned above").end();
-            failed(format!("the worker process checking it {ended} ({err:#})"))
-        }
-    }
-}
-
-/// A child `mge check --worker`: model paths in on stdin, one JSON `ModelCheck`
-/// per line out on stdout.
-struct Worker {
-    child: Child,
-    requests: ChildStdin,
-    replies: BufReader<ChildStdout>,
-}
-
-impl Worker {
-    fn spawn(lite_lib: &Path, global: &Global) -> Result<Worker> {
-        let exe = std::env::current_exe().context("cannot find the mge executable to start workers")?;
-        let mut command = Command::new(exe);
-        command.arg("--lite-lib").arg(lite_lib);
-        command.arg(if global.verbose { "--verbose" } else { "--quiet" });
-        let mut child = command
-            .args(["check", "--worker"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .context("cannot start a worker process")?;
-        let requests = child.stdin.take().expect("piped");
-        let replies = BufReader::new(child.stdout.take().expect("piped"));
-        Ok(Worker {
-            child,
-            requests,
-            replies,
+                    if let Some(worker) = worker {
+                        worker.close();
+                    }
+                });
+            }
+            drop(sender);
+            for (index, check) in receiver {
+                printer.add(index, check)?;
+            }
+            Ok(())
         })
     }
 
-    fn check(&mut self, path: &str) -> Result<ModelCheck> {
-        writeln!(self.requests, "{}", serde_json::to_string(path)?)?;
-        self.requests.flush()?;
-        let mut reply = String::new();
-        if self.replies.read_line(&mut reply)? == 0 {
-            bail!("no reply");
-        }
-        serde_json::from_str(&reply).context("unreadable reply")
+    fn spawn(&self) -> Result<Supervisor> {
+        let mut args: Vec<OsString> = vec!["--lite-lib".into(), self.lite_lib.into()];
+        args.push(if self.verbose { "--verbose" } else { "--quiet" }.into());
+        args.extend(["check".into(), "--worker".into()]);
+        args.extend(self.models.iter().map(OsString::from));
+        Supervisor::spawn(args, true, true)
     }
 
-    /// Ends a worker with no more work: a closed stdin ends its loop.
-    fn close(self) {
-        let Worker {
-            mut child, requests, ..
-        } = self;
-        drop(requests);
-        let _ = child.wait();
-    }
-
-    /// How the process ended, for the message of the model it was checking.
-    fn end(mut self) -> String {
-        let _ = self.child.kill();
-        match self.child.wait() {
-            Ok(status) => match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
-                (Some(code), _) => format!("exited with code {code}"),
-                (None, Some(signal)) => format!("was killed by signal {signal}"),
-                _ => format!("ended ({status})"),
-            },
-            Err(err) => format!("could not be waited for ({err})"),
+    fn check_in_worker(&self, worker: &mut Option<Supervisor>, index: usize) -> ModelCheck {
+        let path = &self.models[index];
+        let failed = |error: String| ModelCheck::unchecked(path, error);
+        if worker.is_none() {
+            match self.spawn() {
+                Ok(spawned) => *worker = Some(spawned),
+                Err(err) => return failed(format!("{err:#}")),
+            }
         }
+        let running = worker.as_mut().expect("spawned above");
+        running.new_task();
+        let asked = running
+            .stdin
+            .as_mut()
+            .map(|requests| writeln!(requests, "{index}").and_then(|()| requests.flush()));
+        if !matches!(asked, Some(Ok(()))) {
+            // It died before the request: a new worker takes it.
+            *worker = None;
+            return self.check_in_worker(worker, index);
+        }
+        let deadline = self.timeout.map(|limit| (Instant::now() + limit, limit));
+        let answer = match running.next(deadline, &mut PassThrough) {
+            Next::Reply(reply) => {
+                serde_json::from_str(&reply).map_err(|err| format!("unreadable reply from the worker process ({err})"))
+            }
+            Next::Exited(code) => Err(format!("the worker process exited with code {code} without an answer")),
+            Next::Failed(failure) => Err(failure.one_line()),
+        };
+        answer.unwrap_or_else(|error| {
+            *worker = None;
+            failed(error)
+        })
     }
 }
 
-/// The worker side: check each model named on stdin, answer on the original stdout.
-fn serve(global: &Global) -> Result<()> {
+/// The worker side: check each model whose index arrives on stdin, answer on the original stdout.
+fn serve(models: &[PathBuf], global: &Global) -> Result<()> {
     let mut replies = take_stdout()?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose).map_err(|err| format!("{err:#}"));
     for request in std::io::stdin().lock().lines() {
-        let path: String = serde_json::from_str(&request?).context("unreadable request")?;
-        let path = PathBuf::from(path);
+        let request = request?;
+        let path = request
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .and_then(|index| models.get(index))
+            .with_context(|| format!("unreadable request '{request}'"))?;
         let check = match &lite {
-            Ok(lite) => check_model(lite, &path, global.verbose),
-            Err(error) => ModelCheck::unchecked(&path, error.clone()),
+            Ok(lite) => check_model(lite, path, global.verbose),
+            Err(error) => ModelCheck::unchecked(path, error.clone()),
         };
         writeln!(replies, "{}", serde_json::to_string(&check)?)?;
         replies.flush()?;

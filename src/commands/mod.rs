@@ -10,10 +10,13 @@ mod runtime;
 
 use std::fmt;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Result;
 
 use crate::cli::{Cli, Command, RuntimeCommand};
+use crate::report::progress::RunProgress;
+use crate::supervise;
 
 /// Options every command may need.
 pub struct Global {
@@ -43,13 +46,28 @@ impl fmt::Display for CheckFailed {
 
 impl std::error::Error for CheckFailed {}
 
+/// The supervised child ended with this exit code, having said all there was to say.
+#[derive(Debug)]
+pub struct ChildExited(pub u8);
+
+impl fmt::Display for ChildExited {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the engine's process exited with code {}", self.0)
+    }
+}
+
+impl std::error::Error for ChildExited {}
+
 pub fn dispatch(cli: Cli) -> Result<()> {
     let global = Global {
         lite_lib: cli.lite_lib,
         verbose: cli.verbose,
         quiet: cli.quiet,
     };
+    let supervisor = !supervise::is_child();
     match cli.command {
+        Command::Run(args) if supervisor => supervised(args.deadline.timeout, &global),
+        Command::Profile(args) if supervisor => supervised(args.deadline.timeout, &global),
         Command::Run(args) => run::run(*args, &global),
         Command::Info(args) => info::info(args, &global),
         Command::Check(args) => check::check(args, &global),
@@ -57,5 +75,15 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Runtime(RuntimeCommand::Install { version, force }) => runtime::install(&version, force, &global),
         Command::Runtime(RuntimeCommand::Info { json }) => runtime::info(json, &global),
         Command::Completions { shell } => completions::completions(shell),
+    }
+}
+
+/// Runs this command again in a child process that does the engine's work,
+/// drawing its progress here and turning its death into an error.
+fn supervised(timeout: Option<Duration>, global: &Global) -> Result<()> {
+    let mut progress = RunProgress::new(global.quiet);
+    match supervise::parent::rerun_supervised(timeout, &mut progress)? {
+        0 => Ok(()),
+        code => Err(ChildExited(u8::try_from(code).unwrap_or(2)).into()),
     }
 }

@@ -112,7 +112,6 @@ pub fn plan(iterations: &IterationArgs, global: &Global) -> Plan {
     Plan {
         warmup: iterations.warmup,
         iterations: iterations.iter,
-        quiet: global.quiet,
         verbose: global.verbose,
     }
 }

@@ -1,6 +1,5 @@
 //! `mge profile`: run with the engine's profiler, print the operators that cost
-//! the time and write a Chrome trace. `start_capture` and `write_trace` also
-//! serve `mge run --profile`.
+//! the time and write a Chrome trace.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -10,13 +9,12 @@ use anyhow::{Context, Result};
 use super::options::{load_runtime, network_options, plan, resolve_feeds, save_algo_cache};
 use super::Global;
 use crate::cli::{ProfileArgs, ProfileBy};
-use crate::engine::{silence_stdout, Device, Lite, NetworkOptions};
+use crate::engine::silence_stdout;
 use crate::feeds;
 use crate::model::ModelFile;
-use crate::profile::{Profile, ProfileCapture};
-use crate::report::file::{ensure_writable, write_atomically};
+use crate::profile::ProfileCapture;
 use crate::report::profile::{explain_gap, operator_ms, rows, Grouping, ProfileReport};
-use crate::report::trace::{chrome_trace, TraceSource};
+use crate::report::trace::write_trace;
 use crate::report::{emit, emit_json};
 use crate::runner::testcase::testcase_feeds;
 use crate::runner::timing::Timing;
@@ -27,7 +25,7 @@ pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
     let trace = args.output.clone().unwrap_or_else(|| default_trace_path(&args.model));
     let specs = feeds::expand_specs(&args.feeds.inputs)?;
     let model = ModelFile::read(&args.model)?;
-    let mut capture = start_capture(&trace, &mut options)?;
+    let mut capture = ProfileCapture::for_trace(&trace, &mut options)?;
     let lite = load_runtime(&args.engine, global)?;
 
     let engine_output = silence_stdout(global.verbose);
@@ -52,7 +50,7 @@ pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
     drop(engine_output);
 
     let profile = capture.finish();
-    write_trace(&trace, &profile, &args.model, options.device, &lite)?;
+    write_trace(&trace, &profile, &args.model, options.device, lite.version()?)?;
     let by = match args.by {
         ProfileBy::Opr => Grouping::Opr,
         ProfileBy::Type => Grouping::Type,
@@ -86,22 +84,4 @@ fn default_trace_path(model: &Path) -> PathBuf {
         .file_stem()
         .map_or_else(|| "model".into(), |s| s.to_string_lossy());
     PathBuf::from(format!("{stem}.trace.json"))
-}
-
-/// Checks that the trace can be written where asked, before anything runs, and
-/// arms the profiler in `options`.
-pub fn start_capture(trace: &Path, options: &mut NetworkOptions) -> Result<ProfileCapture> {
-    ensure_writable(trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
-    ProfileCapture::arm(options)
-}
-
-pub fn write_trace(trace: &Path, profile: &Profile, model: &Path, device: Device, lite: &Lite) -> Result<()> {
-    let (major, minor, patch) = lite.version()?;
-    let source = TraceSource {
-        model: &model.display().to_string(),
-        device: &device.to_string(),
-        engine_version: &format!("{major}.{minor}.{patch}"),
-    };
-    let document = chrome_trace(profile, &source);
-    write_atomically(trace, &serde_json::to_vec(&document)?)
 }

@@ -7,16 +7,17 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use super::options::{load_runtime, network_options, plan, resolve_feeds, save_algo_cache};
-use super::profile::{start_capture, write_trace};
 use super::{CheckFailed, Global};
 use crate::cli::RunArgs;
 use crate::compare::assert_equal_error;
 use crate::engine::silence_stdout;
 use crate::feeds;
 use crate::model::ModelFile;
+use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
 use crate::report::file::write_atomically;
 use crate::report::run::{ExpectReport, Measurement, RunReport, Target, TestcaseRunReport, TestcasesRunReport};
+use crate::report::trace::write_trace;
 use crate::report::{emit, emit_json, quoted_list};
 use crate::runner::testcase::run_testcases;
 use crate::runner::Session;
@@ -34,7 +35,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     let mut capture = args
         .profile
         .as_deref()
-        .map(|trace| start_capture(trace, &mut options))
+        .map(|trace| ProfileCapture::for_trace(trace, &mut options))
         .transpose()?;
     let expectations = args
         .expect
@@ -103,7 +104,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     save_algo_cache(&lite, &args.engine)?;
     drop(engine_output);
     if let (Some(capture), Some(trace)) = (capture, &args.profile) {
-        write_trace(trace, &capture.finish(), &args.model, options.device, &lite)?;
+        write_trace(trace, &capture.finish(), &args.model, options.device, lite.version()?)?;
     }
 
     if let Some(dir) = &args.outputs {

@@ -45,6 +45,11 @@ pub struct ModelFile {
 
 impl ModelFile {
     pub fn read(path: &Path) -> Result<ModelFile> {
+        let metadata = std::fs::metadata(path).with_context(|| format!("cannot read model {}", path.display()))?;
+        // A FIFO or a device would block or never end: a model is a file.
+        if !metadata.is_file() {
+            bail!("model {} is not a regular file", path.display());
+        }
         let bytes = std::fs::read(path).with_context(|| format!("cannot read model {}", path.display()))?;
         ModelFile::parse(bytes).with_context(|| format!("{} is not a usable MegEngine model", path.display()))
     }

@@ -17,12 +17,14 @@
 
 mod engine_json;
 
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use tempfile::TempPath;
 
 use crate::engine::NetworkOptions;
+use crate::report::file::ensure_writable;
 use crate::runner::{RunKind, RunObserver, Session};
 use engine_json::{EngineProfile, RawSpan};
 
@@ -140,7 +142,13 @@ struct RecordedIteration {
 impl ProfileCapture {
     /// Starts the capture's clock and asks for the profiler in `options`, which
     /// must then build the network.
-    pub fn arm(options: &mut NetworkOptions) -> Result<ProfileCapture> {
+    /// Checks that `trace` can be written, before anything runs, and arms the profiler.
+    pub fn for_trace(trace: &Path, options: &mut NetworkOptions) -> Result<ProfileCapture> {
+        ensure_writable(trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
+        ProfileCapture::arm(options)
+    }
+
+    fn arm(options: &mut NetworkOptions) -> Result<ProfileCapture> {
         if options.record_comp_seq.is_some_and(|level| level > 0) {
             // Checked with 1.13: the first run with both never returns.
             bail!("--record-comp-seq cannot be profiled: the engine's profiler needs the per-operator events a recorded sequence skips (drop the option)");

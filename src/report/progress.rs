@@ -1,24 +1,98 @@
-//! Progress bars on stderr. indicatif hides them when stderr is not a terminal.
+//! Progress on stderr. indicatif hides it when stderr is not a terminal.
+
+use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-fn bar(total: u64, template: &str, message: &'static str, quiet: bool) -> ProgressBar {
+use crate::supervise::parent::Watcher;
+use crate::supervise::{Phase, Whereabouts};
+
+fn bar(total: Option<u64>, template: &str, message: &'static str, quiet: bool) -> ProgressBar {
     let target = if quiet {
         ProgressDrawTarget::hidden()
     } else {
         ProgressDrawTarget::stderr()
     };
-    let bar = ProgressBar::with_draw_target(Some(total), target).with_message(message);
+    let bar = ProgressBar::with_draw_target(total, target).with_message(message);
     bar.set_style(ProgressStyle::with_template(template).expect("templates are valid"));
     bar
 }
 
 /// A bar counting bytes, for downloads and extraction.
 pub fn bytes(total: u64, message: &'static str, quiet: bool) -> ProgressBar {
-    bar(total, "{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})", message, quiet)
+    bar(
+        Some(total),
+        "{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})",
+        message,
+        quiet,
+    )
 }
 
-/// A bar counting engine runs.
-pub fn runs(total: u64, message: &'static str, quiet: bool) -> ProgressBar {
-    bar(total, "{msg} [{bar:30}] {pos}/{len} ({eta})", message, quiet)
+/// What a supervised run shows: a spinner with the elapsed time while the
+/// engine loads (fast-run profiling and the layout transform can take
+/// minutes), then a bar over the warm-up and the timed runs.
+pub struct RunProgress {
+    quiet: bool,
+    shown: Option<(Phase, ProgressBar)>,
+}
+
+impl RunProgress {
+    pub fn new(quiet: bool) -> RunProgress {
+        RunProgress { quiet, shown: None }
+    }
+
+    fn show(&mut self, phase: Phase) -> Option<&ProgressBar> {
+        if self.shown.as_ref().map(|(shown, _)| *shown) != Some(phase) {
+            self.clear();
+            let new = match phase {
+                Phase::Load => {
+                    let spinner = bar(None, "{spinner} {msg} {elapsed}", "loading the model", self.quiet);
+                    spinner.enable_steady_tick(Duration::from_millis(120));
+                    spinner
+                }
+                Phase::Warmup { runs } => bar(Some(runs), "{msg} [{bar:30}] {pos}/{len}", "warm-up", self.quiet),
+                Phase::Iterations { runs } => bar(
+                    Some(runs),
+                    "{msg} [{bar:30}] {pos}/{len} ({eta})",
+                    "running",
+                    self.quiet,
+                ),
+                Phase::Testcase { .. } => return None,
+            };
+            self.shown = Some((phase, new));
+        }
+        self.shown.as_ref().map(|(_, bar)| bar)
+    }
+
+    fn clear(&mut self) {
+        if let Some((_, bar)) = self.shown.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Watcher for RunProgress {
+    fn moved(&mut self, whereabouts: &Whereabouts) {
+        match whereabouts.phase {
+            Some(phase) => {
+                if let Some(bar) = self.show(phase) {
+                    bar.set_position(whereabouts.done);
+                }
+            }
+            None => self.clear(),
+        }
+    }
+
+    fn text(&mut self, line: &str) {
+        match &self.shown {
+            Some((_, bar)) => bar.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+    }
+}
+
+impl Drop for RunProgress {
+    fn drop(&mut self) {
+        self.clear();
+    }
 }

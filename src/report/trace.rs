@@ -3,8 +3,13 @@
 //! host thread and each comp node on tracks of their own, one complete event
 //! per operator execution on each track that recorded it.
 
+use std::path::Path;
+
+use anyhow::Result;
 use serde_json::{json, Value};
 
+use super::file::write_atomically;
+use crate::engine::Device;
 use crate::profile::{OperatorRun, Profile, Span};
 
 const PID: u32 = 1;
@@ -74,6 +79,23 @@ fn operator_args(operator: &OperatorRun, iteration: u64, span: &Span) -> Value {
         "memory_bytes": operator.memory_bytes,
         "kernel_us": span.kernel_us().map(micros),
     })
+}
+
+/// Writes the trace of `profile`, a run of `model` on `device` by the engine of `version`.
+pub fn write_trace(
+    trace: &Path,
+    profile: &Profile,
+    model: &Path,
+    device: Device,
+    version: (i32, i32, i32),
+) -> Result<()> {
+    let (major, minor, patch) = version;
+    let source = TraceSource {
+        model: &model.display().to_string(),
+        device: &device.to_string(),
+        engine_version: &format!("{major}.{minor}.{patch}"),
+    };
+    write_atomically(trace, &serde_json::to_vec(&chrome_trace(profile, &source))?)
 }
 
 pub fn chrome_trace(profile: &Profile, source: &TraceSource) -> Value {

@@ -11,7 +11,8 @@ use anyhow::{Context, Result};
 use crate::engine::{Lite, Network, NetworkOptions};
 use crate::feeds::Feed;
 use crate::model::ModelFile;
-use crate::report::progress;
+use crate::supervise::child::{announce, RunCounter};
+use crate::supervise::Phase;
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
 
 /// A loaded network with what it declares.
@@ -26,8 +27,6 @@ pub struct Session {
 pub struct Plan {
     pub warmup: usize,
     pub iterations: u64,
-    /// No progress bar.
-    pub quiet: bool,
     /// Echo what the engine prints while checking testcases on stderr.
     pub verbose: bool,
 }
@@ -68,6 +67,7 @@ impl<T: RunObserver> RunObserver for Option<T> {
 impl Session {
     /// The model graph of `model`, loaded for `options`.
     pub fn load(lite: &Lite, model: &ModelFile, options: &NetworkOptions) -> Result<Session> {
+        announce(Phase::Load);
         Session::open(lite, model.graph(), options).context("the engine cannot load the model")
     }
 
@@ -113,15 +113,24 @@ impl Session {
     /// ones, telling `observer` about each; returns each timed run's
     /// forward+wait in milliseconds.
     pub fn measure(&mut self, plan: &Plan, observer: &mut impl RunObserver) -> Result<Vec<f64>> {
+        let warmup = plan.warmup as u64;
+        let timed = Phase::Iterations { runs: plan.iterations };
+        let mut counter = RunCounter::start(if warmup > 0 {
+            Phase::Warmup { runs: warmup }
+        } else {
+            timed
+        });
         if self.network.wants_fake_run() {
             let started = Instant::now();
             self.forward()?;
             observer.after_run(RunKind::FakeFirst, started, Instant::now())?;
         }
-        let total = plan.warmup as u64 + plan.iterations;
-        let bar = progress::runs(total, "running", plan.quiet);
+        let total = warmup + plan.iterations;
         let mut samples = Vec::with_capacity(plan.iterations as usize);
         for run in 0..total {
+            if run == warmup && warmup > 0 {
+                counter = RunCounter::start(timed);
+            }
             let started = Instant::now();
             self.forward()?;
             let finished = Instant::now();
@@ -132,9 +141,8 @@ impl Session {
                 RunKind::Measured(run - plan.warmup as u64 + 1)
             };
             observer.after_run(kind, started, finished)?;
-            bar.inc(1);
+            counter.add_one();
         }
-        bar.finish_and_clear();
         Ok(samples)
     }
 

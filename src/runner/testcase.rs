@@ -10,6 +10,8 @@ use super::{Plan, Session};
 use crate::engine::{capture_stdout, EngineError, Lite, NetworkOptions};
 use crate::feeds::Feed;
 use crate::model::{checked_output, Assertion, ModelFile};
+use crate::supervise::child::announce;
+use crate::supervise::Phase;
 use crate::tensor::{HostTensor, TensorInfo};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,6 +66,7 @@ fn run_testcase(
     assertions: &[Assertion],
     plan: &Plan,
 ) -> TestcaseRun {
+    announce(Phase::Testcase { index });
     let started = Instant::now();
     let mut run = TestcaseRun {
         index,

@@ -5,6 +5,7 @@
 #![allow(dead_code)] // each test file uses its own part of this module
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use assert_cmd::Command;
 use ndarray::ArrayD;
@@ -15,10 +16,14 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `mge` run from the repository root, so manifest paths resolve.
+/// The longest any one `mge` command of the tests may take: a hang in the
+/// engine fails its test instead of stalling the suite.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// `mge` run from the repository root, so manifest paths resolve, with a deadline.
 pub fn mge() -> Command {
     let mut command = Command::cargo_bin("mge").expect("the mge binary is built");
-    command.current_dir(root());
+    command.current_dir(root()).timeout(COMMAND_TIMEOUT);
     command
 }
 
@@ -48,7 +53,9 @@ pub fn read_f32(path: &Path) -> ArrayD<f32> {
 /// Runs `mge` and returns stdout, failing the test with stderr unless the
 /// exit code is `code`.
 pub fn run_expecting(command: &mut Command, code: i32) -> (String, String) {
-    let output = command.output().expect("mge starts");
+    let output = command
+        .output()
+        .unwrap_or_else(|err| panic!("{command:?} did not finish: {err}"));
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert_eq!(
@@ -61,4 +68,13 @@ pub fn run_expecting(command: &mut Command, code: i32) -> (String, String) {
 
 pub fn json_of(stdout: &str) -> Value {
     serde_json::from_str(stdout).unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{stdout}"))
+}
+
+/// Outputs agree with the reference to rounding, not to the bit: the engine
+/// picks other kernels on other CPUs (AVX2, AVX-512) than where the fixtures were made.
+pub fn assert_close(written: &ArrayD<f32>, reference: &ArrayD<f32>, what: &str) {
+    assert_eq!(written.shape(), reference.shape(), "{what}: shape");
+    for (a, b) in written.iter().zip(reference.iter()) {
+        assert!((a - b).abs() <= 1e-5 * b.abs().max(1.0), "{what}: {a} vs {b}");
+    }
 }

@@ -1,0 +1,103 @@
+//! Engine work runs in a child process that the tool watches, because the
+//! engine is not trusted to return: it can end the process from one of its
+//! threads (and then hang in its own exit handler), crash, or never finish.
+//!
+//! The child is `mge` itself, started with the same command line and
+//! `MGE_SUPERVISED` set. It does the work as usual, with stdin and stdout the
+//! parent's, and tells the parent where it is (loading, warm-up, iteration N)
+//! with event lines on its stderr, which the parent reads; every other line is
+//! passed on to the user. The parent draws the progress, enforces `--timeout`,
+//! and turns a child that died into one line saying how, where, and what the
+//! engine said last.
+
+pub mod child;
+pub mod parent;
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Set in the environment of a supervised child.
+const CHILD_ENV: &str = "MGE_SUPERVISED";
+
+/// Starts an event line on the child's stderr. The control character keeps it
+/// apart from anything the engine prints, even mid-line.
+const EVENT_MARKER: &str = "\u{1}mge-event:";
+
+/// What the child tells its parent.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// A phase of the work began.
+    Phase { phase: Phase },
+    /// Runs finished so far in the current warm-up or timed phase (sent at most a few times a second).
+    Progress { done: u64 },
+    /// The engine called `exit(status)` (reported from the exit handler, see `engine::report_engine_exit_with`).
+    EngineExit { status: i32, thread: String },
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(tag = "name", rename_all = "snake_case")]
+pub enum Phase {
+    /// The engine loads a model (fast-run profiling and the layout transform happen here).
+    Load,
+    /// Embedded testcase number `index` (from 0) runs.
+    Testcase { index: usize },
+    /// `runs` untimed runs.
+    Warmup { runs: u64 },
+    /// `runs` timed runs.
+    Iterations { runs: u64 },
+}
+
+/// Where the child was: its last phase and how far it got in it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Whereabouts {
+    pub testcase: Option<usize>,
+    pub phase: Option<Phase>,
+    pub done: u64,
+}
+
+impl Whereabouts {
+    pub fn enter(&mut self, phase: Phase) {
+        match phase {
+            Phase::Testcase { index } => {
+                self.testcase = Some(index);
+                self.phase = None;
+            }
+            _ => self.phase = Some(phase),
+        }
+        self.done = 0;
+    }
+}
+
+impl fmt::Display for Whereabouts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Progress comes a few times a second: at least `done` runs are over.
+        let done = self.done;
+        match (self.phase, self.testcase) {
+            (None, None) => return write!(f, "before the engine loaded the model"),
+            (None, Some(index)) => return write!(f, "in testcase #{index}"),
+            (Some(Phase::Load), _) => write!(f, "while the engine loaded the model")?,
+            (Some(Phase::Warmup { runs }), _) => write!(f, "during the warm-up ({})", runs_done(done, runs))?,
+            (Some(Phase::Iterations { runs }), _) => write!(f, "during the timed runs ({})", runs_done(done, runs))?,
+            (Some(Phase::Testcase { .. }), _) => unreachable!("`enter` keeps the testcase apart from the phase"),
+        }
+        match self.testcase {
+            Some(index) => write!(f, " of testcase #{index}"),
+            None => Ok(()),
+        }
+    }
+}
+
+fn runs_done(done: u64, runs: u64) -> String {
+    let plural = if runs == 1 { "" } else { "s" };
+    match done {
+        0 => format!("{runs} run{plural}"),
+        _ => format!("at least {done} of {runs} run{plural} done"),
+    }
+}
+
+/// Is this process a supervised child?
+pub fn is_child() -> bool {
+    std::env::var_os(CHILD_ENV).is_some()
+}

@@ -1,0 +1,334 @@
+//! The parent's side: start the child, pass its output on, watch it, and say
+//! how it ended.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::fmt;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use super::{Event, Whereabouts, CHILD_ENV, EVENT_MARKER};
+
+/// How often a quiet child is looked at (has it ended? is the deadline past?).
+const TICK: Duration = Duration::from_millis(200);
+
+/// Lines of the child's own output kept to say what the engine said last.
+const LAST_WORDS: usize = 3;
+
+/// Told what the child is doing: the presentation of a supervised run.
+pub trait Watcher {
+    /// The child entered a phase or made progress in it.
+    fn moved(&mut self, whereabouts: &Whereabouts);
+    /// A line the child printed on stderr, for the user.
+    fn text(&mut self, line: &str);
+}
+
+/// Passes the child's lines on and shows no progress.
+pub struct PassThrough;
+
+impl Watcher for PassThrough {
+    fn moved(&mut self, _: &Whereabouts) {}
+    fn text(&mut self, line: &str) {
+        eprintln!("{line}");
+    }
+}
+
+/// A child that died or was stopped before it could answer.
+#[derive(Debug)]
+pub struct Failure {
+    pub how: How,
+    pub whereabouts: Whereabouts,
+    /// The last line the child printed before it died, the engine's as a rule.
+    pub last_words: Option<String>,
+}
+
+#[derive(Debug)]
+pub enum How {
+    /// The engine called exit() (and would have hung in its exit handler).
+    EngineExit { status: i32, thread: String },
+    /// Ended by a signal it did not handle.
+    Signal(i32),
+    /// Stopped by us at the deadline.
+    TimedOut(Duration),
+    /// Ended with this code before answering (a worker).
+    Quit(i32),
+}
+
+impl Failure {
+    /// The message and its hint on one line, for a report that has a line per model.
+    pub fn one_line(&self) -> String {
+        self.to_string().replace("\nhint: ", "; hint: ")
+    }
+
+    /// What to try, where the engine's last words tell.
+    fn hint(&self) -> Option<&'static str> {
+        let words = self.last_words.as_deref()?;
+        words.contains("Xbyak").then_some(
+            "the engine's bundled oneDNN kernels cannot run on this CPU (seen on AVX-512 CPUs with \
+             --layout-transform and --layout nchw88); --fast-run or --layout nchw44 work instead",
+        )
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let place = &self.whereabouts;
+        match &self.how {
+            How::EngineExit { status, thread } => write!(
+                f,
+                "the engine ended the process with exit({status}) from its thread '{thread}' {place}"
+            )?,
+            How::Signal(signal) => write!(f, "the engine crashed ({}) {place}", signal_name(*signal))?,
+            How::TimedOut(limit) => write!(f, "stopped after --timeout {} {place}", seconds(*limit))?,
+            How::Quit(code) => write!(f, "the worker process ended with exit code {code} {place}")?,
+        }
+        if let Some(words) = &self.last_words {
+            write!(f, "; it said last: '{words}'")?;
+        }
+        if let Some(hint) = self.hint() {
+            write!(f, "\nhint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Failure {}
+
+fn seconds(limit: Duration) -> String {
+    format!("{}s", limit.as_secs_f64())
+}
+
+fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        _ => return format!("signal {signal}"),
+    };
+    name.to_string()
+}
+
+/// What `Supervisor::next` saw first.
+pub enum Next {
+    /// A line on the child's stdout (a worker's answer).
+    Reply(String),
+    /// The child exited normally with this code.
+    Exited(i32),
+    Failed(Failure),
+}
+
+enum Message {
+    Event(Event),
+    Text(String),
+    Reply(String),
+    Closed,
+}
+
+/// A running child `mge`.
+pub struct Supervisor {
+    child: Child,
+    pub stdin: Option<ChildStdin>,
+    messages: Receiver<Message>,
+    /// Streams still open (stderr, and stdout when it carries replies).
+    open_streams: usize,
+    whereabouts: Whereabouts,
+    engine_exit: Option<(i32, String)>,
+    last_words: VecDeque<String>,
+}
+
+impl Supervisor {
+    /// Starts `mge ARGS` as a supervised child. Its stdin is piped when
+    /// `requests` is set (else inherited); its stdout carries replies when
+    /// `replies` is set (else it is ours).
+    pub fn spawn(args: impl IntoIterator<Item = OsString>, requests: bool, replies: bool) -> Result<Supervisor> {
+        let exe = std::env::current_exe().context("cannot find the mge executable to start the engine's process")?;
+        let piped_if = |on: bool| if on { Stdio::piped() } else { Stdio::inherit() };
+        let mut child = Command::new(exe)
+            .args(args)
+            .env(CHILD_ENV, "1")
+            .stdin(piped_if(requests))
+            .stdout(piped_if(replies))
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("cannot start the engine's process")?;
+        let (sender, messages) = mpsc::channel();
+        let stderr = child.stderr.take().expect("piped");
+        read_lines(stderr, sender.clone(), |line| match line.split_once(EVENT_MARKER) {
+            Some((before, event)) => {
+                let mut messages = Vec::new();
+                if !before.is_empty() {
+                    messages.push(Message::Text(before.to_string()));
+                }
+                match serde_json::from_str(event) {
+                    Ok(event) => messages.push(Message::Event(event)),
+                    Err(_) => messages.push(Message::Text(line.replace(EVENT_MARKER, ""))),
+                }
+                messages
+            }
+            None => vec![Message::Text(line)],
+        });
+        if let Some(stdout) = child.stdout.take() {
+            read_lines(stdout, sender, |line| vec![Message::Reply(line)]);
+        }
+        Ok(Supervisor {
+            stdin: child.stdin.take(),
+            child,
+            messages,
+            open_streams: if replies { 2 } else { 1 },
+            whereabouts: Whereabouts::default(),
+            engine_exit: None,
+            last_words: VecDeque::new(),
+        })
+    }
+
+    /// Forgets where the child was: it starts on a new piece of work.
+    pub fn new_task(&mut self) {
+        self.whereabouts = Whereabouts::default();
+        self.last_words.clear();
+    }
+
+    /// Passes the child's output to `watcher` until it replies, ends, or
+    /// `deadline` passes (then it is killed).
+    pub fn next(&mut self, deadline: Option<(Instant, Duration)>, watcher: &mut dyn Watcher) -> Next {
+        loop {
+            if let Some((at, limit)) = deadline {
+                if Instant::now() >= at {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    return Next::Failed(self.failure(How::TimedOut(limit)));
+                }
+            }
+            let wait = deadline.map_or(TICK, |(at, _)| TICK.min(at.saturating_duration_since(Instant::now())));
+            match self.messages.recv_timeout(wait) {
+                Ok(Message::Reply(line)) => return Next::Reply(line),
+                Ok(Message::Event(Event::Phase { phase })) => {
+                    self.whereabouts.enter(phase);
+                    watcher.moved(&self.whereabouts);
+                }
+                Ok(Message::Event(Event::Progress { done })) => {
+                    self.whereabouts.done = done;
+                    watcher.moved(&self.whereabouts);
+                }
+                Ok(Message::Event(Event::EngineExit { status, thread })) => self.engine_exit = Some((status, thread)),
+                Ok(Message::Text(line)) => {
+                    self.remember(&line);
+                    watcher.text(&line);
+                }
+                Ok(Message::Closed) => {
+                    self.open_streams -= 1;
+                    if self.open_streams == 0 {
+                        return self.ended();
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return self.ended(),
+            }
+        }
+    }
+
+    /// Waits for the child to end (it has closed its output or is about to).
+    fn ended(&mut self) -> Next {
+        match self.child.wait() {
+            Ok(status) => self.judge(status),
+            Err(_) => Next::Failed(self.failure(How::Signal(libc::SIGKILL))),
+        }
+    }
+
+    fn judge(&mut self, status: ExitStatus) -> Next {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some((status, thread)) = self.engine_exit.take() {
+            return Next::Failed(self.failure(How::EngineExit { status, thread }));
+        }
+        match (status.code(), status.signal()) {
+            (Some(code), _) => Next::Exited(code),
+            (None, Some(signal)) => Next::Failed(self.failure(How::Signal(signal))),
+            (None, None) => Next::Failed(self.failure(How::Quit(-1))),
+        }
+    }
+
+    pub fn failure(&mut self, how: How) -> Failure {
+        Failure {
+            how,
+            whereabouts: self.whereabouts,
+            last_words: self.last_words.back().cloned(),
+        }
+    }
+
+    fn remember(&mut self, line: &str) {
+        let line = line.trim();
+        if line.is_empty() {
+            return;
+        }
+        if self.last_words.len() == LAST_WORDS {
+            self.last_words.pop_front();
+        }
+        self.last_words.push_back(line.to_string());
+    }
+
+    /// Ends a child with nothing more to do: a closed stdin ends a worker's loop.
+    pub fn close(mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        // A child still running here was abandoned (an error, a deadline): stop it.
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A thread that turns each line of `stream` into messages, then says `Closed`.
+fn read_lines(stream: impl Read + Send + 'static, sender: Sender<Message>, parse: fn(String) -> Vec<Message>) {
+    thread::spawn(move || {
+        let mut reader = BufReader::new(stream);
+        let mut bytes = Vec::new();
+        loop {
+            bytes.clear();
+            match reader.read_until(b'\n', &mut bytes) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let line = String::from_utf8_lossy(&bytes)
+                        .trim_end_matches(['\n', '\r'])
+                        .to_string();
+                    for message in parse(line) {
+                        if sender.send(message).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        let _ = sender.send(Message::Closed);
+    });
+}
+
+/// Runs this process's own command line again in a supervised child and
+/// returns its exit code; a child that died is the error.
+pub fn rerun_supervised(timeout: Option<Duration>, watcher: &mut dyn Watcher) -> Result<i32> {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let mut supervisor = Supervisor::spawn(args, false, false)?;
+    let deadline = timeout.map(|limit| (Instant::now() + limit, limit));
+    loop {
+        match supervisor.next(deadline, watcher) {
+            // Its stdout is ours: nothing arrives as a reply.
+            Next::Reply(_) => {}
+            Next::Exited(code) => return Ok(code),
+            Next::Failed(failure) => return Err(failure.into()),
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! The engine's ways of taking a process down, on any CPU: a stand-in Lite
+//! library (`tests/faults/fault_lite.c`, built here with the C compiler) exits
+//! from an engine thread into a deadlocking exit handler, aborts, crashes or
+//! hangs, where MegEngine 1.13 does so only on some CPUs. Each must end `mge`
+//! with exit 2 and one line within seconds, and leave no files behind.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use common::{mge, root, run_expecting};
+
+/// Every fault must be reported well within this.
+const PROMPTLY: Duration = Duration::from_secs(10);
+
+fn fault_library() -> &'static Path {
+    static LIBRARY: OnceLock<PathBuf> = OnceLock::new();
+    LIBRARY.get_or_init(|| {
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let library = out.join("libfault_lite.so");
+        // The MegEngine runtime exists for Linux only.
+        let target = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+        let compiler = cc::Build::new()
+            .cargo_metadata(false)
+            .opt_level(0)
+            .target(&target)
+            .host(&target)
+            .get_compiler();
+        let status = compiler
+            .to_command()
+            .args(["-shared", "-fPIC", "-pthread", "-o"])
+            .arg(&library)
+            .arg(root().join("tests/faults/fault_lite.c"))
+            .status()
+            .expect("the C compiler runs");
+        assert!(status.success(), "building the fault library failed");
+        library
+    })
+}
+
+/// `mge ARGS` on the fault library, failing with `fault` at `at` (`load` or `forward`).
+fn mge_failing(fault: &str, at: &str, args: &[&str]) -> assert_cmd::Command {
+    let mut command = mge();
+    command
+        .env("MGE_LITE_LIB", fault_library())
+        .env("MGE_FAULT", fault)
+        .env("MGE_FAULT_AT", at)
+        .args(args);
+    command
+}
+
+/// Runs `command`, which must exit 2 promptly with one error line holding each of `expected`.
+fn fails_promptly(command: &mut assert_cmd::Command, expected: &[&str]) -> String {
+    let started = Instant::now();
+    let (stdout, stderr) = run_expecting(command, 2);
+    let took = started.elapsed();
+    assert!(took < PROMPTLY, "{command:?} took {took:?}\nstderr:\n{stderr}");
+    for text in expected {
+        assert!(stderr.contains(text), "{command:?}: stderr lacks {text:?}:\n{stderr}");
+    }
+    assert_eq!(stderr.matches("mge: error").count(), 1, "one error line:\n{stderr}");
+    stdout
+}
+
+const ENGINE_EXIT: &[&str] = &[
+    "the engine ended the process with exit(1) from its thread",
+    "it said last: 'bad err=45 in Xbyak::Error'",
+    "hint: the engine's bundled oneDNN kernels cannot run on this CPU",
+    "--fast-run or --layout nchw44",
+];
+
+#[test]
+fn an_exit_from_an_engine_thread_is_reported_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = dir.path().join("out");
+    let mut command = mge_failing("exit", "forward", &["run", "fixtures/conv_float.mge"]);
+    command.arg("--outputs").arg(&outputs);
+    let expected = [ENGINE_EXIT, &["during the warm-up"]].concat();
+    fails_promptly(&mut command, &expected);
+    assert!(!outputs.exists(), "no output folder after a failed run");
+
+    let mut loading = mge_failing("exit", "load", &["run", "fixtures/conv_float.mge"]);
+    fails_promptly(
+        &mut loading,
+        &[ENGINE_EXIT, &["while the engine loaded the model"]].concat(),
+    );
+}
+
+#[test]
+fn crashes_in_the_engine_are_reported_with_their_signal_and_phase() {
+    for (fault, signal) in [("segv", "SIGSEGV"), ("abort", "SIGABRT")] {
+        let crashed = format!("the engine crashed ({signal}) during the timed runs");
+        let mut command = mge_failing(fault, "forward", &["run", "fixtures/conv_float.mge", "--warmup", "0"]);
+        fails_promptly(&mut command, &[&crashed, "it said last: 'fault: "]);
+    }
+}
+
+#[test]
+fn a_hang_ends_at_the_timeout() {
+    let mut command = mge_failing("hang", "load", &["run", "fixtures/conv_float.mge", "--timeout", "1"]);
+    fails_promptly(
+        &mut command,
+        &["stopped after --timeout 1s while the engine loaded the model"],
+    );
+}
+
+#[test]
+fn profile_reports_the_fault_and_writes_no_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("run.trace.json");
+    let mut command = mge_failing("exit", "forward", &["profile", "fixtures/conv_float.mge", "-o"]);
+    command.arg(&trace);
+    fails_promptly(&mut command, ENGINE_EXIT);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
+}
+
+#[test]
+fn check_reports_each_model_the_engine_took_down_and_writes_its_junit() {
+    for jobs in ["1", "2"] {
+        let dir = tempfile::tempdir().unwrap();
+        let junit = dir.path().join("report.xml");
+        let mut command = mge_failing(
+            "exit",
+            "forward",
+            &[
+                "check",
+                "fixtures/conv_float_tc1.mge",
+                "fixtures/two_inputs_tc2.mge",
+                "-j",
+                jobs,
+            ],
+        );
+        command.arg("--junit").arg(&junit);
+        let stdout = fails_promptly(&mut command, &["no testcase could run"]);
+        for model in ["fixtures/conv_float_tc1.mge", "fixtures/two_inputs_tc2.mge"] {
+            let line = stdout
+                .lines()
+                .find(|line| line.starts_with(model))
+                .unwrap_or_else(|| panic!("-j {jobs}: no line for {model}:\n{stdout}"));
+            assert!(
+                line.contains("ERROR: the engine ended the process with exit(1)"),
+                "{line}"
+            );
+            assert!(line.contains("in testcase #0"), "{line}");
+        }
+        assert!(stdout.contains("0 passed, 2 failed"), "{stdout}");
+        let xml = std::fs::read_to_string(&junit).expect("the JUnit report is written");
+        assert_eq!(xml.matches("<error").count(), 2, "{xml}");
+    }
+}
+
+#[test]
+fn check_times_out_per_model_and_goes_on() {
+    let mut command = mge_failing(
+        "hang",
+        "forward",
+        &[
+            "check",
+            "fixtures/conv_float_tc1.mge",
+            "fixtures/two_inputs_tc2.mge",
+            "-j",
+            "2",
+            "--timeout",
+            "1",
+        ],
+    );
+    let stdout = fails_promptly(&mut command, &["no testcase could run"]);
+    assert_eq!(
+        stdout
+            .matches("ERROR: stopped after --timeout 1s in testcase #0")
+            .count(),
+        2,
+        "{stdout}"
+    );
+}

@@ -1,0 +1,172 @@
+/*
+ * A stand-in for the MegEngine Lite C API that fails the way the real engine
+ * can, so that the tests can show on any CPU what `mge` makes of it.
+ *
+ * MGE_FAULT chooses the failure, MGE_FAULT_AT where it happens ("load": in
+ * LITE_load_model_from_mem; otherwise in LITE_forward):
+ *   exit   an engine thread prints what MegEngine's oneDNN prints and calls
+ *          exit(1) while the calling thread waits for it; the exit handler
+ *          registered when the first tensor was made (as MegEngine registers
+ *          CompNode::finalize at its first comp node) waits for that thread
+ *          too: a deadlock, unless someone's handler runs first.
+ *   abort  abort()
+ *   segv   a write through a null pointer
+ *   hang   never returns
+ * Without MGE_FAULT it behaves like a model with input "data" (1,3,16,16)
+ * and output "feat" (1,8), both float32, whose output is all zeros.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LAYOUT_MAX_DIM 7
+
+typedef struct {
+    size_t shapes[LAYOUT_MAX_DIM];
+    size_t ndim;
+    int data_type;
+} LiteLayout;
+
+typedef struct {
+    int is_pinned_host;
+    LiteLayout layout;
+    int device_type;
+    int device_id;
+} LiteTensorDesc;
+
+typedef struct {
+    LiteLayout layout;
+    float data[3 * 16 * 16];
+} FakeTensor;
+
+static FakeTensor input = {{{1, 3, 16, 16}, 4, 0}, {0}};
+static FakeTensor output = {{{1, 8}, 2, 0}, {0}};
+static char config[1024];
+static int network;
+static const char *input_names[] = {"data"};
+static const char *output_names[] = {"feat"};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t worker_finished = PTHREAD_COND_INITIALIZER;
+static int finished;
+
+static void wait_for_worker(void) {
+    pthread_mutex_lock(&lock);
+    while (!finished) pthread_cond_wait(&worker_finished, &lock);
+    pthread_mutex_unlock(&lock);
+}
+
+static void *worker(void *arg) {
+    (void)arg;
+    fprintf(stderr, "bad err=45 in Xbyak::Error\n");
+    exit(1);
+    return NULL;
+}
+
+static int handler_registered;
+
+static void fail_here(const char *where) {
+    const char *fault = getenv("MGE_FAULT");
+    const char *at = getenv("MGE_FAULT_AT");
+    if (!fault || strcmp(at ? at : "forward", where) != 0) return;
+    if (!strcmp(fault, "exit")) {
+        pthread_t thread;
+        pthread_create(&thread, NULL, worker, NULL);
+        pthread_join(thread, NULL);
+    } else if (!strcmp(fault, "abort")) {
+        fprintf(stderr, "fault: aborting\n");
+        abort();
+    } else if (!strcmp(fault, "segv")) {
+        fprintf(stderr, "fault: writing through a null pointer\n");
+        *(volatile int *)0 = 1;
+    } else if (!strcmp(fault, "hang")) {
+        for (;;) pause();
+    }
+}
+
+int LITE_get_version(int *major, int *minor, int *patch) {
+    *major = 1;
+    *minor = 13;
+    *patch = 0;
+    return 0;
+}
+const char *LITE_get_last_error(void) { return "fault library error"; }
+void LITE_clear_last_error(void) {}
+int LITE_get_device_count(int device_type, size_t *count) {
+    *count = device_type == 0 ? 1 : 0;
+    return 0;
+}
+int LITE_set_log_level(int level) { (void)level; return 0; }
+int LITE_set_persistent_cache(const char *path, int always_sync) { (void)path; (void)always_sync; return 0; }
+int LITE_dump_persistent_cache(const char *path) { (void)path; return 0; }
+void *default_config(void) { return config; }
+/* LiteConfig by value; never read here, so its exact layout does not matter. */
+typedef struct {
+    char bytes[128];
+} AnyConfig;
+
+int LITE_make_network_config(void **network_out, AnyConfig unused) {
+    (void)unused;
+    *network_out = &network;
+    return 0;
+}
+int LITE_destroy_network(void *net) { (void)net; return 0; }
+int LITE_load_model_from_mem(void *net, void *model, size_t size) {
+    (void)net; (void)model; (void)size;
+    fail_here("load");
+    return 0;
+}
+int LITE_set_cpu_inplace_mode(void *net) { (void)net; return 0; }
+int LITE_set_cpu_threads_number(void *net, size_t n) { (void)net; (void)n; return 0; }
+int LITE_use_tensorrt(void *net) { (void)net; return 0; }
+int LITE_set_network_algo_policy(void *net, int policy) { (void)net; (void)policy; return 0; }
+int LITE_set_network_algo_workspace_limit(void *net, size_t limit) { (void)net; (void)limit; return 0; }
+int LITE_enable_global_layout_transform(void *net) { (void)net; return 0; }
+int LITE_enable_profile_performance(void *net, const char *path) { (void)net; (void)path; return 0; }
+int LITE_forward(void *net) {
+    (void)net;
+    fail_here("forward");
+    return 0;
+}
+int LITE_wait(void *net) { (void)net; return 0; }
+
+static int names(const char **list, size_t *size, const char **out) {
+    if (size) *size = 1;
+    if (out) out[0] = list[0];
+    return 0;
+}
+int LITE_get_all_input_name(void *net, size_t *size, const char **out) { (void)net; return names(input_names, size, out); }
+int LITE_get_all_output_name(void *net, size_t *size, const char **out) { (void)net; return names(output_names, size, out); }
+int LITE_get_io_tensor(void *net, const char *name, int phase, void **tensor) {
+    (void)net; (void)phase;
+    *tensor = !strcmp(name, "data") ? (void *)&input : !strcmp(name, "feat") ? (void *)&output : NULL;
+    return 0;
+}
+int LITE_get_tensor_layout(void *tensor, LiteLayout *layout) {
+    *layout = ((FakeTensor *)tensor)->layout;
+    return 0;
+}
+int LITE_set_tensor_layout(void *tensor, LiteLayout layout) { (void)tensor; (void)layout; return 0; }
+int LITE_get_tensor_memory(void *tensor, void **memory) {
+    *memory = ((FakeTensor *)tensor)->data;
+    return 0;
+}
+int LITE_get_tensor_total_size_in_byte(void *tensor, size_t *size) {
+    LiteLayout *layout = &((FakeTensor *)tensor)->layout;
+    *size = 4;
+    for (size_t i = 0; i < layout->ndim; i++) *size *= layout->shapes[i];
+    return 0;
+}
+int LITE_make_tensor(LiteTensorDesc desc, void **tensor) {
+    (void)desc;
+    if (!handler_registered) {
+        handler_registered = 1;
+        atexit(wait_for_worker);
+    }
+    *tensor = &input;
+    return 0;
+}
+int LITE_destroy_tensor(void *tensor) { (void)tensor; return 0; }
