@@ -17,6 +17,7 @@ use clap::Parser;
 
 use crate::commands::{CheckFailed, ChildExited};
 use crate::engine::EngineError;
+use crate::supervise::parent::Interrupted;
 
 fn main() -> ExitCode {
     supervise::child::init();
@@ -34,6 +35,10 @@ fn main() -> ExitCode {
 fn exit_with(err: &anyhow::Error, verbose: bool) -> ExitCode {
     if let Some(ChildExited(code)) = err.downcast_ref::<ChildExited>() {
         return ExitCode::from(*code);
+    }
+    if let Some(interrupted) = err.downcast_ref::<Interrupted>() {
+        eprintln!("mge: {interrupted}");
+        return ExitCode::from(u8::try_from(128 + interrupted.0).unwrap_or(2));
     }
     if let Some(failed) = err.downcast_ref::<CheckFailed>() {
         eprintln!("mge: check failed: {failed}");

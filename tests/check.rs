@@ -273,3 +273,43 @@ fn no_testcase_runs_the_model_on_feeds() {
     );
     assert!(stderr.contains("--no-testcase"), "{stderr}");
 }
+
+#[test]
+fn the_same_models_get_the_same_verdicts_with_any_jobs() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    // A path that is not UTF-8, and a FIFO nobody writes (it must not block the check).
+    let odd = dir.path().join(std::ffi::OsStr::from_bytes(b"odd\xffname.mge"));
+    std::fs::copy(root().join("fixtures/conv_float_tc1.mge"), &odd).unwrap();
+    let fifo = dir.path().join("fifo.mge");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let mut verdicts = Vec::new();
+    for jobs in ["1", "2"] {
+        let mut command = mge();
+        command.args(["check", "--json", "-j", jobs]).arg(&odd).arg(&fifo);
+        command.arg("fixtures/conv_float_tc3_wrong.mge");
+        let (stdout, _) = run_expecting(&mut command, 1);
+        let report = json_of(&stdout);
+        let models = report["models"].as_array().unwrap();
+        assert_eq!(models[0]["testcases"][0]["status"], "passed", "-j {jobs}: {stdout}");
+        assert!(
+            models[1]["error"].as_str().unwrap().contains("not a regular file"),
+            "-j {jobs}: {stdout}"
+        );
+        let verdict = |model: &Value| {
+            let statuses: Vec<Value> = model["testcases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|testcase| testcase["status"].clone())
+                .collect();
+            (model["error"].clone(), statuses)
+        };
+        verdicts.push(models.iter().map(verdict).collect::<Vec<_>>());
+    }
+    assert_eq!(verdicts[0], verdicts[1]);
+}

@@ -175,3 +175,42 @@ fn check_times_out_per_model_and_goes_on() {
         "{stdout}"
     );
 }
+
+#[test]
+fn an_interrupt_stops_the_engine_and_leaves_no_temporary_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("mge"))
+        .current_dir(root())
+        .env("MGE_LITE_LIB", fault_library())
+        .env("MGE_FAULT", "hang")
+        .env("TMPDIR", tmp.path())
+        .args(["profile", "fixtures/conv_float.mge", "-q", "-o"])
+        .arg(tmp.path().join("run.trace.json"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("mge starts");
+    // Hanging in the engine by now, with the profiler's file in the child's temporary folder.
+    std::thread::sleep(Duration::from_secs(1));
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > PROMPTLY {
+            let _ = child.kill();
+            panic!("mge did not stop within {PROMPTLY:?} of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("mge: interrupted (SIGINT)"), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

@@ -28,7 +28,7 @@ use crate::report::{emit, emit_json};
 use crate::runner::testcase::{run_testcases, Status};
 use crate::runner::{Plan, Session};
 use crate::runtime;
-use crate::supervise::parent::{Next, PassThrough, Supervisor};
+use crate::supervise::parent::{interruption, Next, PassThrough, Supervisor};
 
 pub fn check(args: CheckArgs, global: &Global) -> Result<()> {
     if args.worker {
@@ -168,7 +168,7 @@ impl Workers<'_> {
                     let mut worker: Option<Supervisor> = None;
                     // Its own statement: a guard in the `while let` would hold the lock for the body.
                     let next = || queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
-                    while let Some(index) = next() {
+                    while let Some(index) = next().filter(|_| interruption().is_none()) {
                         let check = self.check_in_worker(&mut worker, index);
                         if sender.send((index, check)).is_err() {
                             break;
@@ -181,9 +181,15 @@ impl Workers<'_> {
             }
             drop(sender);
             for (index, check) in receiver {
+                if let Some(interrupted) = interruption() {
+                    return Err(interrupted.into());
+                }
                 printer.add(index, check)?;
             }
-            Ok(())
+            match interruption() {
+                Some(interrupted) => Err(interrupted.into()),
+                None => Ok(()),
+            }
         })
     }
 

@@ -6,7 +6,9 @@ use std::ffi::OsString;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -14,8 +16,42 @@ use anyhow::{Context, Result};
 
 use super::{Event, Whereabouts, CHILD_ENV, EVENT_MARKER};
 
-/// How often a quiet child is looked at (has it ended? is the deadline past?).
-const TICK: Duration = Duration::from_millis(200);
+/// How often a quiet child is looked at (has it ended? is the deadline past? were we interrupted?).
+const TICK: Duration = Duration::from_millis(100);
+
+/// The user stopped the tool (SIGINT, SIGTERM): the child is stopped, its
+/// temporary files removed, and the tool exits with 128 + the signal, as shells expect.
+#[derive(Debug)]
+pub struct Interrupted(pub i32);
+
+impl fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "interrupted ({})", signal_name(self.0))
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// The signal that interrupted the tool, if one did. SIGINT and SIGTERM are
+/// caught from the first supervised child on, so that the parent can clean up.
+pub fn interruption() -> Option<Interrupted> {
+    match interruptions().load(Ordering::SeqCst) {
+        0 => None,
+        signal => Some(Interrupted(signal as i32)),
+    }
+}
+
+fn interruptions() -> &'static Arc<AtomicUsize> {
+    static SIGNAL: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
+    SIGNAL.get_or_init(|| {
+        let signal = Arc::new(AtomicUsize::new(0));
+        for caught in [libc::SIGINT, libc::SIGTERM] {
+            // Without the handler the signal keeps its default: the tool ends at once.
+            let _ = signal_hook::flag::register_usize(caught, Arc::clone(&signal), caught as usize);
+        }
+        signal
+    })
+}
 
 /// Lines of the child's own output kept to say what the engine said last.
 const LAST_WORDS: usize = 3;
@@ -55,6 +91,8 @@ pub enum How {
     Signal(i32),
     /// Stopped by us at the deadline.
     TimedOut(Duration),
+    /// Stopped by us because the user interrupted the tool with this signal.
+    Interrupted(i32),
     /// Ended with this code before answering (a worker).
     Quit(i32),
 }
@@ -85,6 +123,7 @@ impl fmt::Display for Failure {
             )?,
             How::Signal(signal) => write!(f, "the engine crashed ({}) {place}", signal_name(*signal))?,
             How::TimedOut(limit) => write!(f, "stopped after --timeout {} {place}", seconds(*limit))?,
+            How::Interrupted(signal) => write!(f, "{} {place}", Interrupted(*signal))?,
             How::Quit(code) => write!(f, "the worker process ended with exit code {code} {place}")?,
         }
         if let Some(words) = &self.last_words {
@@ -137,6 +176,8 @@ enum Message {
 /// A running child `mge`.
 pub struct Supervisor {
     child: Child,
+    /// The child's TMPDIR, removed with the supervisor (after the child ended: see `Drop`).
+    _scratch: tempfile::TempDir,
     pub stdin: Option<ChildStdin>,
     messages: Receiver<Message>,
     /// Streams still open (stderr, and stdout when it carries replies).
@@ -153,9 +194,16 @@ impl Supervisor {
     pub fn spawn(args: impl IntoIterator<Item = OsString>, requests: bool, replies: bool) -> Result<Supervisor> {
         let exe = std::env::current_exe().context("cannot find the mge executable to start the engine's process")?;
         let piped_if = |on: bool| if on { Stdio::piped() } else { Stdio::inherit() };
+        interruptions();
+        // Whatever temporary files the child leaves (it may be killed) go with this folder.
+        let scratch = tempfile::Builder::new()
+            .prefix("mge-")
+            .tempdir()
+            .context("cannot create a temporary folder for the engine's process")?;
         let mut child = Command::new(exe)
             .args(args)
             .env(CHILD_ENV, "1")
+            .env("TMPDIR", scratch.path())
             .stdin(piped_if(requests))
             .stdout(piped_if(replies))
             .stderr(Stdio::piped())
@@ -183,6 +231,7 @@ impl Supervisor {
         Ok(Supervisor {
             stdin: child.stdin.take(),
             child,
+            _scratch: scratch,
             messages,
             open_streams: if replies { 2 } else { 1 },
             whereabouts: Whereabouts::default(),
@@ -201,10 +250,13 @@ impl Supervisor {
     /// `deadline` passes (then it is killed).
     pub fn next(&mut self, deadline: Option<(Instant, Duration)>, watcher: &mut dyn Watcher) -> Next {
         loop {
+            if let Some(Interrupted(signal)) = interruption() {
+                self.stop();
+                return Next::Failed(self.failure(How::Interrupted(signal)));
+            }
             if let Some((at, limit)) = deadline {
                 if Instant::now() >= at {
-                    let _ = self.child.kill();
-                    let _ = self.child.wait();
+                    self.stop();
                     return Next::Failed(self.failure(How::TimedOut(limit)));
                 }
             }
@@ -244,8 +296,16 @@ impl Supervisor {
         }
     }
 
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     fn judge(&mut self, status: ExitStatus) -> Next {
         use std::os::unix::process::ExitStatusExt;
+        if let Some(Interrupted(signal)) = interruption() {
+            return Next::Failed(self.failure(How::Interrupted(signal)));
+        }
         if let Some((status, thread)) = self.engine_exit.take() {
             return Next::Failed(self.failure(How::EngineExit { status, thread }));
         }
@@ -286,8 +346,7 @@ impl Drop for Supervisor {
     fn drop(&mut self) {
         // A child still running here was abandoned (an error, a deadline): stop it.
         if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+            self.stop();
         }
     }
 }
@@ -328,6 +387,10 @@ pub fn rerun_supervised(timeout: Option<Duration>, watcher: &mut dyn Watcher) ->
             // Its stdout is ours: nothing arrives as a reply.
             Next::Reply(_) => {}
             Next::Exited(code) => return Ok(code),
+            Next::Failed(Failure {
+                how: How::Interrupted(signal),
+                ..
+            }) => return Err(Interrupted(signal).into()),
             Next::Failed(failure) => return Err(failure.into()),
         }
     }
