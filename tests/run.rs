@@ -278,3 +278,47 @@ fn specs_joined_with_semicolons_or_listed_in_a_file() {
         run_expecting(&mut command, 0);
     }
 }
+
+/// Option pairings the engine refuses only with an assertion (or an abort) are
+/// settled before it sees them.
+#[test]
+fn engine_option_pairings_are_settled_up_front() {
+    let run = |options: &[&str], code: i32| {
+        let mut command = mge();
+        command
+            .args([
+                "run",
+                "fixtures/conv_float.mge",
+                "-i",
+                "fixtures/feeds/conv_data.npy",
+                "--iter",
+                "2",
+            ])
+            .args(["--expect", "feat:fixtures/ref/conv_float__conv_data/feat.npy"])
+            .args(options);
+        run_expecting(&mut command, code).1
+    };
+    for options in [
+        &["--record-comp-seq", "2"][..],
+        &["--record-comp-seq", "1", "--fake-first"],
+    ] {
+        let stderr = run(options, 0);
+        assert!(stderr.contains("var sanity check off"), "{options:?}: {stderr}");
+    }
+    for (options, message) in [
+        (
+            &["--record-comp-seq", "2", "--fake-first"][..],
+            "--fake-first cannot be combined with --record-comp-seq 2",
+        ),
+        (&["--jit", "1"], "--jit 1 needs --device cuda"),
+        (
+            &["--graph-opt-level", "3"],
+            "--graph-opt-level 3 adds JIT fusion, which needs --device cuda",
+        ),
+    ] {
+        let stderr = run(options, 2);
+        assert!(stderr.contains(message), "{options:?}: {stderr}");
+        assert!(!stderr.contains("assertion"), "{options:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{options:?}: {stderr}");
+    }
+}

@@ -25,7 +25,10 @@ pub fn parse_device(text: &str) -> Result<Device> {
     }
 }
 
-pub fn network_options(args: &EngineArgs) -> Result<NetworkOptions> {
+/// The network options `args` ask for, with the pairings the engine would only
+/// refuse with an assertion settled first: refused here in one line, or (the
+/// sanity check that comp-seq recording excludes) turned off with a note.
+pub fn network_options(args: &EngineArgs, global: &Global) -> Result<NetworkOptions> {
     let device = parse_device(&args.device)?;
     let layout_transform = match (args.layout_transform, device) {
         (None, _) => false,
@@ -36,6 +39,27 @@ pub fn network_options(args: &EngineArgs) -> Result<NetworkOptions> {
     };
     if args.tensorrt && device == Device::Cpu {
         bail!("--tensorrt needs --device cuda");
+    }
+    if device == Device::Cpu {
+        // This MegEngine build has no JIT compiler for the CPU: the engine fails, or aborts.
+        if let Some(level) = args.jit.filter(|level| *level > 0) {
+            bail!("--jit {level} needs --device cuda (MegEngine has no JIT compiler for the CPU)");
+        }
+        if args.graph_opt_level == Some(3) {
+            bail!("--graph-opt-level 3 adds JIT fusion, which needs --device cuda (MegEngine has no JIT compiler for the CPU); use 2 or less");
+        }
+    }
+    let record = args.record_comp_seq.unwrap_or(0);
+    if record == 2 && args.fake_first {
+        bail!("--fake-first cannot be combined with --record-comp-seq 2, which records the first run itself (use level 1, or drop --fake-first)");
+    }
+    let mut no_sanity_check = args.no_sanity_check;
+    if !no_sanity_check && (record == 2 || (record == 1 && args.fake_first)) {
+        let with = if args.fake_first { " with --fake-first" } else { "" };
+        global.note(format!(
+            "--record-comp-seq {record}{with} needs the first run's var sanity check off: turned off, as with --no-sanity-check"
+        ));
+        no_sanity_check = true;
     }
     Ok(NetworkOptions {
         device,
@@ -50,7 +74,7 @@ pub fn network_options(args: &EngineArgs) -> Result<NetworkOptions> {
         fuse_preprocess: args.fuse_preprocess,
         fake_first: args.fake_first,
         const_shape: args.const_shape,
-        no_sanity_check: args.no_sanity_check,
+        no_sanity_check,
         record_comp_seq: args.record_comp_seq,
         graph_opt_level: args.graph_opt_level,
         async_level: args.async_level,

@@ -21,7 +21,7 @@ use crate::runner::timing::Timing;
 use crate::runner::Session;
 
 pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
-    let mut options = network_options(&args.engine)?;
+    let mut options = network_options(&args.engine, global)?;
     let trace = args.output.clone().unwrap_or_else(|| default_trace_path(&args.model));
     let specs = feeds::expand_specs(&args.feeds.inputs)?;
     let model = ModelFile::read(&args.model)?;

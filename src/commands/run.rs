@@ -31,7 +31,7 @@ struct Expectation {
 }
 
 pub fn run(args: RunArgs, global: &Global) -> Result<()> {
-    let mut options = network_options(&args.engine)?;
+    let mut options = network_options(&args.engine, global)?;
     let mut capture = args
         .profile
         .as_deref()

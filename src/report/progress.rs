@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::supervise::parent::Watcher;
+use crate::supervise::parent::{pass_on, Watcher};
 use crate::supervise::{Phase, Whereabouts};
 
 fn bar(total: Option<u64>, template: &str, message: &'static str, quiet: bool) -> ProgressBar {
@@ -85,8 +85,8 @@ impl Watcher for RunProgress {
 
     fn text(&mut self, line: &str) {
         match &self.shown {
-            Some((_, bar)) => bar.suspend(|| eprintln!("{line}")),
-            None => eprintln!("{line}"),
+            Some((_, bar)) => bar.suspend(|| pass_on(line)),
+            None => pass_on(line),
         }
     }
 }

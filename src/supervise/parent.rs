@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fmt;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -70,8 +70,14 @@ pub struct PassThrough;
 impl Watcher for PassThrough {
     fn moved(&mut self, _: &Whereabouts) {}
     fn text(&mut self, line: &str) {
-        eprintln!("{line}");
+        pass_on(line);
     }
+}
+
+/// A line of the child's on our stderr. A stderr that is gone (`2>&-`, a
+/// reader that quit) must not end the supervision: the line is dropped.
+pub fn pass_on(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// A child that died or was stopped before it could answer.
