@@ -38,6 +38,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Run with the engine's profiler: top operators by time and a Chrome trace
     Profile(Box<ProfileArgs>),
+    /// Find the fastest engine options that keep the outputs, each tried in its own process
+    Tune(Box<TuneArgs>),
     /// Install or inspect the MegEngine Lite runtime
     #[command(subcommand)]
     Runtime(RuntimeCommand),
@@ -122,6 +124,31 @@ pub struct ProfileArgs {
 
     #[command(flatten)]
     pub deadline: DeadlineArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct TuneArgs {
+    /// The model (.mge); a container is tuned on feeds, not on its testcases
+    pub model: PathBuf,
+
+    #[command(flatten)]
+    pub feeds: FeedArgs,
+
+    /// The baseline: options given here are kept fixed and not tuned
+    #[command(flatten)]
+    pub engine: EngineArgs,
+
+    /// Seconds to spend on the search
+    #[arg(long, default_value = "120", value_name = "SECONDS", value_parser = parse_timeout)]
+    pub budget: Duration,
+
+    /// The largest AssertEqual error between a candidate's outputs and the baseline's
+    #[arg(long, default_value_t = 1e-4, value_name = "X")]
+    pub maxerr: f64,
+
+    /// Print one JSON document on stdout instead of the table
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

@@ -10,6 +10,7 @@ mod runner;
 mod runtime;
 mod supervise;
 mod tensor;
+mod tune;
 
 use std::process::ExitCode;
 

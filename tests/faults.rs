@@ -214,3 +214,55 @@ fn an_interrupt_stops_the_engine_and_leaves_no_temporary_files() {
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// `mge tune --json` on the fault library; returns the rows by their options.
+fn tune_rows(fault: &str, only_with: &str, budget: &str) -> (serde_json::Value, Duration) {
+    let mut command = mge();
+    command
+        .env("MGE_LITE_LIB", fault_library())
+        .env("MGE_FAULT", fault)
+        .env("MGE_FAULT_ONLY_WITH", only_with)
+        .args(["tune", "fixtures/conv_float.mge", "--json", "--budget", budget]);
+    let started = Instant::now();
+    let (stdout, _) = run_expecting(&mut command, 0);
+    (common::json_of(&stdout), started.elapsed())
+}
+
+fn row<'a>(report: &'a serde_json::Value, options: &str) -> &'a serde_json::Value {
+    report["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["options"] == options)
+        .unwrap_or_else(|| panic!("no candidate {options}: {report:#}"))
+}
+
+#[test]
+fn tune_lists_a_candidate_that_takes_the_engine_down_and_goes_on() {
+    let (report, _) = tune_rows("exit", "layout-transform", "60");
+    let crashed = row(&report, "--layout-transform");
+    assert_eq!(crashed["status"], "crashed", "{crashed}");
+    assert_eq!(crashed["reason"], "bad err=45 in Xbyak::Error", "{crashed}");
+    assert_eq!(row(&report, "--cpu-inplace")["status"], "ok");
+    assert!(!report["best"]["options"]
+        .as_str()
+        .unwrap()
+        .contains("--layout-transform"));
+}
+
+#[test]
+fn tune_rejects_a_candidate_that_changes_the_outputs() {
+    let (report, _) = tune_rows("wrong", "cpu-inplace", "60");
+    let rejected = row(&report, "--cpu-inplace");
+    assert_eq!(rejected["status"], "rejected", "{rejected}");
+    assert_eq!(rejected["err"], 1.0, "{rejected}");
+    assert!(!report["best"]["command"].as_str().unwrap().contains("--cpu-inplace"));
+}
+
+#[test]
+fn tune_stops_at_its_budget_when_a_candidate_hangs() {
+    let (report, took) = tune_rows("hang", "layout-transform", "4");
+    assert!(took < Duration::from_secs(4) + PROMPTLY, "took {took:?}");
+    assert_eq!(row(&report, "--layout-transform")["status"], "timed_out");
+    assert!(!report["untried"].as_array().unwrap().is_empty(), "{report:#}");
+}

@@ -7,6 +7,7 @@ mod options;
 mod profile;
 mod run;
 mod runtime;
+mod tune;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -72,6 +73,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Info(args) => info::info(args, &global),
         Command::Check(args) => check::check(args, &global),
         Command::Profile(args) => profile::profile(*args, &global),
+        Command::Tune(args) => tune::tune(*args, &global),
         Command::Runtime(RuntimeCommand::Install { version, force }) => runtime::install(&version, force, &global),
         Command::Runtime(RuntimeCommand::Info { json }) => runtime::info(json, &global),
         Command::Completions { shell } => completions::completions(shell),

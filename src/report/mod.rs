@@ -8,6 +8,7 @@ pub mod progress;
 pub mod run;
 pub mod table;
 pub mod trace;
+pub mod tune;
 
 use std::io::{ErrorKind, Write};
 

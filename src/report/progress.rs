@@ -6,6 +6,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::supervise::parent::{pass_on, Watcher};
 use crate::supervise::{Phase, Whereabouts};
+use crate::tune::setting::Candidate;
+use crate::tune::{Row, TuneWatcher};
 
 fn bar(total: Option<u64>, template: &str, message: &'static str, quiet: bool) -> ProgressBar {
     let target = if quiet {
@@ -94,5 +96,50 @@ impl Watcher for RunProgress {
 impl Drop for RunProgress {
     fn drop(&mut self) {
         self.clear();
+    }
+}
+
+/// `mge tune`'s bar over the candidates, with the best so far.
+pub struct TuneProgress {
+    bar: ProgressBar,
+}
+
+impl TuneProgress {
+    pub fn new(candidates: u64, quiet: bool) -> TuneProgress {
+        let bar = bar(
+            Some(candidates),
+            "{msg}\n[{bar:30}] {pos}/{len} candidates, {elapsed}",
+            "",
+            quiet,
+        );
+        bar.enable_steady_tick(Duration::from_millis(200));
+        TuneProgress { bar }
+    }
+}
+
+impl TuneWatcher for TuneProgress {
+    fn trying(&mut self, candidate: &Candidate) {
+        let best = self.bar.message();
+        let best = best.lines().next().unwrap_or("");
+        self.bar.set_message(format!("{best}\ntrying {candidate}"));
+    }
+
+    fn tried(&mut self, row: &Row, best: &Row, baseline_ms: f64) {
+        if let Some(best_ms) = best.median_ms {
+            self.bar.set_message(format!(
+                "best so far: {} ({:.2}x)",
+                best.candidate,
+                baseline_ms / best_ms
+            ));
+        }
+        if !row.candidate.0.is_empty() {
+            self.bar.inc(1);
+        }
+    }
+}
+
+impl Drop for TuneProgress {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
     }
 }

@@ -74,6 +74,14 @@ impl Watcher for PassThrough {
     }
 }
 
+/// Keeps the child's lines to itself (they still make its last words).
+pub struct Muted;
+
+impl Watcher for Muted {
+    fn moved(&mut self, _: &Whereabouts) {}
+    fn text(&mut self, _: &str) {}
+}
+
 /// A line of the child's on our stderr. A stderr that is gone (`2>&-`, a
 /// reader that quit) must not end the supervision: the line is dropped.
 pub fn pass_on(line: &str) {
@@ -244,6 +252,11 @@ impl Supervisor {
             engine_exit: None,
             last_words: VecDeque::new(),
         })
+    }
+
+    /// The last line the child printed on stderr, if any.
+    pub fn last_words(&self) -> Option<&str> {
+        self.last_words.back().map(String::as_str)
     }
 
     /// Forgets where the child was: it starts on a new piece of work.

@@ -12,6 +12,9 @@
  *   abort  abort()
  *   segv   a write through a null pointer
  *   hang   never returns
+ *   wrong  the output is all ones instead of zeros
+ * MGE_FAULT_ONLY_WITH limits the failure to networks built with one option:
+ * "layout-transform" or "cpu-inplace".
  * Without MGE_FAULT it behaves like a model with input "data" (1,3,16,16)
  * and output "feat" (1,8), both float32, whose output is all zeros.
  */
@@ -51,9 +54,10 @@ static const char *output_names[] = {"feat"};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t worker_finished = PTHREAD_COND_INITIALIZER;
-static int finished;
+static int started, finished;
 
 static void wait_for_worker(void) {
+    if (!started) return;
     pthread_mutex_lock(&lock);
     while (!finished) pthread_cond_wait(&worker_finished, &lock);
     pthread_mutex_unlock(&lock);
@@ -67,13 +71,19 @@ static void *worker(void *arg) {
 }
 
 static int handler_registered;
+static int layout_transform, cpu_inplace;
 
 static void fail_here(const char *where) {
     const char *fault = getenv("MGE_FAULT");
     const char *at = getenv("MGE_FAULT_AT");
+    const char *only_with = getenv("MGE_FAULT_ONLY_WITH");
     if (!fault || strcmp(at ? at : "forward", where) != 0) return;
+    if (only_with && !((!strcmp(only_with, "layout-transform") && layout_transform) ||
+                       (!strcmp(only_with, "cpu-inplace") && cpu_inplace)))
+        return;
     if (!strcmp(fault, "exit")) {
         pthread_t thread;
+        started = 1;
         pthread_create(&thread, NULL, worker, NULL);
         pthread_join(thread, NULL);
     } else if (!strcmp(fault, "abort")) {
@@ -84,6 +94,8 @@ static void fail_here(const char *where) {
         *(volatile int *)0 = 1;
     } else if (!strcmp(fault, "hang")) {
         for (;;) pause();
+    } else if (!strcmp(fault, "wrong")) {
+        for (size_t i = 0; i < 8; i++) output.data[i] = 1.0f;
     }
 }
 
@@ -110,6 +122,8 @@ typedef struct {
 
 int LITE_make_network_config(void **network_out, AnyConfig unused) {
     (void)unused;
+    layout_transform = cpu_inplace = 0;
+    for (size_t i = 0; i < 8; i++) output.data[i] = 0.0f;
     *network_out = &network;
     return 0;
 }
@@ -119,12 +133,20 @@ int LITE_load_model_from_mem(void *net, void *model, size_t size) {
     fail_here("load");
     return 0;
 }
-int LITE_set_cpu_inplace_mode(void *net) { (void)net; return 0; }
+int LITE_set_cpu_inplace_mode(void *net) {
+    (void)net;
+    cpu_inplace = 1;
+    return 0;
+}
 int LITE_set_cpu_threads_number(void *net, size_t n) { (void)net; (void)n; return 0; }
 int LITE_use_tensorrt(void *net) { (void)net; return 0; }
 int LITE_set_network_algo_policy(void *net, int policy) { (void)net; (void)policy; return 0; }
 int LITE_set_network_algo_workspace_limit(void *net, size_t limit) { (void)net; (void)limit; return 0; }
-int LITE_enable_global_layout_transform(void *net) { (void)net; return 0; }
+int LITE_enable_global_layout_transform(void *net) {
+    (void)net;
+    layout_transform = 1;
+    return 0;
+}
 int LITE_enable_profile_performance(void *net, const char *path) { (void)net; (void)path; return 0; }
 int LITE_forward(void *net) {
     (void)net;

@@ -1,0 +1,71 @@
+//! `mge tune`: the fastest engine options for a model on this machine that
+//! keep its outputs, found by trying them in supervised processes.
+
+use std::ffi::OsString;
+
+use anyhow::{Context, Result};
+
+use super::options::parse_device;
+use super::Global;
+use crate::cli::TuneArgs;
+use crate::model::ModelFile;
+use crate::report::progress::TuneProgress;
+use crate::report::tune::TuneReport;
+use crate::report::{emit, emit_json};
+use crate::runtime;
+use crate::tune::setting::{fixed_args, singles};
+use crate::tune::trial::Trials;
+use crate::tune::{tune as search, TuneOptions};
+
+/// Warm-up runs of each candidate: enough for fast-run caches and allocators to settle.
+const WARMUP: usize = 3;
+
+pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
+    let device = parse_device(&args.engine.device)?;
+    // A model that cannot be read fails here, in one line, not in every candidate.
+    ModelFile::read(&args.model)?;
+    let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
+    let scratch = tempfile::Builder::new()
+        .prefix("mge-tune-")
+        .tempdir()
+        .context("cannot create a folder for the candidates' outputs")?;
+
+    // `mge run MODEL` with the user's feeds and fixed options: every candidate's start.
+    let mut command: Vec<String> = vec!["mge".into(), "run".into(), args.model.display().to_string()];
+    for spec in &args.feeds.inputs {
+        command.extend(["-i".into(), spec.clone()]);
+    }
+    command.extend(["--seed".into(), args.feeds.seed.to_string()]);
+    if args.feeds.resize_input {
+        command.push("--resize-input".into());
+    }
+    command.extend(fixed_args(&args.engine));
+    let mut base_args: Vec<OsString> = vec!["--lite-lib".into(), lite_lib.into(), "-q".into()];
+    base_args.extend(["run".into(), args.model.clone().into()]);
+    base_args.extend(command[3..].iter().map(OsString::from));
+
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let singles = singles(&args.engine, device, cores);
+    let mut trials = Trials {
+        base_args,
+        warmup: WARMUP,
+        iterations: 3,
+        fast_run_cache: args.engine.fast_run_cache.clone(),
+        scratch: scratch.path().to_path_buf(),
+        count: 0,
+    };
+    let options = TuneOptions {
+        budget: args.budget,
+        maxerr: args.maxerr,
+    };
+    // The singles, and about as many combinations of the winners at most.
+    let mut progress = TuneProgress::new(singles.len() as u64 * 3 / 2, global.quiet);
+    let tuning = search(&mut trials, singles, &options, &mut progress)?;
+    drop(progress);
+    let report = TuneReport::new(&tuning, &command);
+    if args.json {
+        emit_json(&report)
+    } else {
+        emit(&report.to_text())
+    }
+}

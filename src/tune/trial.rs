@@ -1,0 +1,160 @@
+//! One candidate measured: `mge run` with its options in a supervised child,
+//! its median time read from the JSON report and its outputs kept for comparison.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use super::setting::{Candidate, Setting};
+use crate::compare::assert_equal_error;
+use crate::feeds::load_npy;
+use crate::supervise::parent::{How, Interrupted, Muted, Next, Supervisor};
+use crate::tensor::DType;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Measured, with the baseline's outputs.
+    Ok,
+    /// Measured, but its outputs differ from the baseline's beyond `--maxerr`.
+    Rejected,
+    /// The engine took the process down (a signal, an exit from inside).
+    Crashed,
+    /// It did not run: the engine refused the options or the model.
+    Failed,
+    /// Stopped at the deadline: the budget ran out during it.
+    TimedOut,
+}
+
+/// What a trial gave.
+pub struct Trial {
+    pub status: Status,
+    pub median_ms: Option<f64>,
+    pub reason: Option<String>,
+    /// Where its outputs were written (`NAME.npy` each), when it ran.
+    pub outputs: Option<PathBuf>,
+}
+
+impl Trial {
+    fn unmeasured(status: Status, reason: Option<String>) -> Trial {
+        Trial {
+            status,
+            median_ms: None,
+            reason,
+            outputs: None,
+        }
+    }
+}
+
+/// What every trial shares: the command line of the baseline and a scratch folder.
+pub struct Trials {
+    /// Global options and `run MODEL` with the user's feeds and fixed engine options.
+    pub base_args: Vec<OsString>,
+    pub warmup: usize,
+    pub iterations: u64,
+    /// The user's own fast-run cache; otherwise one in the scratch folder, shared by all
+    /// fast-run candidates so that only the first one profiles.
+    pub fast_run_cache: Option<PathBuf>,
+    pub scratch: PathBuf,
+    pub count: usize,
+}
+
+impl Trials {
+    /// The fast-run cache fast-run candidates read and update.
+    pub fn cache_path(&self) -> PathBuf {
+        self.fast_run_cache
+            .clone()
+            .unwrap_or_else(|| self.scratch.join("fast-run.cache"))
+    }
+
+    /// Runs `candidate` with `--warmup`/`--iter` of `self`; `deadline` stops it.
+    pub fn run(&mut self, candidate: &Candidate, deadline: Option<(Instant, Duration)>) -> Result<Trial> {
+        self.count += 1;
+        let outputs = self.scratch.join(format!("trial-{}", self.count));
+        let mut args = self.base_args.clone();
+        args.extend(candidate.args().into_iter().map(OsString::from));
+        if candidate.has(Setting::FastRun) && self.fast_run_cache.is_none() {
+            args.extend(["--fast-run-cache".into(), self.cache_path().into()]);
+        }
+        args.extend(
+            [
+                "--no-testcase".to_string(),
+                "--json".into(),
+                "--warmup".into(),
+                self.warmup.to_string(),
+                "--iter".into(),
+                self.iterations.to_string(),
+                "--outputs".into(),
+            ]
+            .map(OsString::from),
+        );
+        args.push(outputs.clone().into());
+        let mut child = Supervisor::spawn(args, false, true)?;
+        let mut report = String::new();
+        let ended = loop {
+            // What a candidate prints is summed up in its row, not passed on.
+            match child.next(deadline, &mut Muted) {
+                Next::Reply(line) => {
+                    report.push_str(&line);
+                    report.push('\n');
+                }
+                ended => break ended,
+            }
+        };
+        Ok(match ended {
+            Next::Exited(0) => {
+                let median = serde_json::from_str::<serde_json::Value>(&report)
+                    .ok()
+                    .and_then(|report| report["timing_ms"]["median"].as_f64())
+                    .context("the run's JSON report has no timing_ms.median")?;
+                Trial {
+                    status: Status::Ok,
+                    median_ms: Some(median),
+                    reason: None,
+                    outputs: Some(outputs),
+                }
+            }
+            Next::Exited(_) => {
+                let said = child
+                    .last_words()
+                    .map(|line| line.trim_start_matches("mge: error: ").to_string());
+                Trial::unmeasured(Status::Failed, said)
+            }
+            Next::Failed(failure) => match failure.how {
+                How::Interrupted(signal) => return Err(Interrupted(signal).into()),
+                How::TimedOut(_) => Trial::unmeasured(Status::TimedOut, Some(failure.one_line())),
+                _ => {
+                    let reason = failure.last_words.clone().unwrap_or_else(|| failure.one_line());
+                    Trial::unmeasured(Status::Crashed, Some(reason))
+                }
+            },
+            Next::Reply(_) => unreachable!("replies are read in the loop above"),
+        })
+    }
+}
+
+/// The largest AssertEqual error between the outputs in `baseline` and in
+/// `candidate` (`NAME.npy` each); an output missing or of another shape is an error.
+pub fn output_error(baseline: &Path, candidate: &Path) -> Result<f64> {
+    let mut worst = 0.0f64;
+    let entries = std::fs::read_dir(baseline).with_context(|| format!("cannot list {}", baseline.display()))?;
+    for entry in entries {
+        let name = entry?.file_name();
+        let read = |dir: &Path| {
+            let path = dir.join(&name);
+            load_npy(&path, DType::F32).with_context(|| format!("output {}", path.display()))
+        };
+        let err = assert_equal_error(&read(baseline)?, &read(candidate)?)
+            .with_context(|| format!("output {}", Path::new(&name).display()))?;
+        // NaN is worse than any error (and `max` would drop it).
+        worst = if err.is_nan() || worst.is_nan() {
+            f64::NAN
+        } else {
+            worst.max(err)
+        };
+    }
+    Ok(worst)
+}

@@ -1,0 +1,63 @@
+//! `mge tune` on the real engine: the search runs within its budget and every
+//! candidate it calls safe computes the baseline's outputs.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn tune_reports_candidates_and_a_reproducible_best() {
+    let mut command = mge();
+    command.args([
+        "tune",
+        "fixtures/conv_float.mge",
+        "-i",
+        "fixtures/feeds/conv_data.npy",
+        "--json",
+        "--budget",
+        "30",
+    ]);
+    let (stdout, _) = run_expecting(&mut command, 0);
+    let report = json_of(&stdout);
+    assert!(report["baseline"]["median_ms"].as_f64().unwrap() > 0.0);
+    let candidates = report["candidates"].as_array().unwrap();
+    assert!(candidates.len() > 1, "{report:#}");
+    for candidate in candidates {
+        let status = candidate["status"].as_str().unwrap();
+        assert!(
+            ["ok", "rejected", "crashed", "failed", "timed_out"].contains(&status),
+            "{candidate}"
+        );
+        if status == "ok" {
+            assert!(candidate["err"].as_f64().unwrap() <= 1e-4, "{candidate}");
+        }
+    }
+    let best = &report["best"];
+    assert!(best["speedup"].as_f64().unwrap() >= 1.0, "{best}");
+    let command = best["command"].as_str().unwrap();
+    assert!(
+        command.starts_with("mge run fixtures/conv_float.mge -i fixtures/feeds/conv_data.npy"),
+        "{command}"
+    );
+}
+
+#[test]
+fn tune_refuses_what_it_cannot_tune_in_one_line() {
+    for (args, message) in [
+        (
+            &["tune", "fixtures/missing.mge"][..],
+            "cannot read model fixtures/missing.mge",
+        ),
+        (
+            &["tune", "fixtures/conv_float.mge", "--budget", "0"],
+            "not a positive number of seconds",
+        ),
+        (
+            &["tune", "fixtures/conv_float.mge", "-i", "nope:1"],
+            "the baseline does not run",
+        ),
+    ] {
+        let (_, stderr) = run_expecting(mge().args(args), 2);
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
+}
