@@ -59,6 +59,7 @@ nchw64\t''"
 complete -c mge -n "__fish_mge_using_subcommand run" -l layout-transform -d 'Let the engine choose the best layout for the whole graph' -r -f -a "auto\t'The device the model runs on'
 cpu\t''
 cuda\t''"
+complete -c mge -n "__fish_mge_using_subcommand run" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l outputs -d 'Write each output to DIR/NAME.npy (DIR/INDEX/NAME.npy per embedded testcase)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l expect -d 'Compare output NAME with FILE.npy using the engine\'s AssertEqual error (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l maxerr -d 'The largest error --expect accepts' -r
@@ -116,6 +117,7 @@ nchw64\t''"
 complete -c mge -n "__fish_mge_using_subcommand profile" -l layout-transform -d 'Let the engine choose the best layout for the whole graph' -r -f -a "auto\t'The device the model runs on'
 cpu\t''
 cuda\t''"
+complete -c mge -n "__fish_mge_using_subcommand profile" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -s o -l output -d 'Write the Chrome trace to FILE [default: <model stem>.trace.json]' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l top -d 'Rows to list, largest time first' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l by -d 'One row per operator or per operator type' -r -f -a "opr\t''
@@ -156,8 +158,10 @@ nchw64\t''"
 complete -c mge -n "__fish_mge_using_subcommand tune" -l layout-transform -d 'Let the engine choose the best layout for the whole graph' -r -f -a "auto\t'The device the model runs on'
 cpu\t''
 cuda\t''"
+complete -c mge -n "__fish_mge_using_subcommand tune" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
 complete -c mge -n "__fish_mge_using_subcommand tune" -l budget -d 'Seconds to spend on the search' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l maxerr -d 'The largest AssertEqual error between a candidate\'s outputs and the baseline\'s' -r
+complete -c mge -n "__fish_mge_using_subcommand tune" -l save -d 'Save the best options to FILE (and its fast-run cache beside it) for `--options FILE`' -r -F
 complete -c mge -n "__fish_mge_using_subcommand tune" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand tune" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l cpu-inplace -d 'Run CPU kernels on the calling thread'

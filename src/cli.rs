@@ -1,9 +1,11 @@
 //! Command-line definitions. Parsing only: commands turn these into plain options.
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde::{Deserialize, Serialize};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -126,6 +128,50 @@ pub struct ProfileArgs {
     pub deadline: DeadlineArgs,
 }
 
+/// What `mge tune --save` writes and `--options FILE` reads.
+#[derive(Serialize, Deserialize)]
+pub struct SavedOptions {
+    /// Engine options, as on the command line.
+    pub args: Vec<String>,
+    /// The fast-run cache saved beside the file (a name in its folder), when fast-run won.
+    pub fast_run_cache: Option<String>,
+}
+
+impl Cli {
+    /// Parses the command line; `--options FILE` adds the options the file holds.
+    pub fn parse_with_saved_options() -> Result<Cli, String> {
+        let args: Vec<OsString> = std::env::args_os().collect();
+        let cli = Cli::parse_from(&args);
+        let Some(file) = cli.options_file() else {
+            return Ok(cli);
+        };
+        let text = std::fs::read_to_string(file).map_err(|err| format!("--options {}: {err}", file.display()))?;
+        let saved: SavedOptions = serde_json::from_str(&text)
+            .map_err(|err| format!("--options {}: not a file of `mge tune --save` ({err})", file.display()))?;
+        let mut expanded = args;
+        expanded.extend(saved.args.into_iter().map(OsString::from));
+        if let Some(cache) = saved.fast_run_cache {
+            let beside = file.parent().unwrap_or(Path::new("")).join(cache);
+            expanded.extend([OsString::from("--fast-run-cache"), beside.into()]);
+        }
+        Cli::try_parse_from(expanded).map_err(|err| {
+            let message = err.to_string();
+            let first = message.lines().next().unwrap_or("").trim_start_matches("error: ");
+            format!("--options {}: {first}", file.display())
+        })
+    }
+
+    fn options_file(&self) -> Option<&Path> {
+        let engine = match &self.command {
+            Command::Run(args) => &args.engine,
+            Command::Profile(args) => &args.engine,
+            Command::Tune(args) => &args.engine,
+            _ => return None,
+        };
+        engine.options_file.as_deref()
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct TuneArgs {
     /// The model (.mge); a container is tuned on feeds, not on its testcases
@@ -149,6 +195,10 @@ pub struct TuneArgs {
     /// Print one JSON document on stdout instead of the table
     #[arg(long)]
     pub json: bool,
+
+    /// Save the best options to FILE (and its fast-run cache beside it) for `--options FILE`
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -276,6 +326,10 @@ pub struct EngineArgs {
     /// Run through TensorRT (CUDA only)
     #[arg(long)]
     pub tensorrt: bool,
+
+    /// Add the engine options saved by `mge tune --save FILE`
+    #[arg(long = "options", value_name = "FILE")]
+    pub options_file: Option<PathBuf>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]

@@ -14,15 +14,19 @@ mod tune;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use crate::commands::{CheckFailed, ChildExited};
 use crate::engine::EngineError;
 use crate::supervise::parent::Interrupted;
 
 fn main() -> ExitCode {
     supervise::child::init();
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::parse_with_saved_options() {
+        Ok(cli) => cli,
+        Err(message) => {
+            eprintln!("mge: error: {message}");
+            return ExitCode::from(2);
+        }
+    };
     let verbose = cli.verbose;
     let code = match commands::dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,

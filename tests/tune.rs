@@ -61,3 +61,49 @@ fn tune_refuses_what_it_cannot_tune_in_one_line() {
         assert!(stderr.contains(message), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn saved_options_reproduce_the_winner() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("tuned.json");
+    let mut command = mge();
+    command
+        .args([
+            "tune",
+            "fixtures/conv_float.mge",
+            "--json",
+            "--budget",
+            "15",
+            "--threads",
+            "1",
+            "--save",
+        ])
+        .arg(&saved);
+    let (stdout, _) = run_expecting(&mut command, 0);
+    let report = json_of(&stdout);
+    let file: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    let args: Vec<&str> = file["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let best = report["best"]["options"].as_str().unwrap();
+    assert_eq!(args[..2], ["--threads", "1"], "the fixed options come along: {args:?}");
+    if best != "(baseline)" {
+        assert_eq!(args[2..].join(" "), best);
+    }
+    let mut run = mge();
+    run.args(["run", "fixtures/conv_float.mge", "-q", "--iter", "2", "--options"])
+        .arg(&saved)
+        .args(["-i", "fixtures/feeds/conv_data.npy"])
+        .args(["--expect", "feat:fixtures/ref/conv_float__conv_data/feat.npy"]);
+    run_expecting(&mut run, 0);
+
+    let (_, stderr) = run_expecting(
+        mge().args(["run", "fixtures/conv_float.mge", "--options", "nope.json"]),
+        2,
+    );
+    assert!(stderr.starts_with("mge: error: --options nope.json: "), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}

@@ -2,19 +2,23 @@
 //! keep its outputs, found by trying them in supervised processes.
 
 use std::ffi::OsString;
+use std::path::Path;
 
 use anyhow::{Context, Result};
 
 use super::options::parse_device;
 use super::Global;
-use crate::cli::TuneArgs;
+use crate::cli::{EngineArgs, SavedOptions, TuneArgs};
 use crate::model::ModelFile;
+use crate::report::file::{ensure_writable, write_atomically};
 use crate::report::progress::TuneProgress;
 use crate::report::tune::TuneReport;
 use crate::report::{emit, emit_json};
 use crate::runtime;
+use crate::tune::setting::Setting;
 use crate::tune::setting::{fixed_args, singles};
 use crate::tune::trial::Trials;
+use crate::tune::Tuning;
 use crate::tune::{tune as search, TuneOptions};
 
 /// Warm-up runs of each candidate: enough for fast-run caches and allocators to settle.
@@ -22,6 +26,9 @@ const WARMUP: usize = 3;
 
 pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     let device = parse_device(&args.engine.device)?;
+    if let Some(file) = &args.save {
+        ensure_writable(file).with_context(|| format!("--save {}", file.display()))?;
+    }
     // A model that cannot be read fails here, in one line, not in every candidate.
     ModelFile::read(&args.model)?;
     let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
@@ -62,10 +69,30 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     let mut progress = TuneProgress::new(singles.len() as u64 * 3 / 2, global.quiet);
     let tuning = search(&mut trials, singles, &options, &mut progress)?;
     drop(progress);
+    if let Some(file) = &args.save {
+        save(file, &tuning, &args.engine, &trials)?;
+    }
     let report = TuneReport::new(&tuning, &command);
     if args.json {
         emit_json(&report)
     } else {
         emit(&report.to_text())
     }
+}
+
+/// Writes the winner's options (the user's fixed ones included) for `--options FILE`,
+/// and fast-run's cache beside it when fast-run won, so that no run profiles again.
+fn save(file: &Path, tuning: &Tuning, user: &EngineArgs, trials: &Trials) -> Result<()> {
+    let best = &tuning.best_row().candidate;
+    let mut args = fixed_args(user);
+    args.extend(best.args());
+    let mut fast_run_cache = None;
+    if best.has(Setting::FastRun) && user.fast_run_cache.is_none() {
+        let name = format!("{}.cache", file.file_name().unwrap_or_default().to_string_lossy());
+        let cache = std::fs::read(trials.cache_path()).context("cannot read the fast-run cache of the search")?;
+        write_atomically(&file.with_file_name(&name), &cache).context("--save")?;
+        fast_run_cache = Some(name);
+    }
+    let saved = SavedOptions { args, fast_run_cache };
+    write_atomically(file, (serde_json::to_string_pretty(&saved)? + "\n").as_bytes()).context("--save")
 }

@@ -130,7 +130,10 @@ impl fmt::Display for Candidate {
 
 /// The engine options the user fixed, as `mge run` arguments: the baseline's.
 pub fn fixed_args(user: &EngineArgs) -> Vec<String> {
-    let mut args = vec!["--device".to_string(), user.device.clone()];
+    let mut args = Vec::new();
+    if user.device != "cpu" {
+        args.extend(["--device".to_string(), user.device.clone()]);
+    }
     let mut flag = |on: bool, name: &str| {
         if on {
             args.push(format!("--{name}"));
