@@ -98,6 +98,15 @@ fn crashes_in_the_engine_are_reported_with_their_signal_and_phase() {
 }
 
 #[test]
+fn info_survives_an_engine_that_crashes_on_the_model() {
+    let mut command = mge_failing("segv", "load", &["info", "fixtures/conv_float.mge"]);
+    fails_promptly(
+        &mut command,
+        &["the engine crashed (SIGSEGV) while the engine loaded the model"],
+    );
+}
+
+#[test]
 fn a_hang_ends_at_the_timeout() {
     let mut command = mge_failing("hang", "load", &["run", "fixtures/conv_float.mge", "--timeout", "1"]);
     fails_promptly(

@@ -69,6 +69,8 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(args) if supervisor => supervised(args.deadline.timeout, &global),
         Command::Profile(args) if supervisor => supervised(args.deadline.timeout, &global),
+        // Info loads the model into the engine to read its inputs, which a broken graph can crash.
+        Command::Info(_) if supervisor => supervised(None, &global),
         Command::Run(args) => run::run(*args, &global),
         Command::Info(args) => info::info(args, &global),
         Command::Check(args) => check::check(args, &global),
