@@ -65,6 +65,7 @@ pub fn network_options(args: &EngineArgs) -> Result<NetworkOptions> {
             LayoutArg::Nchw64 => GraphLayout::Nchw64,
         }),
         profile_json: None,
+        io_dump: None,
     })
 }
 
