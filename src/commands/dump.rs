@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
-use super::options::{load_runtime, network_options, resolve_feeds, save_algo_cache};
+use super::options::{feeds_or_first_testcase, load_runtime, network_options, save_algo_cache};
 use super::Global;
 use crate::cli::{DumpArgs, IoFormat};
 use crate::engine::{silence_stdout, IoDump, Lite};
@@ -15,8 +15,8 @@ use crate::iodump::{convert_binary, index_text, TEXT_FILE};
 use crate::model::{ModelFile, EXPECTATION_SUFFIX};
 use crate::profile::{executed_graph, request_engine_profile};
 use crate::report::emit;
-use crate::report::file::{ensure_writable, staged_beside, write_outputs};
-use crate::runner::testcase::{testcase_feeds, testcase_values};
+use crate::report::file::{ensure_writable, staged_beside, write_atomically, write_outputs};
+use crate::runner::testcase::testcase_values;
 use crate::runner::{Plan, Session};
 use crate::tensor::HostTensor;
 
@@ -37,23 +37,24 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
             global.note("--layout-transform-model turns on the engine's global layout transform");
         }
     }
-    // The engine writes its dump into a hidden folder inside DIR, removed at the end.
+    // The engine writes its dump into a temporary folder; DIR is made only after the run.
     let io = match &args.io {
         None => None,
         Some(dir) => {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("--io: cannot create the folder {}", dir.display()))?;
+            if dir.exists() && !dir.is_dir() {
+                bail!("--io: {} is a file: name a folder", dir.display());
+            }
             let profile = request_engine_profile(&mut options).context("--io needs the engine's profiler")?;
             let engine_dir = tempfile::Builder::new()
-                .prefix(".mge-engine-")
-                .tempdir_in(dir)
-                .with_context(|| format!("--io: cannot write into {}", dir.display()))?;
-            let text = staged_beside(&dir.join(TEXT_FILE))?;
+                .prefix("mge-io-")
+                .tempdir()
+                .context("--io: cannot create a temporary folder for the engine's dump")?;
+            let text = engine_dir.path().join(TEXT_FILE);
             options.io_dump = Some(match args.io_format {
                 IoFormat::Bin => IoDump::Binary(engine_dir.path().to_path_buf()),
-                IoFormat::Txt => IoDump::Text(text.path().to_path_buf()),
+                IoFormat::Txt => IoDump::Text(text),
             });
-            Some((dir, profile, engine_dir, text))
+            Some((dir, profile, engine_dir))
         }
     };
     let lite = load_runtime(&args.engine, global)?;
@@ -78,16 +79,7 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
         return emit(&(written.join("\n") + "\n"));
     }
 
-    let feeds = match model.testcases().next() {
-        Some(testcase) if specs.is_empty() => {
-            global.note(format!(
-                "no --input given; feeding testcase 0 of {}",
-                args.model.display()
-            ));
-            testcase_feeds(&lite, testcase, &session.inputs, 0).context("testcase 0")?
-        }
-        _ => resolve_feeds(&specs, &session.inputs, &args.feeds, global)?,
-    };
+    let feeds = feeds_or_first_testcase(&lite, &model, &args.model, &specs, &session.inputs, &args.feeds, global)?;
     session.feed(&feeds)?;
     let once = Plan {
         warmup: 0,
@@ -102,17 +94,18 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
     drop(engine_output);
 
     if let Some(dir) = &args.outputs {
-        write_outputs(dir, &outputs)?;
+        write_outputs(dir, &outputs).context("--outputs")?;
         written.push(format!("outputs  {} in {}", outputs.len(), dir.display()));
     }
-    if let Some((dir, profile, engine_dir, text)) = io {
+    if let Some((dir, profile, engine_dir)) = io {
         let graph = executed_graph(&profile)?;
+        std::fs::create_dir_all(dir).with_context(|| format!("--io: cannot create the folder {}", dir.display()))?;
         let model_name = args.model.display().to_string();
         let index = match args.io_format {
             IoFormat::Bin => convert_binary(&graph, engine_dir.path(), dir, &model_name)?,
             IoFormat::Txt => {
-                text.persist(dir.join(TEXT_FILE))
-                    .with_context(|| format!("cannot write {}", dir.join(TEXT_FILE).display()))?;
+                let text = std::fs::read(engine_dir.path().join(TEXT_FILE)).context("the engine wrote no text dump")?;
+                write_atomically(&dir.join(TEXT_FILE), &text)?;
                 index_text(&graph, dir, &model_name)?
             }
         };
@@ -139,7 +132,7 @@ fn dump_testcases(lite: &Lite, model: &ModelFile, session: &Session, dir: &Path)
                 None => (name, value),
             })
             .collect();
-        write_outputs(&dir.join(index.to_string()), &values)?;
+        write_outputs(&dir.join(index.to_string()), &values).context("--testcases")?;
         count += 1;
     }
     Ok(count)

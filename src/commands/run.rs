@@ -75,7 +75,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         drop(engine_output);
         if let Some(dir) = &args.outputs {
             for run in runs.iter().filter(|run| !run.outputs.is_empty()) {
-                write_outputs(&dir.join(run.index.to_string()), &run.outputs)?;
+                write_outputs(&dir.join(run.index.to_string()), &run.outputs).context("--outputs")?;
             }
         }
         let mut tally = Tally::default();
@@ -107,7 +107,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     }
 
     if let Some(dir) = &args.outputs {
-        write_outputs(dir, &outputs)?;
+        write_outputs(dir, &outputs).context("--outputs")?;
     }
     let report = RunReport {
         target,

@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use super::quoted_list;
 use super::table::Table;
 use crate::compare::{Divergence, Mismatch, Status, TensorRow, Tolerance};
 use crate::tensor::format_shape;
@@ -93,6 +94,18 @@ impl CompareReport {
             None => {}
             Some(None) => out.push_str("no computed var diverges\n"),
             Some(Some(divergence)) => {
+                let sources: Vec<&str> = self
+                    .tensors
+                    .iter()
+                    .filter(|row| {
+                        !row.computed
+                            && matches!(row.status, Status::Fail | Status::ShapeMismatch | Status::DtypeMismatch)
+                    })
+                    .map(|row| row.name.as_str())
+                    .collect();
+                if !sources.is_empty() {
+                    let _ = writeln!(out, "constants or inputs that differ: {}", quoted_list(&sources));
+                }
                 let first = &divergence.first;
                 let _ = writeln!(
                     out,
@@ -148,7 +161,7 @@ fn number(value: Option<f64>, status: Status) -> String {
 }
 
 fn error_text(err: Option<f64>) -> String {
-    err.map_or_else(|| "nan".into(), |err| format!("{err:e}"))
+    err.map_or_else(|| "nan".into(), |err| format!("{err:.3e}"))
 }
 
 /// `(1, 2): 0.5 vs 0.25`: the index and the values of A and B there.
