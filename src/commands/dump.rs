@@ -109,10 +109,12 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
                 index_text(&graph, dir, &model_name)?
             }
         };
+        let mut operators: Vec<&str> = index.vars.iter().map(|var| var.operator.as_str()).collect();
+        operators.dedup();
         written.push(format!(
             "io dump  {} vars of {} operators in {} (index.json in execution order)",
             index.vars.len(),
-            graph.len(),
+            operators.len(),
             dir.display()
         ));
     }

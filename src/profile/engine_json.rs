@@ -152,16 +152,8 @@ impl EngineProfile {
             .collect()
     }
 
-    /// Every operator of the graph, in execution order: the compiled sequence,
-    /// then the others by id.
+    /// The operators of the compiled sequence, in execution order.
     pub fn graph(&self) -> Result<Vec<GraphOperator>> {
-        let mut rest: Vec<&String> = self
-            .graph_exec
-            .operator
-            .keys()
-            .filter(|id| !self.graph_exec.comp_seq.contains(id))
-            .collect();
-        rest.sort_by_key(|id| id.parse::<u64>().unwrap_or(u64::MAX));
         let number = |id: &str| {
             id.parse::<u64>()
                 .with_context(|| format!("the engine's profile has id '{id}', not a number"))
@@ -175,7 +167,6 @@ impl EngineProfile {
         self.graph_exec
             .comp_seq
             .iter()
-            .chain(rest)
             .map(|id| {
                 let entry = self.graph_exec.operator.get(id).with_context(|| {
                     format!("the engine's profile runs operator {id}, which its graph does not list")
