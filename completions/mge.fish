@@ -33,6 +33,8 @@ complete -c mge -n "__fish_mge_needs_command" -f -a "run" -d 'Load a model, feed
 complete -c mge -n "__fish_mge_needs_command" -f -a "info" -d 'Show a model\'s format, inputs, outputs and testcases'
 complete -c mge -n "__fish_mge_needs_command" -f -a "check" -d 'Run every testcase embedded in each model and report pass or fail'
 complete -c mge -n "__fish_mge_needs_command" -f -a "profile" -d 'Run with the engine\'s profiler: top operators by time and a Chrome trace'
+complete -c mge -n "__fish_mge_needs_command" -f -a "dump" -d 'Write tensors out: outputs, every intermediate var, embedded testcases, the layout-transformed model'
+complete -c mge -n "__fish_mge_needs_command" -f -a "compare" -d 'Compare tensors: .npy files, .npz archives, folders of them or two io dumps'
 complete -c mge -n "__fish_mge_needs_command" -f -a "tune" -d 'Find the fastest engine options that keep the outputs, each tried in its own process'
 complete -c mge -n "__fish_mge_needs_command" -f -a "runtime" -d 'Install or inspect the MegEngine Lite runtime'
 complete -c mge -n "__fish_mge_needs_command" -f -a "completions" -d 'Print shell completions'
@@ -138,6 +140,56 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -l json -d 'Print one J
 complete -c mge -n "__fish_mge_using_subcommand profile" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand profile" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand profile" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c mge -n "__fish_mge_using_subcommand dump" -s i -l input -d 'Input feed: [NAME:]SOURCE with SOURCE one of #rand(MIN,MAX[,SHAPE]), FILE.npy, FILE.npz[:KEY], an image or a JSON literal; several joined by \';\'; @FILE reads one per line' -r
+complete -c mge -n "__fish_mge_using_subcommand dump" -l seed -d 'Seed for #rand feeds' -r
+complete -c mge -n "__fish_mge_using_subcommand dump" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
+complete -c mge -n "__fish_mge_using_subcommand dump" -l threads -d 'CPU worker threads' -r
+complete -c mge -n "__fish_mge_using_subcommand dump" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand dump" -l record-comp-seq -d 'Record the kernel sequence on the first run: 1, or 2 to also free extra memory' -r
+complete -c mge -n "__fish_mge_using_subcommand dump" -l graph-opt-level -d 'Graph optimization level (0 to 3)' -r
+complete -c mge -n "__fish_mge_using_subcommand dump" -l async-level -d 'Asynchronous dispatch level' -r
+complete -c mge -n "__fish_mge_using_subcommand dump" -l jit -d 'JIT level (CUDA only): 1 elemwise, 2 also reductions' -r
+complete -c mge -n "__fish_mge_using_subcommand dump" -l workspace-limit -d 'Workspace limit for operators with several algorithms' -r
+complete -c mge -n "__fish_mge_using_subcommand dump" -l layout -d 'Convert the graph to this memory layout' -r -f -a "nchw44\t''
+nchw44-dot\t''
+nchw88\t''
+nhwcd4\t''
+nchw4\t''
+nchw32\t''
+nchw64\t''"
+complete -c mge -n "__fish_mge_using_subcommand dump" -l layout-transform -d 'Let the engine choose the best layout for the whole graph' -r -f -a "auto\t'The device the model runs on'
+cpu\t''
+cuda\t''"
+complete -c mge -n "__fish_mge_using_subcommand dump" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand dump" -l outputs -d 'Write each output to DIR/NAME.npy, as `run --outputs` does' -r -F
+complete -c mge -n "__fish_mge_using_subcommand dump" -l io -d 'Write every var of one run through the engine\'s io dump, with DIR/index.json' -r -F
+complete -c mge -n "__fish_mge_using_subcommand dump" -l io-format -d 'bin: a .npy per var; txt: the engine\'s text dump (DIR/io.txt)' -r -f -a "bin\t''
+txt\t''"
+complete -c mge -n "__fish_mge_using_subcommand dump" -l testcases -d 'Write each embedded testcase\'s tensors to DIR/INDEX/INPUT.npy (expectations as OUTPUT.expect.npy)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand dump" -l layout-transform-model -d 'Write the model after the engine\'s global layout transform to FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand dump" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
+complete -c mge -n "__fish_mge_using_subcommand dump" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand dump" -l resize-input -d 'Resize images to the input\'s height and width'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l reproducible -d 'Use only reproducible algorithms'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l weight-preprocess -d 'Preprocess constant weights once at load'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l fuse-preprocess -d 'Fuse preprocessing patterns (astype + pad_channel + dimshuffle)'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l const-shape -d 'Assume input shapes never change (saves memory)'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l fake-first -d 'Make the first execution only allocate (an extra untimed run)'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l no-sanity-check -d 'Skip the var sanity check of the first run'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l tensorrt -d 'Run through TensorRT (CUDA only)'
+complete -c mge -n "__fish_mge_using_subcommand dump" -s v -l verbose -d 'Show engine logs and backtraces'
+complete -c mge -n "__fish_mge_using_subcommand dump" -s q -l quiet -d 'Print no notes or progress on stderr'
+complete -c mge -n "__fish_mge_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l maxerr -d 'The largest AssertEqual error accepted: |a-b| / max(min(|a|,|b|), 1)' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l atol -d 'Accept |a-b| <= ATOL + RTOL*|b| instead (NumPy\'s allclose)' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l rtol -d 'See --atol' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand compare" -l json -d 'Print one JSON document on stdout instead of the table'
+complete -c mge -n "__fish_mge_using_subcommand compare" -s v -l verbose -d 'Show engine logs and backtraces'
+complete -c mge -n "__fish_mge_using_subcommand compare" -s q -l quiet -d 'Print no notes or progress on stderr'
+complete -c mge -n "__fish_mge_using_subcommand compare" -s h -l help -d 'Print help'
 complete -c mge -n "__fish_mge_using_subcommand tune" -s i -l input -d 'Input feed: [NAME:]SOURCE with SOURCE one of #rand(MIN,MAX[,SHAPE]), FILE.npy, FILE.npz[:KEY], an image or a JSON literal; several joined by \';\'; @FILE reads one per line' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
@@ -202,13 +254,15 @@ complete -c mge -n "__fish_mge_using_subcommand completions" -l lite-lib -d 'The
 complete -c mge -n "__fish_mge_using_subcommand completions" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand completions" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile tune runtime completions help" -f -a "run" -d 'Load a model, feed it, run it and report outputs and timing'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile tune runtime completions help" -f -a "info" -d 'Show a model\'s format, inputs, outputs and testcases'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile tune runtime completions help" -f -a "check" -d 'Run every testcase embedded in each model and report pass or fail'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile tune runtime completions help" -f -a "profile" -d 'Run with the engine\'s profiler: top operators by time and a Chrome trace'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile tune runtime completions help" -f -a "tune" -d 'Find the fastest engine options that keep the outputs, each tried in its own process'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile tune runtime completions help" -f -a "runtime" -d 'Install or inspect the MegEngine Lite runtime'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile tune runtime completions help" -f -a "completions" -d 'Print shell completions'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile tune runtime completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "run" -d 'Load a model, feed it, run it and report outputs and timing'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "info" -d 'Show a model\'s format, inputs, outputs and testcases'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "check" -d 'Run every testcase embedded in each model and report pass or fail'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "profile" -d 'Run with the engine\'s profiler: top operators by time and a Chrome trace'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "dump" -d 'Write tensors out: outputs, every intermediate var, embedded testcases, the layout-transformed model'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "compare" -d 'Compare tensors: .npy files, .npz archives, folders of them or two io dumps'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "tune" -d 'Find the fastest engine options that keep the outputs, each tried in its own process'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "runtime" -d 'Install or inspect the MegEngine Lite runtime'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "completions" -d 'Print shell completions'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c mge -n "__fish_mge_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "install" -d 'Download MegEngine\'s wheel with pip and keep its runtime libraries in the cache folder'
 complete -c mge -n "__fish_mge_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "info" -d 'Show which runtime is used: path, version, devices'

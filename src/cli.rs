@@ -40,6 +40,10 @@ pub enum Command {
     Check(CheckArgs),
     /// Run with the engine's profiler: top operators by time and a Chrome trace
     Profile(Box<ProfileArgs>),
+    /// Write tensors out: outputs, every intermediate var, embedded testcases, the layout-transformed model
+    Dump(Box<DumpArgs>),
+    /// Compare tensors: .npy files, .npz archives, folders of them or two io dumps
+    Compare(CompareArgs),
     /// Find the fastest engine options that keep the outputs, each tried in its own process
     Tune(Box<TuneArgs>),
     /// Install or inspect the MegEngine Lite runtime
@@ -165,6 +169,7 @@ impl Cli {
         let engine = match &self.command {
             Command::Run(args) => &args.engine,
             Command::Profile(args) => &args.engine,
+            Command::Dump(args) => &args.engine,
             Command::Tune(args) => &args.engine,
             _ => return None,
         };
@@ -214,6 +219,74 @@ fn parse_timeout(text: &str) -> Result<Duration, String> {
         .filter(|seconds| seconds.is_finite() && *seconds > 0.0 && *seconds < 1e9)
         .map(Duration::from_secs_f64)
         .ok_or_else(|| format!("'{text}' is not a positive number of seconds"))
+}
+
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("what").required(true).multiple(true)
+    .args(["outputs", "io", "testcases", "layout_transform_model"])))]
+pub struct DumpArgs {
+    /// The model (.mge); a testcase container without --input runs on its first testcase
+    pub model: PathBuf,
+
+    #[command(flatten)]
+    pub feeds: FeedArgs,
+
+    #[command(flatten)]
+    pub engine: EngineArgs,
+
+    /// Write each output to DIR/NAME.npy, as `run --outputs` does
+    #[arg(long, value_name = "DIR")]
+    pub outputs: Option<PathBuf>,
+
+    /// Write every var of one run through the engine's io dump, with DIR/index.json
+    #[arg(long, value_name = "DIR")]
+    pub io: Option<PathBuf>,
+
+    /// bin: a .npy per var; txt: the engine's text dump (DIR/io.txt)
+    #[arg(long, value_enum, default_value = "bin", requires = "io")]
+    pub io_format: IoFormat,
+
+    /// Write each embedded testcase's tensors to DIR/INDEX/INPUT.npy (expectations as OUTPUT.expect.npy)
+    #[arg(long, value_name = "DIR")]
+    pub testcases: Option<PathBuf>,
+
+    /// Write the model after the engine's global layout transform to FILE
+    #[arg(long, value_name = "FILE")]
+    pub layout_transform_model: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub deadline: DeadlineArgs,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoFormat {
+    Bin,
+    Txt,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// A .npy file, a .npz archive, a folder of them or an io dump (`mge dump --io`)
+    pub a: PathBuf,
+
+    /// The reference, of the same kind as A
+    pub b: PathBuf,
+
+    /// The largest AssertEqual error accepted: |a-b| / max(min(|a|,|b|), 1)
+    #[arg(long, value_name = "X", conflicts_with_all = ["atol", "rtol"])]
+    pub maxerr: Option<f64>,
+
+    /// Accept |a-b| <= ATOL + RTOL*|b| instead (NumPy's allclose)
+    #[arg(long, value_name = "X")]
+    pub atol: Option<f64>,
+
+    /// See --atol
+    #[arg(long, value_name = "Y")]
+    pub rtol: Option<f64>,
+
+    /// Print one JSON document on stdout instead of the table
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]

@@ -3,6 +3,7 @@ mod commands;
 mod compare;
 mod engine;
 mod feeds;
+mod iodump;
 mod model;
 mod profile;
 mod report;

@@ -1,4 +1,7 @@
-//! Host tensors: the plain data that moves between feeds, the engine and reports.
+//! Host tensors: the plain data that moves between feeds, the engine and reports;
+//! and views of any NumPy array's elements, which `.npy` files and comparisons read.
+
+pub mod npy;
 
 use std::fmt;
 
@@ -21,27 +24,12 @@ pub enum DType {
 
 impl DType {
     pub fn size(self) -> usize {
-        match self {
-            DType::I8 | DType::U8 => 1,
-            DType::F16 | DType::I16 | DType::U16 => 2,
-            DType::F32 | DType::I32 | DType::U32 => 4,
-            DType::I64 => 8,
-        }
+        Element::from(self).size()
     }
 
     /// The NumPy name, which users already know from MegEngine.
     pub fn name(self) -> &'static str {
-        match self {
-            DType::F32 => "float32",
-            DType::F16 => "float16",
-            DType::I32 => "int32",
-            DType::I16 => "int16",
-            DType::I8 => "int8",
-            DType::U8 => "uint8",
-            DType::U32 => "uint32",
-            DType::U16 => "uint16",
-            DType::I64 => "int64",
-        }
+        Element::from(self).name()
     }
 
     pub fn is_float(self) -> bool {
@@ -67,6 +55,183 @@ impl DType {
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// The element types of NumPy arrays `mge` reads: the engine's and a few more
+/// that reference data often has (`float64`, `bool`, `uint64`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Element {
+    Bool,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F16,
+    F32,
+    F64,
+}
+
+impl Element {
+    pub fn size(self) -> usize {
+        match self {
+            Element::Bool | Element::I8 | Element::U8 => 1,
+            Element::I16 | Element::U16 | Element::F16 => 2,
+            Element::I32 | Element::U32 | Element::F32 => 4,
+            Element::I64 | Element::U64 | Element::F64 => 8,
+        }
+    }
+
+    /// The NumPy name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Element::Bool => "bool",
+            Element::I8 => "int8",
+            Element::I16 => "int16",
+            Element::I32 => "int32",
+            Element::I64 => "int64",
+            Element::U8 => "uint8",
+            Element::U16 => "uint16",
+            Element::U32 => "uint32",
+            Element::U64 => "uint64",
+            Element::F16 => "float16",
+            Element::F32 => "float32",
+            Element::F64 => "float64",
+        }
+    }
+
+    /// One element of `size()` bytes, widened to `f64`.
+    fn decode(self, bytes: &[u8], big_endian: bool) -> f64 {
+        macro_rules! number {
+            ($t:ty) => {{
+                let bytes = bytes.try_into().unwrap();
+                (if big_endian {
+                    <$t>::from_be_bytes(bytes)
+                } else {
+                    <$t>::from_le_bytes(bytes)
+                }) as f64
+            }};
+        }
+        match self {
+            Element::Bool => f64::from(u8::from(bytes[0] != 0)),
+            Element::I8 => bytes[0] as i8 as f64,
+            Element::U8 => bytes[0] as f64,
+            Element::I16 => number!(i16),
+            Element::I32 => number!(i32),
+            Element::I64 => number!(i64),
+            Element::U16 => number!(u16),
+            Element::U32 => number!(u32),
+            Element::U64 => number!(u64),
+            Element::F32 => number!(f32),
+            Element::F64 => number!(f64),
+            Element::F16 => {
+                let bytes = bytes.try_into().unwrap();
+                let half = if big_endian {
+                    f16::from_be_bytes(bytes)
+                } else {
+                    f16::from_le_bytes(bytes)
+                };
+                half.to_f64()
+            }
+        }
+    }
+}
+
+impl From<DType> for Element {
+    fn from(dtype: DType) -> Element {
+        match dtype {
+            DType::F32 => Element::F32,
+            DType::F16 => Element::F16,
+            DType::I32 => Element::I32,
+            DType::I16 => Element::I16,
+            DType::I8 => Element::I8,
+            DType::U8 => Element::U8,
+            DType::U32 => Element::U32,
+            DType::U16 => Element::U16,
+            DType::I64 => Element::I64,
+        }
+    }
+}
+
+/// Borrowed elements of an array in memory: a tensor of ours or the data of an
+/// `.npy` file, in C or Fortran order, in either byte order.
+#[derive(Clone, Copy, Debug)]
+pub struct TensorView<'a> {
+    pub shape: &'a [usize],
+    pub element: Element,
+    /// Exactly `len() * element.size()` bytes.
+    pub data: &'a [u8],
+    pub fortran: bool,
+    pub big_endian: bool,
+}
+
+impl<'a> TensorView<'a> {
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Every element widened to `f64`, in logical (C) order whatever the memory order.
+    pub fn values(self) -> Values<'a> {
+        let fortran_strides = (self.fortran && self.shape.len() > 1).then(|| {
+            let mut strides = Vec::with_capacity(self.shape.len());
+            let mut stride = 1;
+            for &dim in self.shape {
+                strides.push(stride);
+                stride *= dim;
+            }
+            strides
+        });
+        Values {
+            view: self,
+            next: 0,
+            len: self.len(),
+            fortran_strides,
+        }
+    }
+}
+
+/// The iterator of `TensorView::values`.
+pub struct Values<'a> {
+    view: TensorView<'a>,
+    next: usize,
+    len: usize,
+    /// Element strides of each dimension, for a Fortran-ordered view.
+    fortran_strides: Option<Vec<usize>>,
+}
+
+impl Iterator for Values<'_> {
+    type Item = f64;
+
+    fn next(&mut self) -> Option<f64> {
+        if self.next >= self.len {
+            return None;
+        }
+        let index = self.next;
+        self.next += 1;
+        let position = match &self.fortran_strides {
+            None => index,
+            Some(strides) => {
+                // The C-order index unravelled, then placed with Fortran strides.
+                let (mut rest, mut position) = (index, 0);
+                for (&dim, &stride) in self.view.shape.iter().zip(strides).rev() {
+                    position += (rest % dim) * stride;
+                    rest /= dim;
+                }
+                position
+            }
+        };
+        let size = self.view.element.size();
+        let bytes = &self.view.data[position * size..(position + 1) * size];
+        Some(self.view.element.decode(bytes, self.view.big_endian))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.len - self.next;
+        (left, Some(left))
     }
 }
 
@@ -129,19 +294,19 @@ impl HostTensor {
     }
 
     /// Every element widened to `f64`, in C order.
-    pub fn values(&self) -> impl Iterator<Item = f64> + '_ {
-        let dtype = self.dtype;
-        self.data.chunks_exact(dtype.size()).map(move |b| match dtype {
-            DType::F32 => f32::from_ne_bytes(b.try_into().unwrap()) as f64,
-            DType::F16 => f16::from_ne_bytes(b.try_into().unwrap()).to_f64(),
-            DType::I32 => i32::from_ne_bytes(b.try_into().unwrap()) as f64,
-            DType::I16 => i16::from_ne_bytes(b.try_into().unwrap()) as f64,
-            DType::I8 => b[0] as i8 as f64,
-            DType::U8 => b[0] as f64,
-            DType::U32 => u32::from_ne_bytes(b.try_into().unwrap()) as f64,
-            DType::U16 => u16::from_ne_bytes(b.try_into().unwrap()) as f64,
-            DType::I64 => i64::from_ne_bytes(b.try_into().unwrap()) as f64,
-        })
+    pub fn values(&self) -> Values<'_> {
+        self.view().values()
+    }
+
+    /// The tensor's elements as read-only data, for code that also reads `.npy` files.
+    pub fn view(&self) -> TensorView<'_> {
+        TensorView {
+            shape: &self.shape,
+            element: Element::from(self.dtype),
+            data: &self.data,
+            fortran: false,
+            big_endian: cfg!(target_endian = "big"),
+        }
     }
 
     /// The tensor as a version 1.0 `.npy` file. Written here rather than through

@@ -126,6 +126,18 @@ fn profile_reports_the_fault_and_writes_no_trace() {
 }
 
 #[test]
+fn dump_reports_the_fault_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = mge_failing("exit", "forward", &["dump", "fixtures/conv_float.mge", "--io"]);
+    command
+        .arg(dir.path().join("io"))
+        .arg("--outputs")
+        .arg(dir.path().join("out"));
+    fails_promptly(&mut command, ENGINE_EXIT);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
+}
+
+#[test]
 fn check_reports_each_model_the_engine_took_down_and_writes_its_junit() {
     for jobs in ["1", "2"] {
         let dir = tempfile::tempdir().unwrap();

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::Global;
 use crate::cli::InfoArgs;
 use crate::engine::{silence_stdout, NetworkOptions};
-use crate::model::ModelFile;
+use crate::model::{ModelFile, EXPECTATION_SUFFIX};
 use crate::report::run::{stats_table, TensorStats};
 use crate::report::table::Table;
 use crate::report::{emit, emit_json};
@@ -14,9 +14,6 @@ use crate::runner::testcase::testcase_values;
 use crate::runner::Session;
 use crate::runtime;
 use crate::tensor::{format_shape, TensorInfo};
-
-/// How MegEngine names the input holding an output's expected value.
-const EXPECTATION_SUFFIX: &str = ":expect";
 
 #[derive(Serialize)]
 struct Tensor {

@@ -1,7 +1,9 @@
 //! One file per subcommand; `dispatch` hands each its plain options.
 
 mod check;
+mod compare;
 mod completions;
+mod dump;
 mod info;
 mod options;
 mod profile;
@@ -69,12 +71,15 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(args) if supervisor => supervised(args.deadline.timeout, &global),
         Command::Profile(args) if supervisor => supervised(args.deadline.timeout, &global),
+        Command::Dump(args) if supervisor => supervised(args.deadline.timeout, &global),
         // Info loads the model into the engine to read its inputs, which a broken graph can crash.
         Command::Info(_) if supervisor => supervised(None, &global),
         Command::Run(args) => run::run(*args, &global),
         Command::Info(args) => info::info(args, &global),
         Command::Check(args) => check::check(args, &global),
         Command::Profile(args) => profile::profile(*args, &global),
+        Command::Dump(args) => dump::dump(*args, &global),
+        Command::Compare(args) => compare::compare(args),
         Command::Tune(args) => tune::tune(*args, &global),
         Command::Runtime(RuntimeCommand::Install { version, force }) => runtime::install(&version, force, &global),
         Command::Runtime(RuntimeCommand::Info { json }) => runtime::info(json, &global),

@@ -1,13 +1,17 @@
 //! Engine options and feeds shared by the commands that run a model.
 
+use std::path::Path;
+
 use anyhow::{bail, Context, Result};
 
 use super::Global;
 use crate::cli::{EngineArgs, FeedArgs, IterationArgs, LayoutArg, LayoutTransformTarget};
 use crate::engine::{Device, GraphLayout, Lite, NetworkOptions};
 use crate::feeds::{self, Feed, FeedOptions};
+use crate::model::ModelFile;
 use crate::report::file::staged_beside;
 use crate::report::quoted_list;
+use crate::runner::testcase::testcase_feeds;
 use crate::runner::Plan;
 use crate::runtime;
 use crate::tensor::TensorInfo;
@@ -89,6 +93,7 @@ pub fn network_options(args: &EngineArgs, global: &Global) -> Result<NetworkOpti
             LayoutArg::Nchw64 => GraphLayout::Nchw64,
         }),
         profile_json: None,
+        io_dump: None,
     })
 }
 
@@ -121,6 +126,28 @@ pub fn resolve_feeds(specs: &[String], inputs: &[TensorInfo], args: &FeedArgs, g
         );
     }
     Ok(feeds)
+}
+
+/// The user's feeds; without any, a container's testcase 0 (with a note), else `#rand` (`resolve_feeds`).
+pub fn feeds_or_first_testcase(
+    lite: &Lite,
+    model: &ModelFile,
+    model_path: &Path,
+    specs: &[String],
+    inputs: &[TensorInfo],
+    args: &FeedArgs,
+    global: &Global,
+) -> Result<Vec<Feed>> {
+    match model.testcases().next() {
+        Some(testcase) if specs.is_empty() => {
+            global.note(format!(
+                "no --input given; feeding testcase 0 of {}",
+                model_path.display()
+            ));
+            testcase_feeds(lite, testcase, inputs, 0).context("testcase 0")
+        }
+        _ => resolve_feeds(specs, inputs, args, global),
+    }
 }
 
 /// The runtime, using the fast-run cache `engine` names.

@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
-use super::options::{load_runtime, network_options, plan, resolve_feeds, save_algo_cache};
+use super::options::{feeds_or_first_testcase, load_runtime, network_options, plan, save_algo_cache};
 use super::Global;
 use crate::cli::{ProfileArgs, ProfileBy};
 use crate::engine::silence_stdout;
@@ -16,7 +16,6 @@ use crate::profile::ProfileCapture;
 use crate::report::profile::{explain_gap, operator_ms, rows, Grouping, ProfileReport};
 use crate::report::trace::write_trace;
 use crate::report::{emit, emit_json};
-use crate::runner::testcase::testcase_feeds;
 use crate::runner::timing::Timing;
 use crate::runner::Session;
 
@@ -32,16 +31,7 @@ pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
     let loading = Instant::now();
     let mut session = Session::load(&lite, &model, &options)?;
     capture.loaded(loading, &session)?;
-    let feeds = match model.testcases().next() {
-        Some(testcase) if specs.is_empty() => {
-            global.note(format!(
-                "no --input given; feeding testcase 0 of {}",
-                args.model.display()
-            ));
-            testcase_feeds(&lite, testcase, &session.inputs, 0).context("testcase 0")?
-        }
-        _ => resolve_feeds(&specs, &session.inputs, &args.feeds, global)?,
-    };
+    let feeds = feeds_or_first_testcase(&lite, &model, &args.model, &specs, &session.inputs, &args.feeds, global)?;
     session.feed(&feeds)?;
     let plan = plan(&args.iterations, global);
     let samples = session.measure(&plan, &mut capture)?;

@@ -1,7 +1,6 @@
 //! `mge run`: load, feed, warm up, time, report.
 
-use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -9,19 +8,19 @@ use anyhow::{bail, Context, Result};
 use super::options::{load_runtime, network_options, plan, resolve_feeds, save_algo_cache};
 use super::{CheckFailed, Global};
 use crate::cli::RunArgs;
-use crate::compare::assert_equal_error;
+use crate::compare::{compare_values, Tolerance};
 use crate::engine::silence_stdout;
 use crate::feeds;
 use crate::model::ModelFile;
 use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
-use crate::report::file::write_atomically;
+use crate::report::file::write_outputs;
 use crate::report::run::{ExpectReport, Measurement, RunReport, Target, TestcaseRunReport, TestcasesRunReport};
 use crate::report::trace::write_trace;
 use crate::report::{emit, emit_json, quoted_list};
 use crate::runner::testcase::run_testcases;
 use crate::runner::Session;
-use crate::tensor::HostTensor;
+use crate::tensor::{format_shape, HostTensor};
 
 /// `--expect NAME:FILE.npy`; the file is checked before the engine starts and
 /// read, in the output's dtype, once the output exists.
@@ -76,7 +75,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         drop(engine_output);
         if let Some(dir) = &args.outputs {
             for run in runs.iter().filter(|run| !run.outputs.is_empty()) {
-                write_outputs(&dir.join(run.index.to_string()), &run.outputs)?;
+                write_outputs(&dir.join(run.index.to_string()), &run.outputs).context("--outputs")?;
             }
         }
         let mut tally = Tally::default();
@@ -108,7 +107,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     }
 
     if let Some(dir) = &args.outputs {
-        write_outputs(dir, &outputs)?;
+        write_outputs(dir, &outputs).context("--outputs")?;
     }
     let report = RunReport {
         target,
@@ -164,44 +163,24 @@ fn check_expectations(
             };
             let expected = feeds::load_npy(&expectation.file, actual.dtype)
                 .with_context(|| format!("--expect {}:{}", expectation.output, expectation.file.display()))?;
-            let err = assert_equal_error(&expected, actual)
-                .with_context(|| format!("--expect: output '{}'", expectation.output))?;
+            let tolerance = Tolerance::AssertEqual { maxerr };
+            let Some(comparison) = compare_values(actual.view(), expected.view(), tolerance) else {
+                bail!(
+                    "--expect: output '{}' has shape {}, {} holds {}",
+                    expectation.output,
+                    format_shape(&actual.shape),
+                    expectation.file.display(),
+                    format_shape(&expected.shape)
+                );
+            };
             Ok(ExpectReport {
                 name: expectation.output.clone(),
                 file: expectation.file.display().to_string(),
-                err,
+                err: comparison.err,
                 maxerr,
-                passed: err <= maxerr,
+                passed: comparison.passed(),
+                first_mismatch: comparison.first_mismatch,
             })
         })
         .collect()
-}
-
-/// `NAME.npy` per output; characters a file name cannot hold become `_`.
-fn write_outputs(dir: &Path, outputs: &[(String, HostTensor)]) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("--outputs: cannot create {}", dir.display()))?;
-    let mut used = HashSet::new();
-    for (name, value) in outputs {
-        let mut stem: String = name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        if stem.is_empty() || stem.starts_with('.') {
-            stem.insert(0, '_');
-        }
-        let mut file = format!("{stem}.npy");
-        let mut suffix = 1;
-        while !used.insert(file.clone()) {
-            file = format!("{stem}_{suffix}.npy");
-            suffix += 1;
-        }
-        write_atomically(&dir.join(file), &value.to_npy())?;
-    }
-    Ok(())
 }

@@ -130,6 +130,9 @@ lite_api! {
     set_network_algo_workspace_limit = "LITE_set_network_algo_workspace_limit": fn(LiteNetwork, usize) -> c_int;
     enable_global_layout_transform = "LITE_enable_global_layout_transform": fn(LiteNetwork) -> c_int;
     enable_profile_performance = "LITE_enable_profile_performance": fn(LiteNetwork, *const c_char) -> c_int;
+    enable_io_txt_dump = "LITE_enable_io_txt_dump": fn(LiteNetwork, *const c_char) -> c_int;
+    enable_io_bin_dump = "LITE_enable_io_bin_dump": fn(LiteNetwork, *const c_char) -> c_int;
+    dump_layout_transform_model = "LITE_dump_layout_transform_model": fn(LiteNetwork, *const c_char) -> c_int;
     forward = "LITE_forward": fn(LiteNetwork) -> c_int;
     wait = "LITE_wait": fn(LiteNetwork) -> c_int;
     get_all_input_name = "LITE_get_all_input_name": fn(LiteNetwork, *mut usize, *mut *const c_char) -> c_int;

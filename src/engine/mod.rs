@@ -103,6 +103,18 @@ pub struct NetworkOptions {
     pub layout: Option<GraphLayout>,
     /// Attach the engine's graph profiler, which rewrites this JSON file at the end of every run.
     pub profile_json: Option<PathBuf>,
+    /// Attach the engine's io dump, which writes every var each run produces.
+    pub io_dump: Option<IoDump>,
+}
+
+/// Where the engine's io dump plugin writes.
+#[derive(Clone, Debug)]
+pub enum IoDump {
+    /// A file per var into this folder, named by the var's id in hex (6 digits),
+    /// in the format of MegEngine's `debug::dump_tensor`.
+    Binary(PathBuf),
+    /// Every var's producer, inputs and leading values as text into this file.
+    Text(PathBuf),
 }
 
 /// A loaded Lite library. Cheap to clone; networks keep it alive.
@@ -381,7 +393,29 @@ impl Network {
             self.profiler_started = Some(Instant::now());
             self.runtime.check("LITE_enable_profile_performance", code)?;
         }
+        match &options.io_dump {
+            None => {}
+            Some(IoDump::Binary(folder)) => {
+                let folder = c_path(folder)?;
+                let code = unsafe { (api.enable_io_bin_dump)(handle, folder.as_ptr()) };
+                self.runtime.check("LITE_enable_io_bin_dump", code)?;
+            }
+            Some(IoDump::Text(file)) => {
+                let file = c_path(file)?;
+                let code = unsafe { (api.enable_io_txt_dump)(handle, file.as_ptr()) };
+                self.runtime.check("LITE_enable_io_txt_dump", code)?;
+            }
+        }
         Ok(())
+    }
+
+    /// Writes the model as the global layout transform left it (the network
+    /// must have been built with `layout_transform`) to `path`.
+    pub fn dump_layout_transform_model(&self, path: &Path) -> Result<()> {
+        let path = c_path(path)?;
+        // SAFETY: live handle with a loaded model; NUL-terminated path valid for the call.
+        let code = unsafe { (self.runtime.api.dump_layout_transform_model)(self.handle, path.as_ptr()) };
+        self.runtime.check("LITE_dump_layout_transform_model", code)
     }
 
     /// Taken right after the engine's profiler started its clock: the profiler's

@@ -123,7 +123,7 @@ fn targets(spec: &Spec, spec_count: usize, inputs: &[TensorInfo]) -> Result<Vec<
     }
     match &spec.source {
         Source::Npz { path, key: None } => {
-            let keys = npy::Npz::open(path)
+            let keys = crate::tensor::npy::Npz::open(path)
                 .map_err(|err| anyhow!("cannot feed '{}': {err:#}", spec.source_text))?
                 .keys();
             let matched: Vec<usize> = (0..inputs.len())

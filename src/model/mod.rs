@@ -12,6 +12,9 @@ mod flatbuffer;
 
 pub use assertions::{checked_output, Assertion};
 
+/// How MegEngine names the input holding an output's expected value.
+pub const EXPECTATION_SUFFIX: &str = ":expect";
+
 const CONTAINER_MAGIC: &[u8; 8] = b"mgbtest0";
 const FBS_V2_IDENTIFIER: &[u8; 4] = b"mgv2";
 /// `MGB_MAGIC` (with feature bits) and `MAGIC_V0` of the FBS v1 format.

@@ -44,6 +44,8 @@ struct Times {
 struct GraphExec {
     comp_seq: Vec<String>,
     operator: HashMap<String, Operator>,
+    #[serde(default)]
+    var: HashMap<String, Var>,
 }
 
 #[derive(Deserialize)]
@@ -51,6 +53,55 @@ struct Operator {
     name: String,
     #[serde(rename = "type")]
     op_type: String,
+    #[serde(default)]
+    input: Vec<String>,
+    #[serde(default)]
+    output: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct Var {
+    name: String,
+    mem_plan: Option<MemPlan>,
+    #[serde(default)]
+    flag: Vec<String>,
+}
+
+impl Var {
+    /// A workspace or similar scratch var, whose content means nothing after its operator ran.
+    fn is_scratch(&self) -> bool {
+        self.flag.iter().any(|flag| flag == "VOLATILE_CONTENT")
+    }
+}
+
+#[derive(Deserialize)]
+struct MemPlan {
+    layout: VarLayout,
+}
+
+#[derive(Deserialize, Clone)]
+struct VarLayout {
+    dtype: String,
+    shape: Vec<usize>,
+}
+
+/// An operator of the executed graph with the vars it reads and writes
+/// (without scratch vars such as workspaces).
+#[derive(Clone, Debug)]
+pub struct GraphOperator {
+    pub name: String,
+    pub op_type: String,
+    /// Names of the vars it reads.
+    pub inputs: Vec<String>,
+    pub outputs: Vec<GraphVar>,
+}
+
+#[derive(Clone, Debug)]
+pub struct GraphVar {
+    pub id: u64,
+    pub name: String,
+    /// Shape and engine dtype name (`Float32`), where memory was planned for it.
+    pub layout: Option<(Vec<usize>, String)>,
 }
 
 #[derive(Deserialize, Default)]
@@ -98,6 +149,48 @@ impl EngineProfile {
             .into_iter()
             .filter(|id| self.profiler.host.contains_key(*id) || self.profiler.device.contains_key(*id))
             .map(|id| self.operator(id))
+            .collect()
+    }
+
+    /// The operators of the compiled sequence, in execution order.
+    pub fn graph(&self) -> Result<Vec<GraphOperator>> {
+        let number = |id: &str| {
+            id.parse::<u64>()
+                .with_context(|| format!("the engine's profile has id '{id}', not a number"))
+        };
+        let var_name = |id: &str| {
+            self.graph_exec
+                .var
+                .get(id)
+                .map_or_else(|| format!("var{id}"), |var| var.name.clone())
+        };
+        self.graph_exec
+            .comp_seq
+            .iter()
+            .map(|id| {
+                let entry = self.graph_exec.operator.get(id).with_context(|| {
+                    format!("the engine's profile runs operator {id}, which its graph does not list")
+                })?;
+                let outputs = entry
+                    .output
+                    .iter()
+                    .filter(|var| !self.graph_exec.var.get(*var).is_some_and(Var::is_scratch))
+                    .map(|var| {
+                        let layout = self.graph_exec.var.get(var).and_then(|v| v.mem_plan.as_ref());
+                        Ok(GraphVar {
+                            id: number(var)?,
+                            name: var_name(var),
+                            layout: layout.map(|plan| (plan.layout.shape.clone(), plan.layout.dtype.clone())),
+                        })
+                    })
+                    .collect::<Result<_>>()?;
+                Ok(GraphOperator {
+                    name: entry.name.clone(),
+                    op_type: entry.op_type.clone(),
+                    inputs: entry.input.iter().map(|var| var_name(var)).collect(),
+                    outputs,
+                })
+            })
             .collect()
     }
 

@@ -26,6 +26,7 @@ use tempfile::TempPath;
 use crate::engine::NetworkOptions;
 use crate::report::file::ensure_writable;
 use crate::runner::{RunKind, RunObserver, Session};
+pub use engine_json::GraphOperator;
 use engine_json::{EngineProfile, RawSpan};
 
 /// One operator's times on one track, in microseconds since the capture began.
@@ -139,6 +140,30 @@ struct RecordedIteration {
     operators: Vec<OperatorRun<RawSpan>>,
 }
 
+/// Asks for the engine's graph profiler in `options`, which must then build
+/// the network: the returned temporary file is where the engine writes.
+pub fn request_engine_profile(options: &mut NetworkOptions) -> Result<TempPath> {
+    if options.record_comp_seq.is_some_and(|level| level > 0) {
+        // Checked with 1.13: the first run with both never returns.
+        bail!("--record-comp-seq cannot be profiled: the engine's profiler needs the per-operator events a recorded sequence skips (drop the option)");
+    }
+    let engine_file = tempfile::Builder::new()
+        .prefix("mge-profile-")
+        .suffix(".json")
+        .tempfile()
+        .context("cannot create a temporary file for the engine's profile")?
+        .into_temp_path();
+    options.profile_json = Some(engine_file.to_path_buf());
+    Ok(engine_file)
+}
+
+/// The operators of the graph the engine executed, in order, from the file
+/// `request_engine_profile` returned (after a run).
+pub fn executed_graph(engine_file: &Path) -> Result<Vec<GraphOperator>> {
+    let bytes = std::fs::read(engine_file).context("the engine wrote no profile")?;
+    EngineProfile::parse(&bytes)?.graph()
+}
+
 impl ProfileCapture {
     /// Starts the capture's clock and asks for the profiler in `options`, which
     /// must then build the network.
@@ -149,20 +174,9 @@ impl ProfileCapture {
     }
 
     fn arm(options: &mut NetworkOptions) -> Result<ProfileCapture> {
-        if options.record_comp_seq.is_some_and(|level| level > 0) {
-            // Checked with 1.13: the first run with both never returns.
-            bail!("--record-comp-seq cannot be profiled: the engine's profiler needs the per-operator events a recorded sequence skips (drop the option)");
-        }
-        let engine_file = tempfile::Builder::new()
-            .prefix("mge-profile-")
-            .suffix(".json")
-            .tempfile()
-            .context("cannot create a temporary file for the engine's profile")?
-            .into_temp_path();
-        options.profile_json = Some(engine_file.to_path_buf());
         Ok(ProfileCapture {
             origin: Instant::now(),
-            engine_file,
+            engine_file: request_engine_profile(options)?,
             profiler_started: None,
             phases: Vec::new(),
             iterations: Vec::new(),

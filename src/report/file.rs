@@ -1,12 +1,15 @@
 //! Files appear whole or not at all: written to a temporary name beside the
 //! target, then renamed over it.
 
+use std::collections::HashSet;
 use std::fs::Permissions;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
+
+use crate::tensor::HostTensor;
 
 fn folder_of(path: &Path) -> &Path {
     match path.parent() {
@@ -46,6 +49,44 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     file.persist(path)
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
+}
+
+/// `NAME.npy` per tensor into `dir` (created if missing), names made unique.
+pub fn write_outputs(dir: &Path, outputs: &[(String, HostTensor)]) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create the folder {}", dir.display()))?;
+    let mut used = HashSet::new();
+    for (name, value) in outputs {
+        let stem = npy_file_stem(name);
+        let mut file = format!("{stem}.npy");
+        let mut suffix = 1;
+        while !used.insert(file.clone()) {
+            file = format!("{stem}_{suffix}.npy");
+            suffix += 1;
+        }
+        write_atomically(&dir.join(file), &value.to_npy())?;
+    }
+    Ok(())
+}
+
+/// A file name for a tensor's name: characters a file name cannot hold become
+/// `_`, and very long names (intermediate vars) are cut.
+pub fn npy_file_stem(name: &str) -> String {
+    const LONGEST: usize = 100;
+    let mut stem: String = name
+        .chars()
+        .take(LONGEST)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if stem.is_empty() || stem.starts_with('.') {
+        stem.insert(0, '_');
+    }
+    stem
 }
 
 #[cfg(test)]

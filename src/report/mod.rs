@@ -1,6 +1,7 @@
 //! Presentation: tables, progress and files written for people and machines.
 
 pub mod check;
+pub mod compare;
 pub mod file;
 pub mod junit;
 pub mod profile;

@@ -5,7 +5,9 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::check::{check_summary, Tally};
+use super::compare::mismatch_text;
 use super::table::Table;
+use crate::compare::Mismatch;
 use crate::feeds::Feed;
 use crate::runner::testcase::{OutputCheck, Status, TestcaseRun};
 use crate::runner::timing::Timing;
@@ -85,6 +87,7 @@ pub struct ExpectReport {
     pub err: f64,
     pub maxerr: f64,
     pub passed: bool,
+    pub first_mismatch: Option<Mismatch>,
 }
 
 impl Measurement {
@@ -218,11 +221,15 @@ impl RunReport {
         self.measurement.to_text(&mut out);
         for expect in &self.expect {
             let verdict = if expect.passed { "ok" } else { "MISMATCH" };
-            let _ = writeln!(
+            let _ = write!(
                 out,
                 "expect   {} vs {}: err {:e} (maxerr {:e}) {verdict}",
                 expect.name, expect.file, expect.err, expect.maxerr
             );
+            if let Some(mismatch) = &expect.first_mismatch {
+                let _ = write!(out, ", first at {}", mismatch_text(mismatch));
+            }
+            out.push('\n');
         }
         out
     }

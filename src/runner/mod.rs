@@ -146,6 +146,11 @@ impl Session {
         Ok(samples)
     }
 
+    /// See `Network::dump_layout_transform_model`.
+    pub fn dump_layout_transform_model(&self, path: &std::path::Path) -> Result<()> {
+        self.network.dump_layout_transform_model(path)
+    }
+
     /// See `Network::profiler_started`.
     pub fn profiler_started(&self) -> Option<Instant> {
         self.network.profiler_started()

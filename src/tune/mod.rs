@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 
 use setting::{Candidate, Setting};
-use trial::{output_error, Status, Trial, Trials};
+use trial::{compare_outputs, Status, Trial, Trials};
 
 /// A candidate must be at least this much faster to count as a win: the
 /// machines are noisy.
@@ -154,15 +154,12 @@ fn judge(candidate: Candidate, trial: Trial, baseline_outputs: &std::path::Path,
         reason: trial.reason,
     };
     if let Some(outputs) = &trial.outputs {
-        match output_error(baseline_outputs, outputs) {
-            Ok(err) => {
+        match compare_outputs(baseline_outputs, outputs, maxerr) {
+            Ok((err, difference)) => {
                 row.err = Some(err);
-                // NaN fails, as in the engine's AssertEqual.
-                if err.is_nan() || err > maxerr {
+                if let Some(difference) = difference {
                     row.status = Status::Rejected;
-                    row.reason = Some(format!(
-                        "outputs differ from the baseline's: err {err:e} > --maxerr {maxerr:e}"
-                    ));
+                    row.reason = Some(difference);
                 }
             }
             Err(err) => {

@@ -9,10 +9,9 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use super::setting::{Candidate, Setting};
-use crate::compare::assert_equal_error;
-use crate::feeds::load_npy;
+use crate::compare::sides::Side;
+use crate::compare::{compare_sides, Status as CompareStatus, Tolerance};
 use crate::supervise::parent::{How, Interrupted, Muted, Next, Supervisor};
-use crate::tensor::DType;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -136,25 +135,38 @@ impl Trials {
     }
 }
 
-/// The largest AssertEqual error between the outputs in `baseline` and in
-/// `candidate` (`NAME.npy` each); an output missing or of another shape is an error.
-pub fn output_error(baseline: &Path, candidate: &Path) -> Result<f64> {
-    let mut worst = 0.0f64;
-    let entries = std::fs::read_dir(baseline).with_context(|| format!("cannot list {}", baseline.display()))?;
-    for entry in entries {
-        let name = entry?.file_name();
-        let read = |dir: &Path| {
-            let path = dir.join(&name);
-            load_npy(&path, DType::F32).with_context(|| format!("output {}", path.display()))
+/// A candidate's outputs against the baseline's (`NAME.npy` each, by the one
+/// comparison of `mge compare`): the largest AssertEqual error (NaN where an
+/// output could not be compared), and what differs beyond `maxerr`, if anything.
+pub fn compare_outputs(baseline: &Path, candidate: &Path, maxerr: f64) -> Result<(f64, Option<String>)> {
+    let rows = compare_sides(
+        &Side::open(baseline)?,
+        &Side::open(candidate)?,
+        Tolerance::AssertEqual { maxerr },
+    )?;
+    // NaN is worse than any error (and `max` would drop it).
+    let err = rows
+        .iter()
+        .map(|row| row.err.unwrap_or(f64::NAN))
+        .fold(0.0, |worst: f64, err| {
+            if worst.is_nan() || err.is_nan() {
+                f64::NAN
+            } else {
+                worst.max(err)
+            }
+        });
+    let difference = rows.iter().find(|row| row.status.failed()).map(|row| {
+        let what = match row.status {
+            CompareStatus::ShapeMismatch => "has another shape".to_string(),
+            CompareStatus::DtypeMismatch => "has another dtype".to_string(),
+            CompareStatus::OnlyInA => "is missing".to_string(),
+            CompareStatus::OnlyInB => "is new".to_string(),
+            _ => match row.err {
+                Some(err) => format!("differs: err {err:e} > --maxerr {maxerr:e}"),
+                None => "differs: NaN".to_string(),
+            },
         };
-        let err = assert_equal_error(&read(baseline)?, &read(candidate)?)
-            .with_context(|| format!("output {}", Path::new(&name).display()))?;
-        // NaN is worse than any error (and `max` would drop it).
-        worst = if err.is_nan() || worst.is_nan() {
-            f64::NAN
-        } else {
-            worst.max(err)
-        };
-    }
-    Ok(worst)
+        format!("output {} {what}", row.name)
+    });
+    Ok((err, difference))
 }

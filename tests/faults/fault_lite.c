@@ -148,6 +148,9 @@ int LITE_enable_global_layout_transform(void *net) {
     return 0;
 }
 int LITE_enable_profile_performance(void *net, const char *path) { (void)net; (void)path; return 0; }
+int LITE_enable_io_txt_dump(void *net, const char *path) { (void)net; (void)path; return 0; }
+int LITE_enable_io_bin_dump(void *net, const char *dir) { (void)net; (void)dir; return 0; }
+int LITE_dump_layout_transform_model(void *net, const char *path) { (void)net; (void)path; return 0; }
 int LITE_forward(void *net) {
     (void)net;
     fail_here("forward");

@@ -1,0 +1,368 @@
+//! The one tensor comparison of `mge`: `run --expect`, `compare` (and what
+//! builds on them) judge tensors here.
+//!
+//! Values are compared as `f64` in logical order, in one pass that copies
+//! nothing. The error of MegEngine's AssertEqual operator is always computed:
+//! `max(|a - b| / max(min(|a|, |b|), 1))`. Unlike that operator, NaN on both
+//! sides at the same index counts as equal; NaN on one side only is a mismatch
+//! and makes the errors NaN.
+
+pub mod sides;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::tensor::npy::Npy;
+use crate::tensor::TensorView;
+use sides::{pair, Side, Tensor};
+
+/// How many diverging vars after the first a report lists.
+const DIVERGENCE_FOLLOWERS: usize = 5;
+
+/// What a tensor may differ by.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Tolerance {
+    /// The AssertEqual error of every element at most `maxerr`.
+    AssertEqual { maxerr: f64 },
+    /// `|a - b| <= atol + rtol * |b|` for every element, as NumPy's `allclose`.
+    Close { atol: f64, rtol: f64 },
+}
+
+impl Tolerance {
+    fn accepts(self, diff: f64, err: f64, b: f64) -> bool {
+        match self {
+            Tolerance::AssertEqual { maxerr } => err <= maxerr,
+            Tolerance::Close { atol, rtol } => diff <= atol + rtol * b.abs(),
+        }
+    }
+}
+
+/// The first element outside the tolerance.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Mismatch {
+    /// Its index in each dimension.
+    pub index: Vec<usize>,
+    pub a: f64,
+    pub b: f64,
+}
+
+/// Two tensors of one shape, compared element by element (`b` is the reference).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueComparison {
+    /// Largest `|a - b|`.
+    pub max_abs: f64,
+    /// Largest `|a - b| / |b|` (infinite where `b` is 0 and `a` is not).
+    pub max_rel: f64,
+    /// The AssertEqual error.
+    pub err: f64,
+    pub first_mismatch: Option<Mismatch>,
+}
+
+impl ValueComparison {
+    pub fn passed(&self) -> bool {
+        self.first_mismatch.is_none()
+    }
+}
+
+/// Compares the values of two views of the same shape; `None` when the shapes differ.
+pub fn compare_values(a: TensorView, b: TensorView, tolerance: Tolerance) -> Option<ValueComparison> {
+    if a.shape != b.shape {
+        return None;
+    }
+    let mut result = ValueComparison {
+        max_abs: 0.0,
+        max_rel: 0.0,
+        err: 0.0,
+        first_mismatch: None,
+    };
+    for (position, (x, y)) in a.values().zip(b.values()).enumerate() {
+        // Equal infinities, and NaN facing NaN, are equal.
+        if x == y || (x.is_nan() && y.is_nan()) {
+            continue;
+        }
+        let diff = (x - y).abs();
+        let err = diff / x.abs().min(y.abs()).max(1.0);
+        result.max_abs = worst(result.max_abs, diff);
+        result.max_rel = worst(result.max_rel, diff / y.abs());
+        result.err = worst(result.err, err);
+        if result.first_mismatch.is_none() && !tolerance.accepts(diff, err, y) {
+            result.first_mismatch = Some(Mismatch {
+                index: unravel(position, a.shape),
+                a: x,
+                b: y,
+            });
+        }
+    }
+    Some(result)
+}
+
+/// The verdict on one tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Pass,
+    Fail,
+    ShapeMismatch,
+    DtypeMismatch,
+    OnlyInA,
+    OnlyInB,
+    /// An io dump var whose values `.npy` cannot hold: listed, not judged.
+    NoValues,
+}
+
+impl Status {
+    pub fn failed(self) -> bool {
+        !matches!(self, Status::Pass | Status::NoValues)
+    }
+
+    /// The values differ (not: the tensor is missing on one side).
+    fn diverged(self) -> bool {
+        matches!(self, Status::Fail | Status::ShapeMismatch | Status::DtypeMismatch)
+    }
+}
+
+/// One row of a comparison: a tensor on either side, or both.
+#[derive(Clone, Debug, Serialize)]
+pub struct TensorRow {
+    pub name: String,
+    /// As on side A (on B for a tensor only B has).
+    pub shape: Vec<usize>,
+    pub dtype: String,
+    /// Side B's, where it differs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape_b: Option<Vec<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dtype_b: Option<String>,
+    /// None when not compared, or NaN.
+    pub max_abs: Option<f64>,
+    pub max_rel: Option<f64>,
+    pub err: Option<f64>,
+    pub first_mismatch: Option<Mismatch>,
+    pub status: Status,
+    /// The operator that produced the var (io dumps).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operator: Option<String>,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub op_type: Option<String>,
+    /// Made by an operator from other vars (not a constant or a model input).
+    #[serde(skip)]
+    pub computed: bool,
+}
+
+/// Compares two views: values when the shapes agree, whatever the dtypes
+/// (a dtype difference still fails).
+pub fn compare_views(name: &str, a: TensorView, b: TensorView, tolerance: Tolerance) -> TensorRow {
+    let values = compare_values(a, b, tolerance);
+    let status = match &values {
+        None => Status::ShapeMismatch,
+        Some(_) if a.element != b.element => Status::DtypeMismatch,
+        Some(values) if values.passed() => Status::Pass,
+        Some(_) => Status::Fail,
+    };
+    let finite = |value: f64| (!value.is_nan()).then_some(value);
+    TensorRow {
+        name: name.to_string(),
+        shape: a.shape.to_vec(),
+        dtype: a.element.name().to_string(),
+        shape_b: (a.shape != b.shape).then(|| b.shape.to_vec()),
+        dtype_b: (a.element != b.element).then(|| b.element.name().to_string()),
+        max_abs: values.as_ref().and_then(|v| finite(v.max_abs)),
+        max_rel: values.as_ref().and_then(|v| finite(v.max_rel)),
+        err: values.as_ref().and_then(|v| finite(v.err)),
+        first_mismatch: values.and_then(|v| v.first_mismatch),
+        status,
+        operator: None,
+        op_type: None,
+        computed: false,
+    }
+}
+
+/// Compares every tensor of two sides, reading two at a time.
+pub fn compare_sides(a: &Side, b: &Side, tolerance: Tolerance) -> Result<Vec<TensorRow>> {
+    pair(a, b)?
+        .into_iter()
+        .map(|pair| {
+            let mut row = match (&pair.a, &pair.b) {
+                (Some(x), Some(y)) => compare_tensors(x, y, tolerance)?,
+                (Some(x), None) => unpaired(x, Status::OnlyInA)?,
+                (None, Some(y)) => unpaired(y, Status::OnlyInB)?,
+                (None, None) => unreachable!("a pair has a tensor on at least one side"),
+            };
+            if let Some(var) = pair.a.as_ref().or(pair.b.as_ref()).and_then(|t| t.var.as_ref()) {
+                row.operator = Some(var.operator.clone());
+                row.op_type = Some(var.op_type.clone());
+                row.computed = !var.inputs.is_empty();
+            }
+            Ok(row)
+        })
+        .collect()
+}
+
+fn compare_tensors(a: &Tensor, b: &Tensor, tolerance: Tolerance) -> Result<TensorRow> {
+    let (Some(a_bytes), Some(b_bytes)) = (a.read()?, b.read()?) else {
+        return unpaired(a, Status::NoValues);
+    };
+    let a_npy = Npy::parse(&a_bytes).with_context(|| a.location())?;
+    let b_npy = Npy::parse(&b_bytes).with_context(|| b.location())?;
+    Ok(compare_views(&a.name, a_npy.view(), b_npy.view(), tolerance))
+}
+
+/// A row for a tensor that is not compared; read to tell its shape and dtype.
+fn unpaired(tensor: &Tensor, status: Status) -> Result<TensorRow> {
+    let bytes = tensor.read()?;
+    let (shape, dtype) = match (bytes.as_deref(), &tensor.var) {
+        (Some(bytes), _) => {
+            let npy = Npy::parse(bytes).with_context(|| tensor.location())?;
+            (npy.shape.clone(), npy.element.name().to_string())
+        }
+        (None, Some(var)) => (
+            var.shape.clone().unwrap_or_default(),
+            var.dtype.clone().unwrap_or_default(),
+        ),
+        (None, None) => (Vec::new(), String::new()),
+    };
+    Ok(TensorRow {
+        name: tensor.name.clone(),
+        shape,
+        dtype,
+        shape_b: None,
+        dtype_b: None,
+        max_abs: None,
+        max_rel: None,
+        err: None,
+        first_mismatch: None,
+        status,
+        operator: None,
+        op_type: None,
+        computed: false,
+    })
+}
+
+/// Where two runs of one model part ways: the first var, in execution order,
+/// computed from other vars and outside the tolerance.
+#[derive(Clone, Debug, Serialize)]
+pub struct Divergence {
+    #[serde(flatten)]
+    pub first: DivergingVar,
+    /// The diverging vars after it, in order: how the error grows.
+    pub then: Vec<DivergingVar>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DivergingVar {
+    pub var: String,
+    pub operator: String,
+    #[serde(rename = "type")]
+    pub op_type: String,
+    /// None when NaN or not comparable (shapes differ).
+    pub err: Option<f64>,
+}
+
+/// The first divergence among rows in execution order (an io dump's). Vars
+/// no operator computes (weights, inputs) are where a difference comes
+/// from, not where computing parts ways: they are rows, not divergences.
+pub fn first_divergence(rows: &[TensorRow]) -> Option<Divergence> {
+    let mut diverging = rows
+        .iter()
+        .filter(|row| row.computed && row.status.diverged())
+        .map(|row| DivergingVar {
+            var: row.name.clone(),
+            operator: row.operator.clone().unwrap_or_default(),
+            op_type: row.op_type.clone().unwrap_or_default(),
+            err: row.err,
+        });
+    let first = diverging.next()?;
+    Some(Divergence {
+        first,
+        then: diverging.take(DIVERGENCE_FOLLOWERS).collect(),
+    })
+}
+
+/// The larger, NaN winning: a NaN error never hides behind a finite one.
+fn worst(current: f64, candidate: f64) -> f64 {
+    if current.is_nan() || candidate.is_nan() {
+        f64::NAN
+    } else {
+        current.max(candidate)
+    }
+}
+
+/// The index in each dimension of the `position`-th element in C order.
+fn unravel(mut position: usize, shape: &[usize]) -> Vec<usize> {
+    let mut index = vec![0; shape.len()];
+    for (slot, &dim) in index.iter_mut().zip(shape).rev() {
+        *slot = position % dim;
+        position /= dim;
+    }
+    index
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tensor::{DType, HostTensor};
+
+    fn tensor(shape: &[usize], values: &[f64]) -> HostTensor {
+        HostTensor::from_f64(shape.to_vec(), DType::F32, values.iter().copied()).unwrap()
+    }
+
+    const STRICT: Tolerance = Tolerance::AssertEqual { maxerr: 1e-4 };
+
+    fn compare(a: &HostTensor, b: &HostTensor, tolerance: Tolerance) -> ValueComparison {
+        compare_values(a.view(), b.view(), tolerance).unwrap()
+    }
+
+    #[test]
+    fn assert_equal_error_is_relative_above_one_absolute_below() {
+        let result = compare(&tensor(&[2], &[101.0, 0.5]), &tensor(&[2], &[100.0, 0.5]), STRICT);
+        assert!((result.err - 0.01).abs() < 1e-9, "{result:?}");
+        assert_eq!(result.max_abs, 1.0);
+        assert!((result.max_rel - 0.01).abs() < 1e-9);
+        let result = compare(&tensor(&[1], &[0.5]), &tensor(&[1], &[0.25]), STRICT);
+        assert!((result.err - 0.25).abs() < 1e-9, "{result:?}");
+        assert_eq!(result.max_rel, 1.0);
+    }
+
+    #[test]
+    fn names_the_first_mismatch_by_index() {
+        let b = tensor(&[2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        let a = tensor(&[2, 3], &[0.0, 1.0, 2.0, 3.0, 4.5, 7.0]);
+        let result = compare(&a, &b, STRICT);
+        assert_eq!(
+            result.first_mismatch,
+            Some(Mismatch {
+                index: vec![1, 1],
+                a: 4.5,
+                b: 4.0
+            })
+        );
+        assert!(compare(&b, &b, STRICT).passed());
+        assert!(compare_values(a.view(), tensor(&[3, 2], &[0.0; 6]).view(), STRICT).is_none());
+    }
+
+    #[test]
+    fn nan_on_both_sides_is_equal_on_one_side_a_mismatch() {
+        let nan = f64::NAN;
+        let both = compare(&tensor(&[2], &[nan, 1.0]), &tensor(&[2], &[nan, 1.0]), STRICT);
+        assert!(both.passed() && both.err == 0.0, "{both:?}");
+        let one = compare(&tensor(&[2], &[1.0, 1.0]), &tensor(&[2], &[1.0, nan]), STRICT);
+        assert_eq!(one.first_mismatch.as_ref().map(|m| m.index.clone()), Some(vec![1]));
+        assert!(one.err.is_nan() && one.max_abs.is_nan());
+        let inf = f64::INFINITY;
+        assert!(compare(&tensor(&[1], &[inf]), &tensor(&[1], &[inf]), STRICT).passed());
+        assert!(!compare(&tensor(&[1], &[inf]), &tensor(&[1], &[-inf]), STRICT).passed());
+    }
+
+    #[test]
+    fn absolute_and_relative_tolerance_like_allclose() {
+        let (a, b) = (tensor(&[2], &[1.05, 10.5]), tensor(&[2], &[1.0, 10.0]));
+        let close = |atol, rtol| compare(&a, &b, Tolerance::Close { atol, rtol }).passed();
+        assert!(close(0.5, 0.0));
+        assert!(!close(0.1, 0.0));
+        assert!(close(0.0, 0.06));
+        assert!(!close(0.0, 0.04));
+        // The relative part scales with the reference, `b`.
+        assert!(close(0.0, 0.05));
+    }
+}

@@ -1,0 +1,218 @@
+//! The engine's io dump (every var one run produces) as `mge dump --io` keeps
+//! it: a `.npy` file per var and `index.json`, which lists the vars in
+//! execution order with the operator that made each; `mge compare` matches two
+//! dumps through it.
+//!
+//! The engine's binary dump (MegEngine's `debug::dump_tensor`) is a file per
+//! var named by its id in hex: `u32 name_len`, `u32 dtype` (megdnn's
+//! `DTypeEnum`), `u32 max_ndim`, `u32 shape[max_ndim]` (unused dimensions 0),
+//! a title of `name_len` bytes, then the contiguous values.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::profile::GraphOperator;
+use crate::report::file::{npy_file_stem, write_atomically};
+use crate::tensor::{format_shape, DType, HostTensor};
+
+/// The index's file name inside a dump folder.
+pub const INDEX_FILE: &str = "index.json";
+
+#[derive(Serialize, Deserialize, Debug)]
+pub struct Index {
+    pub model: String,
+    /// `bin` (values in `.npy` files) or `txt` (the engine's text in `io.txt`, no values).
+    pub format: String,
+    /// In execution order.
+    pub vars: Vec<IndexVar>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug)]
+pub struct IndexVar {
+    pub name: String,
+    /// The engine's var id (the binary dump's file name, in hex).
+    pub id: u64,
+    pub operator: String,
+    #[serde(rename = "type")]
+    pub op_type: String,
+    /// The vars the operator reads (none for constants and the model's inputs).
+    pub inputs: Vec<String>,
+    pub shape: Option<Vec<usize>>,
+    pub dtype: Option<String>,
+    /// The `.npy` file, relative to the dump folder; none in a text dump, or for
+    /// a dtype `.npy` cannot hold.
+    pub file: Option<String>,
+}
+
+/// The file the engine's text dump goes to, inside the dump folder.
+pub const TEXT_FILE: &str = "io.txt";
+
+/// Converts the engine's binary dump in `engine_dir` into `.npy` files in
+/// `out_dir`, in the execution order of `graph`, and writes the index last.
+pub fn convert_binary(graph: &[GraphOperator], engine_dir: &Path, out_dir: &Path, model: &str) -> Result<Index> {
+    let mut vars = Vec::new();
+    for operator in graph {
+        for output in &operator.outputs {
+            let dumped = engine_dir.join(format!("{:06x}", output.id));
+            // Workspaces and vars that held no value this run have no file.
+            let Ok(bytes) = std::fs::read(&dumped) else {
+                continue;
+            };
+            let (shape, dtype) = read_binary(&bytes)
+                .with_context(|| format!("the engine's dump of var '{}' ({})", output.name, dumped.display()))?;
+            let mut var = IndexVar {
+                name: output.name.clone(),
+                id: output.id,
+                operator: operator.name.clone(),
+                op_type: operator.op_type.clone(),
+                inputs: operator.inputs.clone(),
+                shape: Some(shape.clone()),
+                dtype: Some(match &dtype {
+                    Ok(dtype) => dtype.to_string(),
+                    Err(code) => format!("megdnn dtype {code}"),
+                }),
+                file: None,
+            };
+            if let Ok(dtype) = dtype {
+                let data = bytes[bytes.len() - shape.iter().product::<usize>() * dtype.size()..].to_vec();
+                let file = format!("{:04}_{}.npy", vars.len(), npy_file_stem(&output.name));
+                write_atomically(&out_dir.join(&file), &HostTensor { shape, dtype, data }.to_npy())?;
+                var.file = Some(file);
+            }
+            vars.push(var);
+        }
+    }
+    if vars.is_empty() {
+        bail!("the engine dumped no var");
+    }
+    write_index(
+        out_dir,
+        Index {
+            model: model.to_string(),
+            format: "bin".into(),
+            vars,
+        },
+    )
+}
+
+/// The index of a text dump: every var the graph has, with the layout the
+/// engine planned for it.
+pub fn index_text(graph: &[GraphOperator], out_dir: &Path, model: &str) -> Result<Index> {
+    let vars = graph
+        .iter()
+        .flat_map(|operator| {
+            operator.outputs.iter().map(|output| IndexVar {
+                name: output.name.clone(),
+                id: output.id,
+                operator: operator.name.clone(),
+                op_type: operator.op_type.clone(),
+                inputs: operator.inputs.clone(),
+                shape: output.layout.as_ref().map(|(shape, _)| shape.clone()),
+                dtype: output.layout.as_ref().map(|(_, dtype)| dtype.to_lowercase()),
+                file: None,
+            })
+        })
+        .collect();
+    write_index(
+        out_dir,
+        Index {
+            model: model.to_string(),
+            format: "txt".into(),
+            vars,
+        },
+    )
+}
+
+fn write_index(out_dir: &Path, index: Index) -> Result<Index> {
+    write_atomically(&out_dir.join(INDEX_FILE), &serde_json::to_vec_pretty(&index)?)?;
+    Ok(index)
+}
+
+/// Reads the index of the dump in `dir`, if there is one.
+pub fn read_index(dir: &Path) -> Result<Option<Index>> {
+    let path = dir.join(INDEX_FILE);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let index = serde_json::from_slice(&bytes).with_context(|| {
+        format!(
+            "{} is not the index of an io dump written by `mge dump --io`",
+            path.display()
+        )
+    })?;
+    Ok(Some(index))
+}
+
+/// The shape and dtype of one file of the engine's binary dump, checked
+/// against its length; the dtype's megdnn code when `.npy` cannot hold it.
+fn read_binary(bytes: &[u8]) -> Result<(Vec<usize>, Result<DType, u32>)> {
+    let word = |index: usize| -> Result<u32> {
+        let start = index * 4;
+        let slice = bytes
+            .get(start..start + 4)
+            .context("truncated header: not a file of the engine's binary io dump")?;
+        Ok(u32::from_le_bytes(slice.try_into().unwrap()))
+    };
+    let (name_len, code, max_ndim) = (word(0)? as usize, word(1)?, word(2)? as usize);
+    if max_ndim > 16 {
+        bail!("header claims {max_ndim} dimensions: not a file of the engine's binary io dump");
+    }
+    let mut shape = (0..max_ndim)
+        .map(|i| Ok(word(3 + i)? as usize))
+        .collect::<Result<Vec<_>>>()?;
+    while shape.last() == Some(&0) {
+        shape.pop();
+    }
+    let header = 4 * (3 + max_ndim) + name_len;
+    let dtype = match code {
+        0 => Ok(DType::F32),
+        1 | 100_000 => Ok(DType::U8),
+        2 | 100_002 => Ok(DType::I8),
+        3 => Ok(DType::I16),
+        4 | 100_001 => Ok(DType::I32),
+        9 => Ok(DType::F16),
+        other => Err(other),
+    };
+    if let Ok(dtype) = dtype {
+        let needed = shape.iter().product::<usize>() * dtype.size();
+        if bytes.len() != header + needed {
+            bail!(
+                "shape {} of {dtype} needs {needed} bytes after the {header}-byte header, the file has {}",
+                format_shape(&shape),
+                bytes.len().saturating_sub(header)
+            );
+        }
+    }
+    Ok((shape, dtype))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn binary(code: u32, shape: &[u32], title: &str, data: &[u8]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        for word in [title.len() as u32, code, 7] {
+            bytes.extend(word.to_le_bytes());
+        }
+        for i in 0..7 {
+            bytes.extend(shape.get(i).copied().unwrap_or(0).to_le_bytes());
+        }
+        bytes.extend(title.as_bytes());
+        bytes.extend(data);
+        bytes
+    }
+
+    #[test]
+    fn reads_the_engine_binary_format() {
+        let data: Vec<u8> = [1.0f32, 2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let (shape, dtype) = read_binary(&binary(0, &[1, 2], "var={id:3}", &data)).unwrap();
+        assert_eq!((shape, dtype), (vec![1, 2], Ok(DType::F32)));
+        assert!(read_binary(&binary(0, &[1, 3], "t", &data)).is_err());
+        assert_eq!(read_binary(&binary(8, &[4], "t", &[0; 4])).unwrap().1, Err(8));
+        assert!(read_binary(&[1, 0, 0]).is_err());
+    }
+}

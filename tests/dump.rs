@@ -1,0 +1,260 @@
+//! `mge dump` on the real engine: outputs against megenginelite's references,
+//! the io dump against the operators megenginelite's profiler recorded, and the
+//! first divergence of two models made to differ in one layer.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::Value;
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// JPEG pixels legitimately differ from OpenCV's (see tests/run.rs): those cases are left out.
+#[test]
+fn dumped_outputs_equal_megenginelite() {
+    let manifest = manifest();
+    for case in entries(&manifest, "cases") {
+        let name = case["name"].as_str().unwrap();
+        if name.contains("jpg") {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mut command = mge();
+        command.args(["dump", case["model_file"].as_str().unwrap(), "-q", "--outputs"]);
+        command.arg(dir.path());
+        for spec in case["inputs"].as_array().unwrap() {
+            command.args(["-i", spec.as_str().unwrap()]);
+        }
+        if case["resize_input"].as_bool().unwrap() {
+            command.arg("--resize-input");
+        }
+        run_expecting(&mut command, 0);
+        for (output, reference) in case["outputs"].as_object().unwrap() {
+            let written = read_f32(&dir.path().join(format!("{output}.npy")));
+            let reference = read_f32(&root().join(reference["file"].as_str().unwrap()));
+            assert_close(&written, &reference, &format!("{name}: {output}"));
+        }
+    }
+}
+
+#[test]
+fn io_dump_indexes_every_operator_in_execution_order() {
+    let recorded = read_json(&root().join("fixtures/operators.json"));
+    let conv = recorded["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "conv_float")
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    run_expecting(
+        mge()
+            .args([
+                "dump",
+                "fixtures/conv_float.mge",
+                "-i",
+                "fixtures/feeds/conv_data.npy",
+                "-q",
+                "--io",
+            ])
+            .arg(dir.path()),
+        0,
+    );
+    let index = read_json(&dir.path().join("index.json"));
+    let vars = index["vars"].as_array().unwrap();
+    let mut dumped: Vec<&str> = vars.iter().map(|v| v["operator"].as_str().unwrap()).collect();
+    dumped.dedup();
+    // Every operator that produces a value, in the order the engine ran them
+    // (the output callback produces none).
+    let expected: Vec<&str> = conv["operators"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|op| op["type"] != "ComputingGraphImpl::CallbackCaller")
+        .map(|op| op["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(dumped, expected);
+    for var in vars {
+        let file = dir.path().join(var["file"].as_str().unwrap());
+        assert_eq!(
+            read_f32(&file).shape(),
+            var["shape"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_u64().unwrap() as usize)
+                .collect::<Vec<_>>()
+                .as_slice(),
+            "{var}"
+        );
+    }
+    // The model's output is among them, with megenginelite's value.
+    let feat = vars.iter().find(|v| v["name"] == "feat").expect("the output var");
+    assert_close(
+        &read_f32(&dir.path().join(feat["file"].as_str().unwrap())),
+        &read_f32(&root().join("fixtures/ref/conv_float__conv_data/feat.npy")),
+        "feat",
+    );
+    // Nothing else is left in the folder.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), vars.len() + 1, "{names:?}");
+}
+
+#[test]
+fn compare_of_io_dumps_names_the_changed_layer() {
+    let manifest = manifest();
+    let case = &manifest["divergence"];
+    let dir = tempfile::tempdir().unwrap();
+    for side in ["a", "b"] {
+        run_expecting(
+            mge()
+                .args([
+                    "dump",
+                    case[side].as_str().unwrap(),
+                    "-q",
+                    "-i",
+                    case["input"].as_str().unwrap(),
+                    "--io",
+                ])
+                .arg(dir.path().join(side)),
+            0,
+        );
+    }
+    let (stdout, _) = run_expecting(
+        mge()
+            .arg("compare")
+            .arg(dir.path().join("a"))
+            .arg(dir.path().join("b"))
+            .arg("--json"),
+        1,
+    );
+    let report = json_of(&stdout);
+    let first = &report["first_divergence"];
+    let changed = &case["changed_layer"];
+    assert_eq!(first["operator"], changed["operator"], "{report}");
+    assert_eq!(first["type"], changed["type"]);
+    assert!(first["err"].as_f64().unwrap() > 1e-4);
+    assert!(!first["then"].as_array().unwrap().is_empty(), "{first}");
+    assert!(report["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|row| row["status"].is_string()));
+    // A dump compared with itself does not diverge.
+    let (stdout, _) = run_expecting(
+        mge()
+            .arg("compare")
+            .arg(dir.path().join("a"))
+            .arg(dir.path().join("a"))
+            .arg("--json"),
+        0,
+    );
+    assert!(json_of(&stdout)["first_divergence"].is_null());
+}
+
+#[test]
+fn testcases_are_written_as_inputs_and_expectations_that_run_again() {
+    let manifest = manifest();
+    let model = model(&manifest, "conv_float_tc3");
+    let dir = tempfile::tempdir().unwrap();
+    run_expecting(
+        mge()
+            .args(["dump", "fixtures/conv_float_tc3.mge", "-q", "--testcases"])
+            .arg(dir.path()),
+        0,
+    );
+    for testcase in model["testcase_list"].as_array().unwrap() {
+        let folder = dir.path().join(testcase["index"].to_string());
+        for tensor in testcase["tensors"].as_array().unwrap() {
+            let name = tensor["name"].as_str().unwrap();
+            let file = match name.strip_suffix(":expect") {
+                Some(output) => folder.join(format!("{output}.expect.npy")),
+                None => folder.join(format!("{name}.npy")),
+            };
+            let values = read_f32(&file);
+            let shape: Vec<usize> = tensor["shape"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_u64().unwrap() as usize)
+                .collect();
+            assert_eq!(values.shape(), shape.as_slice(), "{}", file.display());
+            let min = values.iter().copied().fold(f32::INFINITY, f32::min);
+            assert_eq!(min, tensor["min"].as_f64().unwrap() as f32, "{}", file.display());
+        }
+        // The files reproduce the testcase with `mge run`.
+        let data = folder.join("data.npy");
+        let expect = folder.join("feat.expect.npy");
+        run_expecting(
+            mge()
+                .args(["run", "fixtures/conv_float.mge", "-q", "--iter", "1", "-i"])
+                .arg(format!("data:{}", data.display()))
+                .arg("--expect")
+                .arg(format!("feat:{}", expect.display())),
+            0,
+        );
+    }
+    let (_, stderr) = run_expecting(
+        mge()
+            .args(["dump", "fixtures/conv_float.mge", "--testcases"])
+            .arg(dir.path()),
+        2,
+    );
+    assert!(stderr.contains("embeds no testcases"), "{stderr}");
+}
+
+#[test]
+fn layout_transformed_model_runs_again_with_the_same_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let transformed = dir.path().join("transformed.mge");
+    run_expecting(
+        mge()
+            .args(["dump", "fixtures/conv_float.mge", "-q", "--layout-transform-model"])
+            .arg(&transformed),
+        0,
+    );
+    run_expecting(
+        mge()
+            .arg("run")
+            .arg(&transformed)
+            .args(["-q", "--iter", "1", "-i", "fixtures/feeds/conv_data.npy"])
+            .args(["--expect", "feat:fixtures/ref/conv_float__conv_data/feat.npy"]),
+        0,
+    );
+}
+
+#[test]
+fn text_io_dump_is_indexed_but_not_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    run_expecting(
+        mge()
+            .args(["dump", "fixtures/conv_float.mge", "-q", "--io-format", "txt", "--io"])
+            .arg(dir.path()),
+        0,
+    );
+    let text = std::fs::read_to_string(dir.path().join("io.txt")).unwrap();
+    assert!(
+        text.contains("owner_opr=conv(data,const{8,3,3,3}[2])[6]{ConvolutionForward}"),
+        "{text}"
+    );
+    let index = read_json(&dir.path().join("index.json"));
+    assert_eq!(index["format"], "txt");
+    assert!(index["vars"].as_array().unwrap().iter().any(|v| v["name"] == "feat"));
+    let (_, stderr) = run_expecting(mge().arg("compare").arg(dir.path()).arg(dir.path()), 2);
+    assert!(stderr.contains("text io dump"), "{stderr}");
+}
+
+#[test]
+fn dump_needs_something_to_write() {
+    let (_, stderr) = run_expecting(mge().args(["dump", "fixtures/conv_float.mge"]), 2);
+    assert!(stderr.contains("--outputs"), "{stderr}");
+}
