@@ -39,7 +39,8 @@ complete -c mge -n "__fish_mge_needs_command" -f -a "help" -d 'Print this messag
 complete -c mge -n "__fish_mge_using_subcommand run" -s i -l input -d 'Input feed: [NAME:]SOURCE with SOURCE one of #rand(MIN,MAX[,SHAPE]), FILE.npy, FILE.npz[:KEY], an image or a JSON literal; several joined by \';\'; @FILE reads one per line' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l warmup -d 'Untimed runs before measuring' -r
-complete -c mge -n "__fish_mge_using_subcommand run" -l iter -d 'Timed runs' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l iter -d 'Timed runs (at least this many with --duration)' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l duration -d 'Keep running timed runs until they took SECONDS in all' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l threads -d 'CPU worker threads' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
@@ -65,6 +66,7 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l profile -d 'Profile the 
 complete -c mge -n "__fish_mge_using_subcommand run" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand run" -l no-testcase -d 'Run a testcase container with feeds (--input or #rand) instead of its embedded testcases'
+complete -c mge -n "__fish_mge_using_subcommand run" -l all-times -d 'With --json, list every timed run\'s time under timing_ms.iterations_ms'
 complete -c mge -n "__fish_mge_using_subcommand run" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
 complete -c mge -n "__fish_mge_using_subcommand run" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand run" -l reproducible -d 'Use only reproducible algorithms'
@@ -94,7 +96,8 @@ complete -c mge -n "__fish_mge_using_subcommand check" -s h -l help -d 'Print he
 complete -c mge -n "__fish_mge_using_subcommand profile" -s i -l input -d 'Input feed: [NAME:]SOURCE with SOURCE one of #rand(MIN,MAX[,SHAPE]), FILE.npy, FILE.npz[:KEY], an image or a JSON literal; several joined by \';\'; @FILE reads one per line' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l warmup -d 'Untimed runs before measuring' -r
-complete -c mge -n "__fish_mge_using_subcommand profile" -l iter -d 'Timed runs' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l iter -d 'Timed runs (at least this many with --duration)' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l duration -d 'Keep running timed runs until they took SECONDS in all' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l threads -d 'CPU worker threads' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
@@ -119,6 +122,7 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -l by -d 'One row per o
 type\t''"
 complete -c mge -n "__fish_mge_using_subcommand profile" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l resize-input -d 'Resize images to the input\'s height and width'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l all-times -d 'With --json, list every timed run\'s time under timing_ms.iterations_ms'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l reproducible -d 'Use only reproducible algorithms'

@@ -145,9 +145,28 @@ pub struct IterationArgs {
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub warmup: usize,
 
-    /// Timed runs
+    /// Timed runs (at least this many with --duration)
     #[arg(long, default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub iter: u64,
+
+    /// Keep running timed runs until they took SECONDS in all
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub duration: Option<std::time::Duration>,
+
+    /// With --json, list every timed run's time under timing_ms.iterations_ms
+    #[arg(long)]
+    pub all_times: bool,
+}
+
+/// A positive, finite number of seconds.
+fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number of seconds"))?;
+    std::time::Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|duration| !duration.is_zero())
+        .ok_or_else(|| format!("'{text}' is not a positive number of seconds"))
 }
 
 #[derive(Args, Debug)]

@@ -160,6 +160,34 @@ fn a_model_without_feeds_gets_random_inputs_and_a_note() {
         timing["max"].as_f64().unwrap(),
     );
     assert!(0.0 < min && min <= median && median <= max, "{timing}");
+    assert!(
+        timing.get("iterations_ms").is_none(),
+        "kept only with --all-times: {timing}"
+    );
+}
+
+#[test]
+fn a_duration_keeps_running_and_all_times_lists_each_run() {
+    let timed = |iter: &str, seconds: &str| {
+        let started = std::time::Instant::now();
+        let mut command = mge();
+        command.args(["run", "fixtures/conv_float.mge", "-q", "--json", "--all-times"]);
+        command.args(["--iter", iter, "--duration", seconds]);
+        let (stdout, _) = run_expecting(&mut command, 0);
+        (json_of(&stdout)["timing_ms"].clone(), started.elapsed())
+    };
+    let (timing, elapsed) = timed("3", "0.5");
+    assert!(elapsed.as_secs_f64() >= 0.5, "{elapsed:?}");
+    let times = timing["iterations_ms"].as_array().unwrap();
+    assert_eq!(times.len() as u64, timing["iterations"].as_u64().unwrap());
+    assert!(times.len() > 3, "{timing}");
+    let field = |name: &str| timing[name].as_f64().unwrap();
+    assert_eq!(field("p50"), field("median"));
+    assert!(field("min") <= field("p50") && field("p50") <= field("p90"), "{timing}");
+    assert!(field("p90") <= field("p99") && field("p99") <= field("max"), "{timing}");
+    // --iter is a floor under --duration.
+    let (timing, _) = timed("40", "0.001");
+    assert!(timing["iterations"].as_u64().unwrap() >= 40, "{timing}");
 }
 
 #[test]

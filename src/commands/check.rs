@@ -72,6 +72,7 @@ fn check_plan(verbose: bool) -> Plan {
     Plan {
         warmup: 0,
         iterations: 1,
+        duration: None,
         quiet: true,
         verbose,
     }

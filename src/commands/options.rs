@@ -112,6 +112,7 @@ pub fn plan(iterations: &IterationArgs, global: &Global) -> Plan {
     Plan {
         warmup: iterations.warmup,
         iterations: iterations.iter,
+        duration: iterations.duration,
         quiet: global.quiet,
         verbose: global.verbose,
     }

@@ -82,7 +82,10 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         runs.iter().for_each(|run| tally.add(run.status));
         let report = TestcasesRunReport {
             target,
-            testcases: runs.iter().map(TestcaseRunReport::new).collect(),
+            testcases: runs
+                .iter()
+                .map(|run| TestcaseRunReport::new(run, args.iterations.all_times))
+                .collect(),
             tally,
         };
         if args.json {
@@ -111,7 +114,8 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     }
     let report = RunReport {
         target,
-        measurement: Measurement::new(&feeds, &outputs, &samples).expect("--iter is at least 1"),
+        measurement: Measurement::new(&feeds, &outputs, &samples, args.iterations.all_times)
+            .expect("--iter is at least 1"),
         expect: check_expectations(&expectations, &outputs, args.maxerr)?,
     };
     if args.json {

@@ -88,9 +88,14 @@ pub struct ExpectReport {
 }
 
 impl Measurement {
-    /// `None` without samples (a run that did not finish).
-    pub fn new(feeds: &[Feed], outputs: &[(String, HostTensor)], samples: &[f64]) -> Option<Measurement> {
-        let timing = Timing::from_samples(samples)?;
+    /// `None` without samples (a run that did not finish); every sample kept when `all_times`.
+    pub fn new(
+        feeds: &[Feed],
+        outputs: &[(String, HostTensor)],
+        samples: &[f64],
+        all_times: bool,
+    ) -> Option<Measurement> {
+        let timing = Timing::from_samples(samples, all_times)?;
         Some(Measurement {
             inputs: feeds
                 .iter()
@@ -128,6 +133,11 @@ impl Measurement {
             "timing   {} iterations, ms per iteration: min {:.4}  median {:.4}  mean {:.4}  max {:.4}  stddev {:.4}",
             t.iterations, t.min, t.median, t.mean, t.max, t.stddev
         );
+        let _ = writeln!(
+            out,
+            "         percentiles: p50 {:.4}  p90 {:.4}  p99 {:.4}",
+            t.p50, t.p90, t.p99
+        );
         let _ = writeln!(out, "throughput {:.2} iterations/s", self.throughput_per_s);
     }
 }
@@ -139,13 +149,13 @@ impl Target {
 }
 
 impl TestcaseRunReport {
-    pub fn new(run: &TestcaseRun) -> TestcaseRunReport {
+    pub fn new(run: &TestcaseRun, all_times: bool) -> TestcaseRunReport {
         TestcaseRunReport {
             index: run.index,
             status: run.status,
             checks: run.checks.clone(),
             message: run.message.clone(),
-            measurement: Measurement::new(&run.feeds, &run.outputs, &run.samples),
+            measurement: Measurement::new(&run.feeds, &run.outputs, &run.samples, all_times),
         }
     }
 }

@@ -4,7 +4,7 @@
 pub mod testcase;
 pub mod timing;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
@@ -26,6 +26,8 @@ pub struct Session {
 pub struct Plan {
     pub warmup: usize,
     pub iterations: u64,
+    /// Keep running (at least `iterations`) until the timed runs took this long.
+    pub duration: Option<Duration>,
     /// No progress bar.
     pub quiet: bool,
     /// Echo what the engine prints while checking testcases on stderr.
@@ -62,6 +64,17 @@ impl<T: RunObserver> RunObserver for Option<T> {
             Some(observer) => observer.after_run(kind, started, finished),
             None => Ok(()),
         }
+    }
+}
+
+impl Plan {
+    /// Whether another timed run is due after `done` of them, the first of
+    /// which started at `since`.
+    fn wants_another(&self, done: u64, since: Option<Instant>) -> bool {
+        done < self.iterations
+            || self
+                .duration
+                .is_some_and(|duration| since.is_none_or(|since| since.elapsed() < duration))
     }
 }
 
@@ -121,17 +134,21 @@ impl Session {
         let total = plan.warmup as u64 + plan.iterations;
         let bar = progress::runs(total, "running", plan.quiet);
         let mut samples = Vec::with_capacity(plan.iterations as usize);
-        for run in 0..total {
+        let mut measuring_since = None;
+        let mut run = 0;
+        while run < plan.warmup as u64 || plan.wants_another(samples.len() as u64, measuring_since) {
             let started = Instant::now();
             self.forward()?;
             let finished = Instant::now();
             let kind = if run < plan.warmup as u64 {
                 RunKind::Warmup(run as usize + 1)
             } else {
+                measuring_since.get_or_insert(started);
                 samples.push((finished - started).as_secs_f64() * 1e3);
                 RunKind::Measured(run - plan.warmup as u64 + 1)
             };
             observer.after_run(kind, started, finished)?;
+            run += 1;
             bar.inc(1);
         }
         bar.finish_and_clear();
