@@ -28,6 +28,9 @@ _mge() {
             mge,info)
                 cmd="mge__subcmd__info"
                 ;;
+            mge,man)
+                cmd="mge__subcmd__man"
+                ;;
             mge,profile)
                 cmd="mge__subcmd__profile"
                 ;;
@@ -48,6 +51,9 @@ _mge() {
                 ;;
             mge__subcmd__help,info)
                 cmd="mge__subcmd__help__subcmd__info"
+                ;;
+            mge__subcmd__help,man)
+                cmd="mge__subcmd__help__subcmd__man"
                 ;;
             mge__subcmd__help,profile)
                 cmd="mge__subcmd__help__subcmd__profile"
@@ -89,7 +95,7 @@ _mge() {
 
     case "${cmd}" in
         mge)
-            opts="-v -q -h -V --lite-lib --verbose --quiet --help --version run info check profile runtime completions help"
+            opts="-v -q -h -V --lite-lib --verbose --quiet --help --version run info check profile runtime completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -155,7 +161,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__help)
-            opts="run info check profile runtime completions help"
+            opts="run info check profile runtime completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -211,6 +217,20 @@ _mge() {
             return 0
             ;;
         mge__subcmd__help__subcmd__info)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mge__subcmd__help__subcmd__man)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -296,6 +316,24 @@ _mge() {
             ;;
         mge__subcmd__info)
             opts="-v -q -h --json --lite-lib --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --lite-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mge__subcmd__man)
+            opts="-v -q -h --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

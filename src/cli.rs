@@ -45,6 +45,12 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Write manual pages (mge.1 and one per subcommand) into DIR
+    Man {
+        /// The folder to write into, e.g. ~/.local/share/man/man1
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
 }
 
 #[derive(Args, Debug)]

@@ -3,6 +3,7 @@
 mod check;
 mod completions;
 mod info;
+mod man;
 mod options;
 mod profile;
 mod run;
@@ -57,5 +58,6 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Runtime(RuntimeCommand::Install { version, force }) => runtime::install(&version, force, &global),
         Command::Runtime(RuntimeCommand::Info { json }) => runtime::info(json, &global),
         Command::Completions { shell } => completions::completions(shell),
+        Command::Man { dir } => man::man(&dir),
     }
 }
