@@ -88,6 +88,7 @@ complete -c mge -n "__fish_mge_using_subcommand info" -s q -l quiet -d 'Print no
 complete -c mge -n "__fish_mge_using_subcommand info" -s h -l help -d 'Print help'
 complete -c mge -n "__fish_mge_using_subcommand check" -s j -l jobs -d 'Check N models at a time, each batch in its own worker process' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l junit -d 'Also write a JUnit XML report to FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l shard -d 'Check only slice K of N (from 1): models sorted by path, every Nth; for CI matrices' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l json -d 'Print one JSON document on stdout instead of a line per testcase'
 complete -c mge -n "__fish_mge_using_subcommand check" -l worker -d 'Serve as a worker of `check -j`: model paths on stdin, results on stdout'

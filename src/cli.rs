@@ -286,7 +286,7 @@ pub struct InfoArgs {
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {
-    /// Testcase containers (.mge dumped with input_data)
+    /// Testcase containers (.mge dumped with input_data), or folders to search for *.mge
     #[arg(required_unless_present = "worker")]
     pub models: Vec<PathBuf>,
 
@@ -302,9 +302,30 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
 
+    /// Check only slice K of N (from 1): models sorted by path, every Nth; for CI matrices
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+
     /// Serve as a worker of `check -j`: model paths on stdin, results on stdout
     #[arg(long, hide = true)]
     pub worker: bool,
+}
+
+/// `--shard K/N`: slice `index` (from 1) of `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+fn parse_shard(text: &str) -> Result<Shard, String> {
+    let numbers = text
+        .split_once('/')
+        .and_then(|(index, count)| Some((index.trim().parse().ok()?, count.trim().parse().ok()?)));
+    match numbers {
+        Some((index, count)) if (1..=count).contains(&index) => Ok(Shard { index, count }),
+        _ => Err(format!("'{text}' is not K/N with 1 <= K <= N, e.g. 2/4")),
+    }
 }
 
 #[derive(Subcommand, Debug)]

@@ -14,6 +14,7 @@ use std::thread;
 
 use anyhow::{bail, Context, Result};
 
+use super::models::select_models;
 use super::{CheckFailed, Global};
 use crate::cli::CheckArgs;
 use crate::engine::{silence_stdout, take_stdout, Lite, NetworkOptions};
@@ -26,13 +27,14 @@ use crate::runner::testcase::{run_testcases, Status};
 use crate::runner::{Plan, Session};
 use crate::runtime;
 
-pub fn check(args: CheckArgs, global: &Global) -> Result<()> {
+pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     if args.worker {
         return serve(global);
     }
     if let Some(junit) = &args.junit {
         ensure_writable(junit).with_context(|| format!("--junit {}", junit.display()))?;
     }
+    args.models = select_models(&args.models, args.shard, global)?;
     let mut printer = InOrder::new(!args.json);
     let jobs = usize::try_from(args.jobs).unwrap_or(usize::MAX).min(args.models.len());
     if jobs > 1 {
@@ -58,7 +60,7 @@ pub fn check(args: CheckArgs, global: &Global) -> Result<()> {
     } else {
         emit(&format!("{tally}\n"))?;
     }
-    if !anything_ran {
+    if !anything_ran && !args.models.is_empty() {
         bail!("no testcase could run");
     }
     if tally.failed > 0 {

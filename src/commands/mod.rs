@@ -4,6 +4,7 @@ mod check;
 mod completions;
 mod info;
 mod man;
+mod models;
 mod options;
 mod profile;
 mod run;
