@@ -191,6 +191,23 @@ fn a_duration_keeps_running_and_all_times_lists_each_run() {
 }
 
 #[test]
+fn peak_memory_is_reported_after_load_and_after_the_runs() {
+    for model in ["fixtures/conv_float.mge", "fixtures/conv_float_tc3.mge"] {
+        let (stdout, _) = run_expecting(mge().args(["run", model, "-q", "--json"]), 0);
+        let memory = &json_of(&stdout)["memory"];
+        let after_load = memory["peak_rss_after_load_bytes"].as_u64().unwrap();
+        let peak = memory["peak_rss_bytes"].as_u64().unwrap();
+        // The engine's library alone makes tens of MB resident.
+        assert!(
+            10 << 20 < after_load && after_load <= peak && peak < 4 << 30,
+            "{model}: {memory}"
+        );
+        let (stdout, _) = run_expecting(mge().args(["run", model, "-q"]), 0);
+        assert!(stdout.contains("MiB after load"), "{stdout}");
+    }
+}
+
+#[test]
 fn a_wrong_expectation_exits_1() {
     let mut command = mge();
     command.args([

@@ -18,6 +18,7 @@ use crate::report::check::Tally;
 use crate::report::file::write_atomically;
 use crate::report::run::{ExpectReport, Measurement, RunReport, Target, TestcaseRunReport, TestcasesRunReport};
 use crate::report::{emit, emit_json, quoted_list};
+use crate::runner::memory::{peak_rss_bytes, PeakMemory};
 use crate::runner::testcase::run_testcases;
 use crate::runner::Session;
 use crate::tensor::HostTensor;
@@ -60,6 +61,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     let engine_output = silence_stdout(global.verbose);
     let loading = Instant::now();
     let mut session = Session::load(&lite, &model, &options)?;
+    let peak_after_load = peak_rss_bytes();
     if let Some(capture) = &mut capture {
         capture.loaded(loading, &session)?;
     }
@@ -71,6 +73,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     };
     if testcases {
         let runs = run_testcases(&lite, &model, &mut session, &plan)?;
+        let memory = PeakMemory::now(peak_after_load);
         save_algo_cache(&lite, &args.engine)?;
         drop(engine_output);
         if let Some(dir) = &args.outputs {
@@ -82,6 +85,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         runs.iter().for_each(|run| tally.add(run.status));
         let report = TestcasesRunReport {
             target,
+            memory,
             testcases: runs
                 .iter()
                 .map(|run| TestcaseRunReport::new(run, args.iterations.all_times))
@@ -102,6 +106,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     let feeds = resolve_feeds(&specs, &session.inputs, &args.feeds, global)?;
     session.feed(&feeds)?;
     let samples = session.measure(&plan, &mut capture)?;
+    let memory = PeakMemory::now(peak_after_load);
     let outputs = session.read_outputs()?;
     save_algo_cache(&lite, &args.engine)?;
     drop(engine_output);
@@ -116,6 +121,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         target,
         measurement: Measurement::new(&feeds, &outputs, &samples, args.iterations.all_times)
             .expect("--iter is at least 1"),
+        memory,
         expect: check_expectations(&expectations, &outputs, args.maxerr)?,
     };
     if args.json {

@@ -7,6 +7,7 @@ use serde::Serialize;
 use super::check::{check_summary, Tally};
 use super::table::Table;
 use crate::feeds::Feed;
+use crate::runner::memory::PeakMemory;
 use crate::runner::testcase::{OutputCheck, Status, TestcaseRun};
 use crate::runner::timing::Timing;
 use crate::tensor::{format_shape, HostTensor};
@@ -18,6 +19,8 @@ pub struct RunReport {
     pub target: Target,
     #[serde(flatten)]
     pub measurement: Measurement,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<PeakMemory>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<ExpectReport>,
 }
@@ -28,6 +31,8 @@ pub struct TestcasesRunReport {
     #[serde(flatten)]
     pub target: Target,
     pub testcases: Vec<TestcaseRunReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<PeakMemory>,
     #[serde(flatten)]
     pub tally: Tally,
 }
@@ -175,6 +180,9 @@ impl TestcasesRunReport {
                 measurement.to_text(&mut out);
             }
         }
+        if let Some(memory) = self.memory {
+            let _ = writeln!(out, "\n{}", memory.to_text());
+        }
         let _ = writeln!(out, "\n{}", self.tally);
         out
     }
@@ -226,6 +234,9 @@ impl RunReport {
         let mut out = String::new();
         self.target.to_text(&mut out);
         self.measurement.to_text(&mut out);
+        if let Some(memory) = self.memory {
+            let _ = writeln!(out, "{}", memory.to_text());
+        }
         for expect in &self.expect {
             let verdict = if expect.passed { "ok" } else { "MISMATCH" };
             let _ = writeln!(

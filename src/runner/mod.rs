@@ -1,6 +1,7 @@
 //! Loading a graph, feeding it and timing it: the work behind `run` (and the
 //! commands that build on it).
 
+pub mod memory;
 pub mod testcase;
 pub mod timing;
 
