@@ -208,6 +208,38 @@ fn peak_memory_is_reported_after_load_and_after_the_runs() {
 }
 
 #[test]
+fn converted_feeds_get_a_note_and_written_outputs_are_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = mge();
+    command.args(["run", "fixtures/conv_float.mge", "--iter", "1", "--json"]);
+    command.args(["-i", "fixtures/feeds/conv_data_f64_fortran.npy", "--outputs"]);
+    command.arg(dir.path());
+    let (stdout, stderr) = run_expecting(&mut command, 0);
+    let notes: Vec<&str> = stderr.lines().filter(|line| line.contains("converted to")).collect();
+    assert_eq!(
+        notes,
+        ["note: input 'data': float64 values from 'fixtures/feeds/conv_data_f64_fortran.npy' converted to float32"]
+    );
+    let written = &json_of(&stdout)["outputs_written"];
+    assert_eq!(written[0]["output"], "feat");
+    assert_eq!(written[0]["file"], dir.path().join("feat.npy").to_str().unwrap());
+    assert_eq!(written.as_array().unwrap().len(), 1);
+    // Same dtype: no note.
+    let (_, stderr) = run_expecting(
+        mge().args([
+            "run",
+            "fixtures/conv_float.mge",
+            "--iter",
+            "1",
+            "-i",
+            "fixtures/feeds/conv_data.npy",
+        ]),
+        0,
+    );
+    assert!(!stderr.contains("converted"), "{stderr}");
+}
+
+#[test]
 fn a_wrong_expectation_exits_1() {
     let mut command = mge();
     command.args([

@@ -16,7 +16,9 @@ use crate::feeds;
 use crate::model::ModelFile;
 use crate::report::check::Tally;
 use crate::report::file::write_atomically;
-use crate::report::run::{ExpectReport, Measurement, RunReport, Target, TestcaseRunReport, TestcasesRunReport};
+use crate::report::run::{
+    ExpectReport, Measurement, RunReport, Target, TestcaseRunReport, TestcasesRunReport, WrittenOutput,
+};
 use crate::report::{emit, emit_json, quoted_list};
 use crate::runner::memory::{peak_rss_bytes, PeakMemory};
 use crate::runner::testcase::run_testcases;
@@ -76,9 +78,11 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         let memory = PeakMemory::now(peak_after_load);
         save_algo_cache(&lite, &args.engine)?;
         drop(engine_output);
+        let mut written = Vec::new();
         if let Some(dir) = &args.outputs {
             for run in runs.iter().filter(|run| !run.outputs.is_empty()) {
-                write_outputs(&dir.join(run.index.to_string()), &run.outputs)?;
+                let files = write_outputs(&dir.join(run.index.to_string()), &run.outputs)?;
+                written.extend(files.into_iter().map(|file| file.of_testcase(run.index)));
             }
         }
         let mut tally = Tally::default();
@@ -86,6 +90,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         let report = TestcasesRunReport {
             target,
             memory,
+            outputs_written: written,
             testcases: runs
                 .iter()
                 .map(|run| TestcaseRunReport::new(run, args.iterations.all_times))
@@ -114,14 +119,16 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         write_trace(trace, &capture.finish(), &args.model, options.device, &lite)?;
     }
 
-    if let Some(dir) = &args.outputs {
-        write_outputs(dir, &outputs)?;
-    }
+    let written = match &args.outputs {
+        Some(dir) => write_outputs(dir, &outputs)?,
+        None => Vec::new(),
+    };
     let report = RunReport {
         target,
         measurement: Measurement::new(&feeds, &outputs, &samples, args.iterations.all_times)
             .expect("--iter is at least 1"),
         memory,
+        outputs_written: written,
         expect: check_expectations(&expectations, &outputs, args.maxerr)?,
     };
     if args.json {
@@ -187,9 +194,11 @@ fn check_expectations(
 }
 
 /// `NAME.npy` per output; characters a file name cannot hold become `_`.
-fn write_outputs(dir: &Path, outputs: &[(String, HostTensor)]) -> Result<()> {
+/// Returns which file holds which output.
+fn write_outputs(dir: &Path, outputs: &[(String, HostTensor)]) -> Result<Vec<WrittenOutput>> {
     std::fs::create_dir_all(dir).with_context(|| format!("--outputs: cannot create {}", dir.display()))?;
     let mut used = HashSet::new();
+    let mut written = Vec::new();
     for (name, value) in outputs {
         let mut stem: String = name
             .chars()
@@ -210,7 +219,9 @@ fn write_outputs(dir: &Path, outputs: &[(String, HostTensor)]) -> Result<()> {
             file = format!("{stem}_{suffix}.npy");
             suffix += 1;
         }
-        write_atomically(&dir.join(file), &value.to_npy())?;
+        let path = dir.join(file);
+        write_atomically(&path, &value.to_npy())?;
+        written.push(WrittenOutput::new(name, &path));
     }
-    Ok(())
+    Ok(written)
 }

@@ -188,9 +188,8 @@ impl Lite {
         self.check("LITE_dump_persistent_cache", code)
     }
 
-    /// Builds a network for `options` and loads `model` (one graph) into it.
-    pub fn load_network(&self, model: Vec<u8>, options: &NetworkOptions) -> Result<Network> {
-        let device = options.device;
+    /// Fails when `device` is not there to run on.
+    pub fn check_device(&self, device: Device) -> Result<()> {
         if let Device::Cuda(id) = device {
             let count = self.cuda_device_count()?;
             if count == 0 {
@@ -200,6 +199,12 @@ impl Lite {
                 bail!("--device {device}: only {count} CUDA device(s), numbered from 0");
             }
         }
+        Ok(())
+    }
+
+    /// Builds a network for `options` and loads `model` (one graph) into it.
+    pub fn load_network(&self, model: Vec<u8>, options: &NetworkOptions) -> Result<Network> {
+        let device = options.device;
         let config = self.config(device, options)?;
         let mut handle: ffi::LiteNetwork = ptr::null_mut();
         // SAFETY: valid out-pointer; `config` is a complete copy of the runtime's default.

@@ -22,18 +22,24 @@ pub fn load_npy(path: &Path, dtype: DType) -> Result<HostTensor> {
 /// Loads one array of an archive: `key`, else the array named after the input, else the only one.
 pub(super) fn load_npz(path: &Path, key: Option<&str>, info: &TensorInfo) -> Result<HostTensor> {
     let mut npz = Npz::open(path)?;
-    let keys = npz.keys();
-    let key = match key {
-        Some(key) => key,
-        None if keys.contains(&info.name) => &info.name,
-        None if keys.len() == 1 => &keys[0],
-        None => bail!(
-            "no array named '{}' among {}: write PATH.npz:KEY",
-            info.name,
-            quoted_list(&keys)
-        ),
+    let key = npz.key_for(key, info)?;
+    npz.read(&key, info.dtype)
+}
+
+/// The NumPy dtype (`float64`) of the array `load_npy` or `load_npz` reads, from
+/// its header alone; `None` when it cannot be read (loading says why).
+pub(super) fn stored_dtype(path: &Path, npz_key: Option<Option<&str>>, info: &TensorInfo) -> Option<&'static str> {
+    let header = match npz_key {
+        None => Header::from_reader(&mut File::open(path).ok()?).ok()?,
+        Some(key) => {
+            let mut npz = Npz::open(path).ok()?;
+            let key = npz.key_for(key, info).ok()?;
+            let name = npz.entry_name(&key).ok()?;
+            let mut entry = npz.archive.by_name(&name).ok()?;
+            Header::from_reader(&mut entry).ok()?
+        }
     };
-    npz.read(key, info.dtype)
+    Some(Element::of(&header).ok()?.name())
 }
 
 /// An open `.npz` (a zip of `.npy` files, stored or deflated).
@@ -56,8 +62,24 @@ impl Npz {
             .collect()
     }
 
-    fn read(&mut self, key: &str, dtype: DType) -> Result<HostTensor> {
-        let entry_name = [format!("{key}.npy"), key.to_string()]
+    /// `key`, else the array named after the input, else the only one.
+    fn key_for(&self, key: Option<&str>, info: &TensorInfo) -> Result<String> {
+        let keys = self.keys();
+        match key {
+            Some(key) => Ok(key.to_string()),
+            None if keys.contains(&info.name) => Ok(info.name.clone()),
+            None if keys.len() == 1 => Ok(keys[0].clone()),
+            None => bail!(
+                "no array named '{}' among {}: write PATH.npz:KEY",
+                info.name,
+                quoted_list(&keys)
+            ),
+        }
+    }
+
+    /// The archive member holding array `key`.
+    fn entry_name(&self, key: &str) -> Result<String> {
+        [format!("{key}.npy"), key.to_string()]
             .into_iter()
             .find(|name| self.archive.index_for_name(name).is_some())
             .ok_or_else(|| {
@@ -65,7 +87,11 @@ impl Npz {
                     "no array '{key}' in the archive; its keys are {}",
                     quoted_list(self.keys())
                 )
-            })?;
+            })
+    }
+
+    fn read(&mut self, key: &str, dtype: DType) -> Result<HostTensor> {
+        let entry_name = self.entry_name(key)?;
         let mut bytes = Vec::new();
         self.archive
             .by_name(&entry_name)
@@ -126,6 +152,24 @@ impl Element {
             }
         };
         Ok(element)
+    }
+
+    /// NumPy's name of the dtype.
+    fn name(self) -> &'static str {
+        match self {
+            Element::Bool => "bool",
+            Element::I8 => "int8",
+            Element::I16 => "int16",
+            Element::I32 => "int32",
+            Element::I64 => "int64",
+            Element::U8 => "uint8",
+            Element::U16 => "uint16",
+            Element::U32 => "uint32",
+            Element::U64 => "uint64",
+            Element::F16 { .. } => "float16",
+            Element::F32 => "float32",
+            Element::F64 => "float64",
+        }
     }
 
     fn size(self) -> usize {

@@ -1,6 +1,7 @@
 //! The report of `mge run`: human text and the JSON document.
 
 use std::fmt::Write;
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -21,6 +22,9 @@ pub struct RunReport {
     pub measurement: Measurement,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<PeakMemory>,
+    /// The files `--outputs` wrote.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outputs_written: Vec<WrittenOutput>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<ExpectReport>,
 }
@@ -33,8 +37,44 @@ pub struct TestcasesRunReport {
     pub testcases: Vec<TestcaseRunReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<PeakMemory>,
+    /// The files `--outputs` wrote.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outputs_written: Vec<WrittenOutput>,
     #[serde(flatten)]
     pub tally: Tally,
+}
+
+/// One `NAME.npy` that `--outputs` wrote.
+#[derive(Serialize)]
+pub struct WrittenOutput {
+    pub output: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub testcase: Option<usize>,
+    pub file: String,
+}
+
+impl WrittenOutput {
+    pub fn new(output: &str, file: &Path) -> WrittenOutput {
+        WrittenOutput {
+            output: output.to_string(),
+            testcase: None,
+            file: file.display().to_string(),
+        }
+    }
+
+    pub fn of_testcase(self, index: usize) -> WrittenOutput {
+        WrittenOutput {
+            testcase: Some(index),
+            ..self
+        }
+    }
+
+    fn to_text(&self, out: &mut String) {
+        let _ = match self.testcase {
+            Some(index) => writeln!(out, "wrote    testcase {index} '{}' to {}", self.output, self.file),
+            None => writeln!(out, "wrote    '{}' to {}", self.output, self.file),
+        };
+    }
 }
 
 #[derive(Serialize)]
@@ -183,6 +223,7 @@ impl TestcasesRunReport {
         if let Some(memory) = self.memory {
             let _ = writeln!(out, "\n{}", memory.to_text());
         }
+        self.outputs_written.iter().for_each(|file| file.to_text(&mut out));
         let _ = writeln!(out, "\n{}", self.tally);
         out
     }
@@ -237,6 +278,7 @@ impl RunReport {
         if let Some(memory) = self.memory {
             let _ = writeln!(out, "{}", memory.to_text());
         }
+        self.outputs_written.iter().for_each(|file| file.to_text(&mut out));
         for expect in &self.expect {
             let verdict = if expect.passed { "ok" } else { "MISMATCH" };
             let _ = writeln!(
