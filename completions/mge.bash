@@ -34,6 +34,9 @@ _mge() {
             mge,info)
                 cmd="mge__subcmd__info"
                 ;;
+            mge,man)
+                cmd="mge__subcmd__man"
+                ;;
             mge,profile)
                 cmd="mge__subcmd__profile"
                 ;;
@@ -63,6 +66,9 @@ _mge() {
                 ;;
             mge__subcmd__help,info)
                 cmd="mge__subcmd__help__subcmd__info"
+                ;;
+            mge__subcmd__help,man)
+                cmd="mge__subcmd__help__subcmd__man"
                 ;;
             mge__subcmd__help,profile)
                 cmd="mge__subcmd__help__subcmd__profile"
@@ -107,7 +113,7 @@ _mge() {
 
     case "${cmd}" in
         mge)
-            opts="-v -q -h -V --lite-lib --verbose --quiet --help --version run info check profile dump compare tune runtime completions help"
+            opts="-v -q -h -V --lite-lib --verbose --quiet --help --version run info check profile dump compare tune runtime completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -125,7 +131,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__check)
-            opts="-j -v -q -h --jobs --json --junit --timeout --worker --lite-lib --verbose --quiet --help"
+            opts="-j -v -q -h --jobs --json --junit --shard --timeout --worker --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -140,6 +146,10 @@ _mge() {
                     return 0
                     ;;
                 --junit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --shard)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -305,7 +315,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__help)
-            opts="run info check profile dump compare tune runtime completions help"
+            opts="run info check profile dump compare tune runtime completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -389,6 +399,20 @@ _mge() {
             return 0
             ;;
         mge__subcmd__help__subcmd__info)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mge__subcmd__help__subcmd__man)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -504,8 +528,26 @@ _mge() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        mge__subcmd__man)
+            opts="-v -q -h --lite-lib --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --lite-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         mge__subcmd__profile)
-            opts="-i -o -v -q -h --input --seed --resize-input --warmup --iter --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --output --top --by --json --timeout --lite-lib --verbose --quiet --help"
+            opts="-i -o -v -q -h --input --seed --resize-input --warmup --iter --duration --all-times --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --output --top --by --json --timeout --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -528,6 +570,10 @@ _mge() {
                     return 0
                     ;;
                 --iter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -607,7 +653,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__run)
-            opts="-i -v -q -h --input --seed --resize-input --no-testcase --warmup --iter --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --outputs --expect --maxerr --json --profile --timeout --lite-lib --verbose --quiet --help"
+            opts="-i -v -q -h --input --seed --resize-input --no-testcase --warmup --iter --duration --all-times --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --outputs --expect --maxerr --json --profile --timeout --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -630,6 +676,10 @@ _mge() {
                     return 0
                     ;;
                 --iter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

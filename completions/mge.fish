@@ -38,11 +38,13 @@ complete -c mge -n "__fish_mge_needs_command" -f -a "compare" -d 'Compare tensor
 complete -c mge -n "__fish_mge_needs_command" -f -a "tune" -d 'Find the fastest engine options that keep the outputs, each tried in its own process'
 complete -c mge -n "__fish_mge_needs_command" -f -a "runtime" -d 'Install or inspect the MegEngine Lite runtime'
 complete -c mge -n "__fish_mge_needs_command" -f -a "completions" -d 'Print shell completions'
+complete -c mge -n "__fish_mge_needs_command" -f -a "man" -d 'Write manual pages (mge.1 and one per subcommand) into DIR'
 complete -c mge -n "__fish_mge_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c mge -n "__fish_mge_using_subcommand run" -s i -l input -d 'Input feed: [NAME:]SOURCE with SOURCE one of #rand(MIN,MAX[,SHAPE]), FILE.npy, FILE.npz[:KEY], an image or a JSON literal; several joined by \';\'; @FILE reads one per line' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l warmup -d 'Untimed runs before measuring' -r
-complete -c mge -n "__fish_mge_using_subcommand run" -l iter -d 'Timed runs' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l iter -d 'Timed runs (at least this many with --duration)' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l duration -d 'Keep running timed runs until they took SECONDS in all' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l threads -d 'CPU worker threads' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
@@ -70,6 +72,7 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l timeout -d 'Stop the eng
 complete -c mge -n "__fish_mge_using_subcommand run" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand run" -l no-testcase -d 'Run a testcase container with feeds (--input or #rand) instead of its embedded testcases'
+complete -c mge -n "__fish_mge_using_subcommand run" -l all-times -d 'With --json, list every timed run\'s time under timing_ms.iterations_ms'
 complete -c mge -n "__fish_mge_using_subcommand run" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
 complete -c mge -n "__fish_mge_using_subcommand run" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand run" -l reproducible -d 'Use only reproducible algorithms'
@@ -90,6 +93,7 @@ complete -c mge -n "__fish_mge_using_subcommand info" -s q -l quiet -d 'Print no
 complete -c mge -n "__fish_mge_using_subcommand info" -s h -l help -d 'Print help'
 complete -c mge -n "__fish_mge_using_subcommand check" -s j -l jobs -d 'Check N models at a time, each batch in its own worker process' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l junit -d 'Also write a JUnit XML report to FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l shard -d 'Check only slice K of N (from 1): models sorted by path, every Nth; for CI matrices' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l json -d 'Print one JSON document on stdout instead of a line per testcase'
@@ -100,7 +104,8 @@ complete -c mge -n "__fish_mge_using_subcommand check" -s h -l help -d 'Print he
 complete -c mge -n "__fish_mge_using_subcommand profile" -s i -l input -d 'Input feed: [NAME:]SOURCE with SOURCE one of #rand(MIN,MAX[,SHAPE]), FILE.npy, FILE.npz[:KEY], an image or a JSON literal; several joined by \';\'; @FILE reads one per line' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l warmup -d 'Untimed runs before measuring' -r
-complete -c mge -n "__fish_mge_using_subcommand profile" -l iter -d 'Timed runs' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l iter -d 'Timed runs (at least this many with --duration)' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l duration -d 'Keep running timed runs until they took SECONDS in all' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l threads -d 'CPU worker threads' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
@@ -127,6 +132,7 @@ type\t''"
 complete -c mge -n "__fish_mge_using_subcommand profile" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l resize-input -d 'Resize images to the input\'s height and width'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l all-times -d 'With --json, list every timed run\'s time under timing_ms.iterations_ms'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l reproducible -d 'Use only reproducible algorithms'
@@ -254,15 +260,20 @@ complete -c mge -n "__fish_mge_using_subcommand completions" -l lite-lib -d 'The
 complete -c mge -n "__fish_mge_using_subcommand completions" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand completions" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "run" -d 'Load a model, feed it, run it and report outputs and timing'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "info" -d 'Show a model\'s format, inputs, outputs and testcases'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "check" -d 'Run every testcase embedded in each model and report pass or fail'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "profile" -d 'Run with the engine\'s profiler: top operators by time and a Chrome trace'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "dump" -d 'Write tensors out: outputs, every intermediate var, embedded testcases, the layout-transformed model'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "compare" -d 'Compare tensors: .npy files, .npz archives, folders of them or two io dumps'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "tune" -d 'Find the fastest engine options that keep the outputs, each tried in its own process'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "runtime" -d 'Install or inspect the MegEngine Lite runtime'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "completions" -d 'Print shell completions'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c mge -n "__fish_mge_using_subcommand man" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand man" -s v -l verbose -d 'Show engine logs and backtraces'
+complete -c mge -n "__fish_mge_using_subcommand man" -s q -l quiet -d 'Print no notes or progress on stderr'
+complete -c mge -n "__fish_mge_using_subcommand man" -s h -l help -d 'Print help'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "run" -d 'Load a model, feed it, run it and report outputs and timing'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "info" -d 'Show a model\'s format, inputs, outputs and testcases'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "check" -d 'Run every testcase embedded in each model and report pass or fail'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "profile" -d 'Run with the engine\'s profiler: top operators by time and a Chrome trace'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "dump" -d 'Write tensors out: outputs, every intermediate var, embedded testcases, the layout-transformed model'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "compare" -d 'Compare tensors: .npy files, .npz archives, folders of them or two io dumps'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "tune" -d 'Find the fastest engine options that keep the outputs, each tried in its own process'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "runtime" -d 'Install or inspect the MegEngine Lite runtime'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "completions" -d 'Print shell completions'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "man" -d 'Write manual pages (mge.1 and one per subcommand) into DIR'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c mge -n "__fish_mge_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "install" -d 'Download MegEngine\'s wheel with pip and keep its runtime libraries in the cache folder'
 complete -c mge -n "__fish_mge_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "info" -d 'Show which runtime is used: path, version, devices'

@@ -54,6 +54,12 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Write manual pages (mge.1 and one per subcommand) into DIR
+    Man {
+        /// The folder to write into, e.g. ~/.local/share/man/man1
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -317,9 +323,28 @@ pub struct IterationArgs {
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub warmup: usize,
 
-    /// Timed runs
+    /// Timed runs (at least this many with --duration)
     #[arg(long, default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub iter: u64,
+
+    /// Keep running timed runs until they took SECONDS in all
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub duration: Option<std::time::Duration>,
+
+    /// With --json, list every timed run's time under timing_ms.iterations_ms
+    #[arg(long)]
+    pub all_times: bool,
+}
+
+/// A positive, finite number of seconds.
+fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number of seconds"))?;
+    std::time::Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|duration| !duration.is_zero())
+        .ok_or_else(|| format!("'{text}' is not a positive number of seconds"))
 }
 
 #[derive(Args, Debug)]
@@ -437,7 +462,7 @@ pub struct InfoArgs {
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {
-    /// Testcase containers (.mge dumped with input_data)
+    /// Testcase containers (.mge dumped with input_data), or folders to search for *.mge
     #[arg(required_unless_present = "worker")]
     pub models: Vec<PathBuf>,
 
@@ -453,12 +478,33 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
 
+    /// Check only slice K of N (from 1): models sorted by path, every Nth; for CI matrices
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+
     #[command(flatten)]
     pub deadline: DeadlineArgs,
 
     /// Serve as a worker process of `check`: indices into MODELS on stdin, results on stdout
     #[arg(long, hide = true)]
     pub worker: bool,
+}
+
+/// `--shard K/N`: slice `index` (from 1) of `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+fn parse_shard(text: &str) -> Result<Shard, String> {
+    let numbers = text
+        .split_once('/')
+        .and_then(|(index, count)| Some((index.trim().parse().ok()?, count.trim().parse().ok()?)));
+    match numbers {
+        Some((index, count)) if (1..=count).contains(&index) => Ok(Shard { index, count }),
+        _ => Err(format!("'{text}' is not K/N with 1 <= K <= N, e.g. 2/4")),
+    }
 }
 
 #[derive(Subcommand, Debug)]

@@ -313,3 +313,64 @@ fn the_same_models_get_the_same_verdicts_with_any_jobs() {
     }
     assert_eq!(verdicts[0], verdicts[1]);
 }
+
+#[test]
+fn shards_cover_each_container_exactly_once() {
+    let manifest = manifest();
+    let all = containers(&manifest);
+    let mut reversed = files(&all);
+    reversed.reverse();
+    let mut checked = Vec::new();
+    let mut tally = (0, 0, 0);
+    for shard in ["1/3", "2/3", "3/3"] {
+        // Every other shard gets the list backwards: the slice must not depend on the order.
+        let order = if shard == "2/3" { reversed.clone() } else { files(&all) };
+        let mut command = mge();
+        command.args(["check", "--json", "--shard", shard]).args(order);
+        let output = command.output().unwrap();
+        assert!(matches!(output.status.code(), Some(0 | 1)), "{shard}: {output:?}");
+        let report = json_of(&String::from_utf8_lossy(&output.stdout));
+        let models = report["models"].as_array().unwrap();
+        assert!(
+            !models.is_empty() && models.len() <= all.len().div_ceil(3),
+            "{shard}: {report}"
+        );
+        checked.extend(models.iter().map(|m| m["model"].as_str().unwrap().to_string()));
+        tally.0 += report["passed"].as_u64().unwrap();
+        tally.1 += report["failed"].as_u64().unwrap();
+        tally.2 += report["skipped"].as_u64().unwrap();
+    }
+    checked.sort();
+    let mut expected = files(&all);
+    expected.sort();
+    assert_eq!(checked, expected);
+    assert_eq!(tally, expected_tally(&all), "the shards' counts add up to the whole");
+}
+
+#[test]
+fn a_folder_is_checked_as_its_models_sorted_and_an_empty_shard_passes() {
+    let mut expected: Vec<String> = std::fs::read_dir(root().join("fixtures"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".mge"))
+        .map(|name| format!("fixtures/{name}"))
+        .collect();
+    expected.sort();
+    let (stdout, _) = run_expecting(mge().args(["check", "--json", "fixtures", "-q"]), 1);
+    let report = json_of(&stdout);
+    let models: Vec<&str> = report["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(models, expected);
+    let (stdout, stderr) = run_expecting(
+        mge().args(["check", "--shard", "2/2", "fixtures/conv_float_tc1.mge"]),
+        0,
+    );
+    assert!(stdout.contains("0 passed, 0 failed"), "{stdout}");
+    assert!(stderr.contains("shard 2/2 has no model"), "{stderr}");
+    let (_, stderr) = run_expecting(mge().args(["check", "--shard", "3/2", "fixtures"]), 2);
+    assert!(stderr.contains("K/N"), "{stderr}");
+}

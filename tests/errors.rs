@@ -186,3 +186,38 @@ fn usage_errors_exit_2() {
     run_expecting(mge().args(["run", "fixtures/conv_float.mge", "--iter", "0"]), 2);
     run_expecting(mge().args(["frobnicate"]), 2);
 }
+
+#[test]
+fn messages_name_what_is_wrong_with_a_model_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // A header-only stand-in for a legacy MegBrain dump: its first bytes.
+    let legacy = dir.path().join("legacy.mge");
+    std::fs::write(&legacy, b"mgb0001\x8a\x03\x00\x00\x00\xdc\x76\x1b\x00").unwrap();
+    fails_with(
+        &["info", legacy.to_str().unwrap()],
+        &["legacy MegBrain graph (`mgb0001`)", "Lite 1.13 cannot load"],
+    );
+    // A container whose header counts one testcase more than it holds.
+    let mut bytes = std::fs::read(root().join("fixtures/conv_float_tc1.mge")).unwrap();
+    bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+    let overcounted = dir.path().join("overcounted.mge");
+    std::fs::write(&overcounted, bytes).unwrap();
+    fails_with(
+        &["run", overcounted.to_str().unwrap()],
+        &["header counts 2 testcases but the file holds 1"],
+    );
+}
+
+#[test]
+fn cuda_without_a_gpu_is_not_the_models_fault() {
+    let (stdout, _) = run_expecting(mge().args(["runtime", "info", "--json"]), 0);
+    if json_of(&stdout)["cuda_devices"] != 0 {
+        return; // Only a machine without a GPU can show this message.
+    }
+    let (_, stderr) = run_expecting(mge().args(["run", "fixtures/conv_float.mge", "--device", "cuda"]), 2);
+    assert!(
+        stderr.contains("mge: error: --device cuda:0: no CUDA device is visible"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("cannot load the model"), "{stderr}");
+}

@@ -157,6 +157,83 @@ fn a_model_without_feeds_gets_random_inputs_and_a_note() {
         timing["max"].as_f64().unwrap(),
     );
     assert!(0.0 < min && min <= median && median <= max, "{timing}");
+    assert!(
+        timing.get("iterations_ms").is_none(),
+        "kept only with --all-times: {timing}"
+    );
+}
+
+#[test]
+fn a_duration_keeps_running_and_all_times_lists_each_run() {
+    let timed = |iter: &str, seconds: &str| {
+        let started = std::time::Instant::now();
+        let mut command = mge();
+        command.args(["run", "fixtures/conv_float.mge", "-q", "--json", "--all-times"]);
+        command.args(["--iter", iter, "--duration", seconds]);
+        let (stdout, _) = run_expecting(&mut command, 0);
+        (json_of(&stdout)["timing_ms"].clone(), started.elapsed())
+    };
+    let (timing, elapsed) = timed("3", "0.5");
+    assert!(elapsed.as_secs_f64() >= 0.5, "{elapsed:?}");
+    let times = timing["iterations_ms"].as_array().unwrap();
+    assert_eq!(times.len() as u64, timing["iterations"].as_u64().unwrap());
+    assert!(times.len() > 3, "{timing}");
+    let field = |name: &str| timing[name].as_f64().unwrap();
+    assert_eq!(field("p50"), field("median"));
+    assert!(field("min") <= field("p50") && field("p50") <= field("p90"), "{timing}");
+    assert!(field("p90") <= field("p99") && field("p99") <= field("max"), "{timing}");
+    // --iter is a floor under --duration.
+    let (timing, _) = timed("40", "0.001");
+    assert!(timing["iterations"].as_u64().unwrap() >= 40, "{timing}");
+}
+
+#[test]
+fn peak_memory_is_reported_after_load_and_after_the_runs() {
+    for model in ["fixtures/conv_float.mge", "fixtures/conv_float_tc3.mge"] {
+        let (stdout, _) = run_expecting(mge().args(["run", model, "-q", "--json"]), 0);
+        let memory = &json_of(&stdout)["memory"];
+        let after_load = memory["peak_rss_after_load_bytes"].as_u64().unwrap();
+        let peak = memory["peak_rss_bytes"].as_u64().unwrap();
+        // The engine's library alone makes tens of MB resident.
+        assert!(
+            10 << 20 < after_load && after_load <= peak && peak < 4 << 30,
+            "{model}: {memory}"
+        );
+        let (stdout, _) = run_expecting(mge().args(["run", model, "-q"]), 0);
+        assert!(stdout.contains("MiB after load"), "{stdout}");
+    }
+}
+
+#[test]
+fn converted_feeds_get_a_note_and_written_outputs_are_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = mge();
+    command.args(["run", "fixtures/conv_float.mge", "--iter", "1", "--json"]);
+    command.args(["-i", "fixtures/feeds/conv_data_f64_fortran.npy", "--outputs"]);
+    command.arg(dir.path());
+    let (stdout, stderr) = run_expecting(&mut command, 0);
+    let notes: Vec<&str> = stderr.lines().filter(|line| line.contains("converted to")).collect();
+    assert_eq!(
+        notes,
+        ["note: input 'data': float64 values from 'fixtures/feeds/conv_data_f64_fortran.npy' converted to float32"]
+    );
+    let written = &json_of(&stdout)["outputs_written"];
+    assert_eq!(written[0]["output"], "feat");
+    assert_eq!(written[0]["file"], dir.path().join("feat.npy").to_str().unwrap());
+    assert_eq!(written.as_array().unwrap().len(), 1);
+    // Same dtype: no note.
+    let (_, stderr) = run_expecting(
+        mge().args([
+            "run",
+            "fixtures/conv_float.mge",
+            "--iter",
+            "1",
+            "-i",
+            "fixtures/feeds/conv_data.npy",
+        ]),
+        0,
+    );
+    assert!(!stderr.contains("converted"), "{stderr}");
 }
 
 #[test]

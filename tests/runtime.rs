@@ -1,4 +1,4 @@
-//! `mge runtime info` and `mge completions`.
+//! `mge runtime info`, `mge completions` and `mge man`.
 
 mod common;
 
@@ -34,6 +34,34 @@ fn committed_completions_are_current() {
             "completions/{file} is stale: regenerate with `mge completions {shell}`"
         );
     }
+}
+
+#[test]
+fn committed_man_pages_are_current() {
+    let dir = tempfile::tempdir().unwrap();
+    run_expecting(mge().arg("man").arg(dir.path()), 0);
+    let pages = |dir: &std::path::Path| {
+        let mut pages: Vec<(String, String)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| {
+                let path = entry.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read_to_string(&path).unwrap())
+            })
+            .collect();
+        pages.sort();
+        pages
+    };
+    let generated = pages(dir.path());
+    let names: Vec<&str> = generated.iter().map(|(name, _)| name.as_str()).collect();
+    assert!(
+        names.contains(&"mge.1") && names.contains(&"mge-runtime-install.1"),
+        "{names:?}"
+    );
+    assert!(
+        generated == pages(&root().join("man")),
+        "man/ is stale: regenerate with `cargo run -- man man/` (and delete pages of removed commands)"
+    );
 }
 
 #[test]

@@ -84,6 +84,7 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
     let once = Plan {
         warmup: 0,
         iterations: 1,
+        duration: None,
         verbose: global.verbose,
     };
     session.measure(&once, &mut ())?;

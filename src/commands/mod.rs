@@ -5,6 +5,8 @@ mod compare;
 mod completions;
 mod dump;
 mod info;
+mod man;
+mod models;
 mod options;
 mod profile;
 mod run;
@@ -84,6 +86,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Runtime(RuntimeCommand::Install { version, force }) => runtime::install(&version, force, &global),
         Command::Runtime(RuntimeCommand::Info { json }) => runtime::info(json, &global),
         Command::Completions { shell } => completions::completions(shell),
+        Command::Man { dir } => man::man(&dir),
     }
 }
 

@@ -114,6 +114,14 @@ pub fn resolve_feeds(specs: &[String], inputs: &[TensorInfo], args: &FeedArgs, g
         return feeds::resolve(&defaults, inputs, &feed_options);
     }
     let feeds = feeds::resolve(specs, inputs, &feed_options)?;
+    for feed in &feeds {
+        if let Some(stored) = feed.converted_from {
+            global.note(format!(
+                "input '{}': {stored} values from '{}' converted to {}",
+                feed.name, feed.source, feed.tensor.dtype
+            ));
+        }
+    }
     let missing: Vec<&str> = inputs
         .iter()
         .filter(|input| !feeds.iter().any(|feed| feed.name == input.name))
@@ -150,9 +158,11 @@ pub fn feeds_or_first_testcase(
     }
 }
 
-/// The runtime, using the fast-run cache `engine` names.
+/// The runtime, with the device `engine` names checked, using the fast-run cache it names.
 pub fn load_runtime(engine: &EngineArgs, global: &Global) -> Result<Lite> {
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
+    // Before loading: a missing device is not the model's fault.
+    lite.check_device(parse_device(&engine.device)?)?;
     if let Some(cache) = &engine.fast_run_cache {
         lite.use_algo_cache(cache)?;
     }
@@ -163,6 +173,7 @@ pub fn plan(iterations: &IterationArgs, global: &Global) -> Plan {
     Plan {
         warmup: iterations.warmup,
         iterations: iterations.iter,
+        duration: iterations.duration,
         verbose: global.verbose,
     }
 }

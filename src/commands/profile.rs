@@ -45,7 +45,7 @@ pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
         ProfileBy::Opr => Grouping::Opr,
         ProfileBy::Type => Grouping::Type,
     };
-    let timing = Timing::from_samples(&samples).expect("--iter is at least 1");
+    let timing = Timing::from_samples(&samples, args.iterations.all_times).expect("--iter is at least 1");
     let operator_ms = operator_ms(&profile.iterations);
     let (rows, rest) = rows(&profile, by, args.top);
     let report = ProfileReport {

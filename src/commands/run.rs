@@ -15,9 +15,12 @@ use crate::model::ModelFile;
 use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
 use crate::report::file::write_outputs;
-use crate::report::run::{ExpectReport, Measurement, RunReport, Target, TestcaseRunReport, TestcasesRunReport};
+use crate::report::run::{
+    ExpectReport, Measurement, RunReport, Target, TestcaseRunReport, TestcasesRunReport, WrittenOutput,
+};
 use crate::report::trace::write_trace;
 use crate::report::{emit, emit_json, quoted_list};
+use crate::runner::memory::{peak_rss_bytes, PeakMemory};
 use crate::runner::testcase::run_testcases;
 use crate::runner::Session;
 use crate::tensor::{format_shape, HostTensor};
@@ -60,6 +63,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     let engine_output = silence_stdout(global.verbose);
     let loading = Instant::now();
     let mut session = Session::load(&lite, &model, &options)?;
+    let peak_after_load = peak_rss_bytes();
     if let Some(capture) = &mut capture {
         capture.loaded(loading, &session)?;
     }
@@ -71,18 +75,30 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     };
     if testcases {
         let runs = run_testcases(&lite, &model, &mut session, &plan)?;
+        let memory = PeakMemory::now(peak_after_load);
         save_algo_cache(&lite, &args.engine)?;
         drop(engine_output);
+        let mut written = Vec::new();
         if let Some(dir) = &args.outputs {
             for run in runs.iter().filter(|run| !run.outputs.is_empty()) {
-                write_outputs(&dir.join(run.index.to_string()), &run.outputs).context("--outputs")?;
+                let files = write_outputs(&dir.join(run.index.to_string()), &run.outputs).context("--outputs")?;
+                written.extend(
+                    files
+                        .iter()
+                        .map(|(name, file)| WrittenOutput::new(name, file).of_testcase(run.index)),
+                );
             }
         }
         let mut tally = Tally::default();
         runs.iter().for_each(|run| tally.add(run.status));
         let report = TestcasesRunReport {
             target,
-            testcases: runs.iter().map(TestcaseRunReport::new).collect(),
+            memory,
+            outputs_written: written,
+            testcases: runs
+                .iter()
+                .map(|run| TestcaseRunReport::new(run, args.iterations.all_times))
+                .collect(),
             tally,
         };
         if args.json {
@@ -99,6 +115,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     let feeds = resolve_feeds(&specs, &session.inputs, &args.feeds, global)?;
     session.feed(&feeds)?;
     let samples = session.measure(&plan, &mut capture)?;
+    let memory = PeakMemory::now(peak_after_load);
     let outputs = session.read_outputs()?;
     save_algo_cache(&lite, &args.engine)?;
     drop(engine_output);
@@ -106,12 +123,19 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         write_trace(trace, &capture.finish(), &args.model, options.device, lite.version()?)?;
     }
 
-    if let Some(dir) = &args.outputs {
-        write_outputs(dir, &outputs).context("--outputs")?;
-    }
+    let written = match &args.outputs {
+        Some(dir) => write_outputs(dir, &outputs).context("--outputs")?,
+        None => Vec::new(),
+    };
     let report = RunReport {
         target,
-        measurement: Measurement::new(&feeds, &outputs, &samples).expect("--iter is at least 1"),
+        measurement: Measurement::new(&feeds, &outputs, &samples, args.iterations.all_times)
+            .expect("--iter is at least 1"),
+        memory,
+        outputs_written: written
+            .iter()
+            .map(|(name, file)| WrittenOutput::new(name, file))
+            .collect(),
         expect: check_expectations(&expectations, &outputs, args.maxerr)?,
     };
     if args.json {

@@ -202,9 +202,8 @@ impl Lite {
         self.check("LITE_dump_persistent_cache", code)
     }
 
-    /// Builds a network for `options` and loads `model` (one graph) into it.
-    pub fn load_network(&self, model: Vec<u8>, options: &NetworkOptions) -> Result<Network> {
-        let device = options.device;
+    /// Fails when `device` is not there to run on.
+    pub fn check_device(&self, device: Device) -> Result<()> {
         if let Device::Cuda(id) = device {
             let count = self.cuda_device_count()?;
             if count == 0 {
@@ -214,6 +213,12 @@ impl Lite {
                 bail!("--device {device}: only {count} CUDA device(s), numbered from 0");
             }
         }
+        Ok(())
+    }
+
+    /// Builds a network for `options` and loads `model` (one graph) into it.
+    pub fn load_network(&self, model: Vec<u8>, options: &NetworkOptions) -> Result<Network> {
+        let device = options.device;
         self.open_device(device)?;
         exit_guard::arm();
         let config = self.config(device, options)?;

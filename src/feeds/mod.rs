@@ -28,6 +28,8 @@ pub struct FeedOptions {
 pub struct Feed {
     pub name: String,
     pub source: String,
+    /// The dtype the source stores, when its values were converted to the input's.
+    pub converted_from: Option<&'static str>,
     pub tensor: HostTensor,
 }
 
@@ -92,6 +94,7 @@ pub fn resolve(specs: &[String], inputs: &[TensorInfo], options: &FeedOptions) -
             feeds[index] = Some(Feed {
                 name: info.name.clone(),
                 source: spec.source_text.to_string(),
+                converted_from: spec.source.converted_from(info),
                 tensor,
             });
         }

@@ -13,22 +13,41 @@ pub fn load_npy(path: &Path, dtype: DType) -> Result<HostTensor> {
     decode_npy(&bytes, dtype)
 }
 
-/// Loads one array of an archive: `key`, else the array named after the input, else the only one.
+/// Loads one array of an archive (see `array_key`).
 pub(super) fn load_npz(path: &Path, key: Option<&str>, info: &TensorInfo) -> Result<HostTensor> {
     let mut npz = Npz::open(path)?;
+    let key = array_key(&npz, key, info)?;
+    let bytes = npz.bytes(&key)?;
+    decode_npy(&bytes, info.dtype).map_err(|err| anyhow!("array '{key}': {err:#}"))
+}
+
+/// `key`, else the array named after the input, else the only one.
+fn array_key(npz: &Npz, key: Option<&str>, info: &TensorInfo) -> Result<String> {
     let keys = npz.keys();
-    let key = match key {
-        Some(key) => key,
-        None if keys.contains(&info.name) => &info.name,
-        None if keys.len() == 1 => &keys[0],
+    match key {
+        Some(key) => Ok(key.to_string()),
+        None if keys.contains(&info.name) => Ok(info.name.clone()),
+        None if keys.len() == 1 => Ok(keys[0].clone()),
         None => bail!(
             "no array named '{}' among {}: write PATH.npz:KEY",
             info.name,
             quoted_list(&keys)
         ),
+    }
+}
+
+/// The NumPy dtype (`float64`) of the array `load_npy` or `load_npz` (`npz_key`
+/// set) reads; `None` when it cannot be read (loading says why).
+pub(super) fn stored_dtype(path: &Path, npz_key: Option<Option<&str>>, info: &TensorInfo) -> Option<&'static str> {
+    let bytes = match npz_key {
+        None => std::fs::read(path).ok()?,
+        Some(key) => {
+            let mut npz = Npz::open(path).ok()?;
+            let key = array_key(&npz, key, info).ok()?;
+            npz.bytes(&key).ok()?
+        }
     };
-    let bytes = npz.bytes(key)?;
-    decode_npy(&bytes, info.dtype).map_err(|err| anyhow!("array '{key}': {err:#}"))
+    Some(Npy::parse(&bytes).ok()?.view().element.name())
 }
 
 /// Decodes a whole `.npy` file into a tensor of `dtype`, values taken in logical (C) order.

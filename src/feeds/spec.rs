@@ -130,4 +130,15 @@ impl Source {
             Source::Json(value) => json::to_tensor(value, info),
         }
     }
+
+    /// The dtype a file stores when values are converted from it to the
+    /// input's dtype (float64 to float32, ...).
+    pub fn converted_from(&self, info: &TensorInfo) -> Option<&'static str> {
+        let stored = match self {
+            Source::Npy(path) => npy::stored_dtype(path, None, info),
+            Source::Npz { path, key } => npy::stored_dtype(path, Some(key.as_deref()), info),
+            Source::Random(_) | Source::Image(_) | Source::Json(_) => None,
+        }?;
+        (stored != info.dtype.name()).then_some(stored)
+    }
 }

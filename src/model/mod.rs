@@ -20,6 +20,8 @@ const FBS_V2_IDENTIFIER: &[u8; 4] = b"mgv2";
 /// `MGB_MAGIC` (with feature bits) and `MAGIC_V0` of the FBS v1 format.
 const FBS_V1_MAGIC: u32 = 0x4342_474D;
 const FBS_V1_MAGIC_V0: u32 = 0x5342_474D;
+/// The serialization of MegBrain before FBS (MegEngine 0.x), which Lite does not read.
+const LEGACY_MAGIC: &[u8; 7] = b"mgb0001";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GraphFormat {
@@ -78,6 +80,9 @@ impl ModelFile {
                 }
                 let mut ranges = Vec::with_capacity(count);
                 for index in 0..count {
+                    if reader.remaining() == 0 {
+                        bail!("the container's header counts {count} testcases but the file holds {index}");
+                    }
                     ranges.push(reader.graph(&format!("testcase {index}"))?.1);
                 }
                 Some(ranges)
@@ -168,6 +173,9 @@ impl Reader<'_> {
         } else {
             0
         };
+        if head.starts_with(LEGACY_MAGIC) {
+            bail!("{what} is a legacy MegBrain graph (`mgb0001`), a format MegEngine Lite 1.13 cannot load: only FBS v1 and v2 graphs (MegEngine 1.x `trace.dump`) load");
+        }
         if magic != FBS_V1_MAGIC && magic != FBS_V1_MAGIC_V0 {
             bail!("{what} at offset {start} is neither an FBS v2 graph (identifier `mgv2`) nor an FBS v1 graph (magic `MGBC`/`MGBS`)");
         }
@@ -245,10 +253,29 @@ mod tests {
     fn rejects_a_count_beyond_the_file() {
         let err = ModelFile::parse(container(u32::MAX, &[v2_graph(40)])).err().unwrap();
         assert!(err.to_string().contains("claims 4294967295 testcases"), "{err}");
+    }
+
+    #[test]
+    fn says_when_the_file_holds_fewer_testcases_than_counted() {
         let err = ModelFile::parse(container(2, &[v2_graph(40), v2_graph(12)]))
             .err()
             .unwrap();
-        assert!(err.to_string().contains("testcase 1"), "{err}");
+        assert!(
+            format!("{err:#}").contains("header counts 2 testcases but the file holds 1"),
+            "{err:#}"
+        );
+    }
+
+    #[test]
+    fn names_the_legacy_megbrain_format() {
+        // The first bytes of a real `mgb0001` dump (mgeconvert's test/resblock_l2loss.mge).
+        let mut legacy = b"mgb0001".to_vec();
+        legacy.extend([0x8a, 0x03, 0, 0, 0, 0xdc, 0x76, 0x1b, 0]);
+        let err = ModelFile::parse(legacy).err().unwrap();
+        assert!(
+            format!("{err:#}").contains("legacy MegBrain graph (`mgb0001`)"),
+            "{err:#}"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::fs::Permissions;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
@@ -51,10 +51,12 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// `NAME.npy` per tensor into `dir` (created if missing), names made unique.
-pub fn write_outputs(dir: &Path, outputs: &[(String, HostTensor)]) -> Result<()> {
+/// `NAME.npy` per tensor into `dir` (created if missing), names made unique;
+/// returns each tensor's name with the file that holds it.
+pub fn write_outputs(dir: &Path, outputs: &[(String, HostTensor)]) -> Result<Vec<(String, PathBuf)>> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create the folder {}", dir.display()))?;
     let mut used = HashSet::new();
+    let mut written = Vec::new();
     for (name, value) in outputs {
         let stem = npy_file_stem(name);
         let mut file = format!("{stem}.npy");
@@ -63,9 +65,11 @@ pub fn write_outputs(dir: &Path, outputs: &[(String, HostTensor)]) -> Result<()>
             file = format!("{stem}_{suffix}.npy");
             suffix += 1;
         }
-        write_atomically(&dir.join(file), &value.to_npy())?;
+        let path = dir.join(file);
+        write_atomically(&path, &value.to_npy())?;
+        written.push((name.clone(), path));
     }
-    Ok(())
+    Ok(written)
 }
 
 /// A file name for a tensor's name: characters a file name cannot hold become

@@ -1,6 +1,7 @@
 //! The report of `mge run`: human text and the JSON document.
 
 use std::fmt::Write;
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -9,6 +10,7 @@ use super::compare::mismatch_text;
 use super::table::Table;
 use crate::compare::Mismatch;
 use crate::feeds::Feed;
+use crate::runner::memory::PeakMemory;
 use crate::runner::testcase::{OutputCheck, Status, TestcaseRun};
 use crate::runner::timing::Timing;
 use crate::tensor::{format_shape, HostTensor};
@@ -20,6 +22,11 @@ pub struct RunReport {
     pub target: Target,
     #[serde(flatten)]
     pub measurement: Measurement,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<PeakMemory>,
+    /// The files `--outputs` wrote.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outputs_written: Vec<WrittenOutput>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<ExpectReport>,
 }
@@ -30,8 +37,46 @@ pub struct TestcasesRunReport {
     #[serde(flatten)]
     pub target: Target,
     pub testcases: Vec<TestcaseRunReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<PeakMemory>,
+    /// The files `--outputs` wrote.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outputs_written: Vec<WrittenOutput>,
     #[serde(flatten)]
     pub tally: Tally,
+}
+
+/// One `NAME.npy` that `--outputs` wrote.
+#[derive(Serialize)]
+pub struct WrittenOutput {
+    pub output: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub testcase: Option<usize>,
+    pub file: String,
+}
+
+impl WrittenOutput {
+    pub fn new(output: &str, file: &Path) -> WrittenOutput {
+        WrittenOutput {
+            output: output.to_string(),
+            testcase: None,
+            file: file.display().to_string(),
+        }
+    }
+
+    pub fn of_testcase(self, index: usize) -> WrittenOutput {
+        WrittenOutput {
+            testcase: Some(index),
+            ..self
+        }
+    }
+
+    fn to_text(&self, out: &mut String) {
+        let _ = match self.testcase {
+            Some(index) => writeln!(out, "wrote    testcase {index} '{}' to {}", self.output, self.file),
+            None => writeln!(out, "wrote    '{}' to {}", self.output, self.file),
+        };
+    }
 }
 
 #[derive(Serialize)]
@@ -91,9 +136,14 @@ pub struct ExpectReport {
 }
 
 impl Measurement {
-    /// `None` without samples (a run that did not finish).
-    pub fn new(feeds: &[Feed], outputs: &[(String, HostTensor)], samples: &[f64]) -> Option<Measurement> {
-        let timing = Timing::from_samples(samples)?;
+    /// `None` without samples (a run that did not finish); every sample kept when `all_times`.
+    pub fn new(
+        feeds: &[Feed],
+        outputs: &[(String, HostTensor)],
+        samples: &[f64],
+        all_times: bool,
+    ) -> Option<Measurement> {
+        let timing = Timing::from_samples(samples, all_times)?;
         Some(Measurement {
             inputs: feeds
                 .iter()
@@ -131,6 +181,11 @@ impl Measurement {
             "timing   {} iterations, ms per iteration: min {:.4}  median {:.4}  mean {:.4}  max {:.4}  stddev {:.4}",
             t.iterations, t.min, t.median, t.mean, t.max, t.stddev
         );
+        let _ = writeln!(
+            out,
+            "         percentiles: p50 {:.4}  p90 {:.4}  p99 {:.4}",
+            t.p50, t.p90, t.p99
+        );
         let _ = writeln!(out, "throughput {:.2} iterations/s", self.throughput_per_s);
     }
 }
@@ -142,13 +197,13 @@ impl Target {
 }
 
 impl TestcaseRunReport {
-    pub fn new(run: &TestcaseRun) -> TestcaseRunReport {
+    pub fn new(run: &TestcaseRun, all_times: bool) -> TestcaseRunReport {
         TestcaseRunReport {
             index: run.index,
             status: run.status,
             checks: run.checks.clone(),
             message: run.message.clone(),
-            measurement: Measurement::new(&run.feeds, &run.outputs, &run.samples),
+            measurement: Measurement::new(&run.feeds, &run.outputs, &run.samples, all_times),
         }
     }
 }
@@ -168,6 +223,10 @@ impl TestcasesRunReport {
                 measurement.to_text(&mut out);
             }
         }
+        if let Some(memory) = self.memory {
+            let _ = writeln!(out, "\n{}", memory.to_text());
+        }
+        self.outputs_written.iter().for_each(|file| file.to_text(&mut out));
         let _ = writeln!(out, "\n{}", self.tally);
         out
     }
@@ -219,6 +278,10 @@ impl RunReport {
         let mut out = String::new();
         self.target.to_text(&mut out);
         self.measurement.to_text(&mut out);
+        if let Some(memory) = self.memory {
+            let _ = writeln!(out, "{}", memory.to_text());
+        }
+        self.outputs_written.iter().for_each(|file| file.to_text(&mut out));
         for expect in &self.expect {
             let verdict = if expect.passed { "ok" } else { "MISMATCH" };
             let _ = write!(

@@ -1,10 +1,11 @@
 //! Loading a graph, feeding it and timing it: the work behind `run` (and the
 //! commands that build on it).
 
+pub mod memory;
 pub mod testcase;
 pub mod timing;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
@@ -27,6 +28,8 @@ pub struct Session {
 pub struct Plan {
     pub warmup: usize,
     pub iterations: u64,
+    /// Keep running (at least `iterations`) until the timed runs took this long.
+    pub duration: Option<Duration>,
     /// Echo what the engine prints while checking testcases on stderr.
     pub verbose: bool,
 }
@@ -61,6 +64,17 @@ impl<T: RunObserver> RunObserver for Option<T> {
             Some(observer) => observer.after_run(kind, started, finished),
             None => Ok(()),
         }
+    }
+}
+
+impl Plan {
+    /// Whether another timed run is due after `done` of them, the first of
+    /// which started at `since`.
+    fn wants_another(&self, done: u64, since: Option<Instant>) -> bool {
+        done < self.iterations
+            || self
+                .duration
+                .is_some_and(|duration| since.is_none_or(|since| since.elapsed() < duration))
     }
 }
 
@@ -125,22 +139,25 @@ impl Session {
             self.forward()?;
             observer.after_run(RunKind::FakeFirst, started, Instant::now())?;
         }
-        let total = warmup + plan.iterations;
         let mut samples = Vec::with_capacity(plan.iterations as usize);
-        for run in 0..total {
+        let mut measuring_since = None;
+        let mut run = 0;
+        while run < warmup || plan.wants_another(samples.len() as u64, measuring_since) {
             if run == warmup && warmup > 0 {
                 counter = RunCounter::start(timed);
             }
             let started = Instant::now();
             self.forward()?;
             let finished = Instant::now();
-            let kind = if run < plan.warmup as u64 {
+            let kind = if run < warmup {
                 RunKind::Warmup(run as usize + 1)
             } else {
+                measuring_since.get_or_insert(started);
                 samples.push((finished - started).as_secs_f64() * 1e3);
-                RunKind::Measured(run - plan.warmup as u64 + 1)
+                RunKind::Measured(run - warmup + 1)
             };
             observer.after_run(kind, started, finished)?;
+            run += 1;
             counter.add_one();
         }
         Ok(samples)

@@ -207,6 +207,7 @@ pub fn testcase_feeds(lite: &Lite, graph: &[u8], model_inputs: &[TensorInfo], in
         .map(|(name, tensor)| Feed {
             name,
             source: source.clone(),
+            converted_from: None,
             tensor,
         })
         .collect())

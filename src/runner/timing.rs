@@ -11,24 +11,29 @@ pub struct Timing {
     pub max: f64,
     /// Population standard deviation.
     pub stddev: f64,
+    /// Percentiles by linear interpolation between the closest ranks (NumPy's
+    /// default), so `p50` is the median.
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    /// Every timed iteration in run order, when asked for (`--all-times`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations_ms: Option<Vec<f64>>,
 }
 
 impl Timing {
-    /// Summarises samples in milliseconds; `None` for no samples.
-    pub fn from_samples(samples: &[f64]) -> Option<Timing> {
+    /// Summarises samples in milliseconds, keeping them all when `keep_all`;
+    /// `None` for no samples.
+    pub fn from_samples(samples: &[f64], keep_all: bool) -> Option<Timing> {
         if samples.is_empty() {
             return None;
         }
         let mut sorted = samples.to_vec();
         sorted.sort_by(f64::total_cmp);
         let n = sorted.len();
-        let median = if n % 2 == 1 {
-            sorted[n / 2]
-        } else {
-            (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-        };
         let mean = sorted.iter().sum::<f64>() / n as f64;
         let variance = sorted.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
+        let median = percentile(&sorted, 50.0);
         Some(Timing {
             iterations: n,
             min: sorted[0],
@@ -36,6 +41,10 @@ impl Timing {
             mean,
             max: sorted[n - 1],
             stddev: variance.sqrt(),
+            p50: median,
+            p90: percentile(&sorted, 90.0),
+            p99: percentile(&sorted, 99.0),
+            iterations_ms: keep_all.then(|| samples.to_vec()),
         })
     }
 
@@ -49,16 +58,45 @@ impl Timing {
     }
 }
 
+/// The `p`th percentile of sorted, non-empty `sorted`: the value at rank
+/// `p/100 * (n-1)`, interpolated linearly between its neighbours.
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let rank = p / 100.0 * (sorted.len() - 1) as f64;
+    let below = rank.floor() as usize;
+    let above = rank.ceil() as usize;
+    sorted[below] + (sorted[above] - sorted[below]) * (rank - below as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn summarises_samples() {
-        let t = Timing::from_samples(&[4.0, 1.0, 3.0, 2.0]).unwrap();
+        let t = Timing::from_samples(&[4.0, 1.0, 3.0, 2.0], false).unwrap();
         assert_eq!((t.iterations, t.min, t.median, t.mean, t.max), (4, 1.0, 2.5, 2.5, 4.0));
         assert!((t.stddev - 1.25f64.sqrt()).abs() < 1e-12);
-        assert_eq!(Timing::from_samples(&[2.0, 9.0, 1.0]).unwrap().median, 2.0);
-        assert!(Timing::from_samples(&[]).is_none());
+        assert_eq!(t.iterations_ms, None);
+        assert_eq!(Timing::from_samples(&[2.0, 9.0, 1.0], false).unwrap().median, 2.0);
+        assert!(Timing::from_samples(&[], false).is_none());
+        let kept = Timing::from_samples(&[3.0, 1.0], true).unwrap();
+        assert_eq!(kept.iterations_ms, Some(vec![3.0, 1.0]));
+    }
+
+    /// Against `numpy.percentile(x, [50, 90, 99])` (method "linear").
+    #[test]
+    fn interpolates_percentiles_like_numpy() {
+        let close = |t: &Timing, expected: [f64; 3]| {
+            let got = [t.p50, t.p90, t.p99];
+            assert!(got.iter().zip(expected).all(|(g, e)| (g - e).abs() < 1e-9), "{got:?}");
+        };
+        close(
+            &Timing::from_samples(&[4.0, 1.0, 3.0, 2.0], false).unwrap(),
+            [2.5, 3.7, 3.97],
+        );
+        let hundred: Vec<f64> = (1..=100).map(f64::from).collect();
+        close(&Timing::from_samples(&hundred, false).unwrap(), [50.5, 90.1, 99.01]);
+        let one = Timing::from_samples(&[7.0], false).unwrap();
+        assert_eq!((one.p50, one.p90, one.p99), (7.0, 7.0, 7.0));
     }
 }
