@@ -106,6 +106,10 @@ pub struct ProfileArgs {
     #[command(flatten)]
     pub feeds: FeedArgs,
 
+    /// Feed a testcase container #rand instead of its first testcase when there is no --input
+    #[arg(long)]
+    pub no_testcase: bool,
+
     #[command(flatten)]
     pub iterations: IterationArgs,
 
@@ -230,6 +234,10 @@ pub struct DumpArgs {
 
     #[command(flatten)]
     pub feeds: FeedArgs,
+
+    /// Feed a testcase container #rand instead of its first testcase when there is no --input
+    #[arg(long)]
+    pub no_testcase: bool,
 
     #[command(flatten)]
     pub engine: EngineArgs,
