@@ -132,6 +132,7 @@ type\t''"
 complete -c mge -n "__fish_mge_using_subcommand profile" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l resize-input -d 'Resize images to the input\'s height and width'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l no-testcase -d 'Feed a testcase container #rand instead of its first testcase when there is no --input'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l all-times -d 'With --json, list every timed run\'s time under timing_ms.iterations_ms'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
@@ -176,6 +177,7 @@ complete -c mge -n "__fish_mge_using_subcommand dump" -l layout-transform-model 
 complete -c mge -n "__fish_mge_using_subcommand dump" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l resize-input -d 'Resize images to the input\'s height and width'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l no-testcase -d 'Feed a testcase container #rand instead of its first testcase when there is no --input'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l reproducible -d 'Use only reproducible algorithms'

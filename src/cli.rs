@@ -112,6 +112,10 @@ pub struct ProfileArgs {
     #[command(flatten)]
     pub feeds: FeedArgs,
 
+    /// Feed a testcase container #rand instead of its first testcase when there is no --input
+    #[arg(long)]
+    pub no_testcase: bool,
+
     #[command(flatten)]
     pub iterations: IterationArgs,
 
@@ -236,6 +240,10 @@ pub struct DumpArgs {
 
     #[command(flatten)]
     pub feeds: FeedArgs,
+
+    /// Feed a testcase container #rand instead of its first testcase when there is no --input
+    #[arg(long)]
+    pub no_testcase: bool,
 
     #[command(flatten)]
     pub engine: EngineArgs,

@@ -27,7 +27,7 @@ use crate::report::file::{ensure_writable, write_atomically};
 use crate::report::junit::junit_xml;
 use crate::report::{emit, emit_json};
 use crate::runner::testcase::{run_testcases, Status};
-use crate::runner::{Plan, Session};
+use crate::runner::{Outputs, Plan, Session};
 use crate::runtime;
 use crate::supervise::parent::{interruption, Next, PassThrough, Supervisor};
 
@@ -109,7 +109,7 @@ fn check_testcases(lite: &Lite, path: &Path, verbose: bool) -> Result<Vec<Testca
         cpu_inplace: true,
         ..NetworkOptions::default()
     };
-    let mut session = Session::load(lite, &model, &options)?;
+    let mut session = Session::load(lite, &model, Outputs::Asserted, &options)?;
     let runs = run_testcases(lite, &model, &mut session, &check_plan(verbose))?;
     Ok(runs.iter().map(TestcaseCheck::new).collect())
 }

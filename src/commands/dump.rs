@@ -17,7 +17,7 @@ use crate::profile::{executed_graph, request_engine_profile};
 use crate::report::emit;
 use crate::report::file::{ensure_writable, staged_beside, write_atomically, write_outputs};
 use crate::runner::testcase::testcase_values;
-use crate::runner::{Plan, Session};
+use crate::runner::{Outputs, Plan, Session};
 use crate::tensor::HostTensor;
 
 pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
@@ -60,7 +60,7 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
     let lite = load_runtime(&args.engine, global)?;
 
     let engine_output = silence_stdout(global.verbose);
-    let mut session = Session::load(&lite, &model, &options)?;
+    let mut session = Session::load(&lite, &model, Outputs::Real, &options)?;
     let mut written = Vec::new();
     if let Some(file) = &args.layout_transform_model {
         let staged = staged_beside(file)?;
@@ -79,7 +79,16 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
         return emit(&(written.join("\n") + "\n"));
     }
 
-    let feeds = feeds_or_first_testcase(&lite, &model, &args.model, &specs, &session.inputs, &args.feeds, global)?;
+    let first_testcase = model.testcases().next().filter(|_| !args.no_testcase);
+    let feeds = feeds_or_first_testcase(
+        &lite,
+        first_testcase,
+        &args.model,
+        &specs,
+        &session,
+        &args.feeds,
+        global,
+    )?;
     session.feed(&feeds)?;
     let once = Plan {
         warmup: 0,
@@ -127,7 +136,7 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
 fn dump_testcases(lite: &Lite, model: &ModelFile, session: &Session, dir: &Path) -> Result<usize> {
     let mut count = 0;
     for (index, graph) in model.testcases().enumerate() {
-        let values: Vec<(String, HostTensor)> = testcase_values(lite, graph, &session.inputs)
+        let values: Vec<(String, HostTensor)> = testcase_values(lite, graph, &session.testcase_inputs())
             .with_context(|| format!("testcase {index}"))?
             .into_iter()
             .map(|(name, value)| match name.strip_suffix(EXPECTATION_SUFFIX) {

@@ -11,7 +11,7 @@ use crate::report::run::{stats_table, TensorStats};
 use crate::report::table::Table;
 use crate::report::{emit, emit_json};
 use crate::runner::testcase::testcase_values;
-use crate::runner::Session;
+use crate::runner::{Outputs, Session};
 use crate::runtime;
 use crate::tensor::{format_shape, TensorInfo};
 
@@ -58,12 +58,13 @@ pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
     let model = ModelFile::read(&args.model)?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
     let engine_output = silence_stdout(global.verbose);
-    let session = Session::load(&lite, &model, &NetworkOptions::default())?;
+    let session = Session::load(&lite, &model, Outputs::Asserted, &NetworkOptions::default())?;
     let testcase_values = model
         .testcases()
         .enumerate()
         .map(|(index, graph)| {
-            let values = testcase_values(&lite, graph, &session.inputs).with_context(|| format!("testcase {index}"))?;
+            let values = testcase_values(&lite, graph, &session.testcase_inputs())
+                .with_context(|| format!("testcase {index}"))?;
             let tensors = values
                 .iter()
                 .map(|(name, value)| TensorStats::describe(name, value))

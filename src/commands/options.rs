@@ -8,11 +8,10 @@ use super::Global;
 use crate::cli::{EngineArgs, FeedArgs, IterationArgs, LayoutArg, LayoutTransformTarget};
 use crate::engine::{Device, GraphLayout, Lite, NetworkOptions};
 use crate::feeds::{self, Feed, FeedOptions};
-use crate::model::ModelFile;
 use crate::report::file::staged_beside;
 use crate::report::quoted_list;
 use crate::runner::testcase::testcase_feeds;
-use crate::runner::Plan;
+use crate::runner::{Plan, Session};
 use crate::runtime;
 use crate::tensor::TensorInfo;
 
@@ -136,25 +135,26 @@ pub fn resolve_feeds(specs: &[String], inputs: &[TensorInfo], args: &FeedArgs, g
     Ok(feeds)
 }
 
-/// The user's feeds; without any, a container's testcase 0 (with a note), else `#rand` (`resolve_feeds`).
+/// The user's feeds; without any, `first_testcase`'s values (a container's
+/// testcase 0, with a note) when given, else `#rand` (`resolve_feeds`).
 pub fn feeds_or_first_testcase(
     lite: &Lite,
-    model: &ModelFile,
+    first_testcase: Option<&[u8]>,
     model_path: &Path,
     specs: &[String],
-    inputs: &[TensorInfo],
+    session: &Session,
     args: &FeedArgs,
     global: &Global,
 ) -> Result<Vec<Feed>> {
-    match model.testcases().next() {
+    match first_testcase {
         Some(testcase) if specs.is_empty() => {
             global.note(format!(
                 "no --input given; feeding testcase 0 of {}",
                 model_path.display()
             ));
-            testcase_feeds(lite, testcase, inputs, 0).context("testcase 0")
+            testcase_feeds(lite, testcase, session, 0).context("testcase 0")
         }
-        _ => resolve_feeds(specs, inputs, args, global),
+        _ => resolve_feeds(specs, &session.inputs, args, global),
     }
 }
 

@@ -17,7 +17,7 @@ use crate::report::profile::{explain_gap, operator_ms, rows, Grouping, ProfileRe
 use crate::report::trace::write_trace;
 use crate::report::{emit, emit_json};
 use crate::runner::timing::Timing;
-use crate::runner::Session;
+use crate::runner::{Outputs, Session};
 
 pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
     let mut options = network_options(&args.engine, global)?;
@@ -29,9 +29,18 @@ pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
 
     let engine_output = silence_stdout(global.verbose);
     let loading = Instant::now();
-    let mut session = Session::load(&lite, &model, &options)?;
+    let mut session = Session::load(&lite, &model, Outputs::Real, &options)?;
     capture.loaded(loading, &session)?;
-    let feeds = feeds_or_first_testcase(&lite, &model, &args.model, &specs, &session.inputs, &args.feeds, global)?;
+    let first_testcase = model.testcases().next().filter(|_| !args.no_testcase);
+    let feeds = feeds_or_first_testcase(
+        &lite,
+        first_testcase,
+        &args.model,
+        &specs,
+        &session,
+        &args.feeds,
+        global,
+    )?;
     session.feed(&feeds)?;
     let plan = plan(&args.iterations, global);
     let samples = session.measure(&plan, &mut capture)?;

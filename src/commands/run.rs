@@ -22,7 +22,7 @@ use crate::report::trace::write_trace;
 use crate::report::{emit, emit_json, quoted_list};
 use crate::runner::memory::{peak_rss_bytes, PeakMemory};
 use crate::runner::testcase::run_testcases;
-use crate::runner::Session;
+use crate::runner::{Outputs, Session};
 use crate::tensor::{format_shape, HostTensor};
 
 /// `--expect NAME:FILE.npy`; the file is checked before the engine starts and
@@ -62,7 +62,8 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
 
     let engine_output = silence_stdout(global.verbose);
     let loading = Instant::now();
-    let mut session = Session::load(&lite, &model, &options)?;
+    let outputs = if testcases { Outputs::Asserted } else { Outputs::Real };
+    let mut session = Session::load(&lite, &model, outputs, &options)?;
     let peak_after_load = peak_rss_bytes();
     if let Some(capture) = &mut capture {
         capture.loaded(loading, &session)?;

@@ -30,7 +30,7 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
         ensure_writable(file).with_context(|| format!("--save {}", file.display()))?;
     }
     // A model that cannot be read fails here, in one line, not in every candidate.
-    ModelFile::read(&args.model)?;
+    let model = ModelFile::read(&args.model)?;
     let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
     let scratch = tempfile::Builder::new()
         .prefix("mge-tune-")
@@ -47,6 +47,10 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
         command.push("--resize-input".into());
     }
     command.extend(fixed_args(&args.engine));
+    if model.is_container() {
+        // Tuned on feeds: the container's model with its real outputs, not its testcases.
+        command.push("--no-testcase".into());
+    }
     let mut base_args: Vec<OsString> = vec!["--lite-lib".into(), lite_lib.into(), "-q".into()];
     base_args.extend(["run".into(), args.model.clone().into()]);
     base_args.extend(command[3..].iter().map(OsString::from));

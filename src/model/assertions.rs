@@ -14,15 +14,20 @@ const ASSERT_EQUAL_PARAM: u8 = 56;
 const DEFAULT_MAXERR: f32 = 1e-4;
 
 /// Field indices (a union takes two: its type, then its value).
-struct Schema {
-    oprs: usize,
+pub(super) struct Schema {
+    /// `oprs: [Operator]` of the root table.
+    pub oprs: usize,
+    /// `output_vars_idx: [OutputVar]` of the root table.
+    pub output_vars: usize,
     param_type: usize,
     param: usize,
-    output_names: OutputNames,
+    /// `Operator.inputs: [uint]`, the ids of its input vars.
+    pub inputs: usize,
+    pub output_names: OutputNames,
 }
 
 /// Where an operator's output var is named.
-enum OutputNames {
+pub(super) enum OutputNames {
     /// `Operator.output_name: [string]` (FBS v1).
     InOperator(usize),
     /// `Operator.outputs: [uint]` indexing `Model.middle_tensors`, whose
@@ -32,15 +37,19 @@ enum OutputNames {
 
 const FBS_V1: Schema = Schema {
     oprs: 3,
+    output_vars: 4,
     param_type: 1,
     param: 2,
+    inputs: 3,
     output_names: OutputNames::InOperator(5),
 };
 
 const FBS_V2: Schema = Schema {
     oprs: 2,
+    output_vars: 4,
     param_type: 3,
     param: 4,
+    inputs: 7,
     output_names: OutputNames::InMiddleTensors {
         outputs: 8,
         middle_tensors: 3,
@@ -80,12 +89,23 @@ pub fn checked_output(name: &str) -> Option<&str> {
     (expect.strip_suffix(separator) == Some(out)).then_some(out)
 }
 
+pub(super) fn schema(format: GraphFormat) -> &'static Schema {
+    match format {
+        GraphFormat::FbsV1 => &FBS_V1,
+        GraphFormat::FbsV2 => &FBS_V2,
+    }
+}
+
 pub fn read(format: GraphFormat, flatbuffer: &[u8]) -> Result<Vec<Assertion>> {
-    let schema = match format {
-        GraphFormat::FbsV1 => FBS_V1,
-        GraphFormat::FbsV2 => FBS_V2,
-    };
-    let graph = Table::root(flatbuffer)?;
+    Ok(operators(format, Table::root(flatbuffer)?)?
+        .into_iter()
+        .map(|(_, assertion)| assertion)
+        .collect())
+}
+
+/// The AssertEqual operators of `graph`, in file order, each with what it checks.
+pub(super) fn operators<'a>(format: GraphFormat, graph: Table<'a>) -> Result<Vec<(Table<'a>, Assertion)>> {
+    let schema = schema(format);
     let mut found = Vec::new();
     for operator in graph.tables(schema.oprs)? {
         if operator.u8(schema.param_type)? != Some(ASSERT_EQUAL_PARAM) {
@@ -108,12 +128,13 @@ pub fn read(format: GraphFormat, flatbuffer: &[u8]) -> Result<Vec<Assertion>> {
                 None => None,
             },
         };
-        found.push(Assertion {
+        let assertion = Assertion {
             var: var.unwrap_or_default().to_string(),
             // The shortest decimal of the stored f32: 1e-4, not 9.99999974e-5.
             maxerr: maxerr.unwrap_or(DEFAULT_MAXERR).to_string().parse()?,
             verbose: verbose.unwrap_or(0) != 0,
-        });
+        };
+        found.push((operator, assertion));
     }
     Ok(found)
 }

@@ -32,7 +32,7 @@ impl<'a> Table<'a> {
     }
 
     /// The position of field `index`, or `None` when it holds its default.
-    fn field(&self, index: usize) -> Result<Option<usize>> {
+    pub fn field(&self, index: usize) -> Result<Option<usize>> {
         let vtable = self.vtable()?;
         let vtable_len = read_u16(self.buf, vtable)? as usize;
         let entry = 4 + 2 * index;

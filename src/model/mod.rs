@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 
 mod assertions;
 mod flatbuffer;
+mod unassert;
 
 pub use assertions::{checked_output, Assertion};
 
@@ -114,6 +115,20 @@ impl ModelFile {
     pub fn assertions(&self) -> Result<Vec<Assertion>> {
         assertions::read(self.format, &self.bytes[self.graph_flatbuffer.clone()])
             .context("cannot read the model's AssertEqual operators")
+    }
+
+    /// The model graph to run on other feeds than a container's testcases: its
+    /// outputs moved from the AssertEqual operators to the vars they check (see
+    /// `unassert`), with the name of each output's var where it changed.
+    pub fn graph_with_real_outputs(&self) -> Result<(Vec<u8>, Vec<Option<String>>)> {
+        let mut graph = self.graph().to_vec();
+        if !self.is_container() {
+            return Ok((graph, Vec::new()));
+        }
+        let flatbuffer = self.graph_flatbuffer.start - self.graph.start..self.graph_flatbuffer.end - self.graph.start;
+        let names = unassert::rewrite(self.format, &mut graph[flatbuffer])
+            .context("cannot take the model's outputs from before its AssertEqual operators")?;
+        Ok((graph, names))
     }
 
     /// The testcase graphs of a container, in file order (none for a plain model).

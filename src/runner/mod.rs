@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 
 use crate::engine::{Lite, Network, NetworkOptions};
 use crate::feeds::Feed;
-use crate::model::ModelFile;
+use crate::model::{ModelFile, EXPECTATION_SUFFIX};
 use crate::supervise::child::{announce, RunCounter};
 use crate::supervise::Phase;
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
@@ -21,6 +21,11 @@ pub struct Session {
     network: Network,
     pub inputs: Vec<TensorInfo>,
     pub outputs: Vec<TensorInfo>,
+    /// What the engine calls each of `outputs` (where the model names it otherwise).
+    engine_output_names: Vec<String>,
+    /// Inputs the engine lists but the run does not read: the expectations of
+    /// a container loaded with `Outputs::Real`.
+    unread_inputs: Vec<String>,
     /// Inputs fed in another shape than declared, described for error messages.
     reshaped: Vec<String>,
 }
@@ -67,6 +72,16 @@ impl<T: RunObserver> RunObserver for Option<T> {
     }
 }
 
+/// Which outputs a testcase container's model is loaded with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outputs {
+    /// As dumped: its AssertEqual operators, which check the embedded testcases.
+    Asserted,
+    /// The vars those operators check, as the model had them before the dump:
+    /// for running it on other feeds (the assertions are left out of the run).
+    Real,
+}
+
 impl Plan {
     /// Whether another timed run is due after `done` of them, the first of
     /// which started at `since`.
@@ -80,22 +95,49 @@ impl Plan {
 
 impl Session {
     /// The model graph of `model`, loaded for `options`.
-    pub fn load(lite: &Lite, model: &ModelFile, options: &NetworkOptions) -> Result<Session> {
+    pub fn load(lite: &Lite, model: &ModelFile, outputs: Outputs, options: &NetworkOptions) -> Result<Session> {
+        let (graph, names) = match outputs {
+            Outputs::Asserted => (model.graph().to_vec(), Vec::new()),
+            Outputs::Real => model.graph_with_real_outputs()?,
+        };
         announce(Phase::Load);
-        Session::open(lite, model.graph(), options).context("the engine cannot load the model")
+        let mut session = Session::open(lite, graph, options).context("the engine cannot load the model")?;
+        // The engine still lists the expectations as inputs, but no longer reads them.
+        session.unread_inputs = names
+            .iter()
+            .flatten()
+            .map(|name| format!("{name}{EXPECTATION_SUFFIX}"))
+            .collect();
+        let unread = &session.unread_inputs;
+        session.inputs.retain(|input| !unread.contains(&input.name));
+        for (output, name) in session.outputs.iter_mut().zip(names) {
+            if let Some(name) = name {
+                output.name = name;
+            }
+        }
+        Ok(session)
     }
 
     /// Any one graph (a model's, or a testcase's).
-    pub fn open(lite: &Lite, graph: &[u8], options: &NetworkOptions) -> Result<Session> {
-        let network = lite.load_network(graph.to_vec(), options)?;
+    pub fn open(lite: &Lite, graph: impl Into<Vec<u8>>, options: &NetworkOptions) -> Result<Session> {
+        let network = lite.load_network(graph.into(), options)?;
         let inputs = network.inputs()?;
         let outputs = network.outputs()?;
         Ok(Session {
             network,
             inputs,
+            engine_output_names: outputs.iter().map(|output| output.name.clone()).collect(),
             outputs,
+            unread_inputs: Vec::new(),
             reshaped: Vec::new(),
         })
+    }
+
+    /// Every input the engine lists, those the run does not read too: what a
+    /// container's testcase holds a value for.
+    pub fn testcase_inputs(&self) -> Vec<&str> {
+        let inputs = self.inputs.iter().map(|input| input.name.as_str());
+        inputs.chain(self.unread_inputs.iter().map(String::as_str)).collect()
     }
 
     /// Copies feeds into the inputs. A feed in another shape than declared is
@@ -186,7 +228,8 @@ impl Session {
     pub fn read_outputs(&self) -> Result<Vec<(String, HostTensor)>> {
         self.outputs
             .iter()
-            .map(|info| Ok((info.name.clone(), self.network.output(&info.name)?)))
+            .zip(&self.engine_output_names)
+            .map(|(info, engine_name)| Ok((info.name.clone(), self.network.output(engine_name)?)))
             .collect()
     }
 }

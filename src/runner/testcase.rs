@@ -12,7 +12,7 @@ use crate::feeds::Feed;
 use crate::model::{checked_output, Assertion, ModelFile};
 use crate::supervise::child::announce;
 use crate::supervise::Phase;
-use crate::tensor::{HostTensor, TensorInfo};
+use crate::tensor::HostTensor;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -78,7 +78,7 @@ fn run_testcase(
         samples: Vec::new(),
         outputs: Vec::new(),
     };
-    let judged = testcase_feeds(lite, graph, &session.inputs, index)
+    let judged = testcase_feeds(lite, graph, session, index)
         .context("cannot read the testcase")
         .and_then(|feeds| {
             run.feeds = feeds;
@@ -199,11 +199,13 @@ fn describe_mismatch(message: &str) -> String {
     }
 }
 
-/// A testcase's values as feeds, with `testcase INDEX` as their source.
-pub fn testcase_feeds(lite: &Lite, graph: &[u8], model_inputs: &[TensorInfo], index: usize) -> Result<Vec<Feed>> {
+/// A testcase's values as feeds of the inputs `session` reads, with
+/// `testcase INDEX` as their source.
+pub fn testcase_feeds(lite: &Lite, graph: &[u8], session: &Session, index: usize) -> Result<Vec<Feed>> {
     let source = format!("testcase {index}");
-    Ok(testcase_values(lite, graph, model_inputs)?
+    Ok(testcase_values(lite, graph, &session.testcase_inputs())?
         .into_iter()
+        .filter(|(name, _)| session.inputs.iter().any(|input| input.name == *name))
         .map(|(name, tensor)| Feed {
             name,
             source: source.clone(),
@@ -214,9 +216,9 @@ pub fn testcase_feeds(lite: &Lite, graph: &[u8], model_inputs: &[TensorInfo], in
 }
 
 /// The values a testcase graph of a container holds, named. Such a graph has no
-/// inputs; its outputs are the model's input values in the order of the
-/// model's input names, sorted (MegEngine's load_and_run convention).
-pub fn testcase_values(lite: &Lite, graph: &[u8], model_inputs: &[TensorInfo]) -> Result<Vec<(String, HostTensor)>> {
+/// inputs; its outputs are the values of the model's inputs (`Session::testcase_inputs`)
+/// in the order of their names, sorted (MegEngine's load_and_run convention).
+pub fn testcase_values(lite: &Lite, graph: &[u8], model_inputs: &[&str]) -> Result<Vec<(String, HostTensor)>> {
     // On the calling thread: a dispatcher thread would only spin for these constants.
     let options = NetworkOptions {
         cpu_inplace: true,
@@ -225,7 +227,7 @@ pub fn testcase_values(lite: &Lite, graph: &[u8], model_inputs: &[TensorInfo]) -
     let mut testcase = Session::open(lite, graph, &options)?;
     testcase.forward()?;
     let values = testcase.read_outputs()?;
-    let mut names: Vec<&str> = model_inputs.iter().map(|input| input.name.as_str()).collect();
+    let mut names = model_inputs.to_vec();
     names.sort_unstable();
     if values.len() != names.len() {
         bail!(

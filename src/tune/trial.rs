@@ -80,8 +80,7 @@ impl Trials {
         }
         args.extend(
             [
-                "--no-testcase".to_string(),
-                "--json".into(),
+                "--json".to_string(),
                 "--warmup".into(),
                 self.warmup.to_string(),
                 "--iter".into(),
