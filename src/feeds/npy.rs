@@ -1,7 +1,7 @@
 //! `.npy` files and `.npz` archives of them.
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{Cursor, Read};
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
@@ -14,13 +14,22 @@ use zip::ZipArchive;
 use crate::report::quoted_list;
 use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 
+/// What the shape in a header must pass before its data is read.
+pub(super) type ShapeCheck<'a> = &'a dyn Fn(&[usize]) -> Result<()>;
+
+/// A `.npy` file in `dtype`, of any shape (its size is bounded by the file's).
 pub fn load_npy(path: &Path, dtype: DType) -> Result<HostTensor> {
-    let bytes = std::fs::read(path).map_err(|err| anyhow!("cannot read file: {err}"))?;
-    decode_npy(&bytes, dtype)
+    load_npy_checked(path, dtype, &|_| Ok(()))
+}
+
+pub(super) fn load_npy_checked(path: &Path, dtype: DType, check: ShapeCheck) -> Result<HostTensor> {
+    let file = File::open(path).map_err(|err| anyhow!("cannot read file: {err}"))?;
+    let len = file.metadata().map_err(|err| anyhow!("cannot read file: {err}"))?.len();
+    read_npy(file, len, dtype, check)
 }
 
 /// Loads one array of an archive: `key`, else the array named after the input, else the only one.
-pub(super) fn load_npz(path: &Path, key: Option<&str>, info: &TensorInfo) -> Result<HostTensor> {
+pub(super) fn load_npz(path: &Path, key: Option<&str>, info: &TensorInfo, check: ShapeCheck) -> Result<HostTensor> {
     let mut npz = Npz::open(path)?;
     let keys = npz.keys();
     let key = match key {
@@ -33,7 +42,7 @@ pub(super) fn load_npz(path: &Path, key: Option<&str>, info: &TensorInfo) -> Res
             quoted_list(&keys)
         ),
     };
-    npz.read(key, info.dtype)
+    npz.read(key, info.dtype, check)
 }
 
 /// An open `.npz` (a zip of `.npy` files, stored or deflated).
@@ -56,7 +65,7 @@ impl Npz {
             .collect()
     }
 
-    fn read(&mut self, key: &str, dtype: DType) -> Result<HostTensor> {
+    fn read(&mut self, key: &str, dtype: DType, check: ShapeCheck) -> Result<HostTensor> {
         let entry_name = [format!("{key}.npy"), key.to_string()]
             .into_iter()
             .find(|name| self.archive.index_for_name(name).is_some())
@@ -66,13 +75,12 @@ impl Npz {
                     quoted_list(self.keys())
                 )
             })?;
-        let mut bytes = Vec::new();
-        self.archive
+        let entry = self
+            .archive
             .by_name(&entry_name)
-            .map_err(|err| anyhow!("cannot read array '{key}': {err}"))?
-            .read_to_end(&mut bytes)
             .map_err(|err| anyhow!("cannot read array '{key}': {err}"))?;
-        decode_npy(&bytes, dtype).map_err(|err| anyhow!("array '{key}': {err:#}"))
+        let len = entry.size();
+        read_npy(entry, len, dtype, check).map_err(|err| anyhow!("array '{key}': {err:#}"))
     }
 }
 
@@ -138,40 +146,88 @@ impl Element {
     }
 }
 
-/// Decodes a whole `.npy` file into a tensor of `dtype`, values taken in logical (C) order.
-pub(super) fn decode_npy(bytes: &[u8], dtype: DType) -> Result<HostTensor> {
-    let mut data = bytes;
-    let header = Header::from_reader(&mut data).map_err(|err| anyhow!("not a valid .npy file: {err}"))?;
+/// Longer headers than NumPy itself writes or reads (its `max_header_size` is 10000).
+const MAX_HEADER_LEN: usize = 1 << 16;
+
+/// Reads the magic, version and header of a `.npy`; returns the header and
+/// its bytes as read.
+fn read_header(source: &mut impl Read) -> Result<(Header, Vec<u8>)> {
+    let invalid = |what: &str| anyhow!("not a valid .npy file: {what}");
+    let mut head = vec![0u8; 8];
+    source.read_exact(&mut head).map_err(|_| invalid("too short"))?;
+    if &head[..6] != b"\x93NUMPY" {
+        return Err(invalid("no NUMPY magic"));
+    }
+    let len_size = if head[6] == 1 { 2 } else { 4 };
+    let mut len = [0u8; 4];
+    source
+        .read_exact(&mut len[..len_size])
+        .map_err(|_| invalid("too short"))?;
+    head.extend_from_slice(&len[..len_size]);
+    let header_len = u32::from_le_bytes(len) as usize;
+    if header_len > MAX_HEADER_LEN {
+        return Err(invalid(&format!("a header of {header_len} bytes")));
+    }
+    let start = head.len();
+    head.resize(start + header_len, 0);
+    source
+        .read_exact(&mut head[start..])
+        .map_err(|_| invalid("the header is cut short"))?;
+    // The parser's own message draws a diagram over several lines: keep its first.
+    let header = Header::from_reader(&mut head.as_slice()).map_err(|err| {
+        let message = err.to_string();
+        invalid(message.lines().next().unwrap_or_default().trim())
+    })?;
+    Ok((header, head))
+}
+
+/// Reads a `.npy` of `len` bytes from `source` into a tensor of `dtype`,
+/// values in logical (C) order. The header is checked against `len` and
+/// `check` before any of the data is read or allocated.
+pub(super) fn read_npy(mut source: impl Read, len: u64, dtype: DType, check: ShapeCheck) -> Result<HostTensor> {
+    let (header, head) = read_header(&mut source)?;
     let element = Element::of(&header)?;
-    // Checked before reading so that a corrupt header cannot ask for a huge allocation.
-    let needed = header
-        .shape
+    let shape = &header.shape;
+    // ndarray refuses (by a panic) shapes whose non-zero dimensions overflow,
+    // even when a zero dimension makes them empty.
+    let span = shape
         .iter()
-        .try_fold(element.size(), |bytes, &dim| bytes.checked_mul(dim));
-    if needed != Some(data.len()) {
+        .filter(|&&dim| dim != 0)
+        .try_fold(element.size(), |bytes, &dim| bytes.checked_mul(dim))
+        .filter(|&bytes| bytes <= isize::MAX as usize);
+    let needed = span.map(|span| if shape.contains(&0) { 0 } else { span });
+    let data_len = len.saturating_sub(head.len() as u64);
+    if needed.map(|bytes| bytes as u64) != Some(data_len) {
         bail!(
-            "not a valid .npy file: the header's shape {} of {} needs {} bytes of data, the file has {}",
-            format_shape(&header.shape),
+            "not a valid .npy file: the header's shape {} of {} needs {} bytes of data, the file has {data_len}",
+            format_shape(shape),
             header.type_descriptor,
             needed.map_or_else(|| "too many".to_string(), |bytes| bytes.to_string()),
-            data.len()
         );
     }
+    check(shape)?;
+    let header_len = head.len();
+    let whole = Cursor::new(head).chain(source);
     match element {
-        Element::Bool => read_array::<bool>(bytes, dtype),
-        Element::I8 => read_array::<i8>(bytes, dtype),
-        Element::I16 => read_array::<i16>(bytes, dtype),
-        Element::I32 => read_array::<i32>(bytes, dtype),
-        Element::I64 => read_array::<i64>(bytes, dtype),
-        Element::U8 => read_array::<u8>(bytes, dtype),
-        Element::U16 => read_array::<u16>(bytes, dtype),
-        Element::U32 => read_array::<u32>(bytes, dtype),
-        Element::U64 => read_array::<u64>(bytes, dtype),
-        Element::F32 => read_array::<f32>(bytes, dtype),
-        Element::F64 => read_array::<f64>(bytes, dtype),
+        Element::Bool => read_array::<bool>(whole, dtype),
+        Element::I8 => read_array::<i8>(whole, dtype),
+        Element::I16 => read_array::<i16>(whole, dtype),
+        Element::I32 => read_array::<i32>(whole, dtype),
+        Element::I64 => read_array::<i64>(whole, dtype),
+        Element::U8 => read_array::<u8>(whole, dtype),
+        Element::U16 => read_array::<u16>(whole, dtype),
+        Element::U32 => read_array::<u32>(whole, dtype),
+        Element::U64 => read_array::<u64>(whole, dtype),
+        Element::F32 => read_array::<f32>(whole, dtype),
+        Element::F64 => read_array::<f64>(whole, dtype),
         // ndarray-npy has no f16, so its data is decoded here.
         Element::F16 { big_endian } => {
-            let values = data
+            let mut bytes = Vec::with_capacity(len as usize);
+            whole
+                .take(len)
+                .read_to_end(&mut bytes)
+                .map_err(|err| anyhow!("cannot read the data: {err}"))?;
+            let values = bytes[header_len..]
                 .chunks_exact(2)
                 .map(|pair| {
                     let pair = [pair[0], pair[1]];
@@ -182,14 +238,14 @@ pub(super) fn decode_npy(bytes: &[u8], dtype: DType) -> Result<HostTensor> {
                     }
                 })
                 .collect();
-            let shape = IxDyn(&header.shape).set_f(header.layout.is_fortran());
+            let shape = IxDyn(shape).set_f(header.layout.is_fortran());
             tensor_from_array(ArrayD::from_shape_vec(shape, values)?, dtype)
         }
     }
 }
 
-fn read_array<T: ReadableElement + ToF64>(bytes: &[u8], dtype: DType) -> Result<HostTensor> {
-    let array = ArrayD::<T>::read_npy(bytes).map_err(|err| anyhow!("not a valid .npy file: {err}"))?;
+fn read_array<T: ReadableElement + ToF64>(source: impl Read, dtype: DType) -> Result<HostTensor> {
+    let array = ArrayD::<T>::read_npy(source).map_err(|err| anyhow!("not a valid .npy file: {err}"))?;
     tensor_from_array(array, dtype)
 }
 

@@ -58,6 +58,10 @@ impl<'a> Table<'a> {
         self.field(index)?.map(|pos| byte(self.buf, pos)).transpose()
     }
 
+    pub fn u32(&self, index: usize) -> Result<Option<u32>> {
+        self.field(index)?.map(|pos| read_u32(self.buf, pos)).transpose()
+    }
+
     pub fn f32(&self, index: usize) -> Result<Option<f32>> {
         self.field(index)?
             .map(|pos| read_u32(self.buf, pos).map(f32::from_bits))

@@ -214,7 +214,12 @@ impl<R: Read> Reader<R> {
             GraphFormat::FbsV1 => &schema::GRAPH_V1,
             GraphFormat::FbsV2 => &schema::MODEL_V2,
         };
-        flatbuffer::verify(&self.bytes[flatbuffer.clone()], root)
+        let bytes = &self.bytes[flatbuffer.clone()];
+        flatbuffer::verify(bytes, root)
+            .and_then(|()| match format {
+                GraphFormat::FbsV1 => Ok(()),
+                GraphFormat::FbsV2 => schema::check_v2_references(bytes),
+            })
             .with_context(|| format!("{what} at offset {start} is malformed"))?;
         Ok((format, start..self.pos, flatbuffer))
     }
@@ -224,12 +229,19 @@ impl<R: Read> Reader<R> {
 mod tests {
     use super::*;
 
-    /// The smallest valid flatbuffer, padded: a root table with no fields.
+    /// The smallest valid graph flatbuffer, padded: a root table whose fields
+    /// 2, 3 and 4 (`oprs` and `output_vars_idx` among them, in both schemas)
+    /// hold the same empty vector.
     fn flatbuffer(len: usize) -> Vec<u8> {
-        let mut buf = 12u32.to_le_bytes().to_vec(); // the root table is at 12
+        let mut buf = 24u32.to_le_bytes().to_vec(); // the root table is at 24
         buf.extend(FBS_V2_IDENTIFIER);
-        buf.extend([4u8, 0, 4, 0]); // vtable at 8: its size, the table's size
-        buf.extend(4i32.to_le_bytes()); // the table, its vtable 4 bytes back
+        for entry in [14u16, 16, 0, 0, 4, 8, 12, 0] {
+            buf.extend(entry.to_le_bytes()); // vtable at 8 (14 bytes), then padding
+        }
+        buf.extend(16i32.to_le_bytes()); // the table, its vtable 16 bytes back
+        for offset in [12u32, 8, 4, 0] {
+            buf.extend(offset.to_le_bytes()); // fields at 28, 32, 36; the vector at 40
+        }
         buf.resize(len, 0);
         buf
     }
@@ -260,23 +272,23 @@ mod tests {
 
     #[test]
     fn reads_a_plain_v2_graph() {
-        let model = ModelFile::parse(v2_graph(40)).unwrap();
+        let model = ModelFile::parse(v2_graph(48)).unwrap();
         assert_eq!(model.format, GraphFormat::FbsV2);
         assert!(!model.is_container());
-        assert_eq!(model.graph().len(), 44);
+        assert_eq!(model.graph().len(), 52);
         assert_eq!(model.testcase_count(), 0);
     }
 
     #[test]
     fn reads_a_plain_v1_graph() {
-        let model = ModelFile::parse(v1_graph(16, 20)).unwrap();
+        let model = ModelFile::parse(v1_graph(16, 48)).unwrap();
         assert_eq!(model.format, GraphFormat::FbsV1);
-        assert_eq!(model.graph().len(), 4 + 8 + 4 + 8 + 16 + 4 + 20);
+        assert_eq!(model.graph().len(), 4 + 8 + 4 + 8 + 16 + 4 + 48);
     }
 
     #[test]
     fn splits_a_container() {
-        let (model, case0, case1) = (v2_graph(40), v2_graph(16), v2_graph(20));
+        let (model, case0, case1) = (v2_graph(48), v2_graph(48), v2_graph(56));
         let parsed = ModelFile::parse(container(2, &[model.clone(), case0.clone(), case1.clone()])).unwrap();
         assert!(parsed.is_container());
         assert_eq!(parsed.graph(), &model[..]);
@@ -286,9 +298,9 @@ mod tests {
 
     #[test]
     fn rejects_a_count_beyond_the_file() {
-        let err = ModelFile::parse(container(u32::MAX, &[v2_graph(40)])).err().unwrap();
-        assert!(format!("{err:#}").contains("testcase 0 at offset 56"), "{err:#}");
-        let err = ModelFile::parse(container(2, &[v2_graph(40), v2_graph(16)]))
+        let err = ModelFile::parse(container(u32::MAX, &[v2_graph(48)])).err().unwrap();
+        assert!(format!("{err:#}").contains("testcase 0 at offset 64"), "{err:#}");
+        let err = ModelFile::parse(container(2, &[v2_graph(48), v2_graph(48)]))
             .err()
             .unwrap();
         assert!(err.to_string().contains("testcase 1"), "{err}");
@@ -298,21 +310,21 @@ mod tests {
     /// count leaves out, or bytes appended to a plain model.
     #[test]
     fn rejects_data_after_the_last_graph() {
-        let graphs = [v2_graph(40), v2_graph(16), v2_graph(20)];
+        let graphs = [v2_graph(48), v2_graph(48), v2_graph(56)];
         let err = ModelFile::parse(container(1, &graphs)).err().unwrap();
         assert!(err.to_string().contains("after the 1 testcases"), "{err}");
-        let mut plain = v2_graph(40);
+        let mut plain = v2_graph(48);
         plain.push(0);
         let err = ModelFile::parse(plain).err().unwrap();
-        assert!(err.to_string().contains("offset 44 after the model graph"), "{err}");
+        assert!(err.to_string().contains("offset 52 after the model graph"), "{err}");
     }
 
     /// The edit that crashed the engine: the root table's vtable offset.
     #[test]
     fn rejects_a_graph_whose_flatbuffer_is_malformed() {
         for soffset in [0i32, 2, -4, 1000] {
-            let mut graph = v2_graph(40);
-            graph[4 + 12..4 + 16].copy_from_slice(&soffset.to_le_bytes());
+            let mut graph = v2_graph(48);
+            graph[4 + 24..4 + 28].copy_from_slice(&soffset.to_le_bytes());
             let err = ModelFile::parse(graph).err().unwrap();
             assert!(
                 format!("{err:#}").contains("the model graph at offset 0 is malformed"),
@@ -342,10 +354,10 @@ mod tests {
 
     #[test]
     fn rejects_truncated_graphs() {
-        let mut graph = v2_graph(40);
+        let mut graph = v2_graph(48);
         graph.truncate(30);
         assert!(ModelFile::parse(graph).err().unwrap().to_string().contains("truncated"));
-        let mut graph = v1_graph(16, 20);
+        let mut graph = v1_graph(16, 48);
         graph[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(ModelFile::parse(graph).err().unwrap().to_string().contains("truncated"));
     }

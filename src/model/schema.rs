@@ -3,8 +3,10 @@
 //! `schema_v2.fbs` for FBS v2, with `dtype.fbs` and `mgb_cpp_opr.fbs`, in
 //! MegEngine's `src/serialization/impl/` and `src/opr/impl/`).
 
+use anyhow::{bail, Result};
+
 use super::flatbuffer::Field::{Inline, String, Strings, Table, Tables, Union, Unions, Vector};
-use super::flatbuffer::Schema;
+use super::flatbuffer::{Schema, Table as Reader};
 
 /// `Graph`, the root of an FBS v1 graph.
 pub static GRAPH_V1: Schema = Schema {
@@ -19,7 +21,8 @@ pub static GRAPH_V1: Schema = Schema {
         Vector(8),
         Table(&METADATA_V1),
     ],
-    required: &[],
+    // As for FBS v2: oprs and output_vars_idx are read unchecked.
+    required: &[3, 4],
 };
 
 /// `Model`, the root of an FBS v2 graph.
@@ -37,7 +40,8 @@ pub static MODEL_V2: Schema = Schema {
         Inline(4),
         Table(&METADATA_V2),
     ],
-    required: &[],
+    // The loader walks oprs and output_vars_idx without checking they are there.
+    required: &[2, 4],
 };
 
 static OPERATOR_V1: Schema = Schema {
@@ -84,7 +88,8 @@ static OPERATOR_V2: Schema = Schema {
         Inline(4),
         Tables(&BLOB_V2),
     ],
-    required: &[],
+    // The loader names an operator of an unknown type id by its type.
+    required: &[0],
 };
 
 static TENSOR_V1: Schema = Schema {
@@ -127,7 +132,8 @@ static MIDDLE_TENSOR_V2: Schema = Schema {
         Inline(1),
         Union(scalars_only),
     ],
-    required: &[],
+    // The loader names output vars after their middle tensor.
+    required: &[0],
 };
 
 static OUTPUT_VAR_V2: Schema = Schema {
@@ -139,7 +145,8 @@ static OUTPUT_VAR_V2: Schema = Schema {
 static OUTPUT_ALIAS_V2: Schema = Schema {
     name: "OutputAlias",
     fields: &[Inline(4), String],
-    required: &[],
+    // The loader reads every alias's name.
+    required: &[1],
 };
 
 static METADATA_V1: Schema = Schema {
@@ -218,4 +225,31 @@ fn operator_param(tag: u8) -> Option<&'static Schema> {
 /// `TensorFormat` and `DTypeParam`: every member holds scalars only.
 fn scalars_only(_tag: u8) -> Option<&'static Schema> {
     None
+}
+
+/// What the FBS v2 loader indexes with the graph's own numbers without
+/// checking them: names of operator outputs looked up among the middle
+/// tensors, output aliases looked up among the output vars.
+pub fn check_v2_references(flatbuffer: &[u8]) -> Result<()> {
+    let model = Reader::root(flatbuffer)?;
+    let middle_tensors = model.tables(3)?.len();
+    if middle_tensors > 0 {
+        for (index, operator) in model.tables(2)?.iter().enumerate() {
+            if let Some(&id) = operator.u32s(8)?.iter().find(|&&id| id as usize >= middle_tensors) {
+                bail!("operator {index} outputs var {id}, but the graph has {middle_tensors} middle tensors");
+            }
+        }
+    }
+    let original_ids = model
+        .tables(4)?
+        .iter()
+        .map(|var| Ok(var.u32(1)?.unwrap_or(0)))
+        .collect::<Result<Vec<u32>>>()?;
+    for alias in model.tables(5)? {
+        let id = alias.u32(0)?.unwrap_or(0);
+        if !original_ids.contains(&id) {
+            bail!("output alias for var {id}, which is no output of the graph");
+        }
+    }
+    Ok(())
 }
