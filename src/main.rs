@@ -18,6 +18,7 @@ use crate::commands::CheckFailed;
 use crate::engine::EngineError;
 
 fn main() -> ExitCode {
+    report::note_closed_stdout();
     let cli = cli::Cli::parse();
     let verbose = cli.verbose;
     match commands::dispatch(cli) {

@@ -1,6 +1,5 @@
 //! `mge run`: load, feed, warm up, time, report.
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -15,7 +14,7 @@ use crate::engine::silence_stdout;
 use crate::feeds;
 use crate::model::ModelFile;
 use crate::report::check::Tally;
-use crate::report::file::write_atomically;
+use crate::report::file::{ensure_set_writable, npy_files, write_set, write_tensors};
 use crate::report::run::{ExpectReport, Measurement, RunReport, Target, TestcaseRunReport, TestcasesRunReport};
 use crate::report::{emit, emit_json, quoted_list};
 use crate::runner::testcase::run_testcases;
@@ -41,6 +40,9 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         .iter()
         .map(|spec| read_expectation(spec))
         .collect::<Result<Vec<_>>>()?;
+    if let Some(dir) = &args.outputs {
+        ensure_set_writable(dir).with_context(|| format!("--outputs {}", dir.display()))?;
+    }
     let specs = feeds::expand_specs(&args.feeds.inputs)?;
     let model = ModelFile::read(&args.model)?;
     let testcases = model.is_container() && specs.is_empty() && !args.no_testcase;
@@ -74,9 +76,13 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         save_algo_cache(&lite, &args.engine)?;
         drop(engine_output);
         if let Some(dir) = &args.outputs {
-            for run in runs.iter().filter(|run| !run.outputs.is_empty()) {
-                write_outputs(&dir.join(run.index.to_string()), &run.outputs)?;
-            }
+            // One set: a folder per testcase.
+            let files = runs.iter().flat_map(|run| {
+                npy_files(&run.outputs)
+                    .into_iter()
+                    .map(|(file, tensor)| (Path::new(&run.index.to_string()).join(file), tensor.to_npy()))
+            });
+            write_set(dir, files).context("--outputs")?;
         }
         let mut tally = Tally::default();
         runs.iter().for_each(|run| tally.add(run.status));
@@ -107,7 +113,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     }
 
     if let Some(dir) = &args.outputs {
-        write_outputs(dir, &outputs)?;
+        write_tensors(dir, &outputs).context("--outputs")?;
     }
     let report = RunReport {
         target,
@@ -174,33 +180,4 @@ fn check_expectations(
             })
         })
         .collect()
-}
-
-/// `NAME.npy` per output; characters a file name cannot hold become `_`.
-fn write_outputs(dir: &Path, outputs: &[(String, HostTensor)]) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("--outputs: cannot create {}", dir.display()))?;
-    let mut used = HashSet::new();
-    for (name, value) in outputs {
-        let mut stem: String = name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        if stem.is_empty() || stem.starts_with('.') {
-            stem.insert(0, '_');
-        }
-        let mut file = format!("{stem}.npy");
-        let mut suffix = 1;
-        while !used.insert(file.clone()) {
-            file = format!("{stem}_{suffix}.npy");
-            suffix += 1;
-        }
-        write_atomically(&dir.join(file), &value.to_npy())?;
-    }
-    Ok(())
 }

@@ -51,17 +51,26 @@ impl ModelFile {
     /// not fit is refused before the rest of the file is read.
     pub fn read(path: &Path) -> Result<ModelFile> {
         let file = File::open(path).with_context(|| format!("cannot read model {}", path.display()))?;
-        ModelFile::from_reader(file).with_context(|| format!("{} is not a usable MegEngine model", path.display()))
+        // Known for regular files only (not for a pipe or a device).
+        let len = file
+            .metadata()
+            .ok()
+            .filter(|meta| meta.is_file())
+            .map(|meta| meta.len());
+        ModelFile::from_reader(file, len).with_context(|| format!("{} is not a usable MegEngine model", path.display()))
     }
 
     #[cfg(test)]
     pub fn parse(bytes: Vec<u8>) -> Result<ModelFile> {
-        ModelFile::from_reader(std::io::Cursor::new(bytes))
+        let len = bytes.len() as u64;
+        ModelFile::from_reader(std::io::Cursor::new(bytes), Some(len))
     }
 
-    fn from_reader(source: impl Read) -> Result<ModelFile> {
+    /// `len`: the length of the source, where known.
+    fn from_reader(source: impl Read, len: Option<u64>) -> Result<ModelFile> {
         let mut reader = Reader {
             source,
+            len: len.and_then(|len| usize::try_from(len).ok()),
             bytes: Vec::new(),
             pos: 0,
         };
@@ -132,6 +141,8 @@ impl ModelFile {
 /// what the framing read so far announces.
 struct Reader<R> {
     source: R,
+    /// The source's length, where known: a claim beyond it is refused unread.
+    len: Option<usize>,
     bytes: Vec<u8>,
     pos: usize,
 }
@@ -160,8 +171,18 @@ impl<R: Read> Reader<R> {
     }
 
     fn take(&mut self, len: usize, what: &str) -> Result<Range<usize>> {
-        self.fill(len)?;
-        let remaining = self.bytes.len() - self.pos;
+        let in_source = self.len.map(|total| total.saturating_sub(self.pos));
+        if in_source.is_some_and(|in_source| len <= in_source) {
+            self.bytes
+                .reserve_exact((self.pos + len).saturating_sub(self.bytes.len()));
+        }
+        let remaining = match in_source {
+            Some(in_source) if len > in_source => in_source,
+            _ => {
+                self.fill(len)?;
+                self.bytes.len() - self.pos
+            }
+        };
         if len > remaining {
             bail!(
                 "truncated: {what} needs {len} bytes at offset {} but the file ends {remaining} bytes later",
