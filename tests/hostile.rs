@@ -315,3 +315,19 @@ fn concurrent_installs_wait_for_each_other() {
     assert!(stderr.contains("already installed"), "{stderr}");
     assert_eq!(stdout.trim(), library.display().to_string());
 }
+
+/// A mutant from the sweep that crashed the engine: an operator's vtable
+/// offset moved onto a 4-byte vtable, so the operator has no fields and the
+/// loader reads its missing type.
+#[test]
+fn an_operator_without_its_type_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = fixture("conv_float_tc1.mge");
+    assert_eq!(
+        bytes[3988], 30,
+        "the fixture changed: find the operator's vtable offset anew"
+    );
+    bytes[3988] = 4;
+    let model = write(dir.path(), "no_type.mge", &bytes);
+    refused(mge().arg("info").arg(&model), "required field 0 is missing");
+}

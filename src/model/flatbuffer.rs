@@ -408,6 +408,19 @@ mod tests {
         verify(&sample(), &SCALARS).unwrap();
     }
 
+    /// A field the engine reads without checking it is there (an Operator's
+    /// type, in a mutant that crashed the engine) must be present.
+    #[test]
+    fn verification_refuses_a_missing_required_field() {
+        static REQUIRING: Schema = Schema {
+            name: "Sample",
+            fields: SAMPLE.fields,
+            required: &[1],
+        };
+        let err = format!("{:#}", verify(&sample(), &REQUIRING).unwrap_err());
+        assert!(err.contains("required field 1 is missing"), "{err}");
+    }
+
     #[test]
     fn verification_refuses_what_the_reader_would_trust() {
         type Edit = fn(&mut Vec<u8>);
