@@ -15,7 +15,7 @@ use crate::iodump::{convert_binary, index_text, TEXT_FILE};
 use crate::model::{ModelFile, EXPECTATION_SUFFIX};
 use crate::profile::{executed_graph, request_engine_profile};
 use crate::report::emit;
-use crate::report::file::{ensure_writable, staged_beside, write_atomically, write_outputs};
+use crate::report::file::{ensure_writable, npy_files, staged_beside, write_atomically, write_set, write_tensors};
 use crate::runner::testcase::testcase_values;
 use crate::runner::{Outputs, Plan, Session};
 use crate::tensor::HostTensor;
@@ -104,7 +104,7 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
     drop(engine_output);
 
     if let Some(dir) = &args.outputs {
-        write_outputs(dir, &outputs).context("--outputs")?;
+        write_tensors(dir, &outputs).context("--outputs")?;
         written.push(format!("outputs  {} in {}", outputs.len(), dir.display()));
     }
     if let Some((dir, profile, engine_dir)) = io {
@@ -132,9 +132,10 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
 }
 
 /// Each testcase's tensors as `DIR/INDEX/INPUT.npy`; the expected value of an
-/// output as `DIR/INDEX/OUTPUT.expect.npy`. Returns the number of testcases.
+/// output as `DIR/INDEX/OUTPUT.expect.npy`: one set, written whole or not at
+/// all. Returns the number of testcases.
 fn dump_testcases(lite: &Lite, model: &ModelFile, session: &Session, dir: &Path) -> Result<usize> {
-    let mut count = 0;
+    let mut files = Vec::new();
     for (index, graph) in model.testcases().enumerate() {
         let values: Vec<(String, HostTensor)> = testcase_values(lite, graph, &session.testcase_inputs())
             .with_context(|| format!("testcase {index}"))?
@@ -144,8 +145,11 @@ fn dump_testcases(lite: &Lite, model: &ModelFile, session: &Session, dir: &Path)
                 None => (name, value),
             })
             .collect();
-        write_outputs(&dir.join(index.to_string()), &values).context("--testcases")?;
-        count += 1;
+        for (_, file, tensor) in npy_files(&values) {
+            files.push((Path::new(&index.to_string()).join(file), tensor.to_npy()));
+        }
     }
+    let count = model.testcase_count();
+    write_set(dir, files).context("--testcases")?;
     Ok(count)
 }

@@ -8,7 +8,7 @@ use super::Global;
 use crate::cli::{EngineArgs, FeedArgs, IterationArgs, LayoutArg, LayoutTransformTarget};
 use crate::engine::{Device, GraphLayout, Lite, NetworkOptions};
 use crate::feeds::{self, Feed, FeedOptions};
-use crate::report::file::staged_beside;
+use crate::report::file::write_atomically;
 use crate::report::quoted_list;
 use crate::runner::testcase::testcase_feeds;
 use crate::runner::{Plan, Session};
@@ -178,18 +178,16 @@ pub fn plan(iterations: &IterationArgs, global: &Global) -> Plan {
     }
 }
 
-/// Writes the fast-run cache `engine` names, if any. The engine writes it in
-/// place; it is staged beside the target so a failure leaves the previous cache intact.
+/// Writes the fast-run cache `engine` names, if any. The engine writes it to a
+/// temporary file first, so a failure leaves the previous cache intact.
 pub fn save_algo_cache(lite: &Lite, engine: &EngineArgs) -> Result<()> {
     let Some(cache) = &engine.fast_run_cache else {
         return Ok(());
     };
-    let staged = staged_beside(cache).context("--fast-run-cache")?;
-    lite.dump_algo_cache(staged.path())?;
-    staged
-        .persist(cache)
-        .with_context(|| format!("--fast-run-cache: cannot write {}", cache.display()))?;
-    Ok(())
+    let dumped = tempfile::NamedTempFile::new().context("--fast-run-cache: cannot create a temporary file")?;
+    lite.dump_algo_cache(dumped.path())?;
+    let contents = std::fs::read(dumped.path()).context("--fast-run-cache: cannot read the engine's cache")?;
+    write_atomically(cache, &contents).context("--fast-run-cache")
 }
 
 #[cfg(test)]

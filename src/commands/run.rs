@@ -1,6 +1,6 @@
 //! `mge run`: load, feed, warm up, time, report.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -14,7 +14,7 @@ use crate::feeds;
 use crate::model::ModelFile;
 use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
-use crate::report::file::write_outputs;
+use crate::report::file::{ensure_set_writable, npy_files, write_set, write_tensors};
 use crate::report::run::{
     ExpectReport, Measurement, RunReport, Target, TestcaseRunReport, TestcasesRunReport, WrittenOutput,
 };
@@ -44,6 +44,9 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         .iter()
         .map(|spec| read_expectation(spec))
         .collect::<Result<Vec<_>>>()?;
+    if let Some(dir) = &args.outputs {
+        ensure_set_writable(dir).with_context(|| format!("--outputs {}", dir.display()))?;
+    }
     let specs = feeds::expand_specs(&args.feeds.inputs)?;
     let model = ModelFile::read(&args.model)?;
     let testcases = model.is_container() && specs.is_empty() && !args.no_testcase;
@@ -81,14 +84,16 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         drop(engine_output);
         let mut written = Vec::new();
         if let Some(dir) = &args.outputs {
-            for run in runs.iter().filter(|run| !run.outputs.is_empty()) {
-                let files = write_outputs(&dir.join(run.index.to_string()), &run.outputs).context("--outputs")?;
-                written.extend(
-                    files
-                        .iter()
-                        .map(|(name, file)| WrittenOutput::new(name, file).of_testcase(run.index)),
-                );
+            // One set: a folder per testcase.
+            let mut files = Vec::new();
+            for run in &runs {
+                for (name, file, tensor) in npy_files(&run.outputs) {
+                    let file = Path::new(&run.index.to_string()).join(file);
+                    written.push(WrittenOutput::new(name, &dir.join(&file)).of_testcase(run.index));
+                    files.push((file, tensor.to_npy()));
+                }
             }
+            write_set(dir, files).context("--outputs")?;
         }
         let mut tally = Tally::default();
         runs.iter().for_each(|run| tally.add(run.status));
@@ -125,7 +130,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     }
 
     let written = match &args.outputs {
-        Some(dir) => write_outputs(dir, &outputs).context("--outputs")?,
+        Some(dir) => write_tensors(dir, &outputs).context("--outputs")?,
         None => Vec::new(),
     };
     let report = RunReport {

@@ -33,13 +33,13 @@ pub struct Feed {
     pub tensor: HostTensor,
 }
 
-/// Splits each `-i` argument on `;` and expands `@FILE` (one SPEC per non-empty line, lines
-/// trimmed of trailing whitespace; an @FILE's lines may not themselves be @FILE). Returns raw
-/// `[NAME:]SOURCE` strings.
+/// Splits each `-i` argument on `;` and expands `@FILE` (one SPEC per non-empty line; an
+/// @FILE's lines may not themselves be @FILE). Each SPEC is trimmed of surrounding whitespace.
+/// Returns raw `[NAME:]SOURCE` strings.
 pub fn expand_specs(args: &[String]) -> Result<Vec<String>> {
     let mut specs = Vec::new();
     for arg in args {
-        for piece in arg.split(';') {
+        for piece in arg.split(';').map(str::trim) {
             match piece.strip_prefix('@') {
                 Some(path) => specs.extend(read_spec_file(path)?),
                 None => specs.push(piece.to_string()),
@@ -54,11 +54,11 @@ fn read_spec_file(path: &str) -> Result<Vec<String>> {
     let text = std::fs::read_to_string(path).map_err(|err| anyhow!("cannot read spec file '{path}': {err}"))?;
     let mut specs = Vec::new();
     for (index, line) in text.lines().enumerate() {
-        let line = line.trim_end();
+        let line = line.trim();
         if line.is_empty() {
             continue;
         }
-        for piece in line.split(';') {
+        for piece in line.split(';').map(str::trim) {
             if piece.starts_with('@') {
                 bail!(
                     "spec file '{path}', line {}: '{piece}' cannot include another spec file",
@@ -90,6 +90,7 @@ pub fn resolve(specs: &[String], inputs: &[TensorInfo], options: &FeedOptions) -
             let tensor = spec
                 .source
                 .load(info, options)
+                .and_then(|tensor| has_values(tensor, info))
                 .map_err(|err| anyhow!("input '{}' from '{}': {err:#}", info.name, spec.source_text))?;
             feeds[index] = Some(Feed {
                 name: info.name.clone(),
@@ -100,6 +101,17 @@ pub fn resolve(specs: &[String], inputs: &[TensorInfo], options: &FeedOptions) -
         }
     }
     Ok(feeds.into_iter().flatten().collect())
+}
+
+/// The engine takes neither a 0-d tensor (for an input that has dimensions) nor an empty one.
+fn has_values(tensor: HostTensor, input: &TensorInfo) -> Result<HostTensor> {
+    if tensor.shape.is_empty() && !input.shape.is_empty() {
+        bail!("a 0-d array holds one value but has no shape: give it a shape, or write the value as a JSON number to fill the input");
+    }
+    if tensor.data.is_empty() {
+        bail!("shape {} holds no values", format_shape(&tensor.shape));
+    }
+    Ok(tensor)
 }
 
 /// The default feed when the user gives none: `#rand(0,1)` for float inputs, `#rand(0,255)` for
@@ -156,9 +168,19 @@ fn input_list(inputs: &[TensorInfo]) -> String {
     quoted_list(inputs.iter().map(|info| &info.name))
 }
 
-/// Largest tensor a generated feed may have: a typo in a shape must be an error, not an abort
-/// on a failed allocation.
+/// Largest tensor a feed may have: a typo in a shape must be an error, not an abort on a
+/// failed allocation.
 const MAX_TENSOR_BYTES: usize = 1 << 32;
+
+/// How many times the elements of the input's declared shape a feed may hold. Models accept
+/// other shapes than the one they were dumped with (a batch of 32 for a declared 1, an image
+/// of 4x the height and width), so the limit is generous; it is there so that a wrong shape
+/// or a lying file header is an error in a second rather than gigabytes allocated and filled
+/// before the engine refuses the shape.
+const FEED_GROWTH: usize = 64;
+/// Below this size any feed is fine, whatever the declared shape (an input declared with
+/// dynamic, zero-sized dimensions declares no size).
+const FEED_FLOOR_BYTES: usize = 16 << 20;
 
 /// Element count of `shape`, refusing shapes whose data would not fit in memory.
 fn checked_element_count(shape: &[usize], dtype: DType) -> Result<usize> {
@@ -177,6 +199,24 @@ fn checked_element_count(shape: &[usize], dtype: DType) -> Result<usize> {
                 MAX_TENSOR_BYTES >> 30
             )
         })
+}
+
+/// Element count of a feed of `shape` for `input`, refusing one far larger than the input
+/// (see `FEED_GROWTH`) before its values are made or read.
+fn feed_element_count(shape: &[usize], input: &TensorInfo) -> Result<usize> {
+    let count = checked_element_count(shape, input.dtype)?;
+    let declared: usize = input.shape.iter().product();
+    let limit = declared
+        .saturating_mul(FEED_GROWTH)
+        .max(FEED_FLOOR_BYTES / input.dtype.size());
+    if count > limit {
+        bail!(
+            "shape {} has {count} elements, more than {FEED_GROWTH} times the {declared} of the input's declared shape {}",
+            format_shape(shape),
+            format_shape(&input.shape)
+        );
+    }
+    Ok(count)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use anyhow::{anyhow, bail, Result};
 
-use super::checked_element_count;
+use super::feed_element_count;
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
 
 pub(super) struct RandomSpec {
@@ -75,7 +75,7 @@ impl RandomSpec {
             }
             Some(dims) => dims.clone(),
         };
-        let count = checked_element_count(&shape, info.dtype)?;
+        let count = feed_element_count(&shape, info)?;
         let mut rng = SplitMix64::for_input(seed, &info.name);
         let span = self.max - self.min;
         let values = (0..count).map(|_| self.min + span * rng.next_unit());

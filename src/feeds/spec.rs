@@ -6,7 +6,7 @@ use anyhow::{anyhow, bail, Result};
 use serde_json::Value;
 
 use super::random::RandomSpec;
-use super::{image, input_list, json, npy, FeedOptions};
+use super::{feed_element_count, image, input_list, json, npy, FeedOptions};
 use crate::tensor::{HostTensor, TensorInfo};
 
 /// One parsed `[NAME:]SOURCE`.
@@ -122,10 +122,11 @@ impl Source {
     }
 
     pub fn load(&self, info: &TensorInfo, options: &FeedOptions) -> Result<HostTensor> {
+        let fits = |shape: &[usize]| feed_element_count(shape, info).map(drop);
         match self {
             Source::Random(spec) => spec.generate(info, options.seed),
-            Source::Npy(path) => npy::load_npy(path, info.dtype),
-            Source::Npz { path, key } => npy::load_npz(path, key.as_deref(), info),
+            Source::Npy(path) => npy::load_npy_checked(path, info.dtype, &fits),
+            Source::Npz { path, key } => npy::load_npz(path, key.as_deref(), info, &fits),
             Source::Image(path) => image::load(path, info, options.resize_input),
             Source::Json(value) => json::to_tensor(value, info),
         }

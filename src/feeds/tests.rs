@@ -87,7 +87,8 @@ fn npy_bytes(descr: &str, fortran: bool, shape: &[usize], data: &[u8]) -> Vec<u8
 }
 
 fn decode(bytes: &[u8], dtype: DType) -> Result<HostTensor> {
-    npy::decode_npy(bytes, dtype)
+    let whole = crate::tensor::npy::read_whole(bytes, bytes.len() as u64, &|_| Ok(()))?;
+    npy::decode_npy(&whole, dtype)
 }
 
 // ---- grammar ----
@@ -221,9 +222,9 @@ fn default_specs_follow_the_dtype() {
 #[test]
 fn expands_semicolons_and_spec_files() {
     let dir = TempDir::new().unwrap();
-    let file = write(&dir, "specs.txt", b"a:x.npy  \n\n   \nb:#rand(0,1);c:[1]\r\n");
+    let file = write(&dir, "specs.txt", b"  a:x.npy  \n\n   \nb:#rand(0,1); c:[1]\r\n");
     let args = vec![
-        "d:1;e:2".to_string(),
+        "d:1; e:2".to_string(),
         format!("@{}", path_str(&file)),
         "f:3".to_string(),
     ];
@@ -486,6 +487,62 @@ fn npy_file_errors_name_the_input_and_source() {
     );
 }
 
+/// Headers that lie or break the parser: one-line errors, no panic in a dependency.
+#[test]
+fn npy_hostile_headers_are_one_line_errors() {
+    // ndarray panics on non-zero dimensions that overflow, even with a zero one.
+    let overflow = npy_bytes("<f4", false, &[0, 1 << 62, 4], &[]);
+    assert!(error(decode(&overflow, DType::F32)).contains("needs too many bytes"));
+    let mut syntax = npy_bytes("<f4", false, &[2], &[0; 8]);
+    let at = syntax.windows(3).position(|w| w == b"(2,").unwrap();
+    syntax[at + 2] = b'{';
+    let message = error(decode(&syntax, DType::F32));
+    assert!(
+        message.starts_with("not a valid .npy file: ") && !message.contains('\n'),
+        "{message}"
+    );
+    let mut long = npy_bytes("<f4", false, &[2], &[0; 8]);
+    long[6..10].copy_from_slice(&[2, 0, 0xff, 0xff]); // version 2: a u32 header length
+    assert!(error(decode(&long, DType::F32)).contains("a header of"));
+}
+
+#[test]
+fn feeds_without_values_are_refused() {
+    let dir = TempDir::new().unwrap();
+    let scalar = write(&dir, "s.npy", &npy_bytes("<f4", false, &[], &2.5f32.to_le_bytes()));
+    let message = error(feed(&[path_str(&scalar)], &data_input()));
+    assert!(message.contains("a 0-d array"), "{message}");
+    assert_eq!(
+        error(feed(&["[]"], &data_input())),
+        "input 'data' from '[]': shape (0,) holds no values"
+    );
+}
+
+/// A feed far larger than its input is refused before it is made or read.
+#[test]
+fn feeds_far_larger_than_the_input_are_refused() {
+    let info = input("data", &[1, 3, 16, 16], DType::F32);
+    let message = error(tensor("#rand(0,1,1073741824)", info.clone()));
+    assert!(message.contains("more than 64 times the 768"), "{message}");
+    // A larger batch, or a feed within the floor, is fine.
+    assert_eq!(tensor("#rand(0,1,64,...)", info.clone()).unwrap().len(), 64 * 768);
+    assert_eq!(tensor("#rand(0,1,1024,1024)", info.clone()).unwrap().len(), 1 << 20);
+    // An .npy whose header announces 1 GiB: refused from its header alone.
+    let dir = TempDir::new().unwrap();
+    let mut big = npy_bytes("<f4", false, &[1 << 28], &[]);
+    let file = std::fs::File::create(dir.path().join("big.npy")).unwrap();
+    file.set_len((big.len() + (1 << 30)) as u64).unwrap(); // sparse
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.path().join("big.npy"))
+        .unwrap()
+        .write_all(&big)
+        .unwrap();
+    big.clear();
+    let message = error(tensor(path_str(&dir.path().join("big.npy")), info));
+    assert!(message.contains("more than 64 times"), "{message}");
+}
+
 // ---- .npz ----
 
 fn write_npz(dir: &TempDir, name: &str, compression: CompressionMethod) -> PathBuf {
@@ -696,8 +753,7 @@ fn json_lists_give_their_shape() {
         (nested.shape.as_slice(), values(&nested)),
         (&[2, 2][..], vec![1.0, 2.5, -3.0, 40.0])
     );
-    assert_eq!(tensor("[]", info.clone()).unwrap().shape, [0]);
-    assert_eq!(tensor("[[[]]]", info.clone()).unwrap().shape, [1, 1, 0]);
+    assert!(error(tensor("[[[]]]", info.clone())).ends_with("shape (1, 1, 0) holds no values"));
     let ints = tensor("[1.7, -1.7]", input("x", &[2], DType::I32)).unwrap();
     assert_eq!((ints.dtype, values(&ints)), (DType::I32, vec![1.0, -1.0]));
 }

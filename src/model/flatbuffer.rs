@@ -1,5 +1,10 @@
 //! Just enough of the FlatBuffers wire format to read tables, vectors and
-//! strings out of a graph, with every offset checked against the buffer.
+//! strings out of a graph, with every offset checked against the buffer, and
+//! to verify a whole graph against its schema before the engine, which trusts
+//! its input, reads it.
+
+use std::iter::StepBy;
+use std::ops::Range;
 
 use anyhow::{bail, Context, Result};
 
@@ -51,6 +56,10 @@ impl<'a> Table<'a> {
 
     pub fn u8(&self, index: usize) -> Result<Option<u8>> {
         self.field(index)?.map(|pos| byte(self.buf, pos)).transpose()
+    }
+
+    pub fn u32(&self, index: usize) -> Result<Option<u32>> {
+        self.field(index)?.map(|pos| read_u32(self.buf, pos)).transpose()
     }
 
     pub fn f32(&self, index: usize) -> Result<Option<f32>> {
@@ -116,6 +125,213 @@ impl<'a> Table<'a> {
     }
 }
 
+/// What a table field holds, as far as verifying the buffer needs to know.
+#[derive(Clone, Copy)]
+pub enum Field {
+    /// Scalars, enums and structs of this many bytes, stored in the table.
+    Inline(usize),
+    String,
+    Table(&'static Schema),
+    /// A vector of inline elements of this many bytes.
+    Vector(usize),
+    Strings,
+    Tables(&'static Schema),
+    /// A union's value; its type is the field before it.
+    Union(Members),
+    /// A vector of unions; their types are the vector field before it.
+    Unions(Members),
+}
+
+/// The schema of a union's member of a given type; `None` for a member that
+/// holds scalars only, verified as a table whose fields lie inside it.
+pub type Members = fn(u8) -> Option<&'static Schema>;
+
+/// A table type: its fields in declaration order (a union takes two).
+pub struct Schema {
+    pub name: &'static str,
+    pub fields: &'static [Field],
+    /// Fields the schema marks `(required)`.
+    pub required: &'static [usize],
+}
+
+/// A table of scalars only, or one of a newer schema: fields are checked to
+/// lie inside the table.
+static SCALARS: Schema = Schema {
+    name: "param",
+    fields: &[],
+    required: &[],
+};
+
+/// More tables than any real graph has: a buffer whose offsets point many
+/// times at the same tables would otherwise take forever to verify.
+const MAX_TABLES: usize = 1_000_000;
+/// Nesting deeper than any schema here allows.
+const MAX_DEPTH: usize = 64;
+
+/// Checks that every offset reachable from the root table of `buf` under
+/// `root` lands inside the buffer: vtables, tables, vectors, strings.
+pub fn verify(buf: &[u8], root: &'static Schema) -> Result<()> {
+    let mut verifier = Verifier {
+        buf,
+        tables_left: MAX_TABLES,
+    };
+    let pos = verifier.offset(0)?;
+    verifier.table(pos, root, 0)
+}
+
+struct Verifier<'a> {
+    buf: &'a [u8],
+    tables_left: usize,
+}
+
+impl Verifier<'_> {
+    /// Where the offset stored at `pos` points, checked to be inside the buffer.
+    fn offset(&self, pos: usize) -> Result<usize> {
+        let value = read_u32(self.buf, pos)?;
+        if value > i32::MAX as u32 {
+            bail!("flatbuffer offset {value} at {pos} is negative");
+        }
+        let target = pos + value as usize;
+        if target >= self.buf.len() {
+            bail!(
+                "flatbuffer offset at {pos} points to {target}, past the end of the graph ({} bytes)",
+                self.buf.len()
+            );
+        }
+        Ok(target)
+    }
+
+    fn table(&mut self, pos: usize, schema: &'static Schema, depth: usize) -> Result<()> {
+        if depth > MAX_DEPTH {
+            bail!("flatbuffer tables nest deeper than {MAX_DEPTH}");
+        }
+        self.tables_left = self
+            .tables_left
+            .checked_sub(1)
+            .with_context(|| format!("flatbuffer has more than {MAX_TABLES} tables"))?;
+        let what = || format!("{} table at {pos}", schema.name);
+        let vtable = Table { buf: self.buf, pos }.vtable().with_context(what)?;
+        let vtable_len = read_u16(self.buf, vtable)? as usize;
+        let object_len = read_u16(self.buf, vtable + 2).with_context(what)? as usize;
+        if vtable_len < 4 || !vtable_len.is_multiple_of(2) || object_len < 4 {
+            bail!(
+                "{}: malformed vtable at {vtable} (size {vtable_len}, table size {object_len})",
+                what()
+            );
+        }
+        slice(self.buf, vtable, vtable_len).with_context(what)?;
+        slice(self.buf, pos, object_len).with_context(what)?;
+        let field_count = (vtable_len - 4) / 2;
+        for &required in schema.required {
+            if required >= field_count || read_u16(self.buf, vtable + 4 + 2 * required)? == 0 {
+                bail!("{}: required field {required} is missing", what());
+            }
+        }
+        for index in 0..field_count {
+            let offset = read_u16(self.buf, vtable + 4 + 2 * index)? as usize;
+            if offset == 0 {
+                continue;
+            }
+            let field = schema.fields.get(index).copied().unwrap_or(Field::Inline(1));
+            let size = match field {
+                Field::Inline(size) => size,
+                _ => 4,
+            };
+            if offset < 4 || offset + size > object_len {
+                bail!(
+                    "{}: field {index} ({size} bytes at {offset}) lies outside the table ({object_len} bytes)",
+                    what()
+                );
+            }
+            self.field(pos, vtable, index, pos + offset, field, depth)
+                .with_context(|| format!("{}, field {index}", what()))?;
+        }
+        Ok(())
+    }
+
+    fn field(
+        &mut self,
+        table: usize,
+        vtable: usize,
+        index: usize,
+        at: usize,
+        field: Field,
+        depth: usize,
+    ) -> Result<()> {
+        match field {
+            Field::Inline(_) => Ok(()),
+            Field::String => self.string(self.offset(at)?),
+            Field::Table(schema) => self.table(self.offset(at)?, schema, depth + 1),
+            Field::Vector(element) => self.vector(self.offset(at)?, element).map(drop),
+            Field::Strings => {
+                for element in self.vector(self.offset(at)?, 4)? {
+                    self.string(self.offset(element)?)?;
+                }
+                Ok(())
+            }
+            Field::Tables(schema) => {
+                for element in self.vector(self.offset(at)?, 4)? {
+                    self.table(self.offset(element)?, schema, depth + 1)?;
+                }
+                Ok(())
+            }
+            Field::Union(members) => {
+                let tag = match self.sibling(table, vtable, index)? {
+                    Some(tag_at) => byte(self.buf, tag_at)?,
+                    None => 0,
+                };
+                self.table(self.offset(at)?, members(tag).unwrap_or(&SCALARS), depth + 1)
+            }
+            Field::Unions(members) => {
+                let values = self.vector(self.offset(at)?, 4)?;
+                let tags = match self.sibling(table, vtable, index)? {
+                    Some(tags_at) => self.vector(self.offset(tags_at)?, 1)?,
+                    None => (0..0).step_by(1),
+                };
+                if tags.len() != values.len() {
+                    bail!("{} union values but {} types", values.len(), tags.len());
+                }
+                for (value, tag) in values.into_iter().zip(tags) {
+                    let schema = members(byte(self.buf, tag)?).unwrap_or(&SCALARS);
+                    self.table(self.offset(value)?, schema, depth + 1)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Where the field before `index` (a union's type) is, if present.
+    fn sibling(&self, table: usize, vtable: usize, index: usize) -> Result<Option<usize>> {
+        let Some(before) = index.checked_sub(1) else {
+            return Ok(None);
+        };
+        let offset = read_u16(self.buf, vtable + 4 + 2 * before)? as usize;
+        Ok((offset != 0).then_some(table + offset))
+    }
+
+    /// The positions of a vector's elements, checked to lie inside the buffer.
+    fn vector(&self, start: usize, element: usize) -> Result<StepBy<Range<usize>>> {
+        let len = read_u32(self.buf, start)? as usize;
+        let bytes = len.checked_mul(element).context("flatbuffer vector too long")?;
+        slice(self.buf, start + 4, bytes)?;
+        Ok((start + 4..start + 4 + bytes).step_by(element))
+    }
+
+    /// A string: its bytes and the NUL after them inside the buffer.
+    fn string(&self, start: usize) -> Result<()> {
+        let len = read_u32(self.buf, start)? as usize;
+        let with_nul = slice(
+            self.buf,
+            start + 4,
+            len.checked_add(1).context("flatbuffer string too long")?,
+        )?;
+        if with_nul[len] != 0 {
+            bail!("flatbuffer string at {start} is not NUL-terminated");
+        }
+        Ok(())
+    }
+}
+
 fn slice(buf: &[u8], pos: usize, len: usize) -> Result<&[u8]> {
     match pos.checked_add(len) {
         Some(end) if end <= buf.len() => Ok(&buf[pos..end]),
@@ -177,5 +393,54 @@ mod tests {
         assert!(Table::root(&buf).unwrap().string(3).is_err());
         assert!(Table::root(&[0xff, 0xff, 0xff, 0x7f]).is_err());
         assert!(Table::root(&[]).is_err());
+    }
+
+    static SAMPLE: Schema = Schema {
+        name: "Sample",
+        fields: &[Field::Inline(1), Field::Inline(1), Field::Inline(4), Field::String],
+        required: &[],
+    };
+
+    #[test]
+    fn verifies_a_well_formed_buffer() {
+        verify(&sample(), &SAMPLE).unwrap();
+        // A field the schema does not know is checked to lie inside the table.
+        verify(&sample(), &SCALARS).unwrap();
+    }
+
+    /// A field the engine reads without checking it is there (an Operator's
+    /// type, in a mutant that crashed the engine) must be present.
+    #[test]
+    fn verification_refuses_a_missing_required_field() {
+        static REQUIRING: Schema = Schema {
+            name: "Sample",
+            fields: SAMPLE.fields,
+            required: &[1],
+        };
+        let err = format!("{:#}", verify(&sample(), &REQUIRING).unwrap_err());
+        assert!(err.contains("required field 1 is missing"), "{err}");
+    }
+
+    #[test]
+    fn verification_refuses_what_the_reader_would_trust() {
+        type Edit = fn(&mut Vec<u8>);
+        let cases: [(&str, Edit); 6] = [
+            ("vtable", |buf| buf[16..20].copy_from_slice(&0i32.to_le_bytes())),
+            ("vtable", |buf| buf[4..6].copy_from_slice(&3u16.to_le_bytes())),
+            ("outside the table", |buf| {
+                buf[12..14].copy_from_slice(&14u16.to_le_bytes())
+            }),
+            ("past the end", |buf| buf[28..32].copy_from_slice(&400u32.to_le_bytes())),
+            ("runs past the end", |buf| {
+                buf[32..36].copy_from_slice(&9u32.to_le_bytes())
+            }),
+            ("NUL", |buf| buf[38..40].copy_from_slice(b"xx")),
+        ];
+        for (expected, edit) in cases {
+            let mut buf = sample();
+            edit(&mut buf);
+            let err = format!("{:#}", verify(&buf, &SAMPLE).expect_err(expected));
+            assert!(err.contains(expected), "{expected}: {err}");
+        }
     }
 }

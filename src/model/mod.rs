@@ -2,6 +2,8 @@
 //! split into graphs with every length checked against the file.
 
 use std::fmt;
+use std::fs::File;
+use std::io::Read;
 use std::ops::Range;
 use std::path::Path;
 
@@ -9,6 +11,7 @@ use anyhow::{bail, Context, Result};
 
 mod assertions;
 mod flatbuffer;
+mod schema;
 mod unassert;
 
 pub use assertions::{checked_output, Assertion};
@@ -18,11 +21,11 @@ pub const EXPECTATION_SUFFIX: &str = ":expect";
 
 const CONTAINER_MAGIC: &[u8; 8] = b"mgbtest0";
 const FBS_V2_IDENTIFIER: &[u8; 4] = b"mgv2";
+/// The legacy MegBrain format, which Lite 1.13 cannot load.
+const LEGACY_MAGIC: &[u8; 7] = b"mgb0001";
 /// `MGB_MAGIC` (with feature bits) and `MAGIC_V0` of the FBS v1 format.
 const FBS_V1_MAGIC: u32 = 0x4342_474D;
 const FBS_V1_MAGIC_V0: u32 = 0x5342_474D;
-/// The serialization of MegBrain before FBS (MegEngine 0.x), which Lite does not read.
-const LEGACY_MAGIC: &[u8; 7] = b"mgb0001";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GraphFormat {
@@ -50,48 +53,66 @@ pub struct ModelFile {
 }
 
 impl ModelFile {
+    /// Reads a model file only as far as its framing says: a header that does
+    /// not fit is refused before the rest of the file is read.
     pub fn read(path: &Path) -> Result<ModelFile> {
         let metadata = std::fs::metadata(path).with_context(|| format!("cannot read model {}", path.display()))?;
-        // A FIFO or a device would block or never end: a model is a file.
+        // A FIFO would block on open, a device never end: a model is a file.
         if !metadata.is_file() {
             bail!("model {} is not a regular file", path.display());
         }
-        let bytes = std::fs::read(path).with_context(|| format!("cannot read model {}", path.display()))?;
-        ModelFile::parse(bytes).with_context(|| format!("{} is not a usable MegEngine model", path.display()))
+        let file = File::open(path).with_context(|| format!("cannot read model {}", path.display()))?;
+        ModelFile::from_reader(file, Some(metadata.len()))
+            .with_context(|| format!("{} is not a usable MegEngine model", path.display()))
     }
 
+    #[cfg(test)]
     pub fn parse(bytes: Vec<u8>) -> Result<ModelFile> {
-        let mut reader = Reader { bytes: &bytes, pos: 0 };
-        let testcase_count = if bytes.starts_with(CONTAINER_MAGIC) {
-            reader.pos = CONTAINER_MAGIC.len();
-            Some(reader.u32("the testcase count")? as usize)
+        let len = bytes.len() as u64;
+        ModelFile::from_reader(std::io::Cursor::new(bytes), Some(len))
+    }
+
+    /// `len`: the length of the source, where known.
+    fn from_reader(source: impl Read, len: Option<u64>) -> Result<ModelFile> {
+        let mut reader = Reader {
+            source,
+            len: len.and_then(|len| usize::try_from(len).ok()),
+            bytes: Vec::new(),
+            pos: 0,
+        };
+        let testcase_count = if reader.peek(CONTAINER_MAGIC.len())? == CONTAINER_MAGIC {
+            reader.take(CONTAINER_MAGIC.len(), "the container header")?;
+            Some(reader.u32("the testcase count")?)
         } else {
             None
         };
         let (format, graph, graph_flatbuffer) = reader.graph("the model graph")?;
         let testcases = match testcase_count {
             None => None,
-            Some(count) => {
-                // Each graph takes at least 8 bytes, so a count beyond that is a lie.
-                if count > reader.remaining() / 8 {
-                    bail!(
-                        "the container claims {count} testcases but only {} bytes follow the model",
-                        reader.remaining()
-                    );
-                }
-                let mut ranges = Vec::with_capacity(count);
-                for index in 0..count {
-                    if reader.remaining() == 0 {
-                        bail!("the container's header counts {count} testcases but the file holds {index}");
-                    }
-                    ranges.push(reader.graph(&format!("testcase {index}"))?.1);
-                }
-                Some(ranges)
-            }
+            Some(count) => Some(
+                (0..count)
+                    .map(|index| {
+                        if reader.peek(1)?.is_empty() {
+                            bail!("the container's header counts {count} testcases but the file holds {index}");
+                        }
+                        Ok(reader.graph(&format!("testcase {index}"))?.1)
+                    })
+                    .collect::<Result<Vec<_>>>()?,
+            ),
         };
+        if !reader.peek(1)?.is_empty() {
+            // Whatever follows the last graph is no part of the model: a lowered
+            // testcase count, or another file appended. Running what the count
+            // says would pass a check on a subset of its testcases.
+            let what = match testcase_count {
+                Some(count) => format!("after the {count} testcases the container's count announces"),
+                None => "after the model graph".to_string(),
+            };
+            bail!("unexpected data at offset {} {what}", reader.pos);
+        }
         Ok(ModelFile {
             format,
-            bytes,
+            bytes: reader.bytes,
             graph,
             graph_flatbuffer,
             testcases,
@@ -117,9 +138,8 @@ impl ModelFile {
             .context("cannot read the model's AssertEqual operators")
     }
 
-    /// The model graph to run on other feeds than a container's testcases: its
-    /// outputs moved from the AssertEqual operators to the vars they check (see
-    /// `unassert`), with the name of each output's var where it changed.
+    /// The model graph with, for a container, its outputs taken from before its
+    /// AssertEqual operators (see `unassert`), and the names those outputs had.
     pub fn graph_with_real_outputs(&self) -> Result<(Vec<u8>, Vec<Option<String>>)> {
         let mut graph = self.graph().to_vec();
         if !self.is_container() {
@@ -141,70 +161,115 @@ impl ModelFile {
     }
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
+/// Reads graphs off a source, keeping what it read; asks the source only for
+/// what the framing read so far announces.
+struct Reader<R> {
+    source: R,
+    /// The source's length, where known: a claim beyond it is refused unread.
+    len: Option<usize>,
+    bytes: Vec<u8>,
     pos: usize,
 }
 
-impl Reader<'_> {
-    fn remaining(&self) -> usize {
-        self.bytes.len() - self.pos
+impl<R: Read> Reader<R> {
+    /// Reads from the source until `len` bytes from `pos` are held, or it ends.
+    fn fill(&mut self, len: usize) -> Result<()> {
+        let wanted = self.pos.saturating_add(len);
+        if wanted > self.bytes.len() {
+            // `take` then `read_to_end` grows the buffer as data arrives, not by
+            // what a header claims.
+            let missing = (wanted - self.bytes.len()) as u64;
+            (&mut self.source)
+                .take(missing)
+                .read_to_end(&mut self.bytes)
+                .context("cannot read the model")?;
+        }
+        Ok(())
     }
 
-    fn take(&mut self, len: usize, what: &str) -> Result<&[u8]> {
-        if len > self.remaining() {
+    /// Up to `len` bytes from `pos`, without moving on (fewer at the end).
+    fn peek(&mut self, len: usize) -> Result<&[u8]> {
+        self.fill(len)?;
+        let end = self.bytes.len().min(self.pos + len);
+        Ok(&self.bytes[self.pos..end])
+    }
+
+    fn take(&mut self, len: usize, what: &str) -> Result<Range<usize>> {
+        let in_source = self.len.map(|total| total.saturating_sub(self.pos));
+        if in_source.is_some_and(|in_source| len <= in_source) {
+            self.bytes
+                .reserve_exact((self.pos + len).saturating_sub(self.bytes.len()));
+        }
+        let remaining = match in_source {
+            Some(in_source) if len > in_source => in_source,
+            _ => {
+                self.fill(len)?;
+                self.bytes.len() - self.pos
+            }
+        };
+        if len > remaining {
             bail!(
-                "truncated: {what} needs {len} bytes at offset {} but the file ends {} bytes later",
-                self.pos,
-                self.remaining()
+                "truncated: {what} needs {len} bytes at offset {} but the file ends {remaining} bytes later",
+                self.pos
             );
         }
-        let slice = &self.bytes[self.pos..self.pos + len];
+        let range = self.pos..self.pos + len;
         self.pos += len;
-        Ok(slice)
+        Ok(range)
     }
 
     fn u32(&mut self, what: &str) -> Result<u32> {
-        Ok(u32::from_le_bytes(self.take(4, what)?.try_into().unwrap()))
+        let range = self.take(4, what)?;
+        Ok(u32::from_le_bytes(self.bytes[range].try_into().unwrap()))
     }
 
     fn u64(&mut self, what: &str) -> Result<u64> {
-        Ok(u64::from_le_bytes(self.take(8, what)?.try_into().unwrap()))
+        let range = self.take(8, what)?;
+        Ok(u64::from_le_bytes(self.bytes[range].try_into().unwrap()))
     }
 
-    /// Reads one serialized graph, in either format; returns its byte range and
-    /// that of the flatbuffer inside it.
+    /// Reads one serialized graph, in either format, and verifies its
+    /// flatbuffer; returns its byte range and that of the flatbuffer inside it.
     fn graph(&mut self, what: &str) -> Result<(GraphFormat, Range<usize>, Range<usize>)> {
         let start = self.pos;
-        let head = &self.bytes[start..];
-        if head.len() >= 12 && &head[8..12] == FBS_V2_IDENTIFIER {
+        let head = self.peek(12)?;
+        let (format, flatbuffer) = if head.len() == 12 && &head[8..12] == FBS_V2_IDENTIFIER {
             // A size-prefixed flatbuffer: u32 size, then `size` bytes.
             let size = self.u32(what)? as usize;
-            self.take(size, what)?;
-            return Ok((GraphFormat::FbsV2, start..self.pos, start + 4..self.pos));
-        }
-        let magic = if head.len() >= 4 {
-            u32::from_le_bytes(head[..4].try_into().unwrap())
+            (GraphFormat::FbsV2, self.take(size, what)?)
         } else {
-            0
+            if head.starts_with(LEGACY_MAGIC) {
+                bail!("{what} is a legacy MegBrain graph (`mgb0001`), a format MegEngine Lite 1.13 cannot load: only FBS v1 and v2 graphs (MegEngine 1.x `trace.dump`) load");
+            }
+            let magic = match head.get(..4) {
+                Some(magic) => u32::from_le_bytes(magic.try_into().unwrap()),
+                None => 0,
+            };
+            if magic != FBS_V1_MAGIC && magic != FBS_V1_MAGIC_V0 {
+                bail!("{what} at offset {start} is neither an FBS v2 graph (identifier `mgv2`) nor an FBS v1 graph (magic `MGBC`/`MGBS`)");
+            }
+            self.u32(what)?;
+            if magic == FBS_V1_MAGIC {
+                self.u64(what)?; // feature bits
+            }
+            self.u32(what)?; // reserved
+            let tensor_bytes = usize::try_from(self.u64(what)?).unwrap_or(usize::MAX);
+            self.take(tensor_bytes, what)?;
+            let size = self.u32(what)? as usize;
+            (GraphFormat::FbsV1, self.take(size, what)?)
         };
-        if head.starts_with(LEGACY_MAGIC) {
-            bail!("{what} is a legacy MegBrain graph (`mgb0001`), a format MegEngine Lite 1.13 cannot load: only FBS v1 and v2 graphs (MegEngine 1.x `trace.dump`) load");
-        }
-        if magic != FBS_V1_MAGIC && magic != FBS_V1_MAGIC_V0 {
-            bail!("{what} at offset {start} is neither an FBS v2 graph (identifier `mgv2`) nor an FBS v1 graph (magic `MGBC`/`MGBS`)");
-        }
-        self.u32(what)?;
-        if magic == FBS_V1_MAGIC {
-            self.u64(what)?; // feature bits
-        }
-        self.u32(what)?; // reserved
-        let tensor_bytes = usize::try_from(self.u64(what)?).unwrap_or(usize::MAX);
-        self.take(tensor_bytes, what)?;
-        let size = self.u32(what)? as usize;
-        let flatbuffer = self.pos;
-        self.take(size, what)?;
-        Ok((GraphFormat::FbsV1, start..self.pos, flatbuffer..self.pos))
+        let root = match format {
+            GraphFormat::FbsV1 => &schema::GRAPH_V1,
+            GraphFormat::FbsV2 => &schema::MODEL_V2,
+        };
+        let bytes = &self.bytes[flatbuffer.clone()];
+        flatbuffer::verify(bytes, root)
+            .and_then(|()| match format {
+                GraphFormat::FbsV1 => Ok(()),
+                GraphFormat::FbsV2 => schema::check_v2_references(bytes),
+            })
+            .with_context(|| format!("{what} at offset {start} is malformed"))?;
+        Ok((format, start..self.pos, flatbuffer))
     }
 }
 
@@ -212,11 +277,26 @@ impl Reader<'_> {
 mod tests {
     use super::*;
 
+    /// The smallest valid graph flatbuffer, padded: a root table whose fields
+    /// 2, 3 and 4 (`oprs` and `output_vars_idx` among them, in both schemas)
+    /// hold the same empty vector.
+    fn flatbuffer(len: usize) -> Vec<u8> {
+        let mut buf = 24u32.to_le_bytes().to_vec(); // the root table is at 24
+        buf.extend(FBS_V2_IDENTIFIER);
+        for entry in [14u16, 16, 0, 0, 4, 8, 12, 0] {
+            buf.extend(entry.to_le_bytes()); // vtable at 8 (14 bytes), then padding
+        }
+        buf.extend(16i32.to_le_bytes()); // the table, its vtable 16 bytes back
+        for offset in [12u32, 8, 4, 0] {
+            buf.extend(offset.to_le_bytes()); // fields at 28, 32, 36; the vector at 40
+        }
+        buf.resize(len, 0);
+        buf
+    }
+
     fn v2_graph(payload_len: usize) -> Vec<u8> {
         let mut graph = (payload_len as u32).to_le_bytes().to_vec();
-        let mut payload = vec![0u8; payload_len];
-        payload[4..8].copy_from_slice(FBS_V2_IDENTIFIER);
-        graph.extend(payload);
+        graph.extend(flatbuffer(payload_len));
         graph
     }
 
@@ -227,7 +307,7 @@ mod tests {
         graph.extend((tensor_len as u64).to_le_bytes());
         graph.extend(vec![7u8; tensor_len]);
         graph.extend((fbs_len as u32).to_le_bytes());
-        graph.extend(vec![9u8; fbs_len]);
+        graph.extend(flatbuffer(fbs_len));
         graph
     }
 
@@ -240,23 +320,23 @@ mod tests {
 
     #[test]
     fn reads_a_plain_v2_graph() {
-        let model = ModelFile::parse(v2_graph(40)).unwrap();
+        let model = ModelFile::parse(v2_graph(48)).unwrap();
         assert_eq!(model.format, GraphFormat::FbsV2);
         assert!(!model.is_container());
-        assert_eq!(model.graph().len(), 44);
+        assert_eq!(model.graph().len(), 52);
         assert_eq!(model.testcase_count(), 0);
     }
 
     #[test]
     fn reads_a_plain_v1_graph() {
-        let model = ModelFile::parse(v1_graph(16, 20)).unwrap();
+        let model = ModelFile::parse(v1_graph(16, 48)).unwrap();
         assert_eq!(model.format, GraphFormat::FbsV1);
-        assert_eq!(model.graph().len(), 4 + 8 + 4 + 8 + 16 + 4 + 20);
+        assert_eq!(model.graph().len(), 4 + 8 + 4 + 8 + 16 + 4 + 48);
     }
 
     #[test]
     fn splits_a_container() {
-        let (model, case0, case1) = (v2_graph(40), v2_graph(12), v2_graph(20));
+        let (model, case0, case1) = (v2_graph(48), v2_graph(48), v2_graph(56));
         let parsed = ModelFile::parse(container(2, &[model.clone(), case0.clone(), case1.clone()])).unwrap();
         assert!(parsed.is_container());
         assert_eq!(parsed.graph(), &model[..]);
@@ -266,13 +346,66 @@ mod tests {
 
     #[test]
     fn rejects_a_count_beyond_the_file() {
-        let err = ModelFile::parse(container(u32::MAX, &[v2_graph(40)])).err().unwrap();
-        assert!(err.to_string().contains("claims 4294967295 testcases"), "{err}");
+        let err = ModelFile::parse(container(u32::MAX, &[v2_graph(48)])).err().unwrap();
+        assert!(
+            format!("{err:#}").contains("header counts 4294967295 testcases but the file holds 0"),
+            "{err:#}"
+        );
+        let err = ModelFile::parse(container(3, &[v2_graph(48), v2_graph(48), v2_graph(8)]))
+            .err()
+            .unwrap();
+        assert!(format!("{err:#}").contains("testcase 1"), "{err:#}");
+    }
+
+    /// What follows the graphs would be silently ignored: testcases a lowered
+    /// count leaves out, or bytes appended to a plain model.
+    #[test]
+    fn rejects_data_after_the_last_graph() {
+        let graphs = [v2_graph(48), v2_graph(48), v2_graph(56)];
+        let err = ModelFile::parse(container(1, &graphs)).err().unwrap();
+        assert!(err.to_string().contains("after the 1 testcases"), "{err}");
+        let mut plain = v2_graph(48);
+        plain.push(0);
+        let err = ModelFile::parse(plain).err().unwrap();
+        assert!(err.to_string().contains("offset 52 after the model graph"), "{err}");
+    }
+
+    /// The edit that crashed the engine: the root table's vtable offset.
+    #[test]
+    fn rejects_a_graph_whose_flatbuffer_is_malformed() {
+        for soffset in [0i32, 2, -4, 1000] {
+            let mut graph = v2_graph(48);
+            graph[4 + 24..4 + 28].copy_from_slice(&soffset.to_le_bytes());
+            let err = ModelFile::parse(graph).err().unwrap();
+            assert!(
+                format!("{err:#}").contains("the model graph at offset 0 is malformed"),
+                "{err:#}"
+            );
+        }
+    }
+
+    /// Every fixture and real graph passes the verifier.
+    #[test]
+    fn verifies_the_fixture_models() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut verified = 0;
+        for entry in std::fs::read_dir(fixtures).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.extension().is_some_and(|ext| ext == "mge")
+                && !name.contains("truncated")
+                && !name.starts_with("not_a")
+            {
+                ModelFile::read(&path).unwrap_or_else(|err| panic!("{name}: {err:#}"));
+                verified += 1;
+            }
+        }
+        assert!(verified >= 14);
     }
 
     #[test]
     fn says_when_the_file_holds_fewer_testcases_than_counted() {
-        let err = ModelFile::parse(container(2, &[v2_graph(40), v2_graph(12)]))
+        let err = ModelFile::parse(container(2, &[v2_graph(48), v2_graph(48)]))
             .err()
             .unwrap();
         assert!(
@@ -295,10 +428,10 @@ mod tests {
 
     #[test]
     fn rejects_truncated_graphs() {
-        let mut graph = v2_graph(40);
+        let mut graph = v2_graph(48);
         graph.truncate(30);
         assert!(ModelFile::parse(graph).err().unwrap().to_string().contains("truncated"));
-        let mut graph = v1_graph(16, 20);
+        let mut graph = v1_graph(16, 48);
         graph[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(ModelFile::parse(graph).err().unwrap().to_string().contains("truncated"));
     }

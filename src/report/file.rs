@@ -1,9 +1,12 @@
 //! Files appear whole or not at all: written to a temporary name beside the
-//! target, then renamed over it.
+//! target, then renamed over it. A symlink is followed, and the file it names
+//! is replaced; a device or FIFO (`/dev/null`, `/dev/stdout`, `>(cat)`) is
+//! written to, never replaced. A set of files (`--outputs DIR`) is staged in a
+//! folder beside DIR and moved in only once every file is written.
 
 use std::collections::HashSet;
-use std::fs::Permissions;
-use std::io::Write;
+use std::fs::{self, OpenOptions, Permissions};
+use std::io::{ErrorKind, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -18,17 +21,45 @@ fn folder_of(path: &Path) -> &Path {
     }
 }
 
+/// What writing to a path means.
+enum Target {
+    /// A regular file, existing or not, after following symlinks: replaced by
+    /// a rename.
+    File(PathBuf),
+    /// A device, FIFO or socket: written in place.
+    Special(PathBuf),
+}
+
+fn target_of(path: &Path) -> Result<Target> {
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => bail!("{} is a folder: name a file", path.display()),
+        Ok(meta) if meta.is_file() => {
+            let resolved = fs::canonicalize(path).with_context(|| format!("cannot resolve {}", path.display()))?;
+            Ok(Target::File(resolved))
+        }
+        Ok(_) => Ok(Target::Special(path.to_path_buf())),
+        Err(err) if err.kind() == ErrorKind::NotFound => match fs::read_link(path) {
+            // A dangling symlink: create the file it names, as a shell's `>` does.
+            Ok(link) => Ok(Target::File(folder_of(path).join(link))),
+            Err(_) => Ok(Target::File(path.to_path_buf())),
+        },
+        Err(err) => Err(err).with_context(|| format!("cannot write {}", path.display())),
+    }
+}
+
 /// Checks, before any work is done, that `path` can be written later: it is
-/// not a folder, and its folder exists and takes a new file.
+/// not a folder, and the folder of the file it names exists and takes a new file.
 pub fn ensure_writable(path: &Path) -> Result<()> {
-    if path.is_dir() {
-        bail!("{} is a folder: name a file", path.display());
+    match target_of(path)? {
+        Target::Special(_) => Ok(()),
+        Target::File(file) => {
+            let folder = folder_of(&file);
+            if !folder.is_dir() {
+                bail!("folder {} does not exist", folder.display());
+            }
+            staged_beside(&file).map(drop)
+        }
     }
-    let folder = folder_of(path);
-    if !folder.is_dir() {
-        bail!("folder {} does not exist", folder.display());
-    }
-    staged_beside(path).map(drop)
 }
 
 /// An empty temporary file beside `path`, readable like any file a tool writes.
@@ -42,34 +73,120 @@ pub fn staged_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
 }
 
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
-    let mut file = staged_beside(path)?;
-    file.write_all(contents)
-        .and_then(|_| file.as_file().sync_all())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    file.persist(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    let failed = || format!("cannot write {}", path.display());
+    match target_of(path)? {
+        Target::Special(device) => OpenOptions::new()
+            .write(true)
+            .open(&device)
+            .and_then(|mut file| file.write_all(contents))
+            .with_context(failed),
+        Target::File(file) => {
+            let mut staged = staged_beside(&file)?;
+            staged
+                .write_all(contents)
+                .and_then(|_| staged.as_file().sync_all())
+                .with_context(failed)?;
+            staged.persist(&file).with_context(failed)?;
+            Ok(())
+        }
+    }
+}
+
+/// Checks, before any work is done, that a set of files can be written into
+/// `dir` later: it is a folder or does not exist yet, and its parent takes
+/// the staging folder.
+pub fn ensure_set_writable(dir: &Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        bail!("{} exists and is not a folder", dir.display());
+    }
+    let parent = folder_of(dir);
+    if !parent.is_dir() {
+        bail!("folder {} does not exist", parent.display());
+    }
+    staging_folder(dir).map(drop)?;
+    if dir.is_dir() {
+        staged_beside(&dir.join("probe")).map(drop)?;
+    }
     Ok(())
 }
 
-/// `NAME.npy` per tensor into `dir` (created if missing), names made unique;
-/// returns each tensor's name with the file that holds it.
-pub fn write_outputs(dir: &Path, outputs: &[(String, HostTensor)]) -> Result<Vec<(String, PathBuf)>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create the folder {}", dir.display()))?;
-    let mut used = HashSet::new();
-    let mut written = Vec::new();
-    for (name, value) in outputs {
-        let stem = npy_file_stem(name);
-        let mut file = format!("{stem}.npy");
-        let mut suffix = 1;
-        while !used.insert(file.clone()) {
-            file = format!("{stem}_{suffix}.npy");
-            suffix += 1;
-        }
-        let path = dir.join(file);
-        write_atomically(&path, &value.to_npy())?;
-        written.push((name.clone(), path));
-    }
+fn staging_folder(dir: &Path) -> Result<tempfile::TempDir> {
+    let parent = folder_of(dir);
+    tempfile::Builder::new()
+        .prefix(".mge-")
+        .tempdir_in(parent)
+        .with_context(|| format!("cannot write into {}", parent.display()))
+}
+
+/// Writes `NAME.npy` per tensor into `dir`, whole or not at all; see `write_set`.
+/// Returns each tensor's name with the file that now holds it.
+pub fn write_tensors(dir: &Path, tensors: &[(String, HostTensor)]) -> Result<Vec<(String, PathBuf)>> {
+    let files = npy_files(tensors);
+    let written = files
+        .iter()
+        .map(|(name, file, _)| (name.to_string(), dir.join(file)))
+        .collect();
+    write_set(dir, files.into_iter().map(|(_, file, tensor)| (file, tensor.to_npy())))?;
     Ok(written)
+}
+
+/// A file name per tensor, `NAME.npy` (see `npy_file_stem`); names that
+/// collide get a numbered suffix. Each with the tensor's name and the tensor.
+pub fn npy_files(tensors: &[(String, HostTensor)]) -> Vec<(&str, PathBuf, &HostTensor)> {
+    let mut used = HashSet::new();
+    tensors
+        .iter()
+        .map(|(name, tensor)| {
+            let stem = npy_file_stem(name);
+            let mut file = format!("{stem}.npy");
+            let mut suffix = 1;
+            while !used.insert(file.clone()) {
+                file = format!("{stem}_{suffix}.npy");
+                suffix += 1;
+            }
+            (name.as_str(), PathBuf::from(file), tensor)
+        })
+        .collect()
+}
+
+/// Writes files (paths relative to `dir`) whole or not at all: every file is
+/// written into a staging folder beside `dir` first. A new `dir` is that
+/// folder renamed; into an existing one the files are renamed one by one,
+/// which needs no space, so only the staging can fail for a full disk. On
+/// failure nothing is left behind, not even an empty `dir`.
+pub fn write_set(dir: &Path, files: impl IntoIterator<Item = (PathBuf, Vec<u8>)>) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        bail!("{} exists and is not a folder", dir.display());
+    }
+    let staging = staging_folder(dir)?;
+    let mut written = Vec::new();
+    for (file, contents) in files {
+        let path = staging.path().join(&file);
+        fs::create_dir_all(folder_of(&path))
+            .and_then(|()| fs::write(&path, &contents))
+            .and_then(|()| fs::File::open(&path)?.sync_all())
+            .with_context(|| format!("cannot write {}", dir.join(&file).display()))?;
+        written.push(file);
+    }
+    fs::set_permissions(staging.path(), Permissions::from_mode(0o755))
+        .with_context(|| format!("cannot write into {}", dir.display()))?;
+    if !dir.exists() {
+        fs::rename(staging.path(), dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        // The staging folder is `dir` now: nothing left to remove.
+        let _ = staging.keep();
+        return Ok(());
+    }
+    // Checked first, so that a name taken by a folder stops the set before any file moves.
+    if let Some(taken) = written.iter().map(|file| dir.join(file)).find(|target| target.is_dir()) {
+        bail!("cannot write {}: it is a folder", taken.display());
+    }
+    for file in written {
+        let target = dir.join(&file);
+        fs::create_dir_all(folder_of(&target))
+            .and_then(|()| fs::rename(staging.path().join(&file), &target))
+            .with_context(|| format!("cannot write {}", target.display()))?;
+    }
+    Ok(())
 }
 
 /// A file name for a tensor's name: characters a file name cannot hold become
@@ -112,5 +229,81 @@ mod tests {
     fn fails_cleanly_when_the_folder_is_missing() {
         let dir = tempfile::tempdir().unwrap();
         assert!(write_atomically(&dir.path().join("missing/out.bin"), b"x").is_err());
+        assert!(ensure_writable(&dir.path().join("missing/out.bin")).is_err());
+        assert!(ensure_writable(dir.path()).is_err());
+    }
+
+    /// The file a symlink names is replaced; the link stays a link.
+    #[test]
+    fn follows_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let (file, link, dangling) = (
+            dir.path().join("real.xml"),
+            dir.path().join("link.xml"),
+            dir.path().join("dangling.xml"),
+        );
+        std::fs::write(&file, b"old").unwrap();
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        std::os::unix::fs::symlink("made.xml", &dangling).unwrap();
+        write_atomically(&link, b"new").unwrap();
+        write_atomically(&dangling, b"made").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read(&file).unwrap(), b"new");
+        assert_eq!(std::fs::read(dir.path().join("made.xml")).unwrap(), b"made");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4);
+    }
+
+    /// A FIFO is written to, not replaced by a regular file.
+    #[test]
+    fn writes_into_a_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        ensure_writable(&fifo).unwrap();
+        write_atomically(&fifo, b"through").unwrap();
+        assert_eq!(reader.join().unwrap(), b"through");
+        assert!(!std::fs::metadata(&fifo).unwrap().is_file());
+    }
+
+    #[test]
+    fn writes_a_set_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let files = || {
+            [
+                (PathBuf::from("a.npy"), b"a".to_vec()),
+                (PathBuf::from("0/b.npy"), b"b".to_vec()),
+            ]
+        };
+        write_set(&out, files()).unwrap();
+        assert_eq!(std::fs::read(out.join("0/b.npy")).unwrap(), b"b");
+        // Into an existing folder: files replaced, others kept.
+        std::fs::write(out.join("keep.txt"), b"k").unwrap();
+        write_set(&out, files()).unwrap();
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 3);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no staging left");
+    }
+
+    /// A file that cannot be written (here: a name that is a folder) leaves
+    /// neither a partial set nor a new empty folder.
+    #[test]
+    fn a_failed_set_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let files = [
+            (PathBuf::from("a.npy"), b"a".to_vec()),
+            (PathBuf::from("a.npy/b"), b"b".to_vec()),
+        ];
+        assert!(write_set(&out, files).is_err());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        std::fs::write(&out, b"a file").unwrap();
+        assert!(ensure_set_writable(&out).is_err());
+        assert!(ensure_set_writable(&dir.path().join("no/such/dir")).is_err());
     }
 }

@@ -2,7 +2,7 @@
 //! libraries kept, moved into place in one rename so a broken install never
 //! looks like a finished one.
 
-use std::fs::{self, File};
+use std::fs::{self, File, TryLockError};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -34,6 +34,11 @@ pub fn install(version: &str, force: bool, quiet: bool) -> Result<PathBuf> {
         );
     }
     let target = install_dir(version);
+    let runtime_root = target.parent().expect("install_dir has a parent");
+    fs::create_dir_all(runtime_root).with_context(|| format!("cannot create {}", runtime_root.display()))?;
+    // Held until the install is done: a second install waits, then finds the
+    // first one's result, instead of taking its staging folder for abandoned.
+    let _lock = lock(&home(), quiet)?;
     if target.join(LITE_LIB_IN_WHEEL).is_file() && !force {
         if !quiet {
             eprintln!(
@@ -43,8 +48,6 @@ pub fn install(version: &str, force: bool, quiet: bool) -> Result<PathBuf> {
         }
         return Ok(target.join(LITE_LIB_IN_WHEEL));
     }
-    let runtime_root = target.parent().expect("install_dir has a parent");
-    fs::create_dir_all(runtime_root).with_context(|| format!("cannot create {}", runtime_root.display()))?;
     remove_abandoned_staging(runtime_root);
     // Staged beside the target, so the final step is a rename on one filesystem;
     // dropping the folder on any error removes every partial file.
@@ -68,6 +71,28 @@ pub fn install(version: &str, force: bool, quiet: bool) -> Result<PathBuf> {
         eprintln!("installed MegEngine {version} runtime in {}", target.display());
     }
     Ok(target.join(LITE_LIB_IN_WHEEL))
+}
+
+/// Takes the cache's install lock, waiting (with a message) while another
+/// install holds it. The lock goes with the returned file; the file stays
+/// (removing it would let a third install lock a new file while the second
+/// holds the old one). It lives in the cache folder, beside `runtime/`.
+fn lock(home: &Path, quiet: bool) -> Result<File> {
+    let path = home.join("install.lock");
+    let file = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => return Ok(file),
+        Err(TryLockError::WouldBlock) => {}
+        Err(TryLockError::Error(err)) => return Err(err).with_context(|| format!("cannot lock {}", path.display())),
+    }
+    if !quiet {
+        eprintln!(
+            "waiting for another `mge runtime install` into {} to finish",
+            home.display()
+        );
+    }
+    file.lock().with_context(|| format!("cannot lock {}", path.display()))?;
+    Ok(file)
 }
 
 /// An install killed before it could clean up (Ctrl-C) leaves its staging
@@ -150,4 +175,30 @@ fn check_version(library: &Path, version: &str) -> Result<()> {
         bail!("the wheel for {version} holds a Lite library reporting version {found}");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A second install waits for the first one's lock.
+    #[test]
+    fn a_second_install_waits_for_the_first() {
+        let home = tempfile::tempdir().unwrap();
+        let first = lock(home.path(), true).unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        let path = home.path().to_path_buf();
+        let second = std::thread::spawn(move || {
+            let lock = lock(&path, true);
+            done.send(()).unwrap();
+            lock.map(drop)
+        });
+        assert!(
+            finished.recv_timeout(std::time::Duration::from_millis(300)).is_err(),
+            "did not wait"
+        );
+        drop(first);
+        finished.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+        second.join().unwrap().unwrap();
+    }
 }
