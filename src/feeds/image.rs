@@ -1,13 +1,14 @@
 //! Images, read and laid out like MegEngine's `auto_reformat_image` does with OpenCV:
-//! `cv2.imread(path, cv2.IMREAD_COLOR)` (BGR, HWC, 8-bit), `cv2.resize` (bilinear) when asked,
+//! `cv2.imread(path, cv2.IMREAD_COLOR)` (BGR, HWC, 8-bit; JPEG through libjpeg-turbo as OpenCV), `cv2.resize` (bilinear) when asked,
 //! `cv2.cvtColor(BGR2GRAY)` for one channel, then NCHW or NHWC with a batch of one.
 
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
-use image::{DynamicImage, ImageDecoder, ImageError, ImageReader, Limits};
+use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
 
 use super::checked_element_count;
+use super::jpeg;
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
 
 pub(super) fn load(path: &Path, info: &TensorInfo, resize: bool) -> Result<HostTensor> {
@@ -106,13 +107,17 @@ fn read_bgr(path: &Path) -> Result<BgrImage> {
         .map_err(cannot_read)?
         .with_guessed_format()
         .map_err(cannot_read)?;
-    let mut decoder = reader.into_decoder().map_err(cannot_decode)?;
-    Limits::default()
-        .reserve(decoder.total_bytes())
-        .map_err(cannot_decode)?;
     // `cv2.imread` applies the EXIF orientation.
-    let orientation = decoder.orientation().map_err(cannot_decode)?;
-    let mut image = DynamicImage::from_decoder(decoder).map_err(cannot_decode)?;
+    let (mut image, orientation) = if reader.format() == Some(ImageFormat::Jpeg) {
+        jpeg::decode(reader.into_inner())?
+    } else {
+        let mut decoder = reader.into_decoder().map_err(cannot_decode)?;
+        Limits::default()
+            .reserve(decoder.total_bytes())
+            .map_err(cannot_decode)?;
+        let orientation = decoder.orientation().map_err(cannot_decode)?;
+        (DynamicImage::from_decoder(decoder).map_err(cannot_decode)?, orientation)
+    };
     image.apply_orientation(orientation);
     let (height, width) = (image.height() as usize, image.width() as usize);
     if height == 0 || width == 0 {
