@@ -141,10 +141,11 @@ fn read_bgr(path: &Path) -> Result<BgrImage> {
     Ok(BgrImage { height, width, pixels })
 }
 
-/// `cv2.cvtColor(..., COLOR_BGR2GRAY)` on 8-bit data: fixed point with 14 fractional bits.
+/// `cv2.cvtColor(..., COLOR_BGR2GRAY)` on 8-bit data: fixed point with 15 fractional bits
+/// (OpenCV 4.x's `RGB2Gray<uchar>`; its 14-bit coefficients differ on 43864 colors).
 fn bgr_to_gray(pixel: &[u8]) -> u8 {
     let [blue, green, red] = [pixel[0], pixel[1], pixel[2]].map(u32::from);
-    ((blue * 1868 + green * 9617 + red * 4899 + (1 << 13)) >> 14) as u8
+    ((blue * 3735 + green * 19235 + red * 9798 + (1 << 14)) >> 15) as u8
 }
 
 /// OpenCV's fixed-point scale for bilinear weights (`INTER_RESIZE_COEF_BITS` = 11).
