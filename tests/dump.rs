@@ -14,15 +14,11 @@ fn read_json(path: &Path) -> Value {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// JPEG pixels legitimately differ from OpenCV's (see tests/run.rs): those cases are left out.
 #[test]
 fn dumped_outputs_equal_megenginelite() {
     let manifest = manifest();
     for case in entries(&manifest, "cases") {
         let name = case["name"].as_str().unwrap();
-        if name.contains("jpg") {
-            continue;
-        }
         let dir = tempfile::tempdir().unwrap();
         let mut command = mge();
         command.args(["dump", case["model_file"].as_str().unwrap(), "-q", "--outputs"]);

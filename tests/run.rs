@@ -4,17 +4,6 @@ mod common;
 
 use common::*;
 
-/// JPEG pixels legitimately differ from OpenCV's by a few levels (another
-/// decoder's IDCT rounding; the feeds unit tests bound them); everything else
-/// must match megenginelite to 1e-5.
-fn tolerance(case: &str) -> &'static str {
-    if case.contains("jpg") {
-        "3e-2"
-    } else {
-        "1e-5"
-    }
-}
-
 #[test]
 fn every_reference_case_matches_megenginelite() {
     let manifest = manifest();
@@ -40,7 +29,7 @@ fn every_reference_case_matches_megenginelite() {
         for (output, reference) in outputs {
             command.args(["--expect", &format!("{output}:{}", reference["file"].as_str().unwrap())]);
         }
-        command.args(["--maxerr", tolerance(name), "--json"]);
+        command.args(["--maxerr", "1e-5", "--json"]);
         let (stdout, _) = run_expecting(&mut command, 0);
         let report = json_of(&stdout);
         let checked = report["expect"]

@@ -1,13 +1,14 @@
 //! Images, read and laid out like MegEngine's `auto_reformat_image` does with OpenCV:
-//! `cv2.imread(path, cv2.IMREAD_COLOR)` (BGR, HWC, 8-bit), `cv2.resize` (bilinear) when asked,
+//! `cv2.imread(path, cv2.IMREAD_COLOR)` (BGR, HWC, 8-bit; JPEG through libjpeg-turbo as OpenCV), `cv2.resize` (bilinear) when asked,
 //! `cv2.cvtColor(BGR2GRAY)` for one channel, then NCHW or NHWC with a batch of one.
 
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
-use image::{DynamicImage, ImageDecoder, ImageError, ImageReader, Limits};
+use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
 
 use super::checked_element_count;
+use super::jpeg;
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
 
 pub(super) fn load(path: &Path, info: &TensorInfo, resize: bool) -> Result<HostTensor> {
@@ -106,13 +107,17 @@ fn read_bgr(path: &Path) -> Result<BgrImage> {
         .map_err(cannot_read)?
         .with_guessed_format()
         .map_err(cannot_read)?;
-    let mut decoder = reader.into_decoder().map_err(cannot_decode)?;
-    Limits::default()
-        .reserve(decoder.total_bytes())
-        .map_err(cannot_decode)?;
     // `cv2.imread` applies the EXIF orientation.
-    let orientation = decoder.orientation().map_err(cannot_decode)?;
-    let mut image = DynamicImage::from_decoder(decoder).map_err(cannot_decode)?;
+    let (mut image, orientation) = if reader.format() == Some(ImageFormat::Jpeg) {
+        jpeg::decode(reader.into_inner())?
+    } else {
+        let mut decoder = reader.into_decoder().map_err(cannot_decode)?;
+        Limits::default()
+            .reserve(decoder.total_bytes())
+            .map_err(cannot_decode)?;
+        let orientation = decoder.orientation().map_err(cannot_decode)?;
+        (DynamicImage::from_decoder(decoder).map_err(cannot_decode)?, orientation)
+    };
     image.apply_orientation(orientation);
     let (height, width) = (image.height() as usize, image.width() as usize);
     if height == 0 || width == 0 {
@@ -136,10 +141,11 @@ fn read_bgr(path: &Path) -> Result<BgrImage> {
     Ok(BgrImage { height, width, pixels })
 }
 
-/// `cv2.cvtColor(..., COLOR_BGR2GRAY)` on 8-bit data: fixed point with 14 fractional bits.
+/// `cv2.cvtColor(..., COLOR_BGR2GRAY)` on 8-bit data: fixed point with 15 fractional bits
+/// (OpenCV 4.x's `RGB2Gray<uchar>`; its 14-bit coefficients differ on 43864 colors).
 fn bgr_to_gray(pixel: &[u8]) -> u8 {
     let [blue, green, red] = [pixel[0], pixel[1], pixel[2]].map(u32::from);
-    ((blue * 1868 + green * 9617 + red * 4899 + (1 << 13)) >> 14) as u8
+    ((blue * 3735 + green * 19235 + red * 9798 + (1 << 14)) >> 15) as u8
 }
 
 /// OpenCV's fixed-point scale for bilinear weights (`INTER_RESIZE_COEF_BITS` = 11).

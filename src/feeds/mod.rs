@@ -5,6 +5,7 @@
 //! OpenCV reads them, plus `.npz` archives and JSON literals.
 
 mod image;
+mod jpeg;
 mod json;
 mod npy;
 mod random;
