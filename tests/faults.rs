@@ -287,3 +287,22 @@ fn tune_stops_at_its_budget_when_a_candidate_hangs() {
     assert_eq!(row(&report, "--layout-transform")["status"], "timed_out");
     assert!(!report["untried"].as_array().unwrap().is_empty(), "{report:#}");
 }
+
+#[test]
+fn the_engines_log_lines_are_shown_with_verbose_only() {
+    let mut command = mge_failing("error", "load", &["run", "fixtures/conv_float.mge"]);
+    let (_, stderr) = run_expecting(&mut command, 2);
+    assert!(
+        stderr.contains("mge: error: the engine cannot load the model: fault library error"),
+        "{stderr}"
+    );
+    for chatter in ["[ERR]", "backtrace:", "[0x7fb86344686a]", "LITE[ERR]"] {
+        assert!(!stderr.contains(chatter), "{chatter} without -v:\n{stderr}");
+    }
+    let mut verbose = mge_failing("error", "load", &["run", "fixtures/conv_float.mge", "-v"]);
+    let (_, stderr) = run_expecting(&mut verbose, 2);
+    assert!(
+        stderr.contains("[ERR] fault: the pass failed") && stderr.contains("LITE[ERR]"),
+        "{stderr}"
+    );
+}

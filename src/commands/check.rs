@@ -201,7 +201,11 @@ impl Workers<'_> {
         args.push(if self.verbose { "--verbose" } else { "--quiet" }.into());
         args.extend(["check".into(), "--worker".into()]);
         args.extend(self.models.iter().map(OsString::from));
-        Supervisor::spawn(args, true, true)
+        let mut worker = Supervisor::spawn(args, true, true)?;
+        if self.verbose {
+            worker.show_engine_log();
+        }
+        Ok(worker)
     }
 
     fn check_in_worker(&self, worker: &mut Option<Supervisor>, index: usize) -> ModelCheck {

@@ -94,7 +94,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
 /// drawing its progress here and turning its death into an error.
 fn supervised(timeout: Option<Duration>, global: &Global) -> Result<()> {
     let mut progress = RunProgress::new(global.quiet);
-    match supervise::parent::rerun_supervised(timeout, &mut progress)? {
+    match supervise::parent::rerun_supervised(timeout, global.verbose, &mut progress)? {
         0 => Ok(()),
         code => Err(ChildExited(u8::try_from(code).unwrap_or(2)).into()),
     }

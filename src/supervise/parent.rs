@@ -82,6 +82,37 @@ impl Watcher for Muted {
     fn text(&mut self, _: &str) {}
 }
 
+/// Tells the engine's own log lines (`[23 08:29:00 file.cpp:580][ERR] ...`,
+/// `LITE[ERR] ...`) and the backtraces that follow them from the rest of what
+/// the child prints: shown with `-v` only, as the engine's messages are.
+#[derive(Default)]
+struct EngineLog {
+    /// Inside a log entry: its continuation and backtrace lines belong to it.
+    inside: bool,
+}
+
+impl EngineLog {
+    fn holds(&mut self, line: &str) -> bool {
+        let trimmed = line.trim();
+        let starts_entry = (trimmed.starts_with('[')
+            && ["][ERR]", "][WARN]", "][INFO]", "][DEBUG]"]
+                .iter()
+                .any(|level| trimmed.contains(level)))
+            || trimmed.starts_with("LITE[");
+        if starts_entry {
+            self.inside = true;
+            return true;
+        }
+        // A backtrace frame: `lib.so(symbol+0x4a) [0x7fb86344686a]`.
+        let frame = trimmed.ends_with(']') && trimmed.contains("[0x");
+        if self.inside && (trimmed.is_empty() || trimmed == "backtrace:" || frame) {
+            return true;
+        }
+        self.inside = false;
+        false
+    }
+}
+
 /// A line of the child's on our stderr. A stderr that is gone (`2>&-`, a
 /// reader that quit) must not end the supervision: the line is dropped.
 pub fn pass_on(line: &str) {
@@ -199,6 +230,8 @@ pub struct Supervisor {
     whereabouts: Whereabouts,
     engine_exit: Option<(i32, String)>,
     last_words: VecDeque<String>,
+    /// Set when the engine's log lines are not for the user (no `-v`).
+    engine_log: Option<EngineLog>,
 }
 
 impl Supervisor {
@@ -251,7 +284,13 @@ impl Supervisor {
             whereabouts: Whereabouts::default(),
             engine_exit: None,
             last_words: VecDeque::new(),
+            engine_log: Some(EngineLog::default()),
         })
+    }
+
+    /// Passes the engine's log lines on too (`-v`).
+    pub fn show_engine_log(&mut self) {
+        self.engine_log = None;
     }
 
     /// The last line the child printed on stderr, if any.
@@ -293,7 +332,9 @@ impl Supervisor {
                 Ok(Message::Event(Event::EngineExit { status, thread })) => self.engine_exit = Some((status, thread)),
                 Ok(Message::Text(line)) => {
                     self.remember(&line);
-                    watcher.text(&line);
+                    if !self.engine_log.as_mut().is_some_and(|log| log.holds(&line)) {
+                        watcher.text(&line);
+                    }
                 }
                 Ok(Message::Closed) => {
                     self.open_streams -= 1;
@@ -345,7 +386,8 @@ impl Supervisor {
 
     fn remember(&mut self, line: &str) {
         let line = line.trim();
-        if line.is_empty() {
+        // A backtrace says where, not what: the line before it does.
+        if line.is_empty() || line == "backtrace:" || (line.ends_with(']') && line.contains("[0x")) {
             return;
         }
         if self.last_words.len() == LAST_WORDS {
@@ -397,9 +439,12 @@ fn read_lines(stream: impl Read + Send + 'static, sender: Sender<Message>, parse
 
 /// Runs this process's own command line again in a supervised child and
 /// returns its exit code; a child that died is the error.
-pub fn rerun_supervised(timeout: Option<Duration>, watcher: &mut dyn Watcher) -> Result<i32> {
+pub fn rerun_supervised(timeout: Option<Duration>, verbose: bool, watcher: &mut dyn Watcher) -> Result<i32> {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let mut supervisor = Supervisor::spawn(args, false, false)?;
+    if verbose {
+        supervisor.show_engine_log();
+    }
     let deadline = timeout.map(|limit| (Instant::now() + limit, limit));
     loop {
         match supervisor.next(deadline, watcher) {

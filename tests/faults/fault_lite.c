@@ -13,6 +13,7 @@
  *   segv   a write through a null pointer
  *   hang   never returns
  *   wrong  the output is all ones instead of zeros
+ *   error  the call fails after the engine's kind of log entry and backtrace
  * MGE_FAULT_ONLY_WITH limits the failure to networks built with one option:
  * "layout-transform" or "cpu-inplace".
  * Without MGE_FAULT it behaves like a model with input "data" (1,3,16,16)
@@ -73,14 +74,14 @@ static void *worker(void *arg) {
 static int handler_registered;
 static int layout_transform, cpu_inplace;
 
-static void fail_here(const char *where) {
+static int fail_here(const char *where) {
     const char *fault = getenv("MGE_FAULT");
     const char *at = getenv("MGE_FAULT_AT");
     const char *only_with = getenv("MGE_FAULT_ONLY_WITH");
-    if (!fault || strcmp(at ? at : "forward", where) != 0) return;
+    if (!fault || strcmp(at ? at : "forward", where) != 0) return 0;
     if (only_with && !((!strcmp(only_with, "layout-transform") && layout_transform) ||
                        (!strcmp(only_with, "cpu-inplace") && cpu_inplace)))
-        return;
+        return 0;
     if (!strcmp(fault, "exit")) {
         pthread_t thread;
         started = 1;
@@ -96,7 +97,13 @@ static void fail_here(const char *where) {
         for (;;) pause();
     } else if (!strcmp(fault, "wrong")) {
         for (size_t i = 0; i < 8; i++) output.data[i] = 1.0f;
+    } else if (!strcmp(fault, "error")) {
+        fprintf(stderr, "[23 08:29:00 apply@framework.cpp:580][ERR] fault: the pass failed\n\nbacktrace:\n"
+                        "/lib/libmegengine_shared.so(_ZN3mgb13MegBrainErrorC1ERKSs+0x4a) [0x7fb86344686a]\n"
+                        "LITE[ERR] Lite exception: fault\n");
+        return -1;
     }
+    return 0;
 }
 
 int LITE_get_version(int *major, int *minor, int *patch) {
@@ -130,8 +137,7 @@ int LITE_make_network_config(void **network_out, AnyConfig unused) {
 int LITE_destroy_network(void *net) { (void)net; return 0; }
 int LITE_load_model_from_mem(void *net, void *model, size_t size) {
     (void)net; (void)model; (void)size;
-    fail_here("load");
-    return 0;
+    return fail_here("load");
 }
 int LITE_set_cpu_inplace_mode(void *net) {
     (void)net;
@@ -153,8 +159,7 @@ int LITE_enable_io_bin_dump(void *net, const char *dir) { (void)net; (void)dir; 
 int LITE_dump_layout_transform_model(void *net, const char *path) { (void)net; (void)path; return 0; }
 int LITE_forward(void *net) {
     (void)net;
-    fail_here("forward");
-    return 0;
+    return fail_here("forward");
 }
 int LITE_wait(void *net) { (void)net; return 0; }
 
