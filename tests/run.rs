@@ -267,19 +267,24 @@ fn engine_options_are_accepted() {
         &["--graph-opt-level", "0"],
         &["--workspace-limit", "1048576"],
     ] {
-        let mut command = mge();
-        command.args([
-            "run",
-            "fixtures/conv_float.mge",
-            "-i",
-            "fixtures/feeds/conv_data.npy",
-            "-q",
-        ]);
-        command
-            .args(["--expect", "feat:fixtures/ref/conv_float__conv_data/feat.npy"])
-            .args(options);
-        run_expecting(&mut command, 0);
+        run_expecting(&mut conv_float_expecting_its_reference(options), 0);
     }
+}
+
+/// `mge run` of the conv fixture on its feed, expecting MegEngine's reference
+/// output, with `options` added.
+fn conv_float_expecting_its_reference(options: &[&str]) -> assert_cmd::Command {
+    let mut command = mge();
+    command
+        .args(["run", "fixtures/conv_float.mge", "-i", "fixtures/feeds/conv_data.npy"])
+        .args([
+            "--expect",
+            "feat:fixtures/ref/conv_float__conv_data/feat.npy",
+            "--iter",
+            "2",
+        ])
+        .args(options);
+    command
 }
 
 /// MegEngine's oneDNN kernels, which these options reach, call exit(1) on some
@@ -287,18 +292,9 @@ fn engine_options_are_accepted() {
 #[test]
 fn layout_options_run_or_fail_cleanly_on_any_cpu() {
     for options in [&["--layout-transform"][..], &["--layout", "nchw88"]] {
-        let mut command = mge();
-        command
-            .args([
-                "run",
-                "fixtures/conv_float.mge",
-                "-i",
-                "fixtures/feeds/conv_data.npy",
-                "-q",
-            ])
-            .args(["--expect", "feat:fixtures/ref/conv_float__conv_data/feat.npy"])
-            .args(options);
-        let output = command.output().expect("mge finishes before the test's deadline");
+        let output = conv_float_expecting_its_reference(options)
+            .output()
+            .expect("mge finishes before the test's deadline");
         let stderr = String::from_utf8_lossy(&output.stderr);
         match output.status.code() {
             Some(0) => {}
@@ -346,21 +342,7 @@ fn specs_joined_with_semicolons_or_listed_in_a_file() {
 /// settled before it sees them.
 #[test]
 fn engine_option_pairings_are_settled_up_front() {
-    let run = |options: &[&str], code: i32| {
-        let mut command = mge();
-        command
-            .args([
-                "run",
-                "fixtures/conv_float.mge",
-                "-i",
-                "fixtures/feeds/conv_data.npy",
-                "--iter",
-                "2",
-            ])
-            .args(["--expect", "feat:fixtures/ref/conv_float__conv_data/feat.npy"])
-            .args(options);
-        run_expecting(&mut command, code).1
-    };
+    let run = |options: &[&str], code: i32| run_expecting(&mut conv_float_expecting_its_reference(options), code).1;
     for options in [
         &["--record-comp-seq", "2"][..],
         &["--record-comp-seq", "1", "--fake-first"],
