@@ -94,13 +94,41 @@ complete -c mge -n "__fish_mge_using_subcommand info" -s h -l help -d 'Print hel
 complete -c mge -n "__fish_mge_using_subcommand check" -s j -l jobs -d 'Check N models at a time, each batch in its own worker process' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l junit -d 'Also write a JUnit XML report to FILE' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l shard -d 'Check only slice K of N (from 1): models sorted by path, every Nth; for CI matrices' -r
+complete -c mge -n "__fish_mge_using_subcommand check" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
+complete -c mge -n "__fish_mge_using_subcommand check" -l threads -d 'CPU worker threads' -r
+complete -c mge -n "__fish_mge_using_subcommand check" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l record-comp-seq -d 'Record the kernel sequence on the first run: 1, or 2 to also free extra memory' -r
+complete -c mge -n "__fish_mge_using_subcommand check" -l graph-opt-level -d 'Graph optimization level (0 to 3)' -r
+complete -c mge -n "__fish_mge_using_subcommand check" -l async-level -d 'Asynchronous dispatch level' -r
+complete -c mge -n "__fish_mge_using_subcommand check" -l jit -d 'JIT level (CUDA only): 1 elemwise, 2 also reductions' -r
+complete -c mge -n "__fish_mge_using_subcommand check" -l workspace-limit -d 'Workspace limit for operators with several algorithms' -r
+complete -c mge -n "__fish_mge_using_subcommand check" -l layout -d 'Convert the graph to this memory layout' -r -f -a "nchw44\t''
+nchw44-dot\t''
+nchw88\t''
+nhwcd4\t''
+nchw4\t''
+nchw32\t''
+nchw64\t''"
+complete -c mge -n "__fish_mge_using_subcommand check" -l layout-transform -d 'Let the engine choose the best layout for the whole graph' -r -f -a "auto\t'The device the model runs on'
+cpu\t''
+cuda\t''"
+complete -c mge -n "__fish_mge_using_subcommand check" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l json -d 'Print one JSON document on stdout instead of a line per testcase'
+complete -c mge -n "__fish_mge_using_subcommand check" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
+complete -c mge -n "__fish_mge_using_subcommand check" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
+complete -c mge -n "__fish_mge_using_subcommand check" -l reproducible -d 'Use only reproducible algorithms'
+complete -c mge -n "__fish_mge_using_subcommand check" -l weight-preprocess -d 'Preprocess constant weights once at load'
+complete -c mge -n "__fish_mge_using_subcommand check" -l fuse-preprocess -d 'Fuse preprocessing patterns (astype + pad_channel + dimshuffle)'
+complete -c mge -n "__fish_mge_using_subcommand check" -l const-shape -d 'Assume input shapes never change (saves memory)'
+complete -c mge -n "__fish_mge_using_subcommand check" -l fake-first -d 'Make the first execution only allocate (an extra untimed run)'
+complete -c mge -n "__fish_mge_using_subcommand check" -l no-sanity-check -d 'Skip the var sanity check of the first run'
+complete -c mge -n "__fish_mge_using_subcommand check" -l tensorrt -d 'Run through TensorRT (CUDA only)'
 complete -c mge -n "__fish_mge_using_subcommand check" -l worker -d 'Serve as a worker process of `check`: indices into MODELS on stdin, results on stdout'
 complete -c mge -n "__fish_mge_using_subcommand check" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand check" -s q -l quiet -d 'Print no notes or progress on stderr'
-complete -c mge -n "__fish_mge_using_subcommand check" -s h -l help -d 'Print help'
+complete -c mge -n "__fish_mge_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mge -n "__fish_mge_using_subcommand profile" -s i -l input -d 'Input feed: [NAME:]SOURCE with SOURCE one of #rand(MIN,MAX[,SHAPE]), FILE.npy, FILE.npz[:KEY], an image or a JSON literal; several joined by \';\'; @FILE reads one per line' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l warmup -d 'Untimed runs before measuring' -r

@@ -181,6 +181,7 @@ impl Cli {
             Command::Profile(args) => &args.engine,
             Command::Dump(args) => &args.engine,
             Command::Tune(args) => &args.engine,
+            Command::Check(args) => &args.engine,
             _ => return None,
         };
         engine.options_file.as_deref()
@@ -490,6 +491,10 @@ pub struct CheckArgs {
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<Shard>,
 
+    /// The engine options to check under (default: kernels on the calling thread)
+    #[command(flatten)]
+    pub engine: EngineArgs,
+
     #[command(flatten)]
     pub deadline: DeadlineArgs,
 
@@ -532,4 +537,54 @@ pub enum RuntimeCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+impl EngineArgs {
+    /// The options given, as arguments again (without `--options`, already
+    /// read into them): for the processes that run them.
+    pub fn to_args(&self) -> Vec<String> {
+        let user = self;
+        let mut args = Vec::new();
+        if user.device != "cpu" {
+            args.extend(["--device".to_string(), user.device.clone()]);
+        }
+        let mut flag = |on: bool, name: &str| {
+            if on {
+                args.push(format!("--{name}"));
+            }
+        };
+        flag(user.cpu_inplace, "cpu-inplace");
+        flag(user.fast_run, "fast-run");
+        flag(user.reproducible, "reproducible");
+        flag(user.weight_preprocess, "weight-preprocess");
+        flag(user.fuse_preprocess, "fuse-preprocess");
+        flag(user.const_shape, "const-shape");
+        flag(user.fake_first, "fake-first");
+        flag(user.no_sanity_check, "no-sanity-check");
+        flag(user.tensorrt, "tensorrt");
+        let mut valued = |value: Option<String>, name: &str| {
+            if let Some(value) = value {
+                args.extend([format!("--{name}"), value]);
+            }
+        };
+        valued(user.threads.map(|n| n.to_string()), "threads");
+        valued(
+            user.fast_run_cache.as_ref().map(|path| path.display().to_string()),
+            "fast-run-cache",
+        );
+        valued(user.record_comp_seq.map(|n| n.to_string()), "record-comp-seq");
+        valued(user.graph_opt_level.map(|n| n.to_string()), "graph-opt-level");
+        valued(user.async_level.map(|n| n.to_string()), "async-level");
+        valued(user.jit.map(|n| n.to_string()), "jit");
+        valued(user.workspace_limit.map(|n| n.to_string()), "workspace-limit");
+        valued(user.layout.map(value_name), "layout");
+        valued(user.layout_transform.map(value_name), "layout-transform");
+        args
+    }
+}
+
+fn value_name(value: impl ValueEnum) -> String {
+    value
+        .to_possible_value()
+        .map_or_else(String::new, |value| value.get_name().to_string())
 }

@@ -374,3 +374,33 @@ fn a_folder_is_checked_as_its_models_sorted_and_an_empty_shard_passes() {
     let (_, stderr) = run_expecting(mge().args(["check", "--shard", "3/2", "fixtures"]), 2);
     assert!(stderr.contains("K/N"), "{stderr}");
 }
+
+#[test]
+fn testcases_are_checked_under_the_engine_options_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("tuned.json");
+    std::fs::write(
+        &saved,
+        r#"{"args": ["--threads", "2", "--fast-run"], "fast_run_cache": null}"#,
+    )
+    .unwrap();
+    let mut command = mge();
+    command
+        .args([
+            "check",
+            "fixtures/conv_float_tc3_wrong.mge",
+            "fixtures/two_inputs_tc2.mge",
+            "-j",
+            "2",
+            "--options",
+        ])
+        .arg(&saved);
+    let (stdout, _) = run_expecting(&mut command, 1);
+    assert!(stdout.contains("#1: FAILED  'feat' err 1"), "{stdout}");
+    assert!(stdout.ends_with("4 passed, 1 failed\n"), "{stdout}");
+    let (_, stderr) = run_expecting(
+        mge().args(["check", "fixtures/conv_float_tc1.mge", "--record-comp-seq", "2"]),
+        2,
+    );
+    assert!(stderr.contains("disables the engine's AssertEqual"), "{stderr}");
+}

@@ -18,9 +18,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use super::models::select_models;
+use super::options::{network_options, refuse_unchecked_testcases};
 use super::{CheckFailed, Global};
-use crate::cli::CheckArgs;
-use crate::engine::{silence_stdout, take_stdout, Lite, NetworkOptions};
+use crate::cli::{CheckArgs, EngineArgs};
+use crate::engine::{silence_stdout, take_stdout, Device, Lite, NetworkOptions};
 use crate::model::ModelFile;
 use crate::report::check::{CheckReport, ModelCheck, Tally, TestcaseCheck};
 use crate::report::file::{ensure_writable, write_atomically};
@@ -33,7 +34,7 @@ use crate::supervise::parent::{interruption, Next, PassThrough, Supervisor};
 
 pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     if args.worker {
-        return serve(&args.models, global);
+        return serve(&args.models, &args.engine, global);
     }
     if let Some(junit) = &args.junit {
         ensure_writable(junit).with_context(|| format!("--junit {}", junit.display()))?;
@@ -42,8 +43,11 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     let mut printer = InOrder::new(!args.json);
     let jobs = usize::try_from(args.jobs).unwrap_or(usize::MAX).min(args.models.len());
     let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
+    // Refused here, in one line (and noted once), rather than once per model.
+    refuse_unchecked_testcases(&network_options(&args.engine, global)?)?;
     let workers = Workers {
         models: &args.models,
+        engine_args: args.engine.to_args(),
         lite_lib: &lite_lib,
         timeout: args.deadline.timeout,
         verbose: global.verbose,
@@ -83,8 +87,8 @@ fn check_plan(verbose: bool) -> Plan {
 }
 
 /// Checks one model in this process; any error is the model's, not the command's.
-fn check_model(lite: &Lite, path: &Path, verbose: bool) -> ModelCheck {
-    match check_testcases(lite, path, verbose) {
+fn check_model(lite: &Lite, path: &Path, options: &NetworkOptions, verbose: bool) -> ModelCheck {
+    match check_testcases(lite, path, options, verbose) {
         Ok(testcases) => ModelCheck {
             model: path.display().to_string(),
             error: None,
@@ -94,7 +98,7 @@ fn check_model(lite: &Lite, path: &Path, verbose: bool) -> ModelCheck {
     }
 }
 
-fn check_testcases(lite: &Lite, path: &Path, verbose: bool) -> Result<Vec<TestcaseCheck>> {
+fn check_testcases(lite: &Lite, path: &Path, options: &NetworkOptions, verbose: bool) -> Result<Vec<TestcaseCheck>> {
     let model = ModelFile::read(path)?;
     if !model.is_container() {
         bail!(
@@ -103,13 +107,7 @@ fn check_testcases(lite: &Lite, path: &Path, verbose: bool) -> Result<Vec<Testca
         );
     }
     let _engine_output = silence_stdout(verbose);
-    // Kernels on the calling thread: the engine's CPU dispatcher thread spins
-    // while it waits, and two workers' spinning threads starve each other.
-    let options = NetworkOptions {
-        cpu_inplace: true,
-        ..NetworkOptions::default()
-    };
-    let mut session = Session::load(lite, &model, Outputs::Asserted, &options)?;
+    let mut session = Session::load(lite, &model, Outputs::Asserted, options)?;
     let runs = run_testcases(lite, &model, &mut session, &check_plan(verbose))?;
     Ok(runs.iter().map(TestcaseCheck::new).collect())
 }
@@ -152,6 +150,8 @@ impl InOrder {
 /// What every worker process is started with.
 struct Workers<'a> {
     models: &'a [PathBuf],
+    /// The user's engine options, for each worker to check under.
+    engine_args: Vec<String>,
     lite_lib: &'a Path,
     timeout: Option<Duration>,
     verbose: bool,
@@ -200,6 +200,8 @@ impl Workers<'_> {
         let mut args: Vec<OsString> = vec!["--lite-lib".into(), self.lite_lib.into()];
         args.push(if self.verbose { "--verbose" } else { "--quiet" }.into());
         args.extend(["check".into(), "--worker".into()]);
+        args.extend(self.engine_args.iter().map(OsString::from));
+        args.push("--".into());
         args.extend(self.models.iter().map(OsString::from));
         let mut worker = Supervisor::spawn(args, true, true)?;
         if self.verbose {
@@ -244,7 +246,13 @@ impl Workers<'_> {
 }
 
 /// The worker side: check each model whose index arrives on stdin, answer on the original stdout.
-fn serve(models: &[PathBuf], global: &Global) -> Result<()> {
+fn serve(models: &[PathBuf], engine: &EngineArgs, global: &Global) -> Result<()> {
+    let mut options = network_options(engine, global)?;
+    // By default kernels run on the calling thread: the engine's CPU dispatcher
+    // thread spins while it waits, and two workers' spinning threads starve each other.
+    if engine.threads.is_none() && options.device == Device::Cpu {
+        options.cpu_inplace = true;
+    }
     let mut replies = take_stdout()?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose).map_err(|err| format!("{err:#}"));
     for request in std::io::stdin().lock().lines() {
@@ -256,7 +264,7 @@ fn serve(models: &[PathBuf], global: &Global) -> Result<()> {
             .and_then(|index| models.get(index))
             .with_context(|| format!("unreadable request '{request}'"))?;
         let check = match &lite {
-            Ok(lite) => check_model(lite, path, global.verbose),
+            Ok(lite) => check_model(lite, path, &options, global.verbose),
             Err(error) => ModelCheck::unchecked(path, error.clone()),
         };
         writeln!(replies, "{}", serde_json::to_string(&check)?)?;

@@ -190,6 +190,14 @@ pub fn save_algo_cache(lite: &Lite, engine: &EngineArgs) -> Result<()> {
     write_atomically(cache, &contents).context("--fast-run-cache")
 }
 
+/// Options under which the engine would pass every testcase unchecked.
+pub fn refuse_unchecked_testcases(options: &NetworkOptions) -> Result<()> {
+    if options.record_comp_seq == Some(2) {
+        bail!("--record-comp-seq 2 disables the engine's AssertEqual, so testcases cannot be checked (use level 1, or --no-testcase with `mge run`)");
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

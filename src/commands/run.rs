@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::options::{load_runtime, network_options, plan, resolve_feeds, save_algo_cache};
+use super::options::{load_runtime, network_options, plan, refuse_unchecked_testcases, resolve_feeds, save_algo_cache};
 use super::{CheckFailed, Global};
 use crate::cli::RunArgs;
 use crate::compare::{compare_values, Tolerance};
@@ -57,9 +57,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         if !expectations.is_empty() {
             bail!("--expect compares fed runs; the testcases of a container carry their own expectations (add --no-testcase and --input to use --expect)");
         }
-        if options.record_comp_seq == Some(2) {
-            bail!("--record-comp-seq 2 disables the engine's AssertEqual, so testcases cannot be checked (use level 1, or --no-testcase)");
-        }
+        refuse_unchecked_testcases(&options)?;
     }
     let lite = load_runtime(&args.engine, global)?;
 

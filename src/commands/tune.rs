@@ -15,8 +15,8 @@ use crate::report::progress::TuneProgress;
 use crate::report::tune::TuneReport;
 use crate::report::{emit, emit_json};
 use crate::runtime;
+use crate::tune::setting::singles;
 use crate::tune::setting::Setting;
-use crate::tune::setting::{fixed_args, singles};
 use crate::tune::trial::Trials;
 use crate::tune::Tuning;
 use crate::tune::{tune as search, TuneOptions};
@@ -46,7 +46,7 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     if args.feeds.resize_input {
         command.push("--resize-input".into());
     }
-    command.extend(fixed_args(&args.engine));
+    command.extend(args.engine.to_args());
     if model.is_container() {
         // Tuned on feeds: the container's model with its real outputs, not its testcases.
         command.push("--no-testcase".into());
@@ -88,7 +88,7 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
 /// and fast-run's cache beside it when fast-run won, so that no run profiles again.
 fn save(file: &Path, tuning: &Tuning, user: &EngineArgs, trials: &Trials) -> Result<()> {
     let best = &tuning.best_row().candidate;
-    let mut args = fixed_args(user);
+    let mut args = user.to_args();
     args.extend(best.args());
     let mut fast_run_cache = None;
     if best.has(Setting::FastRun) && user.fast_run_cache.is_none() {
