@@ -20,7 +20,6 @@ use crate::engine::EngineError;
 use crate::supervise::parent::Interrupted;
 
 fn main() -> ExitCode {
-    report::note_closed_stdout();
     supervise::child::init();
     let cli = match cli::Cli::parse_with_saved_options() {
         Ok(cli) => cli,

@@ -213,7 +213,8 @@ impl Workers<'_> {
     fn check_in_worker(&self, worker: &mut Option<Supervisor>, index: usize) -> ModelCheck {
         let path = &self.models[index];
         let failed = |error: String| ModelCheck::unchecked(path, error);
-        if worker.is_none() {
+        let fresh = worker.is_none();
+        if fresh {
             match self.spawn() {
                 Ok(spawned) => *worker = Some(spawned),
                 Err(err) => return failed(format!("{err:#}")),
@@ -226,9 +227,12 @@ impl Workers<'_> {
             .as_mut()
             .map(|requests| writeln!(requests, "{index}").and_then(|()| requests.flush()));
         if !matches!(asked, Some(Ok(()))) {
-            // It died before the request: a new worker takes it.
             *worker = None;
-            return self.check_in_worker(worker, index);
+            // One that died since its last model is replaced; a new one that cannot take it is the model's error.
+            return match fresh {
+                true => failed("the worker process ended before it took the model".into()),
+                false => self.check_in_worker(worker, index),
+            };
         }
         let deadline = self.timeout.map(|limit| (Instant::now() + limit, limit));
         let answer = match running.next(deadline, &mut PassThrough) {

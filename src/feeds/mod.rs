@@ -88,15 +88,15 @@ pub fn resolve(specs: &[String], inputs: &[TensorInfo], options: &FeedOptions) -
                     spec.source_text
                 );
             }
-            let tensor = spec
+            let (tensor, stored) = spec
                 .source
                 .load(info, options)
-                .and_then(|tensor| has_values(tensor, info))
+                .and_then(|(tensor, stored)| Ok((has_values(tensor, info)?, stored)))
                 .map_err(|err| anyhow!("input '{}' from '{}': {err:#}", info.name, spec.source_text))?;
             feeds[index] = Some(Feed {
                 name: info.name.clone(),
                 source: spec.source_text.to_string(),
-                converted_from: spec.source.converted_from(info),
+                converted_from: stored.filter(|stored| *stored != info.dtype.name()),
                 tensor,
             });
         }

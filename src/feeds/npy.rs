@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{anyhow, bail, Result};
 
 use crate::report::quoted_list;
-use crate::tensor::npy::{read_header, read_whole, Npy, NpyHeader, Npz};
+use crate::tensor::npy::{read_whole, Npy, NpyHeader, Npz};
 use crate::tensor::{DType, HostTensor, TensorInfo};
 
 /// What the shape in a header must pass before its data is read.
@@ -14,24 +14,30 @@ pub(super) type ShapeCheck<'a> = &'a dyn Fn(&[usize]) -> Result<()>;
 
 /// A `.npy` file in `dtype`, of any shape (its size is bounded by the file's).
 pub fn load_npy(path: &Path, dtype: DType) -> Result<HostTensor> {
-    load_npy_checked(path, dtype, &|_| Ok(()))
+    load_npy_checked(path, dtype, &|_| Ok(())).map(|(tensor, _)| tensor)
 }
 
-pub(super) fn load_npy_checked(path: &Path, dtype: DType, check: ShapeCheck) -> Result<HostTensor> {
+/// The values in `dtype`, and the NumPy dtype (`float64`) the file stores.
+pub(super) fn load_npy_checked(path: &Path, dtype: DType, check: ShapeCheck) -> Result<(HostTensor, &'static str)> {
     let file = File::open(path).map_err(|err| anyhow!("cannot read file: {err}"))?;
     let len = file.metadata().map_err(|err| anyhow!("cannot read file: {err}"))?.len();
     let bytes = read_whole(file, len, &|header: &NpyHeader| check(&header.shape))?;
     decode_npy(&bytes, dtype)
 }
 
-/// Loads one array of an archive (see `array_key`).
-pub(super) fn load_npz(path: &Path, key: Option<&str>, info: &TensorInfo, check: ShapeCheck) -> Result<HostTensor> {
+/// Loads one array of an archive (see `array_key`), as `load_npy_checked`.
+pub(super) fn load_npz(
+    path: &Path,
+    key: Option<&str>,
+    info: &TensorInfo,
+    check: ShapeCheck,
+) -> Result<(HostTensor, &'static str)> {
     let mut npz = Npz::open(path)?;
     let key = array_key(&npz, key, info)?;
     let (entry, len) = npz.entry(&key)?;
-    let bytes = read_whole(entry, len, &|header: &NpyHeader| check(&header.shape))
-        .map_err(|err| anyhow!("array '{key}': {err:#}"))?;
-    decode_npy(&bytes, info.dtype).map_err(|err| anyhow!("array '{key}': {err:#}"))
+    read_whole(entry, len, &|header: &NpyHeader| check(&header.shape))
+        .and_then(|bytes| decode_npy(&bytes, info.dtype))
+        .map_err(|err| anyhow!("array '{key}': {err:#}"))
 }
 
 /// `key`, else the array named after the input, else the only one.
@@ -49,27 +55,10 @@ fn array_key(npz: &Npz, key: Option<&str>, info: &TensorInfo) -> Result<String> 
     }
 }
 
-/// The NumPy dtype (`float64`) of the array `load_npy` or `load_npz` (`npz_key`
-/// set) reads, from its header alone; `None` when it cannot be read (loading says why).
-pub(super) fn stored_dtype(path: &Path, npz_key: Option<Option<&str>>, info: &TensorInfo) -> Option<&'static str> {
-    let header = match npz_key {
-        None => {
-            let mut file = File::open(path).ok()?;
-            let len = file.metadata().ok()?.len();
-            read_header(&mut file, len).ok()?.0
-        }
-        Some(key) => {
-            let mut npz = Npz::open(path).ok()?;
-            let key = array_key(&npz, key, info).ok()?;
-            let (mut entry, len) = npz.entry(&key).ok()?;
-            read_header(&mut entry, len).ok()?.0
-        }
-    };
-    Some(header.element.name())
-}
-
-/// Decodes a whole `.npy` file into a tensor of `dtype`, values taken in logical (C) order.
-pub(super) fn decode_npy(bytes: &[u8], dtype: DType) -> Result<HostTensor> {
+/// Decodes a whole `.npy` file into a tensor of `dtype`, values taken in
+/// logical (C) order; with the NumPy dtype the file stores.
+pub(super) fn decode_npy(bytes: &[u8], dtype: DType) -> Result<(HostTensor, &'static str)> {
     let npy = Npy::parse(bytes)?;
-    HostTensor::from_f64(npy.shape.clone(), dtype, npy.view().values())
+    let tensor = HostTensor::from_f64(npy.shape.clone(), dtype, npy.view().values())?;
+    Ok((tensor, npy.element.name()))
 }

@@ -121,25 +121,16 @@ impl Source {
         }
     }
 
-    pub fn load(&self, info: &TensorInfo, options: &FeedOptions) -> Result<HostTensor> {
+    /// The values, and for a file, the NumPy dtype it stores them in.
+    pub fn load(&self, info: &TensorInfo, options: &FeedOptions) -> Result<(HostTensor, Option<&'static str>)> {
         let fits = |shape: &[usize]| feed_element_count(shape, info).map(drop);
+        let stored = |(tensor, dtype)| (tensor, Some(dtype));
         match self {
-            Source::Random(spec) => spec.generate(info, options.seed),
-            Source::Npy(path) => npy::load_npy_checked(path, info.dtype, &fits),
-            Source::Npz { path, key } => npy::load_npz(path, key.as_deref(), info, &fits),
-            Source::Image(path) => image::load(path, info, options.resize_input),
-            Source::Json(value) => json::to_tensor(value, info),
+            Source::Random(spec) => spec.generate(info, options.seed).map(|tensor| (tensor, None)),
+            Source::Npy(path) => npy::load_npy_checked(path, info.dtype, &fits).map(stored),
+            Source::Npz { path, key } => npy::load_npz(path, key.as_deref(), info, &fits).map(stored),
+            Source::Image(path) => image::load(path, info, options.resize_input).map(|tensor| (tensor, None)),
+            Source::Json(value) => json::to_tensor(value, info).map(|tensor| (tensor, None)),
         }
-    }
-
-    /// The dtype a file stores when values are converted from it to the
-    /// input's dtype (float64 to float32, ...).
-    pub fn converted_from(&self, info: &TensorInfo) -> Option<&'static str> {
-        let stored = match self {
-            Source::Npy(path) => npy::stored_dtype(path, None, info),
-            Source::Npz { path, key } => npy::stored_dtype(path, Some(key.as_deref()), info),
-            Source::Random(_) | Source::Image(_) | Source::Json(_) => None,
-        }?;
-        (stored != info.dtype.name()).then_some(stored)
     }
 }

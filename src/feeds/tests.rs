@@ -88,7 +88,7 @@ fn npy_bytes(descr: &str, fortran: bool, shape: &[usize], data: &[u8]) -> Vec<u8
 
 fn decode(bytes: &[u8], dtype: DType) -> Result<HostTensor> {
     let whole = crate::tensor::npy::read_whole(bytes, bytes.len() as u64, &|_| Ok(()))?;
-    npy::decode_npy(&whole, dtype)
+    npy::decode_npy(&whole, dtype).map(|(tensor, _)| tensor)
 }
 
 // ---- grammar ----

@@ -102,6 +102,7 @@ impl Drop for RunProgress {
 /// `mge tune`'s bar over the candidates, with the best so far.
 pub struct TuneProgress {
     bar: ProgressBar,
+    best: String,
 }
 
 impl TuneProgress {
@@ -113,24 +114,22 @@ impl TuneProgress {
             quiet,
         );
         bar.enable_steady_tick(Duration::from_millis(200));
-        TuneProgress { bar }
+        TuneProgress {
+            bar,
+            best: String::new(),
+        }
     }
 }
 
 impl TuneWatcher for TuneProgress {
     fn trying(&mut self, candidate: &Candidate) {
-        let best = self.bar.message();
-        let best = best.lines().next().unwrap_or("");
-        self.bar.set_message(format!("{best}\ntrying {candidate}"));
+        self.bar.set_message(format!("{}\ntrying {candidate}", self.best));
     }
 
     fn tried(&mut self, row: &Row, best: &Row, baseline_ms: f64) {
         if let Some(best_ms) = best.median_ms {
-            self.bar.set_message(format!(
-                "best so far: {} ({:.2}x)",
-                best.candidate,
-                baseline_ms / best_ms
-            ));
+            self.best = format!("best so far: {} ({:.2}x)", best.candidate, baseline_ms / best_ms);
+            self.bar.set_message(self.best.clone());
         }
         if !row.candidate.0.is_empty() {
             self.bar.inc(1);

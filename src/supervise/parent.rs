@@ -1,7 +1,6 @@
 //! The parent's side: start the child, pass its output on, watch it, and say
 //! how it ended.
 
-use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -53,9 +52,6 @@ fn interruptions() -> &'static Arc<AtomicUsize> {
     })
 }
 
-/// Lines of the child's own output kept to say what the engine said last.
-const LAST_WORDS: usize = 3;
-
 /// Told what the child is doing: the presentation of a supervised run.
 pub trait Watcher {
     /// The child entered a phase or made progress in it.
@@ -103,14 +99,18 @@ impl EngineLog {
             self.inside = true;
             return true;
         }
-        // A backtrace frame: `lib.so(symbol+0x4a) [0x7fb86344686a]`.
-        let frame = trimmed.ends_with(']') && trimmed.contains("[0x");
-        if self.inside && (trimmed.is_empty() || trimmed == "backtrace:" || frame) {
+        if self.inside && (trimmed.is_empty() || is_backtrace(trimmed)) {
             return true;
         }
         self.inside = false;
         false
     }
+}
+
+/// The head of an engine backtrace, or one of its frames:
+/// `lib.so(symbol+0x4a) [0x7fb86344686a]`.
+fn is_backtrace(line: &str) -> bool {
+    line == "backtrace:" || (line.ends_with(']') && line.contains("[0x"))
 }
 
 /// A line of the child's on our stderr. A stderr that is gone (`2>&-`, a
@@ -138,8 +138,6 @@ pub enum How {
     TimedOut(Duration),
     /// Stopped by us because the user interrupted the tool with this signal.
     Interrupted(i32),
-    /// Ended with this code before answering (a worker).
-    Quit(i32),
 }
 
 impl Failure {
@@ -169,7 +167,6 @@ impl fmt::Display for Failure {
             How::Signal(signal) => write!(f, "the engine crashed ({}) {place}", signal_name(*signal))?,
             How::TimedOut(limit) => write!(f, "stopped after --timeout {} {place}", seconds(*limit))?,
             How::Interrupted(signal) => write!(f, "{} {place}", Interrupted(*signal))?,
-            How::Quit(code) => write!(f, "the worker process ended with exit code {code} {place}")?,
         }
         if let Some(words) = &self.last_words {
             write!(f, "; it said last: '{words}'")?;
@@ -229,7 +226,8 @@ pub struct Supervisor {
     open_streams: usize,
     whereabouts: Whereabouts,
     engine_exit: Option<(i32, String)>,
-    last_words: VecDeque<String>,
+    /// The last line the child printed, the engine's as a rule.
+    last_words: Option<String>,
     /// Set when the engine's log lines are not for the user (no `-v`).
     engine_log: Option<EngineLog>,
 }
@@ -283,7 +281,7 @@ impl Supervisor {
             open_streams: if replies { 2 } else { 1 },
             whereabouts: Whereabouts::default(),
             engine_exit: None,
-            last_words: VecDeque::new(),
+            last_words: None,
             engine_log: Some(EngineLog::default()),
         })
     }
@@ -295,13 +293,13 @@ impl Supervisor {
 
     /// The last line the child printed on stderr, if any.
     pub fn last_words(&self) -> Option<&str> {
-        self.last_words.back().map(String::as_str)
+        self.last_words.as_deref()
     }
 
     /// Forgets where the child was: it starts on a new piece of work.
     pub fn new_task(&mut self) {
         self.whereabouts = Whereabouts::default();
-        self.last_words.clear();
+        self.last_words = None;
     }
 
     /// Passes the child's output to `watcher` until it replies, ends, or
@@ -369,31 +367,26 @@ impl Supervisor {
         if let Some((status, thread)) = self.engine_exit.take() {
             return Next::Failed(self.failure(How::EngineExit { status, thread }));
         }
-        match (status.code(), status.signal()) {
-            (Some(code), _) => Next::Exited(code),
-            (None, Some(signal)) => Next::Failed(self.failure(How::Signal(signal))),
-            (None, None) => Next::Failed(self.failure(How::Quit(-1))),
+        match status.signal() {
+            Some(signal) => Next::Failed(self.failure(How::Signal(signal))),
+            None => Next::Exited(status.code().unwrap_or(2)),
         }
     }
 
-    pub fn failure(&mut self, how: How) -> Failure {
+    fn failure(&mut self, how: How) -> Failure {
         Failure {
             how,
             whereabouts: self.whereabouts,
-            last_words: self.last_words.back().cloned(),
+            last_words: self.last_words.clone(),
         }
     }
 
     fn remember(&mut self, line: &str) {
         let line = line.trim();
         // A backtrace says where, not what: the line before it does.
-        if line.is_empty() || line == "backtrace:" || (line.ends_with(']') && line.contains("[0x")) {
-            return;
+        if !line.is_empty() && !is_backtrace(line) {
+            self.last_words = Some(line.to_string());
         }
-        if self.last_words.len() == LAST_WORDS {
-            self.last_words.pop_front();
-        }
-        self.last_words.push_back(line.to_string());
     }
 
     /// Ends a child with nothing more to do: a closed stdin ends a worker's loop.

@@ -191,7 +191,7 @@ impl Npz {
 
 /// Reads the start of a `.npy` file of `len` bytes from `source`, up to a
 /// little more than the longest header: its header, and the bytes read.
-pub fn read_header(source: &mut impl Read, len: u64) -> Result<(NpyHeader, Vec<u8>)> {
+fn read_header(source: &mut impl Read, len: u64) -> Result<(NpyHeader, Vec<u8>)> {
     let mut bytes = Vec::new();
     source
         .take(MAX_HEADER_LEN as u64 + 12)
