@@ -277,7 +277,8 @@ fn a_stdout_that_fails_is_an_error() {
     // `>&-` needs a shell; the program is the one `mge()` starts.
     let program = mge().get_program().to_owned();
     for redirect in [">&-", ">/dev/full"] {
-        let output = std::process::Command::new("sh")
+        let output = assert_cmd::Command::new("sh")
+            .timeout(COMMAND_TIMEOUT)
             .arg("-c")
             .arg(format!(
                 "exec \"$0\" run -q fixtures/conv_float.mge --iter 1 {redirect}"
