@@ -3,11 +3,12 @@ use serde::Serialize;
 
 use super::Global;
 use crate::engine::Lite;
+use crate::report::progress::InstallProgress;
 use crate::report::{emit, emit_json};
 use crate::runtime::{self as lite_runtime, Origin};
 
 pub fn install(version: &str, force: bool, global: &Global) -> Result<()> {
-    let library = lite_runtime::install(version, force, global.quiet)?;
+    let library = lite_runtime::install(version, force, global.quiet, &mut InstallProgress::new(global.quiet))?;
     emit(&format!("{}\n", library.display()))
 }
 

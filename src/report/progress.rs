@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::runtime::InstallWatcher;
 use crate::supervise::parent::{pass_on, Watcher};
 use crate::supervise::{Phase, Whereabouts};
 use crate::tune::setting::Candidate;
@@ -20,14 +21,41 @@ fn bar(total: Option<u64>, template: &str, message: &'static str, quiet: bool) -
     bar
 }
 
-/// A bar counting bytes, for downloads and extraction.
-pub fn bytes(total: u64, message: &'static str, quiet: bool) -> ProgressBar {
-    bar(
-        Some(total),
-        "{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})",
-        message,
-        quiet,
-    )
+/// `mge runtime install`'s bar over the bytes extracted from the wheel.
+pub struct InstallProgress {
+    quiet: bool,
+    bar: Option<ProgressBar>,
+}
+
+impl InstallProgress {
+    pub fn new(quiet: bool) -> InstallProgress {
+        InstallProgress { quiet, bar: None }
+    }
+}
+
+impl InstallWatcher for InstallProgress {
+    fn extracting(&mut self, total: u64) {
+        let template = "{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})";
+        self.bar = Some(bar(Some(total), template, "extracting", self.quiet));
+    }
+
+    fn extracted(&mut self, bytes: u64) {
+        if let Some(bar) = &self.bar {
+            bar.inc(bytes);
+        }
+    }
+
+    fn finished(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Drop for InstallProgress {
+    fn drop(&mut self) {
+        self.finished();
+    }
 }
 
 /// What a supervised run shows: a spinner with the elapsed time while the

@@ -3,7 +3,7 @@
 //! looks like a finished one.
 
 use std::fs::{self, File, TryLockError};
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -11,7 +11,6 @@ use anyhow::{bail, Context, Result};
 
 use super::{home, install_dir, release_number, LITE_LIB_IN_WHEEL};
 use crate::engine::Lite;
-use crate::report::progress;
 
 /// What the Lite library needs at run time, as laid out in the wheel.
 const RUNTIME_FILES: &[&str] = &[
@@ -24,8 +23,18 @@ const RUNTIME_FILES: &[&str] = &[
 
 const STAGING_PREFIX: &str = ".install-";
 
+/// Told how the extraction from the wheel goes: the presentation of an install.
+pub trait InstallWatcher {
+    /// `total` bytes are to be extracted.
+    fn extracting(&mut self, total: u64);
+    /// `bytes` more were extracted.
+    fn extracted(&mut self, bytes: u64);
+    /// Every file is out.
+    fn finished(&mut self);
+}
+
 /// Installs `version` unless present (or `force`); returns the library's path.
-pub fn install(version: &str, force: bool, quiet: bool) -> Result<PathBuf> {
+pub fn install(version: &str, force: bool, quiet: bool, watcher: &mut dyn InstallWatcher) -> Result<PathBuf> {
     // The version names a folder: nothing but a release number may reach the path.
     if release_number(version).is_none() {
         bail!(
@@ -57,7 +66,7 @@ pub fn install(version: &str, force: bool, quiet: bool) -> Result<PathBuf> {
         .with_context(|| format!("cannot create a staging folder in {}", runtime_root.display()))?;
     let wheel = download_wheel(version, staging.path(), quiet)?;
     let extracted = staging.path().join("runtime");
-    extract(&wheel, &extracted, quiet)?;
+    extract(&wheel, &extracted, watcher)?;
     fs::remove_file(&wheel).ok();
     check_version(&extracted.join(LITE_LIB_IN_WHEEL), version)?;
 
@@ -144,7 +153,7 @@ fn download_wheel(version: &str, dir: &Path, quiet: bool) -> Result<PathBuf> {
         .with_context(|| format!("pip reported success but left no wheel in {}", dir.display()))
 }
 
-fn extract(wheel: &Path, into: &Path, quiet: bool) -> Result<()> {
+fn extract(wheel: &Path, into: &Path, watcher: &mut dyn InstallWatcher) -> Result<()> {
     let file = File::open(wheel).with_context(|| format!("cannot open {}", wheel.display()))?;
     let mut archive = zip::ZipArchive::new(file).with_context(|| format!("{} is not a wheel", wheel.display()))?;
     let mut total = 0;
@@ -154,16 +163,34 @@ fn extract(wheel: &Path, into: &Path, quiet: bool) -> Result<()> {
             .with_context(|| format!("the wheel has no {name}"))?
             .size();
     }
-    let bar = progress::bytes(total, "extracting", quiet);
+    watcher.extracting(total);
     for name in RUNTIME_FILES {
-        let mut entry = archive.by_name(name)?;
+        let entry = archive.by_name(name)?;
         let path = into.join(name);
         fs::create_dir_all(path.parent().expect("wheel paths have a folder"))?;
         let mut out = File::create(&path).with_context(|| format!("cannot write {}", path.display()))?;
-        io::copy(&mut bar.wrap_read(&mut entry), &mut out).with_context(|| format!("cannot extract {name}"))?;
+        let mut watched = Watched {
+            inner: entry,
+            watcher: &mut *watcher,
+        };
+        io::copy(&mut watched, &mut out).with_context(|| format!("cannot extract {name}"))?;
     }
-    bar.finish_and_clear();
+    watcher.finished();
     Ok(())
+}
+
+/// A reader that tells the watcher how much it read.
+struct Watched<'a, R> {
+    inner: R,
+    watcher: &'a mut dyn InstallWatcher,
+}
+
+impl<R: Read> Read for Watched<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = self.inner.read(buf)?;
+        self.watcher.extracted(read as u64);
+        Ok(read)
+    }
 }
 
 /// Loads the freshly extracted library before it replaces anything.

@@ -12,7 +12,7 @@ use anyhow::{bail, Result};
 
 use crate::engine::Lite;
 
-pub use install::install;
+pub use install::{install, InstallWatcher};
 
 /// The one MegEngine release the package registry serves.
 pub const DEFAULT_VERSION: &str = "1.13.0";
