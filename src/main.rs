@@ -5,12 +5,14 @@ mod engine;
 mod feeds;
 mod iodump;
 mod model;
+mod output_files;
 mod profile;
 mod report;
 mod runner;
 mod runtime;
 mod supervise;
 mod tensor;
+mod text;
 mod tune;
 
 use std::process::ExitCode;

@@ -7,8 +7,8 @@ use anyhow::{bail, Context, Result};
 use clap::CommandFactory;
 
 use crate::cli::Cli;
+use crate::output_files::write_atomically;
 use crate::report::emit;
-use crate::report::file::write_atomically;
 
 pub fn man(dir: &Path) -> Result<()> {
     if !dir.is_dir() {

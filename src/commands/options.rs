@@ -8,12 +8,12 @@ use super::Global;
 use crate::cli::{EngineArgs, FeedArgs, IterationArgs, LayoutArg, LayoutTransformTarget};
 use crate::engine::{Device, GraphLayout, Lite, NetworkOptions};
 use crate::feeds::{self, Feed, FeedOptions};
-use crate::report::file::write_atomically;
-use crate::report::quoted_list;
+use crate::output_files::write_atomically;
 use crate::runner::testcase::testcase_feeds;
 use crate::runner::{Plan, Session};
 use crate::runtime;
 use crate::tensor::TensorInfo;
+use crate::text::quoted_list;
 
 pub fn parse_device(text: &str) -> Result<Device> {
     match text.split_once(':') {

@@ -12,18 +12,19 @@ use crate::compare::{compare_values, Tolerance};
 use crate::engine::silence_stdout;
 use crate::feeds;
 use crate::model::ModelFile;
+use crate::output_files::{ensure_set_writable, npy_files, write_set, write_tensors};
 use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
-use crate::report::file::{ensure_set_writable, npy_files, write_set, write_tensors};
 use crate::report::run::{
     ExpectReport, Measurement, RunReport, Target, TestcaseRunReport, TestcasesRunReport, WrittenOutput,
 };
 use crate::report::trace::write_trace;
-use crate::report::{emit, emit_json, quoted_list};
+use crate::report::{emit, emit_json};
 use crate::runner::memory::{peak_rss_bytes, PeakMemory};
 use crate::runner::testcase::run_testcases;
 use crate::runner::{Outputs, Session};
 use crate::tensor::{format_shape, HostTensor};
+use crate::text::quoted_list;
 
 /// `--expect NAME:FILE.npy`; the file is checked before the engine starts and
 /// read, in the output's dtype, once the output exists.

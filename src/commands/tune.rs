@@ -10,7 +10,7 @@ use super::options::parse_device;
 use super::Global;
 use crate::cli::{EngineArgs, SavedOptions, TuneArgs};
 use crate::model::ModelFile;
-use crate::report::file::{ensure_writable, write_atomically};
+use crate::output_files::{ensure_writable, write_atomically};
 use crate::report::progress::TuneProgress;
 use crate::report::tune::TuneReport;
 use crate::report::{emit, emit_json};

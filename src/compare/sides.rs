@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::iodump::{self, Index, IndexVar};
+use crate::iodump::{read_index, Index, IndexVar};
 use crate::tensor::npy::Npz;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,11 +80,7 @@ impl Side {
         } else {
             bail!("{} does not exist", path.display());
         };
-        let index = if kind == Kind::Folder {
-            iodump::read_index(path)?
-        } else {
-            None
-        };
+        let index = if kind == Kind::Folder { read_index(path)? } else { None };
         if let Some(index) = &index {
             if index.format != "bin" {
                 bail!(

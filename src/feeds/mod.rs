@@ -15,8 +15,8 @@ pub use npy::load_npy;
 
 use anyhow::{anyhow, bail, Result};
 
-use crate::report::quoted_list;
 use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
+use crate::text::quoted_list;
 use spec::{Source, Spec};
 
 pub struct FeedOptions {

@@ -5,9 +5,9 @@ use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
 
-use crate::report::quoted_list;
 use crate::tensor::npy::{read_whole, Npy, NpyHeader, Npz};
 use crate::tensor::{DType, HostTensor, TensorInfo};
+use crate::text::quoted_list;
 
 /// What the shape in a header must pass before its data is read.
 pub(super) type ShapeCheck<'a> = &'a dyn Fn(&[usize]) -> Result<()>;

@@ -16,6 +16,7 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 
 use super::OperatorRun;
+use crate::iodump::{GraphOperator, GraphVar};
 
 #[derive(Deserialize)]
 pub struct EngineProfile {
@@ -83,25 +84,6 @@ struct MemPlan {
 struct VarLayout {
     dtype: String,
     shape: Vec<usize>,
-}
-
-/// An operator of the executed graph with the vars it reads and writes
-/// (without scratch vars such as workspaces).
-#[derive(Clone, Debug)]
-pub struct GraphOperator {
-    pub name: String,
-    pub op_type: String,
-    /// Names of the vars it reads.
-    pub inputs: Vec<String>,
-    pub outputs: Vec<GraphVar>,
-}
-
-#[derive(Clone, Debug)]
-pub struct GraphVar {
-    pub id: u64,
-    pub name: String,
-    /// Shape and engine dtype name (`Float32`), where memory was planned for it.
-    pub layout: Option<(Vec<usize>, String)>,
 }
 
 #[derive(Deserialize, Default)]

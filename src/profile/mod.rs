@@ -24,9 +24,9 @@ use anyhow::{bail, Context, Result};
 use tempfile::TempPath;
 
 use crate::engine::NetworkOptions;
-use crate::report::file::ensure_writable;
+use crate::iodump::GraphOperator;
+use crate::output_files::ensure_writable;
 use crate::runner::{RunKind, RunObserver, Session};
-pub use engine_json::GraphOperator;
 use engine_json::{EngineProfile, RawSpan};
 
 /// One operator's times on one track, in microseconds since the capture began.

@@ -5,10 +5,10 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use super::quoted_list;
 use super::table::Table;
 use crate::compare::{Divergence, Mismatch, Status, TensorRow, Tolerance};
 use crate::tensor::format_shape;
+use crate::text::quoted_list;
 
 #[derive(Serialize)]
 pub struct CompareReport {

@@ -2,7 +2,6 @@
 
 pub mod check;
 pub mod compare;
-pub mod file;
 pub mod junit;
 pub mod profile;
 pub mod progress;
@@ -18,12 +17,6 @@ use std::sync::OnceLock;
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
-
-/// Names for a message: `'a', 'b', 'c'`.
-pub fn quoted_list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
-    let quoted: Vec<String> = names.into_iter().map(|name| format!("'{}'", name.as_ref())).collect();
-    quoted.join(", ")
-}
 
 /// Whether stdout was closed when the tool started. Rust's runtime puts
 /// /dev/null, opened read-write, in place of a closed standard stream, so the

@@ -8,8 +8,8 @@ use std::path::Path;
 use anyhow::Result;
 use serde_json::{json, Value};
 
-use super::file::write_atomically;
 use crate::engine::Device;
+use crate::output_files::write_atomically;
 use crate::profile::{OperatorRun, Profile, Span};
 
 const PID: u32 = 1;

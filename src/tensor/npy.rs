@@ -10,7 +10,7 @@ use ndarray_npy::npy::header::Header;
 use zip::ZipArchive;
 
 use super::{format_shape, Element, TensorView};
-use crate::report::quoted_list;
+use crate::text::quoted_list;
 
 /// An `.npy` file parsed in place.
 pub struct Npy<'a> {

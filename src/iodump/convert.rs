@@ -1,53 +1,35 @@
-//! The engine's io dump (every var one run produces) as `mge dump --io` keeps
-//! it: a `.npy` file per var and `index.json`, which lists the vars in
-//! execution order with the operator that made each; `mge compare` matches two
-//! dumps through it.
-//!
-//! The engine's binary dump (MegEngine's `debug::dump_tensor`) is a file per
-//! var named by its id in hex: `u32 name_len`, `u32 dtype` (megdnn's
-//! `DTypeEnum`), `u32 max_ndim`, `u32 shape[max_ndim]` (unused dimensions 0),
-//! a title of `name_len` bytes, then the contiguous values.
+//! The engine's dumps turned into the index format. The binary dump
+//! (MegEngine's `debug::dump_tensor`) is a file per var named by its id in
+//! hex: `u32 name_len`, `u32 dtype` (megdnn's `DTypeEnum`), `u32 max_ndim`,
+//! `u32 shape[max_ndim]` (unused dimensions 0), a title of `name_len` bytes,
+//! then the contiguous values.
 
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use serde::{Deserialize, Serialize};
 
-use crate::profile::GraphOperator;
-use crate::report::file::{npy_file_stem, write_atomically};
+use super::index::{write_index, Index, IndexVar};
+use crate::output_files::{npy_file_stem, write_atomically};
 use crate::tensor::{format_shape, DType, HostTensor};
 
-/// The index's file name inside a dump folder.
-pub const INDEX_FILE: &str = "index.json";
-
-#[derive(Serialize, Deserialize, Debug)]
-pub struct Index {
-    pub model: String,
-    /// `bin` (values in `.npy` files) or `txt` (the engine's text in `io.txt`, no values).
-    pub format: String,
-    /// In execution order.
-    pub vars: Vec<IndexVar>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug)]
-pub struct IndexVar {
+/// An operator of the executed graph with the vars it reads and writes
+/// (without scratch vars such as workspaces), as the engine's profile lists it.
+#[derive(Clone, Debug)]
+pub struct GraphOperator {
     pub name: String,
-    /// The engine's var id (the binary dump's file name, in hex).
-    pub id: u64,
-    pub operator: String,
-    #[serde(rename = "type")]
     pub op_type: String,
-    /// The vars the operator reads (none for constants and the model's inputs).
+    /// Names of the vars it reads.
     pub inputs: Vec<String>,
-    pub shape: Option<Vec<usize>>,
-    pub dtype: Option<String>,
-    /// The `.npy` file, relative to the dump folder; none in a text dump, or for
-    /// a dtype `.npy` cannot hold.
-    pub file: Option<String>,
+    pub outputs: Vec<GraphVar>,
 }
 
-/// The file the engine's text dump goes to, inside the dump folder.
-pub const TEXT_FILE: &str = "io.txt";
+#[derive(Clone, Debug)]
+pub struct GraphVar {
+    pub id: u64,
+    pub name: String,
+    /// Shape and engine dtype name (`Float32`), where memory was planned for it.
+    pub layout: Option<(Vec<usize>, String)>,
+}
 
 /// Converts the engine's binary dump in `engine_dir` into `.npy` files in
 /// `out_dir`, in the execution order of `graph`, and writes the index last.
@@ -123,27 +105,6 @@ pub fn index_text(graph: &[GraphOperator], out_dir: &Path, model: &str) -> Resul
             vars,
         },
     )
-}
-
-fn write_index(out_dir: &Path, index: Index) -> Result<Index> {
-    write_atomically(&out_dir.join(INDEX_FILE), &serde_json::to_vec_pretty(&index)?)?;
-    Ok(index)
-}
-
-/// Reads the index of the dump in `dir`, if there is one.
-pub fn read_index(dir: &Path) -> Result<Option<Index>> {
-    let path = dir.join(INDEX_FILE);
-    if !path.is_file() {
-        return Ok(None);
-    }
-    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    let index = serde_json::from_slice(&bytes).with_context(|| {
-        format!(
-            "{} is not the index of an io dump written by `mge dump --io`",
-            path.display()
-        )
-    })?;
-    Ok(Some(index))
 }
 
 /// The shape and dtype of one file of the engine's binary dump, checked

@@ -1,0 +1,63 @@
+//! `index.json`: the vars of an io dump in execution order, with the operator
+//! that made each and the file that holds each value.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::output_files::write_atomically;
+
+/// The index's file name inside a dump folder.
+pub const INDEX_FILE: &str = "index.json";
+
+#[derive(Serialize, Deserialize, Debug)]
+pub struct Index {
+    pub model: String,
+    /// `bin` (values in `.npy` files) or `txt` (the engine's text in `io.txt`, no values).
+    pub format: String,
+    /// In execution order.
+    pub vars: Vec<IndexVar>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug)]
+pub struct IndexVar {
+    pub name: String,
+    /// The engine's var id (the binary dump's file name, in hex).
+    pub id: u64,
+    pub operator: String,
+    #[serde(rename = "type")]
+    pub op_type: String,
+    /// The vars the operator reads (none for constants and the model's inputs).
+    pub inputs: Vec<String>,
+    pub shape: Option<Vec<usize>>,
+    pub dtype: Option<String>,
+    /// The `.npy` file, relative to the dump folder; none in a text dump, or for
+    /// a dtype `.npy` cannot hold.
+    pub file: Option<String>,
+}
+
+/// The file the engine's text dump goes to, inside the dump folder.
+pub const TEXT_FILE: &str = "io.txt";
+
+/// Writes `index` into `out_dir` (last, once every file it names is there).
+pub fn write_index(out_dir: &Path, index: Index) -> Result<Index> {
+    write_atomically(&out_dir.join(INDEX_FILE), &serde_json::to_vec_pretty(&index)?)?;
+    Ok(index)
+}
+
+/// Reads the index of the dump in `dir`, if there is one.
+pub fn read_index(dir: &Path) -> Result<Option<Index>> {
+    let path = dir.join(INDEX_FILE);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let index = serde_json::from_slice(&bytes).with_context(|| {
+        format!(
+            "{} is not the index of an io dump written by `mge dump --io`",
+            path.display()
+        )
+    })?;
+    Ok(Some(index))
+}
