@@ -7,6 +7,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::{Deserialize, Serialize};
 
+use crate::model::DEFAULT_MAXERR;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "mge",
@@ -89,7 +91,7 @@ pub struct RunArgs {
     pub expect: Vec<String>,
 
     /// The largest error --expect accepts
-    #[arg(long, default_value_t = 1e-4, value_name = "X")]
+    #[arg(long, default_value_t = DEFAULT_MAXERR, value_name = "X")]
     pub maxerr: f64,
 
     /// Print one JSON document on stdout instead of the report
@@ -201,11 +203,11 @@ pub struct TuneArgs {
     pub engine: EngineArgs,
 
     /// Seconds to spend on the search
-    #[arg(long, default_value = "120", value_name = "SECONDS", value_parser = parse_timeout)]
+    #[arg(long, default_value = "120", value_name = "SECONDS", value_parser = parse_seconds)]
     pub budget: Duration,
 
     /// The largest AssertEqual error between a candidate's outputs and the baseline's
-    #[arg(long, default_value_t = 1e-4, value_name = "X")]
+    #[arg(long, default_value_t = DEFAULT_MAXERR, value_name = "X")]
     pub maxerr: f64,
 
     /// Print one JSON document on stdout instead of the table
@@ -220,16 +222,8 @@ pub struct TuneArgs {
 #[derive(Args, Debug)]
 pub struct DeadlineArgs {
     /// Stop the engine's work after SECONDS and fail (for check: per model)
-    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     pub timeout: Option<Duration>,
-}
-
-fn parse_timeout(text: &str) -> Result<Duration, String> {
-    text.parse::<f64>()
-        .ok()
-        .filter(|seconds| seconds.is_finite() && *seconds > 0.0 && *seconds < 1e9)
-        .map(Duration::from_secs_f64)
-        .ok_or_else(|| format!("'{text}' is not a positive number of seconds"))
 }
 
 #[derive(Args, Debug)]
@@ -338,20 +332,22 @@ pub struct IterationArgs {
 
     /// Keep running timed runs until they took SECONDS in all
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
-    pub duration: Option<std::time::Duration>,
+    pub duration: Option<Duration>,
 
     /// With --json, list every timed run's time under timing_ms.iterations_ms
     #[arg(long)]
     pub all_times: bool,
 }
 
-/// A positive, finite number of seconds.
-fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+/// A positive number of seconds, short of the billion at which adding it to
+/// the clock (`--timeout`'s deadline) would overflow.
+fn parse_seconds(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text
         .parse()
         .map_err(|_| format!("'{text}' is not a number of seconds"))?;
-    std::time::Duration::try_from_secs_f64(seconds)
-        .ok()
+    Some(seconds)
+        .filter(|seconds| *seconds > 0.0 && *seconds < 1e9)
+        .map(Duration::from_secs_f64)
         .filter(|duration| !duration.is_zero())
         .ok_or_else(|| format!("'{text}' is not a positive number of seconds"))
 }

@@ -7,11 +7,9 @@ use super::CheckFailed;
 use crate::cli::CompareArgs;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, first_divergence, Tolerance};
+use crate::model::DEFAULT_MAXERR;
 use crate::report::compare::CompareReport;
 use crate::report::{emit, emit_json};
-
-/// The engine's own default for AssertEqual.
-const DEFAULT_MAXERR: f64 = 1e-4;
 
 pub fn compare(args: CompareArgs) -> Result<()> {
     let tolerance = match (args.maxerr, args.atol, args.rtol) {

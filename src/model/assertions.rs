@@ -10,8 +10,9 @@ use super::GraphFormat;
 
 /// `param.AssertEqual` in the `OperatorParam` union of both schemas.
 const ASSERT_EQUAL_PARAM: u8 = 56;
-/// `param.AssertEqual`'s defaults (`mgb_opr_param_defs.py`).
-const DEFAULT_MAXERR: f32 = 1e-4;
+/// `param.AssertEqual`'s default tolerance (`mgb_opr_param_defs.py`): the
+/// engine's own, and so the tool's wherever it takes `--maxerr`.
+pub const DEFAULT_MAXERR: f64 = 1e-4;
 
 /// Field indices (a union takes two: its type, then its value).
 pub(super) struct Schema {
@@ -131,7 +132,7 @@ pub(super) fn operators<'a>(format: GraphFormat, graph: Table<'a>) -> Result<Vec
         let assertion = Assertion {
             var: var.unwrap_or_default().to_string(),
             // The shortest decimal of the stored f32: 1e-4, not 9.99999974e-5.
-            maxerr: maxerr.unwrap_or(DEFAULT_MAXERR).to_string().parse()?,
+            maxerr: maxerr.unwrap_or(DEFAULT_MAXERR as f32).to_string().parse()?,
             verbose: verbose.unwrap_or(0) != 0,
         };
         found.push((operator, assertion));

@@ -14,7 +14,7 @@ mod flatbuffer;
 mod schema;
 mod unassert;
 
-pub use assertions::{checked_output, Assertion};
+pub use assertions::{checked_output, Assertion, DEFAULT_MAXERR};
 
 /// How MegEngine names the input holding an output's expected value.
 pub const EXPECTATION_SUFFIX: &str = ":expect";
