@@ -4,10 +4,13 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::{Deserialize, Serialize};
 
+use crate::engine::GraphLayout;
 use crate::model::DEFAULT_MAXERR;
+use crate::options::LAYOUTS;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -64,13 +67,32 @@ pub enum Command {
     },
 }
 
+/// A model, its feeds and the engine options to run it under: what run,
+/// profile, dump and tune share (check shares the engine options).
 #[derive(Args, Debug)]
-pub struct RunArgs {
+pub struct ModelArgs {
     /// The model (.mge), plain or a testcase container
     pub model: PathBuf,
 
     #[command(flatten)]
     pub feeds: FeedArgs,
+
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// `--outputs DIR`, of run and dump.
+#[derive(Args, Debug)]
+pub struct OutputsArg {
+    /// Write each output to DIR/NAME.npy (DIR/INDEX/NAME.npy per embedded testcase)
+    #[arg(long, value_name = "DIR")]
+    pub outputs: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
 
     /// Run a testcase container with feeds (--input or #rand) instead of its embedded testcases
     #[arg(long)]
@@ -80,11 +102,7 @@ pub struct RunArgs {
     pub iterations: IterationArgs,
 
     #[command(flatten)]
-    pub engine: EngineArgs,
-
-    /// Write each output to DIR/NAME.npy (DIR/INDEX/NAME.npy per embedded testcase)
-    #[arg(long, value_name = "DIR")]
-    pub outputs: Option<PathBuf>,
+    pub outputs: OutputsArg,
 
     /// Compare output NAME with FILE.npy using the engine's AssertEqual error (repeatable)
     #[arg(long, value_name = "NAME:FILE.npy")]
@@ -106,13 +124,14 @@ pub struct RunArgs {
     pub deadline: DeadlineArgs,
 }
 
-#[derive(Args, Debug)]
-pub struct ProfileArgs {
-    /// The model (.mge); a testcase container without --input runs on its first testcase
-    pub model: PathBuf,
+/// The help of MODEL where a container without --input runs on its first testcase.
+const FIRST_TESTCASE_MODEL: &str = "The model (.mge); a testcase container without --input runs on its first testcase";
 
+#[derive(Args, Debug)]
+#[command(mut_arg("model", |model| model.help(FIRST_TESTCASE_MODEL)))]
+pub struct ProfileArgs {
     #[command(flatten)]
-    pub feeds: FeedArgs,
+    pub model: ModelArgs,
 
     /// Feed a testcase container #rand instead of its first testcase when there is no --input
     #[arg(long)]
@@ -120,9 +139,6 @@ pub struct ProfileArgs {
 
     #[command(flatten)]
     pub iterations: IterationArgs,
-
-    #[command(flatten)]
-    pub engine: EngineArgs,
 
     /// Write the Chrome trace to FILE [default: <model stem>.trace.json]
     #[arg(short, long, value_name = "FILE")]
@@ -179,10 +195,10 @@ impl Cli {
 
     fn options_file(&self) -> Option<&Path> {
         let engine = match &self.command {
-            Command::Run(args) => &args.engine,
-            Command::Profile(args) => &args.engine,
-            Command::Dump(args) => &args.engine,
-            Command::Tune(args) => &args.engine,
+            Command::Run(args) => &args.model.engine,
+            Command::Profile(args) => &args.model.engine,
+            Command::Dump(args) => &args.model.engine,
+            Command::Tune(args) => &args.model.engine,
             Command::Check(args) => &args.engine,
             _ => return None,
         };
@@ -191,16 +207,11 @@ impl Cli {
 }
 
 #[derive(Args, Debug)]
+#[command(mut_arg("model", |model| model.help("The model (.mge); a container is tuned on feeds, not on its testcases")))]
 pub struct TuneArgs {
-    /// The model (.mge); a container is tuned on feeds, not on its testcases
-    pub model: PathBuf,
-
+    /// The baseline: engine options given here are kept fixed and not tuned
     #[command(flatten)]
-    pub feeds: FeedArgs,
-
-    /// The baseline: options given here are kept fixed and not tuned
-    #[command(flatten)]
-    pub engine: EngineArgs,
+    pub model: ModelArgs,
 
     /// Seconds to spend on the search
     #[arg(long, default_value = "120", value_name = "SECONDS", value_parser = parse_seconds)]
@@ -229,23 +240,18 @@ pub struct DeadlineArgs {
 #[derive(Args, Debug)]
 #[command(group(clap::ArgGroup::new("what").required(true).multiple(true)
     .args(["outputs", "io", "testcases", "layout_transform_model"])))]
+#[command(mut_arg("model", |model| model.help(FIRST_TESTCASE_MODEL)))]
+#[command(mut_arg("outputs", |outputs| outputs.help("Write each output to DIR/NAME.npy, as `run --outputs` does")))]
 pub struct DumpArgs {
-    /// The model (.mge); a testcase container without --input runs on its first testcase
-    pub model: PathBuf,
-
     #[command(flatten)]
-    pub feeds: FeedArgs,
+    pub model: ModelArgs,
 
     /// Feed a testcase container #rand instead of its first testcase when there is no --input
     #[arg(long)]
     pub no_testcase: bool,
 
     #[command(flatten)]
-    pub engine: EngineArgs,
-
-    /// Write each output to DIR/NAME.npy, as `run --outputs` does
-    #[arg(long, value_name = "DIR")]
-    pub outputs: Option<PathBuf>,
+    pub outputs: OutputsArg,
 
     /// Write every var of one run through the engine's io dump, with DIR/index.json
     #[arg(long, value_name = "DIR")]
@@ -419,8 +425,8 @@ pub struct EngineArgs {
     pub workspace_limit: Option<usize>,
 
     /// Convert the graph to this memory layout
-    #[arg(long, value_enum, value_name = "LAYOUT")]
-    pub layout: Option<LayoutArg>,
+    #[arg(long, value_name = "LAYOUT", value_parser = layout_parser())]
+    pub layout: Option<GraphLayout>,
 
     /// Let the engine choose the best layout for the whole graph
     #[arg(long, value_enum, value_name = "TARGET", num_args = 0..=1, default_missing_value = "auto")]
@@ -435,16 +441,14 @@ pub struct EngineArgs {
     pub options_file: Option<PathBuf>,
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug)]
-pub enum LayoutArg {
-    Nchw44,
-    #[value(name = "nchw44-dot")]
-    Nchw44Dot,
-    Nchw88,
-    Nhwcd4,
-    Nchw4,
-    Nchw32,
-    Nchw64,
+/// `--layout`: one of the names the engine's layouts go by.
+fn layout_parser() -> impl TypedValueParser<Value = GraphLayout> {
+    PossibleValuesParser::new(LAYOUTS.map(|(_, name)| name)).map(|name| {
+        LAYOUTS
+            .into_iter()
+            .find_map(|(layout, known)| (known == name).then_some(layout))
+            .expect("one of the possible values")
+    })
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -533,54 +537,4 @@ pub enum RuntimeCommand {
         #[arg(long)]
         json: bool,
     },
-}
-
-impl EngineArgs {
-    /// The options given, as arguments again (without `--options`, already
-    /// read into them): for the processes that run them.
-    pub fn to_args(&self) -> Vec<String> {
-        let user = self;
-        let mut args = Vec::new();
-        if user.device != "cpu" {
-            args.extend(["--device".to_string(), user.device.clone()]);
-        }
-        let mut flag = |on: bool, name: &str| {
-            if on {
-                args.push(format!("--{name}"));
-            }
-        };
-        flag(user.cpu_inplace, "cpu-inplace");
-        flag(user.fast_run, "fast-run");
-        flag(user.reproducible, "reproducible");
-        flag(user.weight_preprocess, "weight-preprocess");
-        flag(user.fuse_preprocess, "fuse-preprocess");
-        flag(user.const_shape, "const-shape");
-        flag(user.fake_first, "fake-first");
-        flag(user.no_sanity_check, "no-sanity-check");
-        flag(user.tensorrt, "tensorrt");
-        let mut valued = |value: Option<String>, name: &str| {
-            if let Some(value) = value {
-                args.extend([format!("--{name}"), value]);
-            }
-        };
-        valued(user.threads.map(|n| n.to_string()), "threads");
-        valued(
-            user.fast_run_cache.as_ref().map(|path| path.display().to_string()),
-            "fast-run-cache",
-        );
-        valued(user.record_comp_seq.map(|n| n.to_string()), "record-comp-seq");
-        valued(user.graph_opt_level.map(|n| n.to_string()), "graph-opt-level");
-        valued(user.async_level.map(|n| n.to_string()), "async-level");
-        valued(user.jit.map(|n| n.to_string()), "jit");
-        valued(user.workspace_limit.map(|n| n.to_string()), "workspace-limit");
-        valued(user.layout.map(value_name), "layout");
-        valued(user.layout_transform.map(value_name), "layout-transform");
-        args
-    }
-}
-
-fn value_name(value: impl ValueEnum) -> String {
-    value
-        .to_possible_value()
-        .map_or_else(String::new, |value| value.get_name().to_string())
 }

@@ -5,6 +5,7 @@ mod engine;
 mod feeds;
 mod iodump;
 mod model;
+mod options;
 mod output_files;
 mod profile;
 mod report;

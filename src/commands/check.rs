@@ -18,11 +18,12 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use super::models::select_models;
-use super::options::{network_options, refuse_unchecked_testcases};
+use super::prepare::{refuse_unchecked_testcases, EngineSettings};
 use super::{CheckFailed, Global};
 use crate::cli::{CheckArgs, EngineArgs};
 use crate::engine::{silence_stdout, take_stdout, Device, Lite, NetworkOptions};
 use crate::model::ModelFile;
+use crate::options::EngineOption;
 use crate::output_files::{ensure_writable, write_atomically};
 use crate::report::check::{CheckReport, ModelCheck, Tally, TestcaseCheck};
 use crate::report::junit::junit_xml;
@@ -44,10 +45,11 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     let jobs = usize::try_from(args.jobs).unwrap_or(usize::MAX).min(args.models.len());
     let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
     // Refused here, in one line (and noted once), rather than once per model.
-    refuse_unchecked_testcases(&network_options(&args.engine, global)?)?;
+    let engine = engine_settings(&args.engine, global)?;
+    refuse_unchecked_testcases(&engine.network)?;
     let workers = Workers {
         models: &args.models,
-        engine_args: args.engine.to_args(),
+        engine_args: engine.given.iter().flat_map(EngineOption::args).collect(),
         lite_lib: &lite_lib,
         timeout: args.deadline.timeout,
         verbose: global.verbose,
@@ -76,16 +78,6 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     Ok(())
 }
 
-/// One run per testcase is enough to judge it.
-fn check_plan(verbose: bool) -> Plan {
-    Plan {
-        warmup: 0,
-        iterations: 1,
-        duration: None,
-        verbose,
-    }
-}
-
 /// Checks one model in this process; any error is the model's, not the command's.
 fn check_model(lite: &Lite, path: &Path, options: &NetworkOptions, verbose: bool) -> ModelCheck {
     match check_testcases(lite, path, options, verbose) {
@@ -108,7 +100,7 @@ fn check_testcases(lite: &Lite, path: &Path, options: &NetworkOptions, verbose: 
     }
     let _engine_output = silence_stdout(verbose);
     let mut session = Session::load(lite, &model, Outputs::Asserted, options)?;
-    let runs = run_testcases(lite, &model, &mut session, &check_plan(verbose))?;
+    let runs = run_testcases(lite, &model, &mut session, &Plan::once(verbose))?;
     Ok(runs.iter().map(TestcaseCheck::new).collect())
 }
 
@@ -249,14 +241,25 @@ impl Workers<'_> {
     }
 }
 
-/// The worker side: check each model whose index arrives on stdin, answer on the original stdout.
+/// The user's engine options with check's own default: kernels on the calling
+/// thread. The engine's CPU dispatcher thread spins while it waits, and two
+/// workers' spinning threads starve each other.
+fn engine_settings(args: &EngineArgs, global: &Global) -> Result<EngineSettings> {
+    let settings = EngineSettings::from_args(args, global)?;
+    let placed = settings
+        .given
+        .iter()
+        .any(|option| option.clashes_with(&EngineOption::CpuInplace));
+    Ok(match placed || settings.network.device != Device::Cpu {
+        true => settings,
+        false => settings.with(EngineOption::CpuInplace),
+    })
+}
+
+/// The worker side: check each model whose index arrives on stdin, answer on
+/// the original stdout. The engine options come from the parent, defaults included.
 fn serve(models: &[PathBuf], engine: &EngineArgs, global: &Global) -> Result<()> {
-    let mut options = network_options(engine, global)?;
-    // By default kernels run on the calling thread: the engine's CPU dispatcher
-    // thread spins while it waits, and two workers' spinning threads starve each other.
-    if engine.threads.is_none() && options.device == Device::Cpu {
-        options.cpu_inplace = true;
-    }
+    let options = EngineSettings::from_args(engine, global)?.network;
     let mut replies = take_stdout()?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose).map_err(|err| format!("{err:#}"));
     for request in std::io::stdin().lock().lines() {

@@ -7,7 +7,7 @@ mod dump;
 mod info;
 mod man;
 mod models;
-mod options;
+mod prepare;
 mod profile;
 mod run;
 mod runtime;

@@ -1,17 +1,15 @@
 //! `mge run`: load, feed, warm up, time, report.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::options::{load_runtime, network_options, plan, refuse_unchecked_testcases, resolve_feeds, save_algo_cache};
+use super::prepare::{plan, prepare, refuse_unchecked_testcases, ModelSettings, Prepared, Testcases};
 use super::{CheckFailed, Global};
 use crate::cli::RunArgs;
 use crate::compare::{compare_values, Tolerance};
-use crate::engine::silence_stdout;
+use crate::engine::NetworkOptions;
 use crate::feeds;
-use crate::model::ModelFile;
 use crate::output_files::{ensure_set_writable, npy_files, write_set, write_tensors};
 use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
@@ -21,8 +19,8 @@ use crate::report::run::{
 use crate::report::trace::write_trace;
 use crate::report::{emit, emit_json};
 use crate::runner::memory::{peak_rss_bytes, PeakMemory};
-use crate::runner::testcase::run_testcases;
-use crate::runner::{Outputs, Session};
+use crate::runner::testcase::{run_testcases, TestcaseRun};
+use crate::runner::Plan;
 use crate::tensor::{format_shape, HostTensor};
 use crate::text::quoted_list;
 
@@ -34,79 +32,89 @@ struct Expectation {
 }
 
 pub fn run(args: RunArgs, global: &Global) -> Result<()> {
-    let mut options = network_options(&args.engine, global)?;
-    let mut capture = args
-        .profile
-        .as_deref()
-        .map(|trace| ProfileCapture::for_trace(trace, &mut options))
-        .transpose()?;
+    let settings = ModelSettings::from_args(&args.model, global)?;
     let expectations = args
         .expect
         .iter()
         .map(|spec| read_expectation(spec))
         .collect::<Result<Vec<_>>>()?;
-    if let Some(dir) = &args.outputs {
+    if let Some(dir) = &args.outputs.outputs {
         ensure_set_writable(dir).with_context(|| format!("--outputs {}", dir.display()))?;
     }
-    let specs = feeds::expand_specs(&args.feeds.inputs)?;
-    let model = ModelFile::read(&args.model)?;
-    let testcases = model.is_container() && specs.is_empty() && !args.no_testcase;
-    if testcases {
-        if args.profile.is_some() {
-            bail!("--profile profiles fed runs, not embedded testcases: add --no-testcase (or use `mge profile`, which profiles the first testcase)");
+    let testcases = Testcases::unless(args.no_testcase, Testcases::Run);
+    let (prepared, mut capture) = prepare(&settings, testcases, global, |opened, options| {
+        let capture = args
+            .profile
+            .as_deref()
+            .map(|trace| ProfileCapture::for_trace(trace, options))
+            .transpose()?;
+        if opened.testcases {
+            refuse_for_testcases(&args, &expectations, options)?;
         }
-        if !expectations.is_empty() {
-            bail!("--expect compares fed runs; the testcases of a container carry their own expectations (add --no-testcase and --input to use --expect)");
-        }
-        refuse_unchecked_testcases(&options)?;
-    }
-    let lite = load_runtime(&args.engine, global)?;
-
-    let engine_output = silence_stdout(global.verbose);
-    let loading = Instant::now();
-    let outputs = if testcases { Outputs::Asserted } else { Outputs::Real };
-    let mut session = Session::load(&lite, &model, outputs, &options)?;
+        Ok(capture)
+    })?;
     let peak_after_load = peak_rss_bytes();
     if let Some(capture) = &mut capture {
-        capture.loaded(loading, &session)?;
+        capture.loaded(prepared.loading, &prepared.session)?;
     }
-    let plan = plan(&args.iterations, global);
-    let target = Target {
-        model: args.model.display().to_string(),
-        format: model.format.to_string(),
-        device: options.device.to_string(),
+    let run = Run {
+        target: Target {
+            model: settings.path.display().to_string(),
+            format: prepared.model.format.to_string(),
+            device: prepared.options.device.to_string(),
+        },
+        plan: plan(&args.iterations, global),
+        peak_after_load,
+        args: &args,
     };
-    if testcases {
-        let runs = run_testcases(&lite, &model, &mut session, &plan)?;
-        let memory = PeakMemory::now(peak_after_load);
-        save_algo_cache(&lite, &args.engine)?;
-        drop(engine_output);
-        let mut written = Vec::new();
-        if let Some(dir) = &args.outputs {
-            // One set: a folder per testcase.
-            let mut files = Vec::new();
-            for run in &runs {
-                for (name, file, tensor) in npy_files(&run.outputs) {
-                    let file = Path::new(&run.index.to_string()).join(file);
-                    written.push(WrittenOutput::new(name, &dir.join(&file)).of_testcase(run.index));
-                    files.push((file, tensor.to_npy()));
-                }
-            }
-            write_set(dir, files).context("--outputs")?;
-        }
+    if prepared.testcases {
+        run.testcases(prepared)
+    } else {
+        run.fed(prepared, capture, &expectations, global)
+    }
+}
+
+/// What a container's testcases do not go with: `--profile`, `--expect`, and
+/// options under which the engine checks nothing.
+fn refuse_for_testcases(args: &RunArgs, expectations: &[Expectation], options: &NetworkOptions) -> Result<()> {
+    if args.profile.is_some() {
+        bail!("--profile profiles fed runs, not embedded testcases: add --no-testcase (or use `mge profile`, which profiles the first testcase)");
+    }
+    if !expectations.is_empty() {
+        bail!("--expect compares fed runs; the testcases of a container carry their own expectations (add --no-testcase and --input to use --expect)");
+    }
+    refuse_unchecked_testcases(options)
+}
+
+/// A loaded model's run, either way.
+struct Run<'a> {
+    target: Target,
+    plan: Plan,
+    peak_after_load: Option<u64>,
+    args: &'a RunArgs,
+}
+
+impl Run<'_> {
+    /// The embedded testcases of a container, each judged by its assertions.
+    fn testcases(self, mut prepared: Prepared) -> Result<()> {
+        let runs = run_testcases(&prepared.lite, &prepared.model, &mut prepared.session, &self.plan)?;
+        let memory = PeakMemory::now(self.peak_after_load);
+        prepared.finish()?;
+        let written = match &self.args.outputs.outputs {
+            Some(dir) => write_testcase_outputs(dir, &runs)?,
+            None => Vec::new(),
+        };
         let mut tally = Tally::default();
         runs.iter().for_each(|run| tally.add(run.status));
+        let all_times = self.args.iterations.all_times;
         let report = TestcasesRunReport {
-            target,
+            target: self.target,
             memory,
             outputs_written: written,
-            testcases: runs
-                .iter()
-                .map(|run| TestcaseRunReport::new(run, args.iterations.all_times))
-                .collect(),
+            testcases: runs.iter().map(|run| TestcaseRunReport::new(run, all_times)).collect(),
             tally,
         };
-        if args.json {
+        if self.args.json {
             emit_json(&report)?;
         } else {
             emit(&report.to_text())?;
@@ -114,49 +122,74 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         if tally.failed > 0 {
             return Err(CheckFailed(format!("{tally} ({} testcases)", runs.len())).into());
         }
-        return Ok(());
+        Ok(())
     }
 
-    let feeds = resolve_feeds(&specs, &session.inputs, &args.feeds, global)?;
-    session.feed(&feeds)?;
-    let samples = session.measure(&plan, &mut capture)?;
-    let memory = PeakMemory::now(peak_after_load);
-    let outputs = session.read_outputs()?;
-    save_algo_cache(&lite, &args.engine)?;
-    drop(engine_output);
-    if let (Some(capture), Some(trace)) = (capture, &args.profile) {
-        write_trace(trace, &capture.finish(), &args.model, options.device, lite.version()?)?;
-    }
-
-    let written = match &args.outputs {
-        Some(dir) => write_tensors(dir, &outputs).context("--outputs")?,
-        None => Vec::new(),
-    };
-    let report = RunReport {
-        target,
-        measurement: Measurement::new(&feeds, &outputs, &samples, args.iterations.all_times)
-            .expect("--iter is at least 1"),
-        memory,
-        outputs_written: written
+    /// The model on the user's feeds (or `#rand`), timed, and checked against `--expect`.
+    fn fed(
+        self,
+        mut prepared: Prepared,
+        mut capture: Option<ProfileCapture>,
+        expectations: &[Expectation],
+        global: &Global,
+    ) -> Result<()> {
+        let feeds = prepared.feeds(global)?;
+        prepared.session.feed(&feeds)?;
+        let samples = prepared.session.measure(&self.plan, &mut capture)?;
+        let memory = PeakMemory::now(self.peak_after_load);
+        let outputs = prepared.session.read_outputs()?;
+        let device = prepared.options.device;
+        let lite = prepared.finish()?;
+        let args = self.args;
+        if let (Some(capture), Some(trace)) = (capture, &args.profile) {
+            write_trace(trace, &capture.finish(), &args.model.model, device, lite.version()?)?;
+        }
+        let written = match &args.outputs.outputs {
+            Some(dir) => write_tensors(dir, &outputs).context("--outputs")?,
+            None => Vec::new(),
+        };
+        let report = RunReport {
+            target: self.target,
+            measurement: Measurement::new(&feeds, &outputs, &samples, args.iterations.all_times)
+                .expect("--iter is at least 1"),
+            memory,
+            outputs_written: written
+                .iter()
+                .map(|(name, file)| WrittenOutput::new(name, file))
+                .collect(),
+            expect: check_expectations(expectations, &outputs, args.maxerr)?,
+        };
+        if args.json {
+            emit_json(&report)?;
+        } else {
+            emit(&report.to_text())?;
+        }
+        let failed: Vec<String> = report
+            .expect
             .iter()
-            .map(|(name, file)| WrittenOutput::new(name, file))
-            .collect(),
-        expect: check_expectations(&expectations, &outputs, args.maxerr)?,
-    };
-    if args.json {
-        emit_json(&report)?;
-    } else {
-        emit(&report.to_text())?;
-    }
-    let failed: Vec<&ExpectReport> = report.expect.iter().filter(|e| !e.passed).collect();
-    if !failed.is_empty() {
-        let names: Vec<String> = failed
-            .iter()
+            .filter(|e| !e.passed)
             .map(|e| format!("'{}' (err {:e})", e.name, e.err))
             .collect();
-        return Err(CheckFailed(format!("output {} above --maxerr {:e}", names.join(", "), args.maxerr)).into());
+        if !failed.is_empty() {
+            return Err(CheckFailed(format!("output {} above --maxerr {:e}", failed.join(", "), args.maxerr)).into());
+        }
+        Ok(())
     }
-    Ok(())
+}
+
+/// Each testcase's outputs as `DIR/INDEX/NAME.npy`: one set, a folder per testcase.
+fn write_testcase_outputs(dir: &Path, runs: &[TestcaseRun]) -> Result<Vec<WrittenOutput>> {
+    let mut written = Vec::new();
+    let mut files = Vec::new();
+    for run in runs {
+        for (name, file, tensor) in npy_files(&run.outputs) {
+            let file = Path::new(&run.index.to_string()).join(file);
+            written.push(WrittenOutput::new(name, &dir.join(&file)).of_testcase(run.index));
+            files.push((file, tensor.to_npy()));
+        }
+    }
+    write_set(dir, files).context("--outputs")?;
+    Ok(written)
 }
 
 fn read_expectation(spec: &str) -> Result<Expectation> {

@@ -6,10 +6,11 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::options::parse_device;
+use super::prepare::{EngineSettings, ModelSettings};
 use super::Global;
-use crate::cli::{EngineArgs, SavedOptions, TuneArgs};
+use crate::cli::{SavedOptions, TuneArgs};
 use crate::model::ModelFile;
+use crate::options::EngineOption;
 use crate::output_files::{ensure_writable, write_atomically};
 use crate::report::progress::TuneProgress;
 use crate::report::tune::TuneReport;
@@ -25,12 +26,13 @@ use crate::tune::{tune as search, TuneOptions};
 const WARMUP: usize = 3;
 
 pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
-    let device = parse_device(&args.engine.device)?;
+    let settings = ModelSettings::from_args(&args.model, global)?;
+    let device = settings.engine.network.device;
     if let Some(file) = &args.save {
         ensure_writable(file).with_context(|| format!("--save {}", file.display()))?;
     }
     // A model that cannot be read fails here, in one line, not in every candidate.
-    let model = ModelFile::read(&args.model)?;
+    let model = ModelFile::read(&settings.path)?;
     let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
     let scratch = tempfile::Builder::new()
         .prefix("mge-tune-")
@@ -38,30 +40,30 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
         .context("cannot create a folder for the candidates' outputs")?;
 
     // `mge run MODEL` with the user's feeds and fixed options: every candidate's start.
-    let mut command: Vec<String> = vec!["mge".into(), "run".into(), args.model.display().to_string()];
-    for spec in &args.feeds.inputs {
+    let mut command: Vec<String> = vec!["mge".into(), "run".into(), settings.path.display().to_string()];
+    for spec in &settings.inputs {
         command.extend(["-i".into(), spec.clone()]);
     }
-    command.extend(["--seed".into(), args.feeds.seed.to_string()]);
-    if args.feeds.resize_input {
+    command.extend(["--seed".into(), settings.feeds.seed.to_string()]);
+    if settings.feeds.resize_input {
         command.push("--resize-input".into());
     }
-    command.extend(args.engine.to_args());
+    command.extend(settings.engine.given.iter().flat_map(EngineOption::args));
     if model.is_container() {
         // Tuned on feeds: the container's model with its real outputs, not its testcases.
         command.push("--no-testcase".into());
     }
     let mut base_args: Vec<OsString> = vec!["--lite-lib".into(), lite_lib.into(), "-q".into()];
-    base_args.extend(["run".into(), args.model.clone().into()]);
+    base_args.extend(["run".into(), settings.path.clone().into()]);
     base_args.extend(command[3..].iter().map(OsString::from));
 
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let singles = singles(&args.engine, device, cores);
+    let singles = singles(&args.model.engine, device, cores);
     let mut trials = Trials {
         base_args,
         warmup: WARMUP,
         iterations: 3,
-        fast_run_cache: args.engine.fast_run_cache.clone(),
+        fast_run_cache: settings.engine.fast_run_cache().map(Path::to_path_buf),
         scratch: scratch.path().to_path_buf(),
         count: 0,
     };
@@ -74,7 +76,7 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     let tuning = search(&mut trials, singles, &options, &mut progress)?;
     drop(progress);
     if let Some(file) = &args.save {
-        save(file, &tuning, &args.engine, &trials)?;
+        save(file, &tuning, &settings.engine, &trials)?;
     }
     let report = TuneReport::new(&tuning, &command);
     if args.json {
@@ -86,12 +88,12 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
 
 /// Writes the winner's options (the user's fixed ones included) for `--options FILE`,
 /// and fast-run's cache beside it when fast-run won, so that no run profiles again.
-fn save(file: &Path, tuning: &Tuning, user: &EngineArgs, trials: &Trials) -> Result<()> {
+fn save(file: &Path, tuning: &Tuning, user: &EngineSettings, trials: &Trials) -> Result<()> {
     let best = &tuning.best_row().candidate;
-    let mut args = user.to_args();
+    let mut args: Vec<String> = user.given.iter().flat_map(EngineOption::args).collect();
     args.extend(best.args());
     let mut fast_run_cache = None;
-    if best.has(Setting::FastRun) && user.fast_run_cache.is_none() {
+    if best.has(Setting::FastRun) && user.fast_run_cache().is_none() {
         let name = format!("{}.cache", file.file_name().unwrap_or_default().to_string_lossy());
         let cache = std::fs::read(trials.cache_path()).context("cannot read the fast-run cache of the search")?;
         write_atomically(&file.with_file_name(&name), &cache).context("--save")?;

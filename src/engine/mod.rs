@@ -19,7 +19,7 @@ use libloading::Library;
 use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 
 pub use exit_guard::{end_with_parent, expect_exit, report_engine_exit_with};
-pub use stdio::{capture_stdout, silence_stdout, take_stdout};
+pub use stdio::{capture_stdout, silence_stdout, take_stdout, StdoutSilenced};
 
 /// The oldest runtime whose `LiteConfig` matches our declaration (1.11 appended fields).
 const MIN_VERSION: (i32, i32) = (1, 11);

@@ -83,6 +83,16 @@ pub enum Outputs {
 }
 
 impl Plan {
+    /// One run and no warm-up: enough to judge a testcase or dump a run's tensors.
+    pub fn once(verbose: bool) -> Plan {
+        Plan {
+            warmup: 0,
+            iterations: 1,
+            duration: None,
+            verbose,
+        }
+    }
+
     /// Whether another timed run is due after `done` of them, the first of
     /// which started at `since`.
     fn wants_another(&self, done: u64, since: Option<Instant>) -> bool {

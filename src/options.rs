@@ -1,0 +1,156 @@
+//! Engine options as plain values, each as `mge run` takes it: what a command
+//! builds its network from, what `tune` tries, and what a child `mge` is given.
+
+use std::path::PathBuf;
+
+use crate::engine::{Device, GraphLayout, NetworkOptions};
+
+/// One engine option with its value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EngineOption {
+    Device(Device),
+    CpuInplace,
+    FastRun,
+    Reproducible,
+    WeightPreprocess,
+    FusePreprocess,
+    ConstShape,
+    FakeFirst,
+    NoSanityCheck,
+    TensorRt,
+    Threads(u64),
+    /// The runtime's, not the network's: read before loading and written after the runs.
+    FastRunCache(PathBuf),
+    RecordCompSeq(i32),
+    GraphOptLevel(i32),
+    AsyncLevel(i32),
+    Jit(i32),
+    WorkspaceLimit(usize),
+    Layout(GraphLayout),
+    LayoutTransform(TransformTarget),
+}
+
+/// The device `--layout-transform` optimizes for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransformTarget {
+    /// The device the model runs on.
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+/// `--layout`'s values.
+pub const LAYOUTS: [(GraphLayout, &str); 7] = [
+    (GraphLayout::Nchw44, "nchw44"),
+    (GraphLayout::Nchw44Dot, "nchw44-dot"),
+    (GraphLayout::Nchw88, "nchw88"),
+    (GraphLayout::Nhwcd4, "nhwcd4"),
+    (GraphLayout::Nchw4, "nchw4"),
+    (GraphLayout::Nchw32, "nchw32"),
+    (GraphLayout::Nchw64, "nchw64"),
+];
+
+pub fn layout_name(layout: GraphLayout) -> &'static str {
+    LAYOUTS
+        .iter()
+        .find_map(|(known, name)| (*known == layout).then_some(*name))
+        .expect("every layout has a name")
+}
+
+impl EngineOption {
+    /// The option on a command line.
+    pub fn args(&self) -> Vec<String> {
+        let flag = |name: &str| vec![format!("--{name}")];
+        let valued = |name: &str, value: &dyn ToString| vec![format!("--{name}"), value.to_string()];
+        match self {
+            EngineOption::Device(device) => valued("device", device),
+            EngineOption::CpuInplace => flag("cpu-inplace"),
+            EngineOption::FastRun => flag("fast-run"),
+            EngineOption::Reproducible => flag("reproducible"),
+            EngineOption::WeightPreprocess => flag("weight-preprocess"),
+            EngineOption::FusePreprocess => flag("fuse-preprocess"),
+            EngineOption::ConstShape => flag("const-shape"),
+            EngineOption::FakeFirst => flag("fake-first"),
+            EngineOption::NoSanityCheck => flag("no-sanity-check"),
+            EngineOption::TensorRt => flag("tensorrt"),
+            EngineOption::Threads(n) => valued("threads", n),
+            EngineOption::FastRunCache(file) => valued("fast-run-cache", &file.display()),
+            EngineOption::RecordCompSeq(level) => valued("record-comp-seq", level),
+            EngineOption::GraphOptLevel(level) => valued("graph-opt-level", level),
+            EngineOption::AsyncLevel(level) => valued("async-level", level),
+            EngineOption::Jit(level) => valued("jit", level),
+            EngineOption::WorkspaceLimit(bytes) => valued("workspace-limit", bytes),
+            EngineOption::Layout(layout) => valued("layout", &layout_name(*layout)),
+            EngineOption::LayoutTransform(TransformTarget::Auto) => flag("layout-transform"),
+            EngineOption::LayoutTransform(TransformTarget::Cpu) => valued("layout-transform", &"cpu"),
+            EngineOption::LayoutTransform(TransformTarget::Cuda) => valued("layout-transform", &"cuda"),
+        }
+    }
+
+    /// Sets the option in `network` (the fast-run cache is the runtime's: left out).
+    pub fn apply(&self, network: &mut NetworkOptions) {
+        match *self {
+            EngineOption::Device(device) => network.device = device,
+            EngineOption::CpuInplace => network.cpu_inplace = true,
+            EngineOption::FastRun => network.fast_run = true,
+            EngineOption::Reproducible => network.reproducible = true,
+            EngineOption::WeightPreprocess => network.weight_preprocess = true,
+            EngineOption::FusePreprocess => network.fuse_preprocess = true,
+            EngineOption::ConstShape => network.const_shape = true,
+            EngineOption::FakeFirst => network.fake_first = true,
+            EngineOption::NoSanityCheck => network.no_sanity_check = true,
+            EngineOption::TensorRt => network.tensorrt = true,
+            EngineOption::Threads(n) => network.threads = Some(n as usize),
+            EngineOption::FastRunCache(_) => {}
+            EngineOption::RecordCompSeq(level) => network.record_comp_seq = Some(level),
+            EngineOption::GraphOptLevel(level) => network.graph_opt_level = Some(level),
+            EngineOption::AsyncLevel(level) => network.async_level = Some(level),
+            EngineOption::Jit(level) => network.jit_level = Some(level),
+            EngineOption::WorkspaceLimit(bytes) => network.workspace_limit = Some(bytes),
+            EngineOption::Layout(layout) => network.layout = Some(layout),
+            EngineOption::LayoutTransform(_) => network.layout_transform = true,
+        }
+    }
+
+    /// Two options that set one thing (or things that exclude each other):
+    /// a candidate of `tune` never holds both, and an option the user gave
+    /// keeps `tune` from trying any that clashes with it.
+    pub fn clashes_with(&self, other: &EngineOption) -> bool {
+        use EngineOption::*;
+        let group = |option: &EngineOption| match option {
+            // Kernels on the calling thread make the thread count moot.
+            Threads(_) | CpuInplace => Some(0),
+            FastRun => Some(1),
+            WeightPreprocess => Some(2),
+            FusePreprocess => Some(3),
+            // The first run is what comp-seq recording records.
+            RecordCompSeq(_) | FakeFirst => Some(4),
+            // The global transform chooses the layouts the static ones fix.
+            LayoutTransform(_) | Layout(_) => Some(5),
+            GraphOptLevel(_) => Some(6),
+            _ => None,
+        };
+        group(self).is_some_and(|group_of_self| group(other) == Some(group_of_self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_each_option_as_run_takes_it() {
+        assert_eq!(EngineOption::Threads(2).args(), ["--threads", "2"]);
+        assert_eq!(EngineOption::Device(Device::Cuda(1)).args(), ["--device", "cuda:1"]);
+        assert_eq!(
+            EngineOption::Layout(GraphLayout::Nchw44Dot).args(),
+            ["--layout", "nchw44-dot"]
+        );
+        assert_eq!(
+            EngineOption::LayoutTransform(TransformTarget::Auto).args(),
+            ["--layout-transform"]
+        );
+        assert!(EngineOption::FakeFirst.clashes_with(&EngineOption::RecordCompSeq(1)));
+        assert!(!EngineOption::Reproducible.clashes_with(&EngineOption::Reproducible));
+    }
+}
