@@ -27,7 +27,7 @@ use crate::options::EngineOption;
 use crate::output_files::{ensure_writable, write_atomically};
 use crate::report::check::{CheckReport, ModelCheck, Tally, TestcaseCheck};
 use crate::report::junit::junit_xml;
-use crate::report::{emit, emit_json};
+use crate::report::{emit, print};
 use crate::runner::testcase::run_testcases;
 use crate::runner::{Outputs, Plan, Session};
 use crate::runtime;
@@ -61,11 +61,7 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     if let Some(junit) = &args.junit {
         write_atomically(junit, junit_xml(&models).as_bytes()).context("--junit")?;
     }
-    if args.json {
-        emit_json(&CheckReport { models, tally })?;
-    } else {
-        emit(&format!("{tally}\n"))?;
-    }
+    print(&CheckReport { models, tally }, args.json)?;
     if !anything_ran && !args.models.is_empty() {
         bail!("no testcase could run");
     }

@@ -9,7 +9,7 @@ use crate::compare::sides::Side;
 use crate::compare::{compare_sides, first_divergence, Tolerance};
 use crate::model::DEFAULT_MAXERR;
 use crate::report::compare::CompareReport;
-use crate::report::{emit, emit_json};
+use crate::report::print;
 
 pub fn compare(args: CompareArgs) -> Result<()> {
     let tolerance = match (args.maxerr, args.atol, args.rtol) {
@@ -31,11 +31,7 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         rows,
         divergence,
     );
-    if args.json {
-        emit_json(&report)?;
-    } else {
-        emit(&report.to_text())?;
-    }
+    print(&report, args.json)?;
     if report.failed > 0 {
         return Err(CheckFailed(format!("{} of {} tensors differ", report.failed, report.tensors.len())).into());
     }

@@ -15,7 +15,8 @@ use crate::iodump::{convert_binary, index_text, TEXT_FILE};
 use crate::model::{ModelFile, EXPECTATION_SUFFIX};
 use crate::output_files::{ensure_writable, npy_files, staged_beside, write_atomically, write_set, write_tensors};
 use crate::profile::{executed_graph, request_engine_profile};
-use crate::report::emit;
+use crate::report::dump::{DumpReport, Written};
+use crate::report::print;
 use crate::runner::testcase::testcase_values;
 use crate::runner::{Plan, Session};
 use crate::tensor::HostTensor;
@@ -34,7 +35,7 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
     if args.outputs.outputs.is_none() && io.is_none() {
         // Nothing ran: no fast-run cache to save.
         drop(prepared);
-        return emit(&(written.join("\n") + "\n"));
+        return print(&DumpReport { written }, false);
     }
     let feeds = prepared.feeds(global)?;
     prepared.session.feed(&feeds)?;
@@ -44,12 +45,15 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
     prepared.finish()?;
     if let Some(dir) = &args.outputs.outputs {
         write_tensors(dir, &outputs).context("--outputs")?;
-        written.push(format!("outputs  {} in {}", outputs.len(), dir.display()));
+        written.push(Written::Outputs {
+            count: outputs.len(),
+            dir: dir.display().to_string(),
+        });
     }
     if let Some(io) = io {
         written.push(io.convert(&settings.path)?);
     }
-    emit(&(written.join("\n") + "\n"))
+    print(&DumpReport { written }, false)
 }
 
 /// What must hold before the engine starts, and the options the targets need.
@@ -71,8 +75,8 @@ fn check_targets(args: &DumpArgs, model: &ModelFile, options: &mut NetworkOption
 }
 
 /// What only needs the loaded model: the layout-transformed model and the
-/// embedded testcases. Returns a line per target written.
-fn write_from_the_model(prepared: &Prepared, args: &DumpArgs) -> Result<Vec<String>> {
+/// embedded testcases.
+fn write_from_the_model(prepared: &Prepared, args: &DumpArgs) -> Result<Vec<Written>> {
     let mut written = Vec::new();
     if let Some(file) = &args.layout_transform_model {
         let staged = staged_beside(file)?;
@@ -80,11 +84,16 @@ fn write_from_the_model(prepared: &Prepared, args: &DumpArgs) -> Result<Vec<Stri
         staged
             .persist(file)
             .with_context(|| format!("cannot write {}", file.display()))?;
-        written.push(format!("layout-transformed model  {}", file.display()));
+        written.push(Written::LayoutTransformedModel {
+            file: file.display().to_string(),
+        });
     }
     if let Some(dir) = &args.testcases {
         let count = dump_testcases(&prepared.lite, &prepared.model, &prepared.session, dir)?;
-        written.push(format!("testcases  {count} in {}", dir.display()));
+        written.push(Written::Testcases {
+            count,
+            dir: dir.display().to_string(),
+        });
     }
     Ok(written)
 }
@@ -120,8 +129,8 @@ impl IoRequest<'_> {
         })
     }
 
-    /// DIR from what the engine wrote; the line that says so.
-    fn convert(self, model: &Path) -> Result<String> {
+    /// DIR from what the engine wrote.
+    fn convert(self, model: &Path) -> Result<Written> {
         let graph = executed_graph(&self.profile)?;
         let dir = self.dir;
         std::fs::create_dir_all(dir).with_context(|| format!("--io: cannot create the folder {}", dir.display()))?;
@@ -137,12 +146,11 @@ impl IoRequest<'_> {
         };
         let mut operators: Vec<&str> = index.vars.iter().map(|var| var.operator.as_str()).collect();
         operators.dedup();
-        Ok(format!(
-            "io dump  {} vars of {} operators in {} (index.json in execution order)",
-            index.vars.len(),
-            operators.len(),
-            dir.display()
-        ))
+        Ok(Written::IoDump {
+            vars: index.vars.len(),
+            operators: operators.len(),
+            dir: dir.display().to_string(),
+        })
     }
 }
 

@@ -9,9 +9,9 @@ use super::prepare::{plan, prepare, ModelSettings, Testcases};
 use super::Global;
 use crate::cli::{ProfileArgs, ProfileBy};
 use crate::profile::ProfileCapture;
+use crate::report::print;
 use crate::report::profile::{explain_gap, operator_ms, rows, Grouping, ProfileReport};
 use crate::report::trace::write_trace;
-use crate::report::{emit, emit_json};
 use crate::runner::timing::Timing;
 
 pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
@@ -55,11 +55,7 @@ pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
         rows,
         rest,
     };
-    if args.json {
-        emit_json(&report)
-    } else {
-        emit(&report.to_text())
-    }
+    print(&report, args.json)
 }
 
 /// `<model stem>.trace.json` in the current folder.

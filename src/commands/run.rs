@@ -13,11 +13,11 @@ use crate::feeds;
 use crate::output_files::{ensure_set_writable, npy_files, write_set, write_tensors};
 use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
+use crate::report::print;
 use crate::report::run::{
     ExpectReport, Measurement, RunReport, Target, TestcaseRunReport, TestcasesRunReport, WrittenOutput,
 };
 use crate::report::trace::write_trace;
-use crate::report::{emit, emit_json};
 use crate::runner::memory::{peak_rss_bytes, PeakMemory};
 use crate::runner::testcase::{run_testcases, TestcaseRun};
 use crate::runner::Plan;
@@ -114,11 +114,7 @@ impl Run<'_> {
             testcases: runs.iter().map(|run| TestcaseRunReport::new(run, all_times)).collect(),
             tally,
         };
-        if self.args.json {
-            emit_json(&report)?;
-        } else {
-            emit(&report.to_text())?;
-        }
+        print(&report, self.args.json)?;
         if tally.failed > 0 {
             return Err(CheckFailed(format!("{tally} ({} testcases)", runs.len())).into());
         }
@@ -159,11 +155,7 @@ impl Run<'_> {
                 .collect(),
             expect: check_expectations(expectations, &outputs, args.maxerr)?,
         };
-        if args.json {
-            emit_json(&report)?;
-        } else {
-            emit(&report.to_text())?;
-        }
+        print(&report, args.json)?;
         let failed: Vec<String> = report
             .expect
             .iter()

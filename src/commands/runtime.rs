@@ -1,24 +1,15 @@
 use anyhow::Result;
-use serde::Serialize;
 
 use super::Global;
 use crate::engine::Lite;
 use crate::report::progress::InstallProgress;
-use crate::report::{emit, emit_json};
+use crate::report::runtime::RuntimeInfo;
+use crate::report::{emit, print};
 use crate::runtime::{self as lite_runtime, Origin};
 
 pub fn install(version: &str, force: bool, global: &Global) -> Result<()> {
     let library = lite_runtime::install(version, force, global.quiet, &mut InstallProgress::new(global.quiet))?;
     emit(&format!("{}\n", library.display()))
-}
-
-#[derive(Serialize)]
-struct RuntimeInfo {
-    path: String,
-    found_by: String,
-    version: String,
-    cpu_devices: usize,
-    cuda_devices: usize,
 }
 
 pub fn info(json: bool, global: &Global) -> Result<()> {
@@ -31,16 +22,7 @@ pub fn info(json: bool, global: &Global) -> Result<()> {
         version: format!("{major}.{minor}.{patch}"),
         cpu_devices: lite.cpu_device_count()?,
         cuda_devices: lite.cuda_device_count()?,
+        cache_folder: (located.origin != Origin::Cache).then(|| lite_runtime::home().display().to_string()),
     };
-    if json {
-        return emit_json(&info);
-    }
-    let mut text = format!(
-        "path          {}\nfound by      {}\nversion       {}\ncpu devices   {}\ncuda devices  {}\n",
-        info.path, info.found_by, info.version, info.cpu_devices, info.cuda_devices
-    );
-    if located.origin != Origin::Cache {
-        text += &format!("cache folder  {}\n", lite_runtime::home().display());
-    }
-    emit(&text)
+    print(&info, json)
 }

@@ -12,9 +12,9 @@ use crate::cli::{SavedOptions, TuneArgs};
 use crate::model::ModelFile;
 use crate::options::EngineOption;
 use crate::output_files::{ensure_writable, write_atomically};
+use crate::report::print;
 use crate::report::progress::TuneProgress;
 use crate::report::tune::TuneReport;
-use crate::report::{emit, emit_json};
 use crate::runtime;
 use crate::tune::setting::singles;
 use crate::tune::setting::Setting;
@@ -79,11 +79,7 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
         save(file, &tuning, &settings.engine, &trials)?;
     }
     let report = TuneReport::new(&tuning, &command);
-    if args.json {
-        emit_json(&report)
-    } else {
-        emit(&report.to_text())
-    }
+    print(&report, args.json)
 }
 
 /// Writes the winner's options (the user's fixed ones included) for `--options FILE`,

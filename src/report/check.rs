@@ -6,14 +6,22 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::Report;
 use crate::runner::testcase::{OutputCheck, Status, TestcaseRun};
 
-/// `mge check --json`.
+/// `mge check`'s result: as text only the closing count, since each model's
+/// lines were printed as it was checked (`ModelCheck::to_text`).
 #[derive(Serialize)]
 pub struct CheckReport {
     pub models: Vec<ModelCheck>,
     #[serde(flatten)]
     pub tally: Tally,
+}
+
+impl Report for CheckReport {
+    fn to_text(&self) -> String {
+        format!("{}\n", self.tally)
+    }
 }
 
 /// Every testcase of one model, or why none could run. Also the line a

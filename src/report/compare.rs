@@ -6,6 +6,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::table::Table;
+use super::Report;
 use crate::compare::{Divergence, Mismatch, Status, TensorRow, Tolerance};
 use crate::tensor::format_shape;
 use crate::text::quoted_list;
@@ -43,8 +44,10 @@ impl CompareReport {
             first_divergence: divergence,
         }
     }
+}
 
-    pub fn to_text(&self) -> String {
+impl Report for CompareReport {
+    fn to_text(&self) -> String {
         let mut out = String::new();
         let tolerance = match self.tolerance {
             Tolerance::AssertEqual { maxerr } => format!("AssertEqual error <= {maxerr:e}"),

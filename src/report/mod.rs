@@ -2,10 +2,13 @@
 
 pub mod check;
 pub mod compare;
+pub mod dump;
+pub mod info;
 pub mod junit;
 pub mod profile;
 pub mod progress;
 pub mod run;
+pub mod runtime;
 pub mod table;
 pub mod trace;
 pub mod tune;
@@ -51,7 +54,15 @@ pub fn emit(text: &str) -> Result<()> {
     }
 }
 
-/// One JSON document on stdout.
-pub fn emit_json(value: &impl Serialize) -> Result<()> {
-    emit(&(serde_json::to_string_pretty(value)? + "\n"))
+/// What a command found: text for people, or with `--json` one document for machines.
+pub trait Report: Serialize {
+    fn to_text(&self) -> String;
+}
+
+/// Prints `report` on stdout: as one JSON document when `json`, else as text.
+pub fn print(report: &impl Report, json: bool) -> Result<()> {
+    match json {
+        true => emit(&(serde_json::to_string_pretty(report)? + "\n")),
+        false => emit(&report.to_text()),
+    }
 }

@@ -7,6 +7,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::table::Table;
+use super::Report;
 use crate::profile::{Profile, ProfiledIteration};
 use crate::runner::timing::Timing;
 use crate::tensor::format_shape;
@@ -207,8 +208,8 @@ fn optional(value: Option<f64>, format: impl Fn(f64) -> String) -> String {
     value.map(format).unwrap_or_else(|| "-".into())
 }
 
-impl ProfileReport {
-    pub fn to_text(&self) -> String {
+impl Report for ProfileReport {
+    fn to_text(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "model    {} on {}", self.model, self.device);
         let mut header = vec!["#"];

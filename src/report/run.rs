@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::check::{check_summary, Tally};
 use super::compare::mismatch_text;
 use super::table::Table;
+use super::Report;
 use crate::compare::Mismatch;
 use crate::feeds::Feed;
 use crate::runner::memory::PeakMemory;
@@ -208,8 +209,8 @@ impl TestcaseRunReport {
     }
 }
 
-impl TestcasesRunReport {
-    pub fn to_text(&self) -> String {
+impl Report for TestcasesRunReport {
+    fn to_text(&self) -> String {
         let mut out = String::new();
         self.target.to_text(&mut out);
         for testcase in &self.testcases {
@@ -224,7 +225,7 @@ impl TestcasesRunReport {
             }
         }
         if let Some(memory) = self.memory {
-            let _ = writeln!(out, "\n{}", memory.to_text());
+            let _ = writeln!(out, "\n{}", memory_text(memory));
         }
         self.outputs_written.iter().for_each(|file| file.to_text(&mut out));
         let _ = writeln!(out, "\n{}", self.tally);
@@ -252,6 +253,15 @@ impl TensorStats {
     }
 }
 
+fn memory_text(memory: PeakMemory) -> String {
+    let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+    format!(
+        "memory   peak RSS {:.1} MiB after load, {:.1} MiB after the runs",
+        mib(memory.peak_rss_after_load_bytes),
+        mib(memory.peak_rss_bytes)
+    )
+}
+
 /// A value for tables: six decimals, like NumPy's print options.
 fn number(value: f64) -> String {
     format!("{value:.6}")
@@ -273,13 +283,13 @@ pub fn stats_table(title: &str, tensors: &[TensorStats]) -> Table {
     table
 }
 
-impl RunReport {
-    pub fn to_text(&self) -> String {
+impl Report for RunReport {
+    fn to_text(&self) -> String {
         let mut out = String::new();
         self.target.to_text(&mut out);
         self.measurement.to_text(&mut out);
         if let Some(memory) = self.memory {
-            let _ = writeln!(out, "{}", memory.to_text());
+            let _ = writeln!(out, "{}", memory_text(memory));
         }
         self.outputs_written.iter().for_each(|file| file.to_text(&mut out));
         for expect in &self.expect {

@@ -5,6 +5,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::table::Table;
+use super::Report;
 use crate::tune::trial::Status;
 use crate::tune::{Row, Tuning};
 
@@ -74,8 +75,10 @@ impl TuneReport {
             untried: tuning.untried.iter().map(ToString::to_string).collect(),
         }
     }
+}
 
-    pub fn to_text(&self) -> String {
+impl Report for TuneReport {
+    fn to_text(&self) -> String {
         let mut table = Table::new(&["options", "median ms", "speed-up", "err", "status"], &[1, 2, 3]);
         for candidate in &self.candidates {
             let status = match &candidate.reason {

@@ -19,15 +19,6 @@ impl PeakMemory {
             peak_rss_bytes: peak_rss_bytes()?,
         })
     }
-
-    pub fn to_text(self) -> String {
-        let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
-        format!(
-            "memory   peak RSS {:.1} MiB after load, {:.1} MiB after the runs",
-            mib(self.peak_rss_after_load_bytes),
-            mib(self.peak_rss_bytes)
-        )
-    }
 }
 
 /// The peak resident set size of this process so far, from `VmHWM` in

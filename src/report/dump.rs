@@ -1,0 +1,38 @@
+//! `mge dump`: what was written where.
+
+use serde::Serialize;
+
+use super::Report;
+
+/// One target of `mge dump`, written.
+#[derive(Serialize)]
+#[serde(tag = "what", rename_all = "snake_case")]
+pub enum Written {
+    LayoutTransformedModel { file: String },
+    Testcases { count: usize, dir: String },
+    Outputs { count: usize, dir: String },
+    IoDump { vars: usize, operators: usize, dir: String },
+}
+
+#[derive(Serialize)]
+pub struct DumpReport {
+    pub written: Vec<Written>,
+}
+
+impl Report for DumpReport {
+    fn to_text(&self) -> String {
+        let lines: Vec<String> = self
+            .written
+            .iter()
+            .map(|written| match written {
+                Written::LayoutTransformedModel { file } => format!("layout-transformed model  {file}"),
+                Written::Testcases { count, dir } => format!("testcases  {count} in {dir}"),
+                Written::Outputs { count, dir } => format!("outputs  {count} in {dir}"),
+                Written::IoDump { vars, operators, dir } => {
+                    format!("io dump  {vars} vars of {operators} operators in {dir} (index.json in execution order)")
+                }
+            })
+            .collect();
+        lines.join("\n") + "\n"
+    }
+}
