@@ -6,7 +6,6 @@ mod completions;
 mod dump;
 mod info;
 mod man;
-mod models;
 mod prepare;
 mod profile;
 mod run;

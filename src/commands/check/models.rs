@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use super::Global;
 use crate::cli::Shard;
+use crate::commands::Global;
 
 /// `paths` in the order given, a folder replaced by the `*.mge` files under it
 /// (recursively, sorted by path), repeats dropped; with `shard`, only its slice.

@@ -1,0 +1,116 @@
+//! `mge check`: every embedded testcase of every model, pass or fail.
+//!
+//! Models are checked in worker processes (`mge check --worker`, N of them
+//! with `-j N`), supervised like every process that runs the engine: a worker
+//! the engine takes down, or one that overruns `--timeout`, costs only the
+//! model it was checking, and a new worker goes on with the rest. Processes,
+//! not threads, also because the engine prints each AssertEqual error on the
+//! process's stdout, which is where they are read.
+
+mod models;
+mod workers;
+
+use std::collections::BTreeMap;
+
+use anyhow::{bail, Context, Result};
+
+use super::prepare::{refuse_unchecked_testcases, EngineSettings};
+use super::{CheckFailed, Global};
+use crate::cli::{CheckArgs, EngineArgs};
+use crate::engine::Device;
+use crate::options::EngineOption;
+use crate::output_files::{ensure_writable, write_atomically};
+use crate::report::check::{CheckReport, ModelCheck, Tally};
+use crate::report::junit::junit_xml;
+use crate::report::{emit, print};
+use crate::runtime;
+use models::select_models;
+use workers::{serve, Workers};
+
+pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
+    if args.worker {
+        return serve(&args.models, &args.engine, global);
+    }
+    if let Some(junit) = &args.junit {
+        ensure_writable(junit).with_context(|| format!("--junit {}", junit.display()))?;
+    }
+    args.models = select_models(&args.models, args.shard, global)?;
+    let mut printer = InOrder::new(!args.json);
+    let jobs = usize::try_from(args.jobs).unwrap_or(usize::MAX).min(args.models.len());
+    let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
+    // Refused here, in one line (and noted once), rather than once per model.
+    let engine = engine_settings(&args.engine, global)?;
+    refuse_unchecked_testcases(&engine.network)?;
+    let workers = Workers {
+        models: &args.models,
+        engine_args: engine.given.iter().flat_map(EngineOption::args).collect(),
+        lite_lib: &lite_lib,
+        timeout: args.deadline.timeout,
+        verbose: global.verbose,
+    };
+    workers.check_all(jobs, &mut printer)?;
+    let models = printer.finish();
+    let tally = Tally::of_models(&models);
+    let anything_ran = models.iter().any(ModelCheck::reached_the_engine);
+    if let Some(junit) = &args.junit {
+        write_atomically(junit, junit_xml(&models).as_bytes()).context("--junit")?;
+    }
+    print(&CheckReport { models, tally }, args.json)?;
+    if !anything_ran && !args.models.is_empty() {
+        bail!("no testcase could run");
+    }
+    if tally.failed > 0 {
+        return Err(CheckFailed(tally.to_string()).into());
+    }
+    Ok(())
+}
+
+/// The user's engine options with check's own default: kernels on the calling
+/// thread. The engine's CPU dispatcher thread spins while it waits, and two
+/// workers' spinning threads starve each other.
+fn engine_settings(args: &EngineArgs, global: &Global) -> Result<EngineSettings> {
+    let settings = EngineSettings::from_args(args, global)?;
+    let placed = settings
+        .given
+        .iter()
+        .any(|option| option.clashes_with(&EngineOption::CpuInplace));
+    Ok(match placed || settings.network.device != Device::Cpu {
+        true => settings,
+        false => settings.with(EngineOption::CpuInplace),
+    })
+}
+
+/// Results arrive in any order; lines are printed in the order models were given.
+pub(super) struct InOrder {
+    print: bool,
+    next: usize,
+    pending: BTreeMap<usize, ModelCheck>,
+    done: Vec<ModelCheck>,
+}
+
+impl InOrder {
+    fn new(print: bool) -> InOrder {
+        InOrder {
+            print,
+            next: 0,
+            pending: BTreeMap::new(),
+            done: Vec::new(),
+        }
+    }
+
+    pub fn add(&mut self, index: usize, check: ModelCheck) -> Result<()> {
+        self.pending.insert(index, check);
+        while let Some(check) = self.pending.remove(&self.next) {
+            if self.print {
+                emit(&check.to_text())?;
+            }
+            self.done.push(check);
+            self.next += 1;
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Vec<ModelCheck> {
+        self.done
+    }
+}
