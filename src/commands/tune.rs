@@ -1,7 +1,6 @@
 //! `mge tune`: the fastest engine options for a model on this machine that
 //! keep its outputs, found by trying them in supervised processes.
 
-use std::ffi::OsString;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -16,8 +15,8 @@ use crate::report::print;
 use crate::report::progress::TuneProgress;
 use crate::report::tune::TuneReport;
 use crate::runtime;
-use crate::tune::setting::singles;
-use crate::tune::setting::Setting;
+use crate::supervise::command::MgeCommand;
+use crate::tune::candidate::singles;
 use crate::tune::trial::Trials;
 use crate::tune::Tuning;
 use crate::tune::{tune as search, TuneOptions};
@@ -40,27 +39,18 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
         .context("cannot create a folder for the candidates' outputs")?;
 
     // `mge run MODEL` with the user's feeds and fixed options: every candidate's start.
-    let mut command: Vec<String> = vec!["mge".into(), "run".into(), settings.path.display().to_string()];
-    for spec in &settings.inputs {
-        command.extend(["-i".into(), spec.clone()]);
-    }
-    command.extend(["--seed".into(), settings.feeds.seed.to_string()]);
-    if settings.feeds.resize_input {
-        command.push("--resize-input".into());
-    }
-    command.extend(settings.engine.given.iter().flat_map(EngineOption::args));
+    let mut baseline = MgeCommand::run(&settings.path)
+        .feeds(&settings.inputs, &settings.feeds)
+        .engine(&settings.engine.given);
     if model.is_container() {
         // Tuned on feeds: the container's model with its real outputs, not its testcases.
-        command.push("--no-testcase".into());
+        baseline = baseline.no_testcase();
     }
-    let mut base_args: Vec<OsString> = vec!["--lite-lib".into(), lite_lib.into(), "-q".into()];
-    base_args.extend(["run".into(), settings.path.clone().into()]);
-    base_args.extend(command[3..].iter().map(OsString::from));
 
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let singles = singles(&args.model.engine, device, cores);
+    let singles = singles(&settings.engine.given, device, cores);
     let mut trials = Trials {
-        base_args,
+        baseline: baseline.clone().lite_lib(&lite_lib).verbose(false),
         warmup: WARMUP,
         iterations: 3,
         fast_run_cache: settings.engine.fast_run_cache().map(Path::to_path_buf),
@@ -78,7 +68,7 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     if let Some(file) = &args.save {
         save(file, &tuning, &settings.engine, &trials)?;
     }
-    let report = TuneReport::new(&tuning, &command);
+    let report = TuneReport::new(&tuning, &baseline);
     print(&report, args.json)
 }
 
@@ -89,7 +79,7 @@ fn save(file: &Path, tuning: &Tuning, user: &EngineSettings, trials: &Trials) ->
     let mut args: Vec<String> = user.given.iter().flat_map(EngineOption::args).collect();
     args.extend(best.args());
     let mut fast_run_cache = None;
-    if best.has(Setting::FastRun) && user.fast_run_cache().is_none() {
+    if best.has(&EngineOption::FastRun) && user.fast_run_cache().is_none() {
         let name = format!("{}.cache", file.file_name().unwrap_or_default().to_string_lossy());
         let cache = std::fs::read(trials.cache_path()).context("cannot read the fast-run cache of the search")?;
         write_atomically(&file.with_file_name(&name), &cache).context("--save")?;

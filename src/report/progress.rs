@@ -7,7 +7,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::runtime::InstallWatcher;
 use crate::supervise::parent::{pass_on, Watcher};
 use crate::supervise::{Phase, Whereabouts};
-use crate::tune::setting::Candidate;
+use crate::tune::candidate::Candidate;
 use crate::tune::{Row, TuneWatcher};
 
 fn bar(total: Option<u64>, template: &str, message: &'static str, quiet: bool) -> ProgressBar {

@@ -13,7 +13,7 @@ use crate::compare::Mismatch;
 use crate::feeds::Feed;
 use crate::runner::memory::PeakMemory;
 use crate::runner::testcase::{OutputCheck, Status, TestcaseRun};
-use crate::runner::timing::Timing;
+use crate::runner::timing::{Timing, TimingReport};
 use crate::tensor::{format_shape, HostTensor};
 
 /// `mge run` with feeds.
@@ -103,7 +103,8 @@ pub struct TestcaseRunReport {
 pub struct Measurement {
     pub inputs: Vec<InputReport>,
     pub outputs: Vec<TensorStats>,
-    pub timing_ms: Timing,
+    #[serde(flatten)]
+    pub timing: TimingReport,
     pub throughput_per_s: f64,
 }
 
@@ -160,7 +161,7 @@ impl Measurement {
                 .map(|(name, value)| TensorStats::describe(name, value))
                 .collect(),
             throughput_per_s: timing.throughput(),
-            timing_ms: timing,
+            timing: TimingReport { timing_ms: timing },
         })
     }
 
@@ -176,7 +177,7 @@ impl Measurement {
         }
         out.push_str(&inputs.render(""));
         out.push_str(&stats_table("output", &self.outputs).render(""));
-        let t = &self.timing_ms;
+        let t = &self.timing.timing_ms;
         let _ = writeln!(
             out,
             "timing   {} iterations, ms per iteration: min {:.4}  median {:.4}  mean {:.4}  max {:.4}  stddev {:.4}",

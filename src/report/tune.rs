@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::table::Table;
 use super::Report;
+use crate::supervise::command::MgeCommand;
 use crate::tune::trial::Status;
 use crate::tune::{Row, Tuning};
 
@@ -43,13 +44,12 @@ pub struct CandidateReport {
 }
 
 impl TuneReport {
-    /// `command` is the `mge run` command line without the winner's options.
-    pub fn new(tuning: &Tuning, command: &[String]) -> TuneReport {
+    /// `baseline` is the `mge run` command line without the winner's options.
+    pub fn new(tuning: &Tuning, baseline: &MgeCommand) -> TuneReport {
         let baseline_ms = tuning.baseline.median_ms.expect("the baseline was measured");
         let best = tuning.best_row();
         let best_ms = best.median_ms.expect("the best candidate was measured");
-        let mut full = command.to_vec();
-        full.extend(best.candidate.args());
+        let full = baseline.clone().engine(&best.candidate.0).words();
         let mut candidates: Vec<CandidateReport> = std::iter::once(&tuning.baseline)
             .chain(&tuning.rows)
             .map(|row| CandidateReport::new(row, baseline_ms))

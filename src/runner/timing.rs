@@ -1,8 +1,15 @@
 //! Summary statistics of per-iteration times.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+/// `timing_ms` of a run's JSON report: written by `mge run --json`, read
+/// back by `mge tune` from its candidates' runs.
+#[derive(Serialize, Deserialize)]
+pub struct TimingReport {
+    pub timing_ms: Timing,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Timing {
     pub iterations: usize,
     pub min: f64,

@@ -13,6 +13,7 @@
 //! engine said last.
 
 pub mod child;
+pub mod command;
 pub mod parent;
 
 use std::fmt;

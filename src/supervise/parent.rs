@@ -1,7 +1,6 @@
 //! The parent's side: start the child, pass its output on, watch it, and say
 //! how it ended.
 
-use std::ffi::OsString;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
@@ -13,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use super::command::MgeCommand;
 use super::{error_line, Event, Whereabouts, CHILD_ENV, EVENT_MARKER};
 
 /// How often a quiet child is looked at (has it ended? is the deadline past? were we interrupted?).
@@ -234,10 +234,10 @@ pub struct Supervisor {
 }
 
 impl Supervisor {
-    /// Starts `mge ARGS` as a supervised child. Its stdin is piped when
+    /// Starts `command` as a supervised child. Its stdin is piped when
     /// `requests` is set (else inherited); its stdout carries replies when
     /// `replies` is set (else it is ours).
-    pub fn spawn(args: impl IntoIterator<Item = OsString>, requests: bool, replies: bool) -> Result<Supervisor> {
+    pub fn spawn(command: &MgeCommand, requests: bool, replies: bool) -> Result<Supervisor> {
         let exe = std::env::current_exe().context("cannot find the mge executable to start the engine's process")?;
         let piped_if = |on: bool| if on { Stdio::piped() } else { Stdio::inherit() };
         interruptions();
@@ -247,7 +247,7 @@ impl Supervisor {
             .tempdir()
             .context("cannot create a temporary folder for the engine's process")?;
         let mut child = Command::new(exe)
-            .args(args)
+            .args(command.args())
             .env(CHILD_ENV, "1")
             .env("TMPDIR", scratch.path())
             .stdin(piped_if(requests))
@@ -471,8 +471,7 @@ pub fn rerun_supervised(
     work: Work,
     watcher: &mut dyn Watcher,
 ) -> Result<i32> {
-    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    let mut supervisor = Supervisor::spawn(args, false, false)?;
+    let mut supervisor = Supervisor::spawn(&MgeCommand::this_process(), false, false)?;
     supervisor.doing(work);
     if verbose {
         supervisor.show_engine_output();

@@ -4,14 +4,15 @@
 //! only that candidate; one whose outputs differ from the baseline's is
 //! rejected, however fast.
 
-pub mod setting;
+pub mod candidate;
 pub mod trial;
 
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 
-use setting::{Candidate, Setting};
+use crate::options::EngineOption;
+use candidate::Candidate;
 use trial::{compare_outputs, Status, Trial, Trials};
 
 /// A candidate must be at least this much faster to count as a win: the
@@ -78,7 +79,7 @@ impl Tuning {
 
 pub fn tune(
     trials: &mut Trials,
-    singles: Vec<Setting>,
+    singles: Vec<EngineOption>,
     options: &TuneOptions,
     watcher: &mut dyn TuneWatcher,
 ) -> Result<Tuning> {
@@ -146,19 +147,19 @@ pub fn tune(
         Ok(median)
     };
 
-    let mut winners: Vec<(Setting, f64)> = Vec::new();
-    for setting in singles {
-        if let Some(ms) = try_one(&mut tuning, Candidate(vec![setting]))? {
+    let mut winners: Vec<(EngineOption, f64)> = Vec::new();
+    for option in singles {
+        if let Some(ms) = try_one(&mut tuning, Candidate(vec![option.clone()]))? {
             if ms * MIN_GAIN < baseline_ms {
-                winners.push((setting, ms));
+                winners.push((option, ms));
             }
         }
     }
     // Grow the best candidate with each other winner, fastest first; keep what helps.
     winners.sort_by(|a, b| a.1.total_cmp(&b.1));
-    for (setting, _) in winners {
+    for (option, _) in winners {
         let best = tuning.best_row().candidate.clone();
-        let Some(combined) = best.with(setting) else {
+        let Some(combined) = best.with(option) else {
             continue;
         };
         try_one(&mut tuning, combined)?;

@@ -1,16 +1,18 @@
 //! One candidate measured: `mge run` with its options in a supervised child,
 //! its median time read from the JSON report and its outputs kept for comparison.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::setting::{Candidate, Setting};
+use super::candidate::Candidate;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, Status as CompareStatus, Tolerance};
+use crate::options::EngineOption;
+use crate::runner::timing::TimingReport;
+use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{How, Interrupted, Muted, Next, Supervisor};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -42,8 +44,8 @@ pub struct Trial {
 
 /// What every trial shares: the command line of the baseline and a scratch folder.
 pub struct Trials {
-    /// Global options and `run MODEL` with the user's feeds and fixed engine options.
-    pub base_args: Vec<OsString>,
+    /// `mge run MODEL` with the user's feeds and fixed engine options.
+    pub baseline: MgeCommand,
     pub warmup: usize,
     pub iterations: u64,
     /// The user's own fast-run cache; otherwise one in the scratch folder, shared by all
@@ -66,24 +68,12 @@ impl Trials {
         let started = Instant::now();
         self.count += 1;
         let outputs = self.scratch.join(format!("trial-{}", self.count));
-        let mut args = self.base_args.clone();
-        args.extend(candidate.args().into_iter().map(OsString::from));
-        if candidate.has(Setting::FastRun) && self.fast_run_cache.is_none() {
-            args.extend(["--fast-run-cache".into(), self.cache_path().into()]);
+        let mut command = self.baseline.clone().engine(&candidate.0);
+        if candidate.has(&EngineOption::FastRun) && self.fast_run_cache.is_none() {
+            command = command.engine(&[EngineOption::FastRunCache(self.cache_path())]);
         }
-        args.extend(
-            [
-                "--json".to_string(),
-                "--warmup".into(),
-                self.warmup.to_string(),
-                "--iter".into(),
-                self.iterations.to_string(),
-                "--outputs".into(),
-            ]
-            .map(OsString::from),
-        );
-        args.push(outputs.clone().into());
-        let mut child = Supervisor::spawn(args, false, true)?;
+        let command = command.measured(self.warmup, self.iterations, &outputs);
+        let mut child = Supervisor::spawn(&command, false, true)?;
         let mut report = String::new();
         let ended = loop {
             // What a candidate prints is summed up in its row, not passed on.
@@ -104,13 +94,11 @@ impl Trials {
         };
         Ok(match ended {
             Next::Exited(0) => {
-                let median = serde_json::from_str::<serde_json::Value>(&report)
-                    .ok()
-                    .and_then(|report| report["timing_ms"]["median"].as_f64())
-                    .context("the run's JSON report has no timing_ms.median")?;
+                let timed: TimingReport = serde_json::from_str(&report)
+                    .context("the run's JSON report has no timing_ms as `mge run --json` writes it")?;
                 Trial {
                     status: Status::Ok,
-                    median_ms: Some(median),
+                    median_ms: Some(timed.timing_ms.median),
                     reason: None,
                     outputs: Some(outputs),
                     took: started.elapsed(),

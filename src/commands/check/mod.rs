@@ -43,7 +43,7 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     refuse_unchecked_testcases(&engine.network)?;
     let workers = Workers {
         models: &args.models,
-        engine_args: engine.given.iter().flat_map(EngineOption::args).collect(),
+        engine: &engine.given,
         lite_lib: &lite_lib,
         timeout: args.deadline.timeout,
         verbose: global.verbose,

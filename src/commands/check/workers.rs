@@ -3,7 +3,6 @@
 //! starting a new one when a worker dies) and the worker's side (`serve`).
 
 use std::collections::VecDeque;
-use std::ffi::OsString;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
@@ -18,17 +17,19 @@ use crate::commands::prepare::EngineSettings;
 use crate::commands::Global;
 use crate::engine::{silence_stdout, take_stdout, Lite, NetworkOptions};
 use crate::model::ModelFile;
+use crate::options::EngineOption;
 use crate::report::check::{ModelCheck, TestcaseCheck};
 use crate::runner::testcase::run_testcases;
 use crate::runner::{Outputs, Plan, Session};
 use crate::runtime;
+use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{interruption, Next, PassThrough, Supervisor};
 
 /// What every worker process is started with.
 pub struct Workers<'a> {
     pub models: &'a [PathBuf],
     /// The user's engine options, for each worker to check under.
-    pub engine_args: Vec<String>,
+    pub engine: &'a [EngineOption],
     pub lite_lib: &'a Path,
     pub timeout: Option<Duration>,
     pub verbose: bool,
@@ -74,13 +75,12 @@ impl Workers<'_> {
     }
 
     fn spawn(&self) -> Result<Supervisor> {
-        let mut args: Vec<OsString> = vec!["--lite-lib".into(), self.lite_lib.into()];
-        args.push(if self.verbose { "--verbose" } else { "--quiet" }.into());
-        args.extend(["check".into(), "--worker".into()]);
-        args.extend(self.engine_args.iter().map(OsString::from));
-        args.push("--".into());
-        args.extend(self.models.iter().map(OsString::from));
-        let mut worker = Supervisor::spawn(args, true, true)?;
+        let command = MgeCommand::check_worker()
+            .lite_lib(self.lite_lib)
+            .verbose(self.verbose)
+            .engine(self.engine)
+            .models(self.models);
+        let mut worker = Supervisor::spawn(&command, true, true)?;
         if self.verbose {
             worker.show_engine_output();
         }

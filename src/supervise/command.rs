@@ -1,0 +1,151 @@
+//! The command lines of child `mge` processes, built from typed parts: the one
+//! place that spells `mge`'s options for another process (a check worker, a
+//! supervised re-run, a candidate of `tune`) or for the user to copy.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::feeds::FeedOptions;
+use crate::options::EngineOption;
+
+#[derive(Clone, Debug)]
+pub struct MgeCommand {
+    /// The options before the subcommand (`--lite-lib`, `--quiet`).
+    global: Vec<OsString>,
+    /// The subcommand and its arguments.
+    command: Vec<OsString>,
+}
+
+impl MgeCommand {
+    /// `mge run MODEL`.
+    pub fn run(model: &Path) -> MgeCommand {
+        MgeCommand::new(["run".into(), model.into()])
+    }
+
+    /// `mge check --worker`: a worker that takes the models' indices on stdin.
+    pub fn check_worker() -> MgeCommand {
+        MgeCommand::new(["check".into(), "--worker".into()])
+    }
+
+    /// This process's own command line, to run it again supervised.
+    pub fn this_process() -> MgeCommand {
+        MgeCommand::new(std::env::args_os().skip(1))
+    }
+
+    fn new(command: impl IntoIterator<Item = OsString>) -> MgeCommand {
+        MgeCommand {
+            global: Vec::new(),
+            command: command.into_iter().collect(),
+        }
+    }
+
+    /// `--lite-lib LIBRARY`: the runtime this process found, so the child need not look again.
+    pub fn lite_lib(mut self, library: &Path) -> MgeCommand {
+        self.global.extend(["--lite-lib".into(), library.into()]);
+        self
+    }
+
+    /// `--verbose`, or `--quiet`: the child's notes are not for the user.
+    pub fn verbose(mut self, verbose: bool) -> MgeCommand {
+        self.global.push(if verbose { "--verbose" } else { "--quiet" }.into());
+        self
+    }
+
+    /// `-i SPEC` for each of `inputs`, `--seed N` and `--resize-input`.
+    pub fn feeds(mut self, inputs: &[String], options: &FeedOptions) -> MgeCommand {
+        for spec in inputs {
+            self = self.arg("-i").arg(spec);
+        }
+        self = self.arg("--seed").arg(options.seed.to_string());
+        match options.resize_input {
+            true => self.arg("--resize-input"),
+            false => self,
+        }
+    }
+
+    pub fn engine<'a>(self, options: impl IntoIterator<Item = &'a EngineOption>) -> MgeCommand {
+        options
+            .into_iter()
+            .flat_map(EngineOption::args)
+            .fold(self, MgeCommand::arg)
+    }
+
+    /// `--no-testcase`: a container's model on feeds, with its real outputs.
+    pub fn no_testcase(self) -> MgeCommand {
+        self.arg("--no-testcase")
+    }
+
+    /// `--json --warmup N --iter N --outputs DIR`: a measured run, for a program to read.
+    pub fn measured(self, warmup: usize, iterations: u64, outputs: &Path) -> MgeCommand {
+        self.arg("--json")
+            .arg("--warmup")
+            .arg(warmup.to_string())
+            .arg("--iter")
+            .arg(iterations.to_string())
+            .arg("--outputs")
+            .arg(outputs)
+    }
+
+    /// `-- MODEL...`
+    pub fn models(self, models: &[PathBuf]) -> MgeCommand {
+        models.iter().fold(self.arg("--"), |command, model| command.arg(model))
+    }
+
+    fn arg(mut self, arg: impl Into<OsString>) -> MgeCommand {
+        self.command.push(arg.into());
+        self
+    }
+
+    /// The arguments to start `mge` with.
+    pub fn args(&self) -> impl Iterator<Item = &OsString> {
+        self.global.iter().chain(&self.command)
+    }
+
+    /// `mge` and the subcommand's arguments, as the user would type them.
+    pub fn words(&self) -> Vec<String> {
+        let command = self.command.iter().map(|arg| arg.to_string_lossy().into_owned());
+        std::iter::once("mge".to_string()).chain(command).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn global_options_come_before_the_subcommand_and_stay_out_of_its_words() {
+        let feeds = FeedOptions {
+            seed: 3,
+            resize_input: true,
+        };
+        let command = MgeCommand::run(Path::new("m.mge"))
+            .feeds(&["x:#rand(0,1)".into()], &feeds)
+            .engine(&[EngineOption::Threads(2)])
+            .lite_lib(Path::new("lite.so"))
+            .verbose(false);
+        let args: Vec<&OsString> = command.args().collect();
+        assert_eq!(
+            args,
+            [
+                "--lite-lib",
+                "lite.so",
+                "--quiet",
+                "run",
+                "m.mge",
+                "-i",
+                "x:#rand(0,1)",
+                "--seed",
+                "3",
+                "--resize-input",
+                "--threads",
+                "2"
+            ]
+        );
+        let words = command.words();
+        assert_eq!(words[..3], ["mge", "run", "m.mge"]);
+        assert!(words[3..]
+            .iter()
+            .map(String::as_str)
+            .eq(args[5..].iter().map(|arg| arg.to_str().unwrap())));
+    }
+}
