@@ -133,12 +133,12 @@ pub struct ProfileArgs {
     #[command(flatten)]
     pub model: ModelArgs,
 
+    #[command(flatten)]
+    pub iterations: IterationArgs,
+
     /// Feed a testcase container #rand instead of its first testcase when there is no --input
     #[arg(long)]
     pub no_testcase: bool,
-
-    #[command(flatten)]
-    pub iterations: IterationArgs,
 
     /// Write the Chrome trace to FILE [default: <model stem>.trace.json]
     #[arg(short, long, value_name = "FILE")]
