@@ -14,7 +14,7 @@ use crate::engine::{IoDump, Lite, NetworkOptions};
 use crate::iodump::{convert_binary, index_text, TEXT_FILE};
 use crate::model::{ModelFile, EXPECTATION_SUFFIX};
 use crate::output_files::{ensure_writable, npy_files, staged_beside, write_atomically, write_set, write_tensors};
-use crate::profile::{executed_graph, request_engine_profile};
+use crate::profile::{executed_vars, request_engine_profile};
 use crate::report::dump::{DumpReport, Written};
 use crate::report::print;
 use crate::runner::testcase::testcase_values;
@@ -99,7 +99,7 @@ fn write_from_the_model(prepared: &Prepared, args: &DumpArgs) -> Result<Vec<Writ
 }
 
 /// `--io DIR`: the engine writes its dump into a temporary folder; DIR is
-/// made only after the run, from the dump and the graph the profiler saw.
+/// made only after the run, from the dump and the vars the profiler saw run.
 struct IoRequest<'a> {
     dir: &'a Path,
     format: IoFormat,
@@ -131,17 +131,17 @@ impl IoRequest<'_> {
 
     /// DIR from what the engine wrote.
     fn convert(self, model: &Path) -> Result<Written> {
-        let graph = executed_graph(&self.profile)?;
+        let vars = executed_vars(&self.profile)?;
         let dir = self.dir;
         std::fs::create_dir_all(dir).with_context(|| format!("--io: cannot create the folder {}", dir.display()))?;
         let model_name = model.display().to_string();
         let index = match self.format {
-            IoFormat::Bin => convert_binary(&graph, self.engine_dir.path(), dir, &model_name)?,
+            IoFormat::Bin => convert_binary(vars, self.engine_dir.path(), dir, &model_name)?,
             IoFormat::Txt => {
                 let text =
                     std::fs::read(self.engine_dir.path().join(TEXT_FILE)).context("the engine wrote no text dump")?;
                 write_atomically(&dir.join(TEXT_FILE), &text)?;
-                index_text(&graph, dir, &model_name)?
+                index_text(vars, dir, &model_name)?
             }
         };
         let mut operators: Vec<&str> = index.vars.iter().map(|var| var.operator.as_str()).collect();

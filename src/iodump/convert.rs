@@ -12,99 +12,48 @@ use super::index::{write_index, Index, IndexVar};
 use crate::output_files::{npy_file_stem, write_atomically};
 use crate::tensor::{format_shape, DType, HostTensor};
 
-/// An operator of the executed graph with the vars it reads and writes
-/// (without scratch vars such as workspaces), as the engine's profile lists it.
-#[derive(Clone, Debug)]
-pub struct GraphOperator {
-    pub name: String,
-    pub op_type: String,
-    /// Names of the vars it reads.
-    pub inputs: Vec<String>,
-    pub outputs: Vec<GraphVar>,
-}
-
-#[derive(Clone, Debug)]
-pub struct GraphVar {
-    pub id: u64,
-    pub name: String,
-    /// Shape and engine dtype name (`Float32`), where memory was planned for it.
-    pub layout: Option<(Vec<usize>, String)>,
-}
-
 /// Converts the engine's binary dump in `engine_dir` into `.npy` files in
-/// `out_dir`, in the execution order of `graph`, and writes the index last.
-pub fn convert_binary(graph: &[GraphOperator], engine_dir: &Path, out_dir: &Path, model: &str) -> Result<Index> {
-    let mut vars = Vec::new();
-    for operator in graph {
-        for output in &operator.outputs {
-            let dumped = engine_dir.join(format!("{:06x}", output.id));
-            // Workspaces and vars that held no value this run have no file.
-            let Ok(bytes) = std::fs::read(&dumped) else {
-                continue;
-            };
-            let (shape, dtype) = read_binary(&bytes)
-                .with_context(|| format!("the engine's dump of var '{}' ({})", output.name, dumped.display()))?;
-            let mut var = IndexVar {
-                name: output.name.clone(),
-                id: output.id,
-                operator: operator.name.clone(),
-                op_type: operator.op_type.clone(),
-                inputs: operator.inputs.clone(),
-                shape: Some(shape.clone()),
-                dtype: Some(match &dtype {
-                    Ok(dtype) => dtype.to_string(),
-                    Err(code) => format!("megdnn dtype {code}"),
-                }),
-                file: None,
-            };
-            if let Ok(dtype) = dtype {
-                let data = bytes[bytes.len() - shape.iter().product::<usize>() * dtype.size()..].to_vec();
-                let file = format!("{:04}_{}.npy", vars.len(), npy_file_stem(&output.name));
-                write_atomically(&out_dir.join(&file), &HostTensor { shape, dtype, data }.to_npy())?;
-                var.file = Some(file);
-            }
-            vars.push(var);
+/// `out_dir` for the `vars` that have one, and writes the index last.
+pub fn convert_binary(vars: Vec<IndexVar>, engine_dir: &Path, out_dir: &Path, model: &str) -> Result<Index> {
+    let mut dumped_vars = Vec::new();
+    for mut var in vars {
+        let dumped = engine_dir.join(format!("{:06x}", var.id));
+        // Workspaces and vars that held no value this run have no file.
+        let Ok(bytes) = std::fs::read(&dumped) else {
+            continue;
+        };
+        let (shape, dtype) = read_binary(&bytes)
+            .with_context(|| format!("the engine's dump of var '{}' ({})", var.name, dumped.display()))?;
+        var.shape = Some(shape.clone());
+        var.dtype = Some(match &dtype {
+            Ok(dtype) => dtype.to_string(),
+            Err(code) => format!("megdnn dtype {code}"),
+        });
+        if let Ok(dtype) = dtype {
+            let data = bytes[bytes.len() - shape.iter().product::<usize>() * dtype.size()..].to_vec();
+            let file = format!("{:04}_{}.npy", dumped_vars.len(), npy_file_stem(&var.name));
+            write_atomically(&out_dir.join(&file), &HostTensor { shape, dtype, data }.to_npy())?;
+            var.file = Some(file);
         }
+        dumped_vars.push(var);
     }
-    if vars.is_empty() {
+    if dumped_vars.is_empty() {
         bail!("the engine dumped no var");
     }
-    write_index(
-        out_dir,
-        Index {
-            model: model.to_string(),
-            format: "bin".into(),
-            vars,
-        },
-    )
+    write_index(out_dir, index(model, "bin", dumped_vars))
 }
 
-/// The index of a text dump: every var the graph has, with the layout the
-/// engine planned for it.
-pub fn index_text(graph: &[GraphOperator], out_dir: &Path, model: &str) -> Result<Index> {
-    let vars = graph
-        .iter()
-        .flat_map(|operator| {
-            operator.outputs.iter().map(|output| IndexVar {
-                name: output.name.clone(),
-                id: output.id,
-                operator: operator.name.clone(),
-                op_type: operator.op_type.clone(),
-                inputs: operator.inputs.clone(),
-                shape: output.layout.as_ref().map(|(shape, _)| shape.clone()),
-                dtype: output.layout.as_ref().map(|(_, dtype)| dtype.to_lowercase()),
-                file: None,
-            })
-        })
-        .collect();
-    write_index(
-        out_dir,
-        Index {
-            model: model.to_string(),
-            format: "txt".into(),
-            vars,
-        },
-    )
+/// The index of a text dump: every var, with the layout the engine planned for it.
+pub fn index_text(vars: Vec<IndexVar>, out_dir: &Path, model: &str) -> Result<Index> {
+    write_index(out_dir, index(model, "txt", vars))
+}
+
+fn index(model: &str, format: &str, vars: Vec<IndexVar>) -> Index {
+    Index {
+        model: model.to_string(),
+        format: format.to_string(),
+        vars,
+    }
 }
 
 /// The shape and dtype of one file of the engine's binary dump, checked

@@ -7,5 +7,5 @@
 mod convert;
 mod index;
 
-pub use convert::{convert_binary, index_text, GraphOperator, GraphVar};
+pub use convert::{convert_binary, index_text};
 pub use index::{read_index, Index, IndexVar, TEXT_FILE};

@@ -16,7 +16,7 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 
 use super::OperatorRun;
-use crate::iodump::{GraphOperator, GraphVar};
+use crate::iodump::IndexVar;
 
 #[derive(Deserialize)]
 pub struct EngineProfile {
@@ -134,8 +134,10 @@ impl EngineProfile {
             .collect()
     }
 
-    /// The operators of the compiled sequence, in execution order.
-    pub fn graph(&self) -> Result<Vec<GraphOperator>> {
+    /// The vars of the compiled sequence's operators, in execution order
+    /// (without scratch vars such as workspaces), with the layout the engine
+    /// planned for each: the entries of an io dump's index.
+    pub fn vars(&self) -> Result<Vec<IndexVar>> {
         let number = |id: &str| {
             id.parse::<u64>()
                 .with_context(|| format!("the engine's profile has id '{id}', not a number"))
@@ -146,34 +148,32 @@ impl EngineProfile {
                 .get(id)
                 .map_or_else(|| format!("var{id}"), |var| var.name.clone())
         };
-        self.graph_exec
-            .comp_seq
-            .iter()
-            .map(|id| {
-                let entry = self.graph_exec.operator.get(id).with_context(|| {
+        let mut vars = Vec::new();
+        for id in &self.graph_exec.comp_seq {
+            let entry =
+                self.graph_exec.operator.get(id).with_context(|| {
                     format!("the engine's profile runs operator {id}, which its graph does not list")
                 })?;
-                let outputs = entry
-                    .output
-                    .iter()
-                    .filter(|var| !self.graph_exec.var.get(*var).is_some_and(Var::is_scratch))
-                    .map(|var| {
-                        let layout = self.graph_exec.var.get(var).and_then(|v| v.mem_plan.as_ref());
-                        Ok(GraphVar {
-                            id: number(var)?,
-                            name: var_name(var),
-                            layout: layout.map(|plan| (plan.layout.shape.clone(), plan.layout.dtype.clone())),
-                        })
-                    })
-                    .collect::<Result<_>>()?;
-                Ok(GraphOperator {
-                    name: entry.name.clone(),
+            let inputs: Vec<String> = entry.input.iter().map(|var| var_name(var)).collect();
+            for var in &entry.output {
+                let described = self.graph_exec.var.get(var);
+                if described.is_some_and(Var::is_scratch) {
+                    continue;
+                }
+                let layout = described.and_then(|v| v.mem_plan.as_ref()).map(|plan| &plan.layout);
+                vars.push(IndexVar {
+                    name: var_name(var),
+                    id: number(var)?,
+                    operator: entry.name.clone(),
                     op_type: entry.op_type.clone(),
-                    inputs: entry.input.iter().map(|var| var_name(var)).collect(),
-                    outputs,
-                })
-            })
-            .collect()
+                    inputs: inputs.clone(),
+                    shape: layout.map(|layout| layout.shape.clone()),
+                    dtype: layout.map(|layout| layout.dtype.to_lowercase()),
+                    file: None,
+                });
+            }
+        }
+        Ok(vars)
     }
 
     fn operator(&self, id: &str) -> Result<OperatorRun<RawSpan>> {

@@ -24,7 +24,7 @@ use anyhow::{bail, Context, Result};
 use tempfile::TempPath;
 
 use crate::engine::NetworkOptions;
-use crate::iodump::GraphOperator;
+use crate::iodump::IndexVar;
 use crate::output_files::ensure_writable;
 use crate::runner::{RunKind, RunObserver, Session};
 use engine_json::{EngineProfile, RawSpan};
@@ -157,11 +157,11 @@ pub fn request_engine_profile(options: &mut NetworkOptions) -> Result<TempPath> 
     Ok(engine_file)
 }
 
-/// The operators of the graph the engine executed, in order, from the file
+/// The vars of the graph the engine executed, in order, from the file
 /// `request_engine_profile` returned (after a run).
-pub fn executed_graph(engine_file: &Path) -> Result<Vec<GraphOperator>> {
+pub fn executed_vars(engine_file: &Path) -> Result<Vec<IndexVar>> {
     let bytes = std::fs::read(engine_file).context("the engine wrote no profile")?;
-    EngineProfile::parse(&bytes)?.graph()
+    EngineProfile::parse(&bytes)?.vars()
 }
 
 impl ProfileCapture {
