@@ -7,7 +7,8 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use tempfile::{TempDir, TempPath};
 
-use super::prepare::{prepare, ModelSettings, Prepared, Testcases};
+use super::prepare::{prepare, Prepared, Testcases};
+use super::settings::ModelSettings;
 use super::Global;
 use crate::cli::{DumpArgs, IoFormat};
 use crate::engine::{IoDump, Lite, NetworkOptions};

@@ -10,6 +10,7 @@ mod prepare;
 mod profile;
 mod run;
 mod runtime;
+mod settings;
 mod tune;
 
 use std::fmt;

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::prepare::{plan, prepare, ModelSettings, Testcases};
+use super::prepare::{prepare, Testcases};
+use super::settings::{plan, ModelSettings};
 use super::Global;
 use crate::cli::{ProfileArgs, ProfileBy};
 use crate::profile::ProfileCapture;

@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use super::prepare::{plan, prepare, refuse_unchecked_testcases, ModelSettings, Prepared, Testcases};
+use super::prepare::{prepare, refuse_unchecked_testcases, Prepared, Testcases};
+use super::settings::{plan, ModelSettings};
 use super::{CheckFailed, Global};
 use crate::cli::RunArgs;
 use crate::compare::{compare_values, Tolerance};

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::prepare::{EngineSettings, ModelSettings};
+use super::settings::{EngineSettings, ModelSettings};
 use super::Global;
 use crate::cli::{SavedOptions, TuneArgs};
 use crate::model::ModelFile;

@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 
 use anyhow::{bail, Context, Result};
 
-use super::prepare::{refuse_unchecked_testcases, EngineSettings};
+use super::prepare::refuse_unchecked_testcases;
+use super::settings::EngineSettings;
 use super::{CheckFailed, Global};
 use crate::cli::{CheckArgs, EngineArgs};
 use crate::engine::Device;

@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 
 use super::InOrder;
 use crate::cli::EngineArgs;
-use crate::commands::prepare::EngineSettings;
+use crate::commands::settings::EngineSettings;
 use crate::commands::Global;
 use crate::engine::{silence_stdout, take_stdout, Lite, NetworkOptions};
 use crate::model::ModelFile;

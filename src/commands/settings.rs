@@ -1,0 +1,190 @@
+//! A command's arguments turned once into the plain settings the work reads
+//! (ripgrep's low and high arguments): engine options checked and settled,
+//! a model with its feeds, a plan of runs. Clap's types go no further.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use super::Global;
+use crate::cli::{EngineArgs, IterationArgs, LayoutTransformTarget, ModelArgs};
+use crate::engine::{Device, NetworkOptions};
+use crate::feeds::FeedOptions;
+use crate::options::{EngineOption, TransformTarget};
+use crate::runner::Plan;
+
+/// A command's engine options, turned once from its arguments.
+pub struct EngineSettings {
+    /// As given, in order: for the processes that run under them.
+    pub given: Vec<EngineOption>,
+    /// What the network is built with, pairings the engine would refuse settled.
+    pub network: NetworkOptions,
+}
+
+impl EngineSettings {
+    pub fn from_args(args: &EngineArgs, global: &Global) -> Result<EngineSettings> {
+        EngineSettings::from_given(given_options(args)?, global)
+    }
+
+    /// The options `given`, checked: refused here in one line where the engine
+    /// would only refuse them with an assertion, or (the sanity check that
+    /// comp-seq recording excludes) turned off with a note.
+    pub fn from_given(given: Vec<EngineOption>, global: &Global) -> Result<EngineSettings> {
+        let mut network = NetworkOptions::default();
+        given.iter().for_each(|option| option.apply(&mut network));
+        let device = network.device;
+        for option in &given {
+            if let EngineOption::LayoutTransform(target) = option {
+                let matches = match target {
+                    TransformTarget::Auto => true,
+                    TransformTarget::Cpu => device == Device::Cpu,
+                    TransformTarget::Cuda => device != Device::Cpu,
+                };
+                if !matches {
+                    bail!("--layout-transform {target:?} does not match --device {device}; the transform targets the device the model runs on");
+                }
+            }
+        }
+        if network.tensorrt && device == Device::Cpu {
+            bail!("--tensorrt needs --device cuda");
+        }
+        if device == Device::Cpu {
+            // This MegEngine build has no JIT compiler for the CPU: the engine fails, or aborts.
+            if let Some(level) = network.jit_level.filter(|level| *level > 0) {
+                bail!("--jit {level} needs --device cuda (MegEngine has no JIT compiler for the CPU)");
+            }
+            if network.graph_opt_level == Some(3) {
+                bail!("--graph-opt-level 3 adds JIT fusion, which needs --device cuda (MegEngine has no JIT compiler for the CPU); use 2 or less");
+            }
+        }
+        let record = network.record_comp_seq.unwrap_or(0);
+        if record == 2 && network.fake_first {
+            bail!("--fake-first cannot be combined with --record-comp-seq 2, which records the first run itself (use level 1, or drop --fake-first)");
+        }
+        if !network.no_sanity_check && (record == 2 || (record == 1 && network.fake_first)) {
+            let with = if network.fake_first { " with --fake-first" } else { "" };
+            global.note(format!(
+                "--record-comp-seq {record}{with} needs the first run's var sanity check off: turned off, as with --no-sanity-check"
+            ));
+            network.no_sanity_check = true;
+        }
+        Ok(EngineSettings { given, network })
+    }
+
+    /// These settings and `option` (a command's own default).
+    pub fn with(mut self, option: EngineOption) -> EngineSettings {
+        option.apply(&mut self.network);
+        self.given.push(option);
+        self
+    }
+
+    /// The fast-run cache the runtime reads before loading and updates after the runs.
+    pub fn fast_run_cache(&self) -> Option<&Path> {
+        self.given.iter().find_map(|option| match option {
+            EngineOption::FastRunCache(file) => Some(file.as_path()),
+            _ => None,
+        })
+    }
+}
+
+/// The options `args` give, in the order a command line lists them.
+fn given_options(args: &EngineArgs) -> Result<Vec<EngineOption>> {
+    let mut given = Vec::new();
+    let device = parse_device(&args.device)?;
+    if device != Device::Cpu {
+        given.push(EngineOption::Device(device));
+    }
+    let flags = [
+        (args.cpu_inplace, EngineOption::CpuInplace),
+        (args.fast_run, EngineOption::FastRun),
+        (args.reproducible, EngineOption::Reproducible),
+        (args.weight_preprocess, EngineOption::WeightPreprocess),
+        (args.fuse_preprocess, EngineOption::FusePreprocess),
+        (args.const_shape, EngineOption::ConstShape),
+        (args.fake_first, EngineOption::FakeFirst),
+        (args.no_sanity_check, EngineOption::NoSanityCheck),
+        (args.tensorrt, EngineOption::TensorRt),
+    ];
+    given.extend(flags.into_iter().filter_map(|(on, option)| on.then_some(option)));
+    let target = args.layout_transform.map(|target| match target {
+        LayoutTransformTarget::Auto => TransformTarget::Auto,
+        LayoutTransformTarget::Cpu => TransformTarget::Cpu,
+        LayoutTransformTarget::Cuda => TransformTarget::Cuda,
+    });
+    given.extend(
+        [
+            args.threads.map(EngineOption::Threads),
+            args.fast_run_cache.clone().map(EngineOption::FastRunCache),
+            args.record_comp_seq.map(EngineOption::RecordCompSeq),
+            args.graph_opt_level.map(EngineOption::GraphOptLevel),
+            args.async_level.map(EngineOption::AsyncLevel),
+            args.jit.map(EngineOption::Jit),
+            args.workspace_limit.map(EngineOption::WorkspaceLimit),
+            args.layout.map(EngineOption::Layout),
+            target.map(EngineOption::LayoutTransform),
+        ]
+        .into_iter()
+        .flatten(),
+    );
+    Ok(given)
+}
+
+pub fn parse_device(text: &str) -> Result<Device> {
+    match text.split_once(':') {
+        None if text == "cpu" => Ok(Device::Cpu),
+        None if text == "cuda" => Ok(Device::Cuda(0)),
+        Some(("cuda", id)) => {
+            Ok(Device::Cuda(id.parse().with_context(|| {
+                format!("--device {text}: '{id}' is not a device number")
+            })?))
+        }
+        _ => bail!("--device {text}: expected cpu, cuda or cuda:ID"),
+    }
+}
+
+/// A model with its feeds and engine options, turned once from `ModelArgs`.
+pub struct ModelSettings {
+    pub path: PathBuf,
+    /// `-i` as given (`@FILE` not read yet).
+    pub inputs: Vec<String>,
+    pub feeds: FeedOptions,
+    pub engine: EngineSettings,
+}
+
+impl ModelSettings {
+    pub fn from_args(args: &ModelArgs, global: &Global) -> Result<ModelSettings> {
+        Ok(ModelSettings {
+            engine: EngineSettings::from_args(&args.engine, global)?,
+            path: args.model.clone(),
+            inputs: args.feeds.inputs.clone(),
+            feeds: FeedOptions {
+                seed: args.feeds.seed,
+                resize_input: args.feeds.resize_input,
+            },
+        })
+    }
+}
+
+pub fn plan(iterations: &IterationArgs, global: &Global) -> Plan {
+    Plan {
+        warmup: iterations.warmup,
+        iterations: iterations.iter,
+        duration: iterations.duration,
+        verbose: global.verbose,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_devices() {
+        assert_eq!(parse_device("cpu").unwrap(), Device::Cpu);
+        assert_eq!(parse_device("cuda").unwrap(), Device::Cuda(0));
+        assert_eq!(parse_device("cuda:3").unwrap(), Device::Cuda(3));
+        for bad in ["gpu", "cuda:x", "cpu:1", ""] {
+            assert!(parse_device(bad).is_err(), "{bad}");
+        }
+    }
+}
