@@ -85,8 +85,8 @@ pub struct ModelArgs {
 #[derive(Args, Debug)]
 pub struct OutputsArg {
     /// Write each output to DIR/NAME.npy (DIR/INDEX/NAME.npy per embedded testcase)
-    #[arg(long, value_name = "DIR")]
-    pub outputs: Option<PathBuf>,
+    #[arg(id = "outputs", long = "outputs", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

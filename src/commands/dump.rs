@@ -33,7 +33,7 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
             .transpose()
     })?;
     let mut written = write_from_the_model(&prepared, &args)?;
-    if args.outputs.outputs.is_none() && io.is_none() {
+    if args.outputs.dir.is_none() && io.is_none() {
         // Nothing ran: no fast-run cache to save.
         drop(prepared);
         return print(&DumpReport { written }, false);
@@ -44,7 +44,7 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
     let outputs = prepared.session.read_outputs()?;
     // The engine finishes its dumps when the network goes.
     prepared.finish()?;
-    if let Some(dir) = &args.outputs.outputs {
+    if let Some(dir) = &args.outputs.dir {
         write_tensors(dir, &outputs).context("--outputs")?;
         written.push(Written::Outputs {
             count: outputs.len(),

@@ -39,7 +39,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         .iter()
         .map(|spec| read_expectation(spec))
         .collect::<Result<Vec<_>>>()?;
-    if let Some(dir) = &args.outputs.outputs {
+    if let Some(dir) = &args.outputs.dir {
         ensure_set_writable(dir).with_context(|| format!("--outputs {}", dir.display()))?;
     }
     let testcases = Testcases::unless(args.no_testcase, Testcases::Run);
@@ -101,7 +101,7 @@ impl Run<'_> {
         let runs = run_testcases(&prepared.lite, &prepared.model, &mut prepared.session, &self.plan)?;
         let memory = PeakMemory::now(self.peak_after_load);
         prepared.finish()?;
-        let written = match &self.args.outputs.outputs {
+        let written = match &self.args.outputs.dir {
             Some(dir) => write_testcase_outputs(dir, &runs)?,
             None => Vec::new(),
         };
@@ -141,7 +141,7 @@ impl Run<'_> {
         if let (Some(capture), Some(trace)) = (capture, &args.profile) {
             write_trace(trace, &capture.finish(), &args.model.model, device, lite.version()?)?;
         }
-        let written = match &args.outputs.outputs {
+        let written = match &args.outputs.dir {
             Some(dir) => write_tensors(dir, &outputs).context("--outputs")?,
             None => Vec::new(),
         };
