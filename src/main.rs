@@ -19,6 +19,7 @@ use std::process::ExitCode;
 
 use crate::commands::{CheckFailed, ChildExited};
 use crate::engine::EngineError;
+use crate::supervise::child::{say, say_error};
 use crate::supervise::parent::Interrupted;
 
 fn main() -> ExitCode {
@@ -26,17 +27,15 @@ fn main() -> ExitCode {
     let cli = match cli::Cli::parse_with_saved_options() {
         Ok(cli) => cli,
         Err(message) => {
-            eprintln!("mge: error: {message}");
+            say_error(&message);
             return ExitCode::from(2);
         }
     };
     let verbose = cli.verbose;
-    let code = match commands::dispatch(cli) {
+    match commands::dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => exit_with(&err, verbose),
-    };
-    engine::expect_exit();
-    code
+    }
 }
 
 /// 1 for a check that did not pass, 2 for every error; a supervised child's own code.
@@ -45,22 +44,22 @@ fn exit_with(err: &anyhow::Error, verbose: bool) -> ExitCode {
         return ExitCode::from(*code);
     }
     if let Some(interrupted) = err.downcast_ref::<Interrupted>() {
-        eprintln!("mge: {interrupted}");
+        say(&format!("mge: {interrupted}"));
         return ExitCode::from(u8::try_from(128 + interrupted.0).unwrap_or(2));
     }
     if let Some(failed) = err.downcast_ref::<CheckFailed>() {
-        eprintln!("mge: check failed: {failed}");
+        say(&format!("mge: check failed: {failed}"));
         return ExitCode::from(1);
     }
-    eprintln!("mge: error: {err:#}");
+    say_error(&format!("{err:#}"));
     if let Some(engine) = err.chain().find_map(|cause| cause.downcast_ref::<EngineError>()) {
         if verbose {
-            eprintln!(
+            say(&format!(
                 "engine call {} failed:\n{}\n\nbacktrace:\n{}",
                 engine.call, engine.message, engine.backtrace
-            );
+            ));
         } else {
-            eprintln!("(run with -v for the engine's full message and backtrace)");
+            say("(run with -v for the engine's full message and backtrace)");
         }
     }
     ExitCode::from(2)

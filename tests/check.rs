@@ -404,3 +404,43 @@ fn testcases_are_checked_under_the_engine_options_given() {
     );
     assert!(stderr.contains("disables the engine's AssertEqual"), "{stderr}");
 }
+
+/// Under the layout transform the engine's oneDNN kernels exit(1) from an
+/// engine thread on AMD CPUs with AVX-512: there the model is an ERROR that
+/// fails the check (exit 1, JUnit written); anywhere else its testcase passes.
+#[test]
+fn check_under_the_layout_transform_passes_or_reports_the_engines_exit() {
+    for jobs in ["1", "2"] {
+        let dir = tempfile::tempdir().unwrap();
+        let junit = dir.path().join("report.xml");
+        let output = mge()
+            .args([
+                "check",
+                "fixtures/conv_float_tc1.mge",
+                "--layout-transform",
+                "--threads",
+                "2",
+                "-j",
+                jobs,
+            ])
+            .arg("--junit")
+            .arg(&junit)
+            .output()
+            .expect("mge finishes before the test's deadline");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let xml = std::fs::read_to_string(&junit).expect("the JUnit report is written");
+        match output.status.code() {
+            Some(0) => assert!(stdout.contains("fixtures/conv_float_tc1.mge #0: passed"), "{stdout}"),
+            Some(1) => {
+                let line = stdout.lines().next().unwrap_or_default();
+                assert!(
+                    line.starts_with("fixtures/conv_float_tc1.mge: ERROR: the engine ended the process with exit(1)")
+                        && line.contains("it said last: 'bad err=45 in Xbyak::Error'"),
+                    "{stdout}"
+                );
+                assert_eq!(xml.matches("<error").count(), 1, "{xml}");
+            }
+            code => panic!("-j {jobs}: exit {code:?}\n{stdout}"),
+        }
+    }
+}

@@ -212,12 +212,14 @@ fn testcases_are_written_as_inputs_and_expectations_that_run_again() {
 fn layout_transformed_model_runs_again_with_the_same_outputs() {
     let dir = tempfile::tempdir().unwrap();
     let transformed = dir.path().join("transformed.mge");
-    run_expecting(
-        mge()
-            .args(["dump", "fixtures/conv_float.mge", "-q", "--layout-transform-model"])
-            .arg(&transformed),
-        0,
-    );
+    let mut dump = mge();
+    dump.args(["dump", "fixtures/conv_float.mge", "-q", "--layout-transform-model"])
+        .arg(&transformed);
+    // The transform runs oneDNN's kernels, which fail on some CPUs (see common).
+    if common::run_or_onednn_exit(&mut dump).is_none() {
+        assert!(!transformed.exists(), "no model written after the engine's exit");
+        return;
+    }
     run_expecting(
         mge()
             .arg("run")

@@ -67,25 +67,69 @@ fn fails_promptly(command: &mut assert_cmd::Command, expected: &[&str]) -> Strin
 const ENGINE_EXIT: &[&str] = &[
     "the engine ended the process with exit(1) from its thread",
     "it said last: 'bad err=45 in Xbyak::Error'",
-    "hint: the engine's bundled oneDNN kernels cannot run on this CPU",
-    "--fast-run or --layout nchw44",
+    "hint: the engine's bundled oneDNN kernels fail on this CPU",
+    "run without them (--layout nchw44 and --fast-run work here)",
 ];
 
-#[test]
-fn an_exit_from_an_engine_thread_is_reported_not_a_hang() {
-    let dir = tempfile::tempdir().unwrap();
-    let outputs = dir.path().join("out");
-    let mut command = mge_failing("exit", "forward", &["run", "fixtures/conv_float.mge"]);
-    command.arg("--outputs").arg(&outputs);
-    let expected = [ENGINE_EXIT, &["during the warm-up"]].concat();
-    fails_promptly(&mut command, &expected);
-    assert!(!outputs.exists(), "no output folder after a failed run");
+/// The engine's worker threads at each `--threads`: the exit comes from the
+/// first, after every handler the tool could have registered (see the library).
+const THREADS: [(&str, &str); 3] = [("1", "'cpu0:0'"), ("2", "'multithread2:0'"), ("4", "'multithread4:0'")];
 
-    let mut loading = mge_failing("exit", "load", &["run", "fixtures/conv_float.mge"]);
-    fails_promptly(
-        &mut loading,
-        &[ENGINE_EXIT, &["while the engine loaded the model"]].concat(),
+#[test]
+fn an_exit_from_an_engine_thread_is_reported_not_a_hang_at_any_thread_count() {
+    for (threads, thread) in THREADS {
+        let dir = tempfile::tempdir().unwrap();
+        let outputs = dir.path().join("out");
+        let mut command = mge_failing("exit", "forward", &["run", "fixtures/conv_float.mge", "-q"]);
+        command.args(["--threads", threads]).arg("--outputs").arg(&outputs);
+        fails_promptly(&mut command, &[ENGINE_EXIT, &["during the warm-up", thread]].concat());
+        assert!(!outputs.exists(), "no output folder after a failed run");
+
+        let mut loading = mge_failing("exit", "load", &["run", "fixtures/conv_float.mge", "-q"]);
+        loading.args(["--threads", threads]);
+        let expected = [ENGINE_EXIT, &["while the engine loaded the model", thread]].concat();
+        fails_promptly(&mut loading, &expected);
+    }
+}
+
+#[test]
+fn the_engines_last_words_appear_only_in_the_error_line_without_verbose() {
+    let mut command = mge_failing(
+        "exit",
+        "load",
+        &["run", "fixtures/conv_float.mge", "-q", "--threads", "2"],
     );
+    let started = Instant::now();
+    let (_, stderr) = run_expecting(&mut command, 2);
+    assert!(started.elapsed() < PROMPTLY);
+    common::assert_onednn_exit(&stderr);
+
+    let mut verbose = mge_failing(
+        "exit",
+        "load",
+        &["run", "fixtures/conv_float.mge", "-v", "--threads", "2"],
+    );
+    let (_, stderr) = run_expecting(&mut verbose, 2);
+    assert!(
+        stderr.lines().any(|line| line == "bad err=45 in Xbyak::Error"),
+        "-v shows the engine's own line:\n{stderr}"
+    );
+}
+
+#[test]
+fn the_hint_fits_the_command_that_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("transformed.mge");
+    let mut command = mge_failing("exit", "load", &["dump", "fixtures/conv_float.mge", "-q"]);
+    command.arg("--layout-transform-model").arg(&model);
+    let (_, stderr) = run_expecting(&mut command, 2);
+    assert!(
+        stderr.contains("hint: the engine's global layout transform runs oneDNN kernels that fail on this CPU")
+            && stderr.contains("make the layout-transformed model on another CPU"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--fast-run"), "{stderr}");
+    assert!(!model.exists());
 }
 
 #[test]
@@ -117,29 +161,43 @@ fn a_hang_ends_at_the_timeout() {
 
 #[test]
 fn profile_reports_the_fault_and_writes_no_trace() {
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("run.trace.json");
-    let mut command = mge_failing("exit", "forward", &["profile", "fixtures/conv_float.mge", "-o"]);
-    command.arg(&trace);
-    fails_promptly(&mut command, ENGINE_EXIT);
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
+    for (threads, thread) in THREADS {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("run.trace.json");
+        let mut command = mge_failing("exit", "forward", &["profile", "fixtures/conv_float.mge", "-q", "-o"]);
+        command.arg(&trace).args(["--threads", threads]);
+        fails_promptly(&mut command, &[ENGINE_EXIT, &[thread]].concat());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
+    }
 }
 
 #[test]
 fn dump_reports_the_fault_and_writes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut command = mge_failing("exit", "forward", &["dump", "fixtures/conv_float.mge", "--io"]);
-    command
-        .arg(dir.path().join("io"))
-        .arg("--outputs")
-        .arg(dir.path().join("out"));
-    fails_promptly(&mut command, ENGINE_EXIT);
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
+    for (threads, thread) in THREADS {
+        let dir = tempfile::tempdir().unwrap();
+        let mut command = mge_failing("exit", "forward", &["dump", "fixtures/conv_float.mge", "-q", "--io"]);
+        command
+            .arg(dir.path().join("io"))
+            .arg("--outputs")
+            .arg(dir.path().join("out"))
+            .args(["--threads", threads]);
+        fails_promptly(&mut command, &[ENGINE_EXIT, &[thread]].concat());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
+    }
+}
+
+/// Runs `command` (a `check`), which must fail its check (exit 1) promptly.
+fn check_fails_promptly(command: &mut assert_cmd::Command) -> String {
+    let started = Instant::now();
+    let (stdout, stderr) = run_expecting(command, 1);
+    let took = started.elapsed();
+    assert!(took < PROMPTLY, "{command:?} took {took:?}\nstderr:\n{stderr}");
+    stdout
 }
 
 #[test]
 fn check_reports_each_model_the_engine_took_down_and_writes_its_junit() {
-    for jobs in ["1", "2"] {
+    for (jobs, (threads, thread)) in [("1", THREADS[1]), ("2", THREADS[1]), ("2", THREADS[2])] {
         let dir = tempfile::tempdir().unwrap();
         let junit = dir.path().join("report.xml");
         let mut command = mge_failing(
@@ -151,17 +209,19 @@ fn check_reports_each_model_the_engine_took_down_and_writes_its_junit() {
                 "fixtures/two_inputs_tc2.mge",
                 "-j",
                 jobs,
+                "--threads",
+                threads,
             ],
         );
         command.arg("--junit").arg(&junit);
-        let stdout = fails_promptly(&mut command, &["no testcase could run"]);
+        let stdout = check_fails_promptly(&mut command);
         for model in ["fixtures/conv_float_tc1.mge", "fixtures/two_inputs_tc2.mge"] {
             let line = stdout
                 .lines()
                 .find(|line| line.starts_with(model))
                 .unwrap_or_else(|| panic!("-j {jobs}: no line for {model}:\n{stdout}"));
             assert!(
-                line.contains("ERROR: the engine ended the process with exit(1)"),
+                line.contains("ERROR: the engine ended the process with exit(1)") && line.contains(thread),
                 "{line}"
             );
             assert!(line.contains("in testcase #0"), "{line}");
@@ -187,7 +247,7 @@ fn check_times_out_per_model_and_goes_on() {
             "1",
         ],
     );
-    let stdout = fails_promptly(&mut command, &["no testcase could run"]);
+    let stdout = check_fails_promptly(&mut command);
     assert_eq!(
         stdout
             .matches("ERROR: stopped after --timeout 1s in testcase #0")
@@ -237,13 +297,14 @@ fn an_interrupt_stops_the_engine_and_leaves_no_temporary_files() {
 }
 
 /// `mge tune --json` on the fault library; returns the rows by their options.
-fn tune_rows(fault: &str, only_with: &str, budget: &str) -> (serde_json::Value, Duration) {
+fn tune_rows(fault: &str, only_with: &str, args: &[&str]) -> (serde_json::Value, Duration) {
     let mut command = mge();
     command
         .env("MGE_LITE_LIB", fault_library())
         .env("MGE_FAULT", fault)
         .env("MGE_FAULT_ONLY_WITH", only_with)
-        .args(["tune", "fixtures/conv_float.mge", "--json", "--budget", budget]);
+        .args(["tune", "fixtures/conv_float.mge", "--json"])
+        .args(args);
     let started = Instant::now();
     let (stdout, _) = run_expecting(&mut command, 0);
     (common::json_of(&stdout), started.elapsed())
@@ -260,20 +321,23 @@ fn row<'a>(report: &'a serde_json::Value, options: &str) -> &'a serde_json::Valu
 
 #[test]
 fn tune_lists_a_candidate_that_takes_the_engine_down_and_goes_on() {
-    let (report, _) = tune_rows("exit", "layout-transform", "60");
-    let crashed = row(&report, "--layout-transform");
-    assert_eq!(crashed["status"], "crashed", "{crashed}");
-    assert_eq!(crashed["reason"], "bad err=45 in Xbyak::Error", "{crashed}");
-    assert_eq!(row(&report, "--cpu-inplace")["status"], "ok");
-    assert!(!report["best"]["options"]
-        .as_str()
-        .unwrap()
-        .contains("--layout-transform"));
+    for threads in [&[][..], &["--threads", "2"], &["--threads", "4"]] {
+        let (report, took) = tune_rows("exit", "layout-transform", &[&["--budget", "60"], threads].concat());
+        assert!(took < PROMPTLY * 2, "{threads:?}: took {took:?}");
+        let crashed = row(&report, "--layout-transform");
+        assert_eq!(crashed["status"], "crashed", "{crashed}");
+        assert_eq!(crashed["reason"], "bad err=45 in Xbyak::Error", "{crashed}");
+        assert_eq!(row(&report, "--weight-preprocess")["status"], "ok");
+        assert!(!report["best"]["options"]
+            .as_str()
+            .unwrap()
+            .contains("--layout-transform"));
+    }
 }
 
 #[test]
 fn tune_rejects_a_candidate_that_changes_the_outputs() {
-    let (report, _) = tune_rows("wrong", "cpu-inplace", "60");
+    let (report, _) = tune_rows("wrong", "cpu-inplace", &["--budget", "60"]);
     let rejected = row(&report, "--cpu-inplace");
     assert_eq!(rejected["status"], "rejected", "{rejected}");
     assert_eq!(rejected["err"], 1.0, "{rejected}");
@@ -282,10 +346,33 @@ fn tune_rejects_a_candidate_that_changes_the_outputs() {
 
 #[test]
 fn tune_stops_at_its_budget_when_a_candidate_hangs() {
-    let (report, took) = tune_rows("hang", "layout-transform", "4");
+    let (report, took) = tune_rows("hang", "layout-transform", &["--budget", "4"]);
     assert!(took < Duration::from_secs(4) + PROMPTLY, "took {took:?}");
-    assert_eq!(row(&report, "--layout-transform")["status"], "timed_out");
+    let hung = row(&report, "--layout-transform");
+    assert_eq!(hung["status"], "timed_out");
+    assert!(
+        hung["reason"].as_str().unwrap().ends_with("when the --budget ran out"),
+        "{hung}"
+    );
     assert!(!report["untried"].as_array().unwrap().is_empty(), "{report:#}");
+}
+
+/// A hung candidate costs its own deadline (from the baseline's time, at
+/// least 20 s), not the rest of the budget: the search goes on after it.
+#[test]
+fn tune_gives_each_candidate_its_own_deadline() {
+    let (report, took) = tune_rows("hang", "cpu-inplace", &["--budget", "300"]);
+    let hung = row(&report, "--cpu-inplace");
+    assert_eq!(hung["status"], "timed_out", "{hung}");
+    let reason = hung["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("stopped at its deadline, 20.0 s: 10x the baseline's"),
+        "{reason}"
+    );
+    assert!(!reason.contains("--timeout"), "{reason}");
+    assert_eq!(row(&report, "--fast-run")["status"], "ok", "tried after the hung one");
+    assert!(report["untried"].as_array().unwrap().is_empty(), "{report:#}");
+    assert!(took < Duration::from_secs(20) + PROMPTLY * 3, "took {took:?}");
 }
 
 #[test]

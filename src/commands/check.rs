@@ -27,7 +27,7 @@ use crate::output_files::{ensure_writable, write_atomically};
 use crate::report::check::{CheckReport, ModelCheck, Tally, TestcaseCheck};
 use crate::report::junit::junit_xml;
 use crate::report::{emit, emit_json};
-use crate::runner::testcase::{run_testcases, Status};
+use crate::runner::testcase::run_testcases;
 use crate::runner::{Outputs, Plan, Session};
 use crate::runtime;
 use crate::supervise::parent::{interruption, Next, PassThrough, Supervisor};
@@ -55,10 +55,7 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     workers.check_all(jobs, &mut printer)?;
     let models = printer.finish();
     let tally = Tally::of_models(&models);
-    let anything_ran = models
-        .iter()
-        .flat_map(|model| &model.testcases)
-        .any(|testcase| testcase.status != Status::Error);
+    let anything_ran = models.iter().any(ModelCheck::reached_the_engine);
     if let Some(junit) = &args.junit {
         write_atomically(junit, junit_xml(&models).as_bytes()).context("--junit")?;
     }
@@ -92,6 +89,7 @@ fn check_model(lite: &Lite, path: &Path, options: &NetworkOptions, verbose: bool
         Ok(testcases) => ModelCheck {
             model: path.display().to_string(),
             error: None,
+            engine_failed: false,
             testcases,
         },
         Err(err) => ModelCheck::unchecked(path, format!("{err:#}")),
@@ -205,7 +203,7 @@ impl Workers<'_> {
         args.extend(self.models.iter().map(OsString::from));
         let mut worker = Supervisor::spawn(args, true, true)?;
         if self.verbose {
-            worker.show_engine_log();
+            worker.show_engine_output();
         }
         Ok(worker)
     }
@@ -236,15 +234,16 @@ impl Workers<'_> {
         }
         let deadline = self.timeout.map(|limit| (Instant::now() + limit, limit));
         let answer = match running.next(deadline, &mut PassThrough) {
-            Next::Reply(reply) => {
-                serde_json::from_str(&reply).map_err(|err| format!("unreadable reply from the worker process ({err})"))
-            }
-            Next::Exited(code) => Err(format!("the worker process exited with code {code} without an answer")),
-            Next::Failed(failure) => Err(failure.one_line()),
+            Next::Reply(reply) => serde_json::from_str(&reply)
+                .map_err(|err| failed(format!("unreadable reply from the worker process ({err})"))),
+            Next::Exited(code) => Err(failed(format!(
+                "the worker process exited with code {code} without an answer"
+            ))),
+            Next::Failed(failure) => Err(ModelCheck::engine_failed(path, failure.one_line())),
         };
-        answer.unwrap_or_else(|error| {
+        answer.unwrap_or_else(|check| {
             *worker = None;
-            failed(error)
+            check
         })
     }
 }

@@ -22,6 +22,7 @@ use anyhow::Result;
 use crate::cli::{Cli, Command, RuntimeCommand};
 use crate::report::progress::RunProgress;
 use crate::supervise;
+use crate::supervise::parent::Work;
 
 /// Options every command may need.
 pub struct Global {
@@ -34,7 +35,7 @@ impl Global {
     /// A note for the user on stderr, unless `--quiet`.
     pub fn note(&self, message: impl fmt::Display) {
         if !self.quiet {
-            eprintln!("note: {message}");
+            supervise::child::say(&format!("note: {message}"));
         }
     }
 }
@@ -71,11 +72,17 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     };
     let supervisor = !supervise::is_child();
     match cli.command {
-        Command::Run(args) if supervisor => supervised(args.deadline.timeout, &global),
-        Command::Profile(args) if supervisor => supervised(args.deadline.timeout, &global),
-        Command::Dump(args) if supervisor => supervised(args.deadline.timeout, &global),
+        Command::Run(args) if supervisor => supervised(args.deadline.timeout, Work::Model, &global),
+        Command::Profile(args) if supervisor => supervised(args.deadline.timeout, Work::Model, &global),
+        Command::Dump(args) if supervisor => {
+            let work = match args.layout_transform_model {
+                Some(_) => Work::LayoutTransformModel,
+                None => Work::Model,
+            };
+            supervised(args.deadline.timeout, work, &global)
+        }
         // Info loads the model into the engine to read its inputs, which a broken graph can crash.
-        Command::Info(_) if supervisor => supervised(None, &global),
+        Command::Info(_) if supervisor => supervised(None, Work::Model, &global),
         Command::Run(args) => run::run(*args, &global),
         Command::Info(args) => info::info(args, &global),
         Command::Check(args) => check::check(args, &global),
@@ -92,9 +99,9 @@ pub fn dispatch(cli: Cli) -> Result<()> {
 
 /// Runs this command again in a child process that does the engine's work,
 /// drawing its progress here and turning its death into an error.
-fn supervised(timeout: Option<Duration>, global: &Global) -> Result<()> {
+fn supervised(timeout: Option<Duration>, work: Work, global: &Global) -> Result<()> {
     let mut progress = RunProgress::new(global.quiet);
-    match supervise::parent::rerun_supervised(timeout, global.verbose, &mut progress)? {
+    match supervise::parent::rerun_supervised(timeout, global.verbose, work, &mut progress)? {
         0 => Ok(()),
         code => Err(ChildExited(u8::try_from(code).unwrap_or(2)).into()),
     }

@@ -38,15 +38,6 @@ pub struct LiteLayout {
     pub data_type: c_int,
 }
 
-/// `LiteTensorDesc` (tensor_c.h).
-#[repr(C)]
-pub struct LiteTensorDesc {
-    pub is_pinned_host: c_int,
-    pub layout: LiteLayout,
-    pub device_type: c_int,
-    pub device_id: c_int,
-}
-
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct LiteOptions {
@@ -142,6 +133,4 @@ lite_api! {
     set_tensor_layout = "LITE_set_tensor_layout": fn(LiteTensor, LiteLayout) -> c_int;
     get_tensor_memory = "LITE_get_tensor_memory": fn(LiteTensor, *mut *mut c_void) -> c_int;
     get_tensor_total_size_in_byte = "LITE_get_tensor_total_size_in_byte": fn(LiteTensor, *mut usize) -> c_int;
-    make_tensor = "LITE_make_tensor": fn(LiteTensorDesc, *mut LiteTensor) -> c_int;
-    destroy_tensor = "LITE_destroy_tensor": fn(LiteTensor) -> c_int;
 }

@@ -1,7 +1,7 @@
 //! The MegEngine Lite runtime behind a small safe API. This module (with `ffi`
 //! and `stdio`) holds the only `unsafe` code of the crate.
 
-mod exit_guard;
+mod exit_trap;
 mod ffi;
 mod stdio;
 
@@ -18,7 +18,7 @@ use libloading::Library;
 
 use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 
-pub use exit_guard::{end_with_parent, expect_exit, report_engine_exit_with};
+pub use exit_trap::{end_with_parent, report_engine_exit_with};
 pub use stdio::{capture_stdout, silence_stdout, take_stdout};
 
 /// The oldest runtime whose `LiteConfig` matches our declaration (1.11 appended fields).
@@ -129,6 +129,8 @@ impl Lite {
     pub fn load(path: &Path, verbose: bool) -> Result<Lite> {
         // The CUDA probing at load time prints to both streams; keep it for -v only.
         let quiet = (!verbose).then(stdio::silence_all);
+        // Its initialisers run engine code already.
+        exit_trap::engine_loaded();
         // SAFETY: loading a library runs its initialisers; the path is the Lite runtime
         // the user or the installer chose, which is what we are here to run.
         let library = unsafe { Library::new(path) }
@@ -219,8 +221,6 @@ impl Lite {
     /// Builds a network for `options` and loads `model` (one graph) into it.
     pub fn load_network(&self, model: Vec<u8>, options: &NetworkOptions) -> Result<Network> {
         let device = options.device;
-        self.open_device(device)?;
-        exit_guard::arm();
         let config = self.config(device, options)?;
         let mut handle: ffi::LiteNetwork = ptr::null_mut();
         // SAFETY: valid out-pointer; `config` is a complete copy of the runtime's default.
@@ -232,7 +232,6 @@ impl Lite {
             model,
             fake_first: options.fake_first,
             profiler_started: None,
-            ran: false,
         };
         network.configure(options)?;
         let (data, size) = (network.model.as_mut_ptr() as *mut c_void, network.model.len());
@@ -240,33 +239,12 @@ impl Lite {
         // as Lite requires for memory it does not own.
         let code = unsafe { (self.api.load_model_from_mem)(network.handle, data, size) };
         self.check("LITE_load_model_from_mem", code)?;
-        exit_guard::arm();
         if let Some(limit) = options.workspace_limit {
             // SAFETY: live network handle.
             let code = unsafe { (self.api.set_network_algo_workspace_limit)(network.handle, limit) };
             self.check("LITE_set_network_algo_workspace_limit", code)?;
         }
         Ok(network)
-    }
-
-    /// Makes the engine load the device's comp node (a one-element tensor on it),
-    /// so that the exit handler it registers then comes before our guard.
-    fn open_device(&self, device: Device) -> Result<()> {
-        let (device_type, device_id) = match device {
-            Device::Cpu => (ffi::LITE_CPU, 0),
-            Device::Cuda(id) => (ffi::LITE_CUDA, id as c_int),
-        };
-        let desc = ffi::LiteTensorDesc {
-            is_pinned_host: 0,
-            layout: to_layout(&[1], DType::F32)?,
-            device_type,
-            device_id,
-        };
-        let mut tensor: ffi::LiteTensor = ptr::null_mut();
-        // SAFETY: a complete descriptor and a valid out-pointer.
-        self.check("LITE_make_tensor", unsafe { (self.api.make_tensor)(desc, &mut tensor) })?;
-        // SAFETY: the tensor was just made and is destroyed once.
-        self.check("LITE_destroy_tensor", unsafe { (self.api.destroy_tensor)(tensor) })
     }
 
     fn config(&self, device: Device, options: &NetworkOptions) -> Result<ffi::LiteConfig> {
@@ -353,7 +331,6 @@ pub struct Network {
     model: Vec<u8>,
     fake_first: bool,
     profiler_started: Option<Instant>,
-    ran: bool,
 }
 
 impl Network {
@@ -542,13 +519,7 @@ impl Network {
         self.runtime
             .check("LITE_forward", unsafe { (api.forward)(self.handle) })?;
         // SAFETY: as above.
-        self.runtime.check("LITE_wait", unsafe { (api.wait)(self.handle) })?;
-        if !self.ran {
-            // The first run may start engine parts that register exit handlers.
-            self.ran = true;
-            exit_guard::arm();
-        }
-        Ok(())
+        self.runtime.check("LITE_wait", unsafe { (api.wait)(self.handle) })
     }
 
     /// With `fake_first`, the first execution only allocates; callers run it untimed.

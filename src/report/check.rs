@@ -24,6 +24,11 @@ pub struct ModelCheck {
     /// Set when the model could not be checked at all (counted as one failure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Set when the engine took its process down or overran `--timeout` on
+    /// this model: the model fails the check, where an error before the engine
+    /// ran it is one of the command's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub engine_failed: bool,
     pub testcases: Vec<TestcaseCheck>,
 }
 
@@ -33,8 +38,22 @@ impl ModelCheck {
         ModelCheck {
             model: model.display().to_string(),
             error: Some(error),
+            engine_failed: false,
             testcases: Vec::new(),
         }
+    }
+
+    /// A model on which the engine failed: `failure` says how.
+    pub fn engine_failed(model: &Path, failure: String) -> ModelCheck {
+        ModelCheck {
+            engine_failed: true,
+            ..ModelCheck::unchecked(model, failure)
+        }
+    }
+
+    /// Did the engine get to run this model (whatever came of it)?
+    pub fn reached_the_engine(&self) -> bool {
+        self.engine_failed || self.testcases.iter().any(|testcase| testcase.status != Status::Error)
     }
 }
 

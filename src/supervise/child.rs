@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use super::{is_child, Event, Phase, EVENT_MARKER};
+use super::{error_line, is_child, Event, Phase, EVENT_MARKER};
 use crate::engine;
 
 /// Progress is sent no more often than this, so that it costs nothing on a timed path.
@@ -19,12 +19,29 @@ pub fn init() {
             })
         });
         engine::end_with_parent();
-        // A panic is ours, not the engine's: its exit is not to be reported as the engine's.
-        let report_panic = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            engine::expect_exit();
-            report_panic(info);
-        }));
+        // A panic is the tool's own message, not engine output to hide.
+        std::panic::set_hook(Box::new(|info| say(&info.to_string())));
+    }
+}
+
+/// The tool's own words for the user on stderr. A supervised child sends them
+/// as an event, so that its parent tells them from what the engine prints.
+pub fn say(text: &str) {
+    if is_child() {
+        send(&Event::Said { text: text.to_string() });
+    } else {
+        eprintln!("{text}");
+    }
+}
+
+/// The error the tool ends with, said as `say` does.
+pub fn say_error(message: &str) {
+    if is_child() {
+        send(&Event::Error {
+            message: message.to_string(),
+        });
+    } else {
+        eprintln!("{}", error_line(message));
     }
 }
 

@@ -5,8 +5,10 @@
 //! The child is `mge` itself, started with the same command line and
 //! `MGE_SUPERVISED` set. It does the work as usual, with stdin and stdout the
 //! parent's, and tells the parent where it is (loading, warm-up, iteration N)
-//! with event lines on its stderr, which the parent reads; every other line is
-//! passed on to the user. The parent draws the progress, enforces `--timeout`,
+//! and what it has to say to the user (notes, its error) with event lines on
+//! its stderr, which the parent reads. Every other line there is the engine's
+//! own: the parent shows those with `-v` only and keeps the last as the
+//! engine's last words. The parent draws the progress, enforces `--timeout`,
 //! and turns a child that died into one line saying how, where, and what the
 //! engine said last.
 
@@ -32,8 +34,17 @@ pub enum Event {
     Phase { phase: Phase },
     /// Runs finished so far in the current warm-up or timed phase (sent at most a few times a second).
     Progress { done: u64 },
-    /// The engine called `exit(status)` (reported from the exit handler, see `engine::report_engine_exit_with`).
+    /// The engine called `exit(status)` (reported from the trapped call, see `engine::report_engine_exit_with`).
     EngineExit { status: i32, thread: String },
+    /// The tool's own words for the user (a note, a warning), shown as they are.
+    Said { text: String },
+    /// The error the child ends with, shown as `mge: error: MESSAGE`.
+    Error { message: String },
+}
+
+/// How the tool's error reads on stderr, whichever process says it.
+pub fn error_line(message: &str) -> String {
+    format!("mge: error: {message}")
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]

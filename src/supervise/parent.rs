@@ -13,10 +13,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use super::{Event, Whereabouts, CHILD_ENV, EVENT_MARKER};
+use super::{error_line, Event, Whereabouts, CHILD_ENV, EVENT_MARKER};
 
 /// How often a quiet child is looked at (has it ended? is the deadline past? were we interrupted?).
 const TICK: Duration = Duration::from_millis(100);
+
+/// A child that reported the engine's `exit` ends at once (`_exit`); one that
+/// has not after this long is stopped, so that no path can hang.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
 
 /// The user stopped the tool (SIGINT, SIGTERM): the child is stopped, its
 /// temporary files removed, and the tool exits with 128 + the signal, as shells expect.
@@ -56,7 +60,7 @@ fn interruptions() -> &'static Arc<AtomicUsize> {
 pub trait Watcher {
     /// The child entered a phase or made progress in it.
     fn moved(&mut self, whereabouts: &Whereabouts);
-    /// A line the child printed on stderr, for the user.
+    /// Words of the child's for the user: its own, or the engine's with `-v`.
     fn text(&mut self, line: &str);
 }
 
@@ -70,41 +74,12 @@ impl Watcher for PassThrough {
     }
 }
 
-/// Keeps the child's lines to itself (they still make its last words).
+/// Keeps the child's words to itself (the engine's still make its last words).
 pub struct Muted;
 
 impl Watcher for Muted {
     fn moved(&mut self, _: &Whereabouts) {}
     fn text(&mut self, _: &str) {}
-}
-
-/// Tells the engine's own log lines (`[23 08:29:00 file.cpp:580][ERR] ...`,
-/// `LITE[ERR] ...`) and the backtraces that follow them from the rest of what
-/// the child prints: shown with `-v` only, as the engine's messages are.
-#[derive(Default)]
-struct EngineLog {
-    /// Inside a log entry: its continuation and backtrace lines belong to it.
-    inside: bool,
-}
-
-impl EngineLog {
-    fn holds(&mut self, line: &str) -> bool {
-        let trimmed = line.trim();
-        let starts_entry = (trimmed.starts_with('[')
-            && ["][ERR]", "][WARN]", "][INFO]", "][DEBUG]"]
-                .iter()
-                .any(|level| trimmed.contains(level)))
-            || trimmed.starts_with("LITE[");
-        if starts_entry {
-            self.inside = true;
-            return true;
-        }
-        if self.inside && (trimmed.is_empty() || is_backtrace(trimmed)) {
-            return true;
-        }
-        self.inside = false;
-        false
-    }
 }
 
 /// The head of an engine backtrace, or one of its frames:
@@ -124,8 +99,39 @@ pub fn pass_on(line: &str) {
 pub struct Failure {
     pub how: How,
     pub whereabouts: Whereabouts,
-    /// The last line the child printed before it died, the engine's as a rule.
+    /// The last line the engine printed before the child died.
     pub last_words: Option<String>,
+    /// What to try, where the engine's last words tell.
+    pub hint: Option<&'static str>,
+}
+
+/// The work a child does, for a hint that fits it when the engine's bundled
+/// oneDNN fails (`Xbyak` in its last words: seen on AMD CPUs with AVX-512).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Work {
+    /// Runs a model: the options that use oneDNN's kernels can be left out.
+    #[default]
+    Model,
+    /// Makes a layout-transformed model: the transform itself needs those kernels.
+    LayoutTransformModel,
+}
+
+impl Work {
+    fn hint(self, last_words: Option<&str>) -> Option<&'static str> {
+        if !last_words?.contains("Xbyak") {
+            return None;
+        }
+        Some(match self {
+            Work::Model => {
+                "the engine's bundled oneDNN kernels fail on this CPU (seen on AMD CPUs with AVX-512) under \
+                 --layout-transform and --layout nchw88; run without them (--layout nchw44 and --fast-run work here)"
+            }
+            Work::LayoutTransformModel => {
+                "the engine's global layout transform runs oneDNN kernels that fail on this CPU (seen on AMD \
+                 CPUs with AVX-512); make the layout-transformed model on another CPU"
+            }
+        })
+    }
 }
 
 #[derive(Debug)]
@@ -145,15 +151,6 @@ impl Failure {
     pub fn one_line(&self) -> String {
         self.to_string().replace("\nhint: ", "; hint: ")
     }
-
-    /// What to try, where the engine's last words tell.
-    fn hint(&self) -> Option<&'static str> {
-        let words = self.last_words.as_deref()?;
-        words.contains("Xbyak").then_some(
-            "the engine's bundled oneDNN kernels cannot run on this CPU (seen on AVX-512 CPUs with \
-             --layout-transform and --layout nchw88); --fast-run or --layout nchw44 work instead",
-        )
-    }
 }
 
 impl fmt::Display for Failure {
@@ -171,7 +168,7 @@ impl fmt::Display for Failure {
         if let Some(words) = &self.last_words {
             write!(f, "; it said last: '{words}'")?;
         }
-        if let Some(hint) = self.hint() {
+        if let Some(hint) = self.hint {
             write!(f, "\nhint: {hint}")?;
         }
         Ok(())
@@ -225,11 +222,15 @@ pub struct Supervisor {
     /// Streams still open (stderr, and stdout when it carries replies).
     open_streams: usize,
     whereabouts: Whereabouts,
-    engine_exit: Option<(i32, String)>,
-    /// The last line the child printed, the engine's as a rule.
+    /// The engine's `exit` the child reported, and when its grace runs out.
+    engine_exit: Option<(i32, String, Instant)>,
+    /// The last line the engine printed.
     last_words: Option<String>,
-    /// Set when the engine's log lines are not for the user (no `-v`).
-    engine_log: Option<EngineLog>,
+    /// The error the child said it ends with.
+    error: Option<String>,
+    /// Pass the engine's own lines on too (`-v`).
+    show_engine_output: bool,
+    work: Work,
 }
 
 impl Supervisor {
@@ -282,24 +283,32 @@ impl Supervisor {
             whereabouts: Whereabouts::default(),
             engine_exit: None,
             last_words: None,
-            engine_log: Some(EngineLog::default()),
+            error: None,
+            show_engine_output: false,
+            work: Work::default(),
         })
     }
 
-    /// Passes the engine's log lines on too (`-v`).
-    pub fn show_engine_log(&mut self) {
-        self.engine_log = None;
+    /// Passes what the engine prints on to the user too (`-v`).
+    pub fn show_engine_output(&mut self) {
+        self.show_engine_output = true;
     }
 
-    /// The last line the child printed on stderr, if any.
-    pub fn last_words(&self) -> Option<&str> {
-        self.last_words.as_deref()
+    /// What the child does, for the hint of a failure.
+    pub fn doing(&mut self, work: Work) {
+        self.work = work;
+    }
+
+    /// The error the child said it ends with, if any.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
     }
 
     /// Forgets where the child was: it starts on a new piece of work.
     pub fn new_task(&mut self) {
         self.whereabouts = Whereabouts::default();
         self.last_words = None;
+        self.error = None;
     }
 
     /// Passes the child's output to `watcher` until it replies, ends, or
@@ -316,21 +325,23 @@ impl Supervisor {
                     return Next::Failed(self.failure(How::TimedOut(limit)));
                 }
             }
-            let wait = deadline.map_or(TICK, |(at, _)| TICK.min(at.saturating_duration_since(Instant::now())));
+            if let Some((status, thread, grace)) = self.engine_exit.clone() {
+                if Instant::now() >= grace {
+                    self.stop();
+                    return Next::Failed(self.failure(How::EngineExit { status, thread }));
+                }
+            }
+            let wakeups = [deadline.map(|(at, _)| at), self.engine_exit.as_ref().map(|exit| exit.2)];
+            let wait = wakeups
+                .into_iter()
+                .flatten()
+                .fold(TICK, |wait, at| wait.min(at.saturating_duration_since(Instant::now())));
             match self.messages.recv_timeout(wait) {
                 Ok(Message::Reply(line)) => return Next::Reply(line),
-                Ok(Message::Event(Event::Phase { phase })) => {
-                    self.whereabouts.enter(phase);
-                    watcher.moved(&self.whereabouts);
-                }
-                Ok(Message::Event(Event::Progress { done })) => {
-                    self.whereabouts.done = done;
-                    watcher.moved(&self.whereabouts);
-                }
-                Ok(Message::Event(Event::EngineExit { status, thread })) => self.engine_exit = Some((status, thread)),
+                Ok(Message::Event(event)) => self.take(event, watcher),
                 Ok(Message::Text(line)) => {
                     self.remember(&line);
-                    if !self.engine_log.as_mut().is_some_and(|log| log.holds(&line)) {
+                    if self.show_engine_output {
                         watcher.text(&line);
                     }
                 }
@@ -342,6 +353,27 @@ impl Supervisor {
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return self.ended(),
+            }
+        }
+    }
+
+    fn take(&mut self, event: Event, watcher: &mut dyn Watcher) {
+        match event {
+            Event::Phase { phase } => {
+                self.whereabouts.enter(phase);
+                watcher.moved(&self.whereabouts);
+            }
+            Event::Progress { done } => {
+                self.whereabouts.done = done;
+                watcher.moved(&self.whereabouts);
+            }
+            Event::EngineExit { status, thread } => {
+                self.engine_exit = Some((status, thread, Instant::now() + EXIT_GRACE));
+            }
+            Event::Said { text } => text.lines().for_each(|line| watcher.text(line)),
+            Event::Error { message } => {
+                error_line(&message).lines().for_each(|line| watcher.text(line));
+                self.error = Some(message);
             }
         }
     }
@@ -364,7 +396,7 @@ impl Supervisor {
         if let Some(Interrupted(signal)) = interruption() {
             return Next::Failed(self.failure(How::Interrupted(signal)));
         }
-        if let Some((status, thread)) = self.engine_exit.take() {
+        if let Some((status, thread, _)) = self.engine_exit.take() {
             return Next::Failed(self.failure(How::EngineExit { status, thread }));
         }
         match status.signal() {
@@ -378,6 +410,7 @@ impl Supervisor {
             how,
             whereabouts: self.whereabouts,
             last_words: self.last_words.clone(),
+            hint: self.work.hint(self.last_words.as_deref()),
         }
     }
 
@@ -432,11 +465,17 @@ fn read_lines(stream: impl Read + Send + 'static, sender: Sender<Message>, parse
 
 /// Runs this process's own command line again in a supervised child and
 /// returns its exit code; a child that died is the error.
-pub fn rerun_supervised(timeout: Option<Duration>, verbose: bool, watcher: &mut dyn Watcher) -> Result<i32> {
+pub fn rerun_supervised(
+    timeout: Option<Duration>,
+    verbose: bool,
+    work: Work,
+    watcher: &mut dyn Watcher,
+) -> Result<i32> {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let mut supervisor = Supervisor::spawn(args, false, false)?;
+    supervisor.doing(work);
     if verbose {
-        supervisor.show_engine_log();
+        supervisor.show_engine_output();
     }
     let deadline = timeout.map(|limit| (Instant::now() + limit, limit));
     loop {

@@ -21,6 +21,18 @@ const MIN_GAIN: f64 = 1.03;
 /// Seconds of timed runs each candidate gets (the iteration count follows from the baseline).
 const SECONDS_PER_TRIAL: f64 = 1.5;
 
+/// A candidate may take this many times what the baseline's process took
+/// (start, load, warm-up and timed runs), and at least `TRIAL_FLOOR`: one that
+/// hangs costs that, never the rest of the budget.
+const TRIAL_FACTOR: f64 = 10.0;
+const TRIAL_FLOOR: Duration = Duration::from_secs(20);
+
+/// Fast-run and the global layout transform profile kernels while the model
+/// loads, which the baseline's time does not show: they may take this many of
+/// the baseline's forward runs more (ResNet-18's fast-run profiling took about
+/// 1500 of them here).
+const PROFILING_RUNS: f64 = 4000.0;
+
 /// One tried candidate.
 pub struct Row {
     pub candidate: Candidate,
@@ -70,27 +82,30 @@ pub fn tune(
     options: &TuneOptions,
     watcher: &mut dyn TuneWatcher,
 ) -> Result<Tuning> {
-    let started = Instant::now();
-    let deadline = || Some((started + options.budget, options.budget));
+    let budget = Budget {
+        end: Instant::now() + options.budget,
+    };
     // A short first run to learn how long one forward takes.
     let baseline = Candidate::default();
     watcher.trying(&baseline);
-    let calibration = trials.run(&baseline, deadline())?;
+    let calibration = trials.run(&baseline, budget.end)?;
     let Some(calibrated_ms) = calibration.median_ms else {
         bail!(
             "the baseline does not run, so there is nothing to compare with: {}",
-            calibration
-                .reason
-                .unwrap_or_else(|| format!("{:?}", calibration.status))
+            calibration.reason.unwrap_or_else(|| Budget::ran_out(calibration.took))
         );
     };
     trials.iterations = ((SECONDS_PER_TRIAL * 1e3 / calibrated_ms.max(1e-3)).ceil() as u64).clamp(5, 1000);
-    let measured = trials.run(&baseline, deadline())?;
+    let measured = trials.run(&baseline, budget.end)?;
     let (Some(baseline_ms), Some(baseline_outputs)) = (measured.median_ms, measured.outputs.clone()) else {
         bail!(
             "the baseline failed on its second run: {}",
-            measured.reason.unwrap_or_default()
+            measured.reason.unwrap_or_else(|| Budget::ran_out(measured.took))
         );
+    };
+    let allowance = Allowance {
+        baseline: measured.took,
+        baseline_ms,
     };
     let mut tuning = Tuning {
         baseline: Row {
@@ -107,12 +122,19 @@ pub fn tune(
     watcher.tried(&tuning.baseline, &tuning.baseline, baseline_ms);
 
     let mut try_one = |tuning: &mut Tuning, candidate: Candidate| -> Result<Option<f64>> {
-        if started.elapsed() >= options.budget {
+        if Instant::now() >= budget.end {
             tuning.untried.push(candidate);
             return Ok(None);
         }
         watcher.trying(&candidate);
-        let trial = trials.run(&candidate, deadline())?;
+        let deadline = budget.end.min(Instant::now() + allowance.of(&candidate));
+        let mut trial = trials.run(&candidate, deadline)?;
+        if trial.status == Status::TimedOut {
+            trial.reason = Some(match deadline == budget.end {
+                true => Budget::ran_out(trial.took),
+                false => allowance.timed_out(&candidate),
+            });
+        }
         let row = judge(candidate, trial, &baseline_outputs, options.maxerr);
         let median = row.measured();
         let best_ms = tuning.best_row().measured().unwrap_or(baseline_ms);
@@ -142,6 +164,48 @@ pub fn tune(
         try_one(&mut tuning, combined)?;
     }
     Ok(tuning)
+}
+
+/// The end of `--budget`.
+struct Budget {
+    end: Instant,
+}
+
+impl Budget {
+    /// Why a trial the budget's end stopped was not measured.
+    fn ran_out(took: Duration) -> String {
+        format!("stopped after {:.1} s, when the --budget ran out", took.as_secs_f64())
+    }
+}
+
+/// How long one candidate may take, from what the baseline took.
+struct Allowance {
+    /// The baseline's measured process, start to end.
+    baseline: Duration,
+    baseline_ms: f64,
+}
+
+impl Allowance {
+    fn of(&self, candidate: &Candidate) -> Duration {
+        let plain = self.baseline.mul_f64(TRIAL_FACTOR).max(TRIAL_FLOOR);
+        match candidate.profiles_at_load() {
+            true => plain + Duration::from_secs_f64(PROFILING_RUNS * self.baseline_ms / 1e3),
+            false => plain,
+        }
+    }
+
+    fn timed_out(&self, candidate: &Candidate) -> String {
+        let mut reason = format!(
+            "stopped at its deadline, {:.1} s: {TRIAL_FACTOR}x the baseline's {:.1} s (at least {} s)",
+            self.of(candidate).as_secs_f64(),
+            self.baseline.as_secs_f64(),
+            TRIAL_FLOOR.as_secs()
+        );
+        if candidate.profiles_at_load() {
+            reason += &format!(", plus {PROFILING_RUNS} forward runs for profiling at load");
+        }
+        reason
+    }
 }
 
 /// The row of a finished trial: a measured one is checked against the baseline's outputs.

@@ -106,6 +106,11 @@ impl Candidate {
         self.0.contains(&setting)
     }
 
+    /// Does the engine profile kernels while loading it (fast-run, the global layout transform)?
+    pub fn profiles_at_load(&self) -> bool {
+        self.has(Setting::FastRun) || self.has(Setting::LayoutTransform)
+    }
+
     /// This candidate with `setting` added, unless it clashes with one it has.
     pub fn with(&self, setting: Setting) -> Option<Candidate> {
         if self.0.iter().any(|have| have.clashes_with(&setting)) {

@@ -32,20 +32,12 @@ pub enum Status {
 pub struct Trial {
     pub status: Status,
     pub median_ms: Option<f64>,
+    /// Why it was not measured (none for a timed-out one: its deadline's owner says why).
     pub reason: Option<String>,
     /// Where its outputs were written (`NAME.npy` each), when it ran.
     pub outputs: Option<PathBuf>,
-}
-
-impl Trial {
-    fn unmeasured(status: Status, reason: Option<String>) -> Trial {
-        Trial {
-            status,
-            median_ms: None,
-            reason,
-            outputs: None,
-        }
-    }
+    /// Its process's whole time, start to end.
+    pub took: Duration,
 }
 
 /// What every trial shares: the command line of the baseline and a scratch folder.
@@ -70,7 +62,8 @@ impl Trials {
     }
 
     /// Runs `candidate` with `--warmup`/`--iter` of `self`; `deadline` stops it.
-    pub fn run(&mut self, candidate: &Candidate, deadline: Option<(Instant, Duration)>) -> Result<Trial> {
+    pub fn run(&mut self, candidate: &Candidate, deadline: Instant) -> Result<Trial> {
+        let started = Instant::now();
         self.count += 1;
         let outputs = self.scratch.join(format!("trial-{}", self.count));
         let mut args = self.base_args.clone();
@@ -94,13 +87,20 @@ impl Trials {
         let mut report = String::new();
         let ended = loop {
             // What a candidate prints is summed up in its row, not passed on.
-            match child.next(deadline, &mut Muted) {
+            match child.next(Some((deadline, deadline - started)), &mut Muted) {
                 Next::Reply(line) => {
                     report.push_str(&line);
                     report.push('\n');
                 }
                 ended => break ended,
             }
+        };
+        let unmeasured = |status, reason| Trial {
+            status,
+            median_ms: None,
+            reason,
+            outputs: None,
+            took: started.elapsed(),
         };
         Ok(match ended {
             Next::Exited(0) => {
@@ -113,20 +113,16 @@ impl Trials {
                     median_ms: Some(median),
                     reason: None,
                     outputs: Some(outputs),
+                    took: started.elapsed(),
                 }
             }
-            Next::Exited(_) => {
-                let said = child
-                    .last_words()
-                    .map(|line| line.trim_start_matches("mge: error: ").to_string());
-                Trial::unmeasured(Status::Failed, said)
-            }
+            Next::Exited(_) => unmeasured(Status::Failed, child.error().map(str::to_string)),
             Next::Failed(failure) => match failure.how {
                 How::Interrupted(signal) => return Err(Interrupted(signal).into()),
-                How::TimedOut(_) => Trial::unmeasured(Status::TimedOut, Some(failure.one_line())),
+                How::TimedOut(_) => unmeasured(Status::TimedOut, None),
                 _ => {
                     let reason = failure.last_words.clone().unwrap_or_else(|| failure.one_line());
-                    Trial::unmeasured(Status::Crashed, Some(reason))
+                    unmeasured(Status::Crashed, Some(reason))
                 }
             },
             Next::Reply(_) => unreachable!("replies are read in the loop above"),

@@ -78,3 +78,37 @@ pub fn assert_close(written: &ArrayD<f32>, reference: &ArrayD<f32>, what: &str) 
         assert!((a - b).abs() <= 1e-5 * b.abs().max(1.0), "{what}: {a} vs {b}");
     }
 }
+
+/// The one way MegEngine's bundled oneDNN may end a run that reaches its
+/// kernels (`--layout-transform`, `--layout nchw88`): on AMD CPUs with
+/// AVX-512 it calls exit(1) from an engine thread. Asserts that `stderr`
+/// (of a `-q` run) is exactly that error and its hint.
+pub fn assert_onednn_exit(stderr: &str) {
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "the error and its hint, nothing else:\n{stderr}");
+    assert!(
+        lines[0].starts_with("mge: error: the engine ended the process with exit(1) from its thread '")
+            && lines[0].ends_with("it said last: 'bad err=45 in Xbyak::Error'"),
+        "{stderr}"
+    );
+    assert!(lines[1].starts_with("hint: "), "{stderr}");
+}
+
+/// Runs a `-q` command that reaches oneDNN's kernels. It may end in exactly
+/// two ways on any CPU: exit 0 (its stdout is returned), or the oneDNN exit
+/// (`None`).
+pub fn run_or_onednn_exit(command: &mut Command) -> Option<String> {
+    let output = command
+        .output()
+        .unwrap_or_else(|err| panic!("{command:?} did not finish: {err}"));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    match output.status.code() {
+        Some(0) => Some(stdout),
+        Some(2) => {
+            assert_onednn_exit(&stderr);
+            None
+        }
+        code => panic!("{command:?}: exit {code:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"),
+    }
+}

@@ -4,11 +4,12 @@
  *
  * MGE_FAULT chooses the failure, MGE_FAULT_AT where it happens ("load": in
  * LITE_load_model_from_mem; otherwise in LITE_forward):
- *   exit   an engine thread prints what MegEngine's oneDNN prints and calls
- *          exit(1) while the calling thread waits for it; the exit handler
- *          registered when the first tensor was made (as MegEngine registers
- *          CompNode::finalize at its first comp node) waits for that thread
- *          too: a deadlock, unless someone's handler runs first.
+ *   exit   the engine's worker threads start (one per --threads, named as
+ *          MegEngine names them); the first registers an exit handler that
+ *          waits for all of them (as MegEngine's CompNode::finalize does),
+ *          then prints what MegEngine's oneDNN prints and calls exit(1) while
+ *          the others and the calling thread wait: a deadlock that no handler
+ *          registered earlier can prevent, as with the real engine at 2+ threads.
  *   abort  abort()
  *   segv   a write through a null pointer
  *   hang   never returns
@@ -19,6 +20,7 @@
  * Without MGE_FAULT it behaves like a model with input "data" (1,3,16,16)
  * and output "feat" (1,8), both float32, whose output is all zeros.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,13 +37,6 @@ typedef struct {
 } LiteLayout;
 
 typedef struct {
-    int is_pinned_host;
-    LiteLayout layout;
-    int device_type;
-    int device_id;
-} LiteTensorDesc;
-
-typedef struct {
     LiteLayout layout;
     float data[3 * 16 * 16];
 } FakeTensor;
@@ -53,25 +48,44 @@ static int network;
 static const char *input_names[] = {"data"};
 static const char *output_names[] = {"feat"};
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t worker_finished = PTHREAD_COND_INITIALIZER;
-static int started, finished;
+#define MAX_WORKERS 64
 
-static void wait_for_worker(void) {
-    if (!started) return;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t workers_done = PTHREAD_COND_INITIALIZER;
+static size_t threads = 1, workers, finished;
+
+/* The engine's exit handler: waits for every worker, the exiting one included. */
+static void wait_for_workers(void) {
     pthread_mutex_lock(&lock);
-    while (!finished) pthread_cond_wait(&worker_finished, &lock);
+    while (finished < workers) pthread_cond_wait(&workers_done, &lock);
     pthread_mutex_unlock(&lock);
 }
 
 static void *worker(void *arg) {
-    (void)arg;
-    fprintf(stderr, "bad err=45 in Xbyak::Error\n");
-    exit(1);
+    size_t index = (size_t)arg;
+    char name[16];
+    if (threads == 1)
+        snprintf(name, sizeof name, "cpu0:0");
+    else
+        snprintf(name, sizeof name, "multithread%zu:%zu", threads, index);
+    pthread_setname_np(pthread_self(), name);
+    if (index == 0) {
+        /* Registered now, from this thread: after anything the tool did at load. */
+        atexit(wait_for_workers);
+        fprintf(stderr, "bad err=45 in Xbyak::Error\n");
+        exit(1);
+    }
+    for (;;) pause();
     return NULL;
 }
 
-static int handler_registered;
+static void exit_from_workers(void) {
+    pthread_t thread[MAX_WORKERS];
+    workers = threads < MAX_WORKERS ? threads : MAX_WORKERS;
+    for (size_t i = 0; i < workers; i++) pthread_create(&thread[i], NULL, worker, (void *)i);
+    for (size_t i = 0; i < workers; i++) pthread_join(thread[i], NULL);
+}
+
 static int layout_transform, cpu_inplace;
 
 static int fail_here(const char *where) {
@@ -83,10 +97,7 @@ static int fail_here(const char *where) {
                        (!strcmp(only_with, "cpu-inplace") && cpu_inplace)))
         return 0;
     if (!strcmp(fault, "exit")) {
-        pthread_t thread;
-        started = 1;
-        pthread_create(&thread, NULL, worker, NULL);
-        pthread_join(thread, NULL);
+        exit_from_workers();
     } else if (!strcmp(fault, "abort")) {
         fprintf(stderr, "fault: aborting\n");
         abort();
@@ -144,7 +155,11 @@ int LITE_set_cpu_inplace_mode(void *net) {
     cpu_inplace = 1;
     return 0;
 }
-int LITE_set_cpu_threads_number(void *net, size_t n) { (void)net; (void)n; return 0; }
+int LITE_set_cpu_threads_number(void *net, size_t n) {
+    (void)net;
+    threads = n ? n : 1;
+    return 0;
+}
 int LITE_use_tensorrt(void *net) { (void)net; return 0; }
 int LITE_set_network_algo_policy(void *net, int policy) { (void)net; (void)policy; return 0; }
 int LITE_set_network_algo_workspace_limit(void *net, size_t limit) { (void)net; (void)limit; return 0; }
@@ -190,13 +205,4 @@ int LITE_get_tensor_total_size_in_byte(void *tensor, size_t *size) {
     for (size_t i = 0; i < layout->ndim; i++) *size *= layout->shapes[i];
     return 0;
 }
-int LITE_make_tensor(LiteTensorDesc desc, void **tensor) {
-    (void)desc;
-    if (!handler_registered) {
-        handler_registered = 1;
-        atexit(wait_for_worker);
-    }
-    *tensor = &input;
-    return 0;
-}
-int LITE_destroy_tensor(void *tensor) { (void)tensor; return 0; }
+
