@@ -204,7 +204,7 @@ fn slow_pip() -> tempfile::TempDir {
 
 #[test]
 fn an_interrupted_install_leaves_nothing_behind() {
-    for (signal, code) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
+    for signal in ["INT", "TERM", "HUP"] {
         let (home, tmp, pip) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), slow_pip());
         let path = format!("{}:{}", pip.path().display(), std::env::var("PATH").unwrap());
         let mut install = std::process::Command::new(assert_cmd::cargo::cargo_bin("mge"))
@@ -234,36 +234,10 @@ fn an_interrupted_install_leaves_nothing_behind() {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        let sent = std::process::Command::new("kill")
-            .args([format!("-{signal}"), install.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(sent.success());
-        let status = loop {
-            if let Some(status) = install.try_wait().unwrap() {
-                break status;
-            }
-            if started.elapsed() > Duration::from_secs(30) {
-                let _ = install.kill();
-                panic!("SIG{signal}: mge runtime install did not stop");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let mut stderr = String::new();
-        std::io::Read::read_to_string(install.stderr.as_mut().unwrap(), &mut stderr).unwrap();
-        assert_eq!(status.code(), Some(code), "SIG{signal}:\n{stderr}");
-        assert!(stderr.contains(&format!("mge: interrupted (SIG{signal})")), "{stderr}");
-        let left: Vec<_> = std::fs::read_dir(&runtime)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .collect();
+        common::interrupt(&mut install, signal, Duration::from_secs(30));
+        let left = common::left_in(&runtime);
         assert!(left.is_empty(), "SIG{signal}: left in the cache folder: {left:?}");
-        let left: Vec<_> = std::fs::read_dir(tmp.path())
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .collect();
+        let left = common::left_in(tmp.path());
         assert!(left.is_empty(), "SIG{signal}: left in TMPDIR: {left:?}");
     }
 }

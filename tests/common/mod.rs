@@ -144,3 +144,45 @@ pub fn fault_library() -> &'static Path {
         library
     })
 }
+
+/// Sends `SIG<signal>` (`INT`, `TERM`, `HUP`) to `child`, which must then end
+/// within `within` with exit code 128 + the signal, saying it was interrupted;
+/// returns what it printed on stderr (piped).
+pub fn interrupt(child: &mut std::process::Child, signal: &str, within: Duration) -> String {
+    let sent = std::process::Command::new("kill")
+        .args([format!("-{signal}"), child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > within {
+            let _ = child.kill();
+            panic!("mge did not stop within {within:?} of SIG{signal}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let code = match signal {
+        "INT" => 130,
+        "TERM" => 143,
+        "HUP" => 129,
+        other => panic!("no exit code known for SIG{other}"),
+    };
+    assert_eq!(status.code(), Some(code), "SIG{signal}:\n{stderr}");
+    assert!(stderr.contains(&format!("mge: interrupted (SIG{signal})")), "{stderr}");
+    stderr
+}
+
+/// The paths in `dir`, which should be none.
+pub fn left_in(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.path())
+        .collect()
+}
