@@ -6,39 +6,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::{mge, root, run_expecting};
+use common::{fault_library, mge, root, run_expecting};
 
 /// Every fault must be reported well within this.
 const PROMPTLY: Duration = Duration::from_secs(10);
-
-fn fault_library() -> &'static Path {
-    static LIBRARY: OnceLock<PathBuf> = OnceLock::new();
-    LIBRARY.get_or_init(|| {
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-        let library = out.join("libfault_lite.so");
-        // The MegEngine runtime exists for Linux only.
-        let target = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
-        let compiler = cc::Build::new()
-            .cargo_metadata(false)
-            .opt_level(0)
-            .target(&target)
-            .host(&target)
-            .get_compiler();
-        let status = compiler
-            .to_command()
-            .args(["-shared", "-fPIC", "-pthread", "-o"])
-            .arg(&library)
-            .arg(root().join("tests/faults/fault_lite.c"))
-            .status()
-            .expect("the C compiler runs");
-        assert!(status.success(), "building the fault library failed");
-        library
-    })
-}
 
 /// `mge ARGS` on the fault library, failing with `fault` at `at` (`load` or `forward`).
 fn mge_failing(fault: &str, at: &str, args: &[&str]) -> assert_cmd::Command {
@@ -257,43 +230,28 @@ fn check_times_out_per_model_and_goes_on() {
     );
 }
 
+/// Ctrl-C, `kill`, and a closed terminal (SIGHUP) all stop the engine's
+/// process and remove its temporary files.
 #[test]
 fn an_interrupt_stops_the_engine_and_leaves_no_temporary_files() {
-    let tmp = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("mge"))
-        .current_dir(root())
-        .env("MGE_LITE_LIB", fault_library())
-        .env("MGE_FAULT", "hang")
-        .env("TMPDIR", tmp.path())
-        .args(["profile", "fixtures/conv_float.mge", "-q", "-o"])
-        .arg(tmp.path().join("run.trace.json"))
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("mge starts");
-    // Hanging in the engine by now, with the profiler's file in the child's temporary folder.
-    std::thread::sleep(Duration::from_secs(1));
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > PROMPTLY {
-            let _ = child.kill();
-            panic!("mge did not stop within {PROMPTLY:?} of SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
-    assert_eq!(status.code(), Some(130), "{stderr}");
-    assert!(stderr.contains("mge: interrupted (SIGINT)"), "{stderr}");
-    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
+    for signal in ["INT", "TERM", "HUP"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("mge"))
+            .current_dir(root())
+            .env("MGE_LITE_LIB", fault_library())
+            .env("MGE_FAULT", "hang")
+            .env("TMPDIR", tmp.path())
+            .args(["profile", "fixtures/conv_float.mge", "-q", "-o"])
+            .arg(tmp.path().join("run.trace.json"))
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("mge starts");
+        // Hanging in the engine by now, with the profiler's file in the child's temporary folder.
+        std::thread::sleep(Duration::from_secs(1));
+        common::interrupt(&mut child, signal, PROMPTLY);
+        let left = common::left_in(tmp.path());
+        assert!(left.is_empty(), "SIG{signal}: left behind: {left:?}");
+    }
 }
 
 /// `mge tune --json` on the fault library; returns the rows by their options.

@@ -293,30 +293,6 @@ fn a_stdout_that_fails_is_an_error() {
     }
 }
 
-/// A second `runtime install` into the same cache waits for the first, then
-/// finds its result.
-#[test]
-fn concurrent_installs_wait_for_each_other() {
-    let home = tempfile::tempdir().unwrap();
-    let runtime = home.path().join("runtime");
-    let library = runtime.join("1.13.0/megenginelite/libs/liblite_shared_whl.cpython-310-x86_64-linux-gnu.so");
-    std::fs::create_dir_all(library.parent().unwrap()).unwrap();
-    std::fs::write(&library, "an install that just finished").unwrap();
-    let first = std::fs::File::create(home.path().join("install.lock")).unwrap();
-    first.lock().unwrap();
-    let mut second = mge();
-    second.args(["runtime", "install"]).env("MGE_HOME", home.path());
-    let started = std::time::Instant::now();
-    let second = std::thread::spawn(move || run_expecting(&mut second, 0));
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    drop(first);
-    let (stdout, stderr) = second.join().unwrap();
-    assert!(started.elapsed().as_millis() >= 1500);
-    assert!(stderr.contains("waiting for another `mge runtime install`"), "{stderr}");
-    assert!(stderr.contains("already installed"), "{stderr}");
-    assert_eq!(stdout.trim(), library.display().to_string());
-}
-
 /// A mutant from the sweep that crashed the engine: an operator's vtable
 /// offset moved onto a 4-byte vtable, so the operator has no fields and the
 /// loader reads its missing type.

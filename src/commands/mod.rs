@@ -38,6 +38,11 @@ impl Global {
             supervise::child::say(&format!("note: {message}"));
         }
     }
+
+    /// A warning on stderr, even with `--quiet`: something may not be what the user thinks.
+    pub fn warn(&self, message: impl fmt::Display) {
+        supervise::child::say(&format!("warning: {message}"));
+    }
 }
 
 /// A check ran and did not pass: exit code 1, not an error.

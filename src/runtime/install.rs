@@ -7,10 +7,14 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use std::time::Duration;
+
 use anyhow::{bail, Context, Result};
 
+use super::record::{Damage, FileRecord, Hashing, Record, Scrutiny};
 use super::{home, install_dir, release_number, LITE_LIB_IN_WHEEL};
 use crate::engine::Lite;
+use crate::supervise::parent::{catch_interruptions, interruption};
 
 /// What the Lite library needs at run time, as laid out in the wheel.
 const RUNTIME_FILES: &[&str] = &[
@@ -33,7 +37,8 @@ pub trait InstallWatcher {
     fn finished(&mut self);
 }
 
-/// Installs `version` unless present (or `force`); returns the library's path.
+/// Installs `version` unless it is present and intact (or `force`); repairs a
+/// damaged one; returns the library's path.
 pub fn install(version: &str, force: bool, quiet: bool, watcher: &mut dyn InstallWatcher) -> Result<PathBuf> {
     // The version names a folder: nothing but a release number may reach the path.
     if release_number(version).is_none() {
@@ -43,32 +48,58 @@ pub fn install(version: &str, force: bool, quiet: bool, watcher: &mut dyn Instal
         );
     }
     let target = install_dir(version);
+    let library = target.join(LITE_LIB_IN_WHEEL);
     let runtime_root = target.parent().expect("install_dir has a parent");
-    fs::create_dir_all(runtime_root).with_context(|| format!("cannot create {}", runtime_root.display()))?;
-    // Held until the install is done: a second install waits, then finds the
-    // first one's result, instead of taking its staging folder for abandoned.
-    let _lock = lock(&home(), quiet)?;
-    if target.join(LITE_LIB_IN_WHEEL).is_file() && !force {
+    // An intact install needs no lock, so a read-only cache folder holding one is fine.
+    let already = || {
         if !quiet {
             eprintln!(
                 "MegEngine {version} is already installed in {} (--force reinstalls)",
                 target.display()
             );
         }
-        return Ok(target.join(LITE_LIB_IN_WHEEL));
+    };
+    if !force {
+        if let Installed::Intact = installed(&target)? {
+            already();
+            if let Some(_lock) = try_lock(&home()) {
+                remove_abandoned_staging(runtime_root);
+            }
+            return Ok(library);
+        }
     }
+    fs::create_dir_all(runtime_root).with_context(|| format!("cannot create {}", runtime_root.display()))?;
+    // Held until the install is done: a second install waits, then finds the
+    // first one's result, instead of taking its staging folder for abandoned.
+    let _lock = lock(&home(), quiet)?;
     remove_abandoned_staging(runtime_root);
+    match installed(&target)? {
+        Installed::Intact if !force => {
+            already();
+            return Ok(library);
+        }
+        Installed::Damaged(damage) if !quiet => {
+            eprintln!("repairing MegEngine {version} in {}: {damage}", target.display())
+        }
+        Installed::Unrecorded if !quiet => eprintln!(
+            "MegEngine {version} in {} has no record of its files (installed by an older mge): reinstalling",
+            target.display()
+        ),
+        _ => {}
+    }
+    catch_interruptions();
     // Staged beside the target, so the final step is a rename on one filesystem;
-    // dropping the folder on any error removes every partial file.
+    // dropping the folder on any error or interruption removes every partial file.
     let staging = tempfile::Builder::new()
         .prefix(STAGING_PREFIX)
         .tempdir_in(runtime_root)
         .with_context(|| format!("cannot create a staging folder in {}", runtime_root.display()))?;
     let wheel = download_wheel(version, staging.path(), quiet)?;
     let extracted = staging.path().join("runtime");
-    extract(&wheel, &extracted, watcher)?;
+    let record = extract(&wheel, &extracted, version, watcher)?;
     fs::remove_file(&wheel).ok();
     check_version(&extracted.join(LITE_LIB_IN_WHEEL), version)?;
+    record.write(&extracted)?;
 
     if target.exists() {
         // Keep the old install until the new one is in place.
@@ -79,7 +110,43 @@ pub fn install(version: &str, force: bool, quiet: bool, watcher: &mut dyn Instal
     if !quiet {
         eprintln!("installed MegEngine {version} runtime in {}", target.display());
     }
-    Ok(target.join(LITE_LIB_IN_WHEEL))
+    Ok(library)
+}
+
+/// What an install folder holds.
+enum Installed {
+    Absent,
+    /// Every file as its record says, to the byte.
+    Intact,
+    /// Installed by an older `mge`, which kept no record: it cannot be verified.
+    Unrecorded,
+    /// What differs from the record, in one line.
+    Damaged(String),
+}
+
+fn installed(target: &Path) -> Result<Installed> {
+    if !target.exists() {
+        return Ok(Installed::Absent);
+    }
+    let Some(record) = Record::read(target)? else {
+        return Ok(Installed::Unrecorded);
+    };
+    let damage = record.damage(target, Scrutiny::Contents)?;
+    Ok(match damage.is_empty() {
+        true => Installed::Intact,
+        false => Installed::Damaged(list(&damage)),
+    })
+}
+
+/// `a; b; c`: damage in one line.
+pub fn list(damage: &[Damage]) -> String {
+    damage.iter().map(Damage::to_string).collect::<Vec<_>>().join("; ")
+}
+
+/// The install lock if it can be had at once (and the cache folder is writable).
+fn try_lock(home: &Path) -> Option<File> {
+    let file = File::create(home.join("install.lock")).ok()?;
+    file.try_lock().ok().map(|()| file)
 }
 
 /// Takes the cache's install lock, waiting (with a message) while another
@@ -124,27 +191,45 @@ fn download_wheel(version: &str, dir: &Path, quiet: bool) -> Result<PathBuf> {
             home().display()
         );
     }
+    // pip's temporary files go inside the staging folder, removed with it.
+    let pip_tmp = dir.join("tmp");
+    fs::create_dir(&pip_tmp).with_context(|| format!("cannot create {}", pip_tmp.display()))?;
     // The wheel exists only for CPython 3.8-3.10, but its libraries do not depend on
     // Python: ask pip for the 3.10 build whatever python3 this is.
-    let status = Command::new("python3")
+    let pip = Command::new("python3")
         .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
         .args(["--python-version", "3.10", "--platform", "manylinux2014_x86_64"])
         .args(if quiet { &["--quiet"][..] } else { &[][..] })
         .arg("-d")
         .arg(dir)
         .arg(format!("megengine=={version}"))
+        .env("TMPDIR", &pip_tmp)
         // pip's own progress bar is the download's progress; stdout is ours.
         .stdout(Stdio::from(io::stderr()))
-        .status();
-    match status {
+        .spawn();
+    let mut pip = match pip {
         Err(err) if err.kind() == io::ErrorKind::NotFound => {
             bail!("`mge runtime install` needs python3 with pip on PATH to download MegEngine's wheel")
         }
         Err(err) => bail!("cannot run python3 -m pip: {err}"),
-        Ok(status) if !status.success() => {
-            bail!("pip could not download megengine=={version} ({status}); is that a released version?")
+        Ok(pip) => pip,
+    };
+    let status = loop {
+        if let Some(interrupted) = interruption() {
+            let _ = pip.kill();
+            let _ = pip.wait();
+            return Err(interrupted.into());
         }
-        Ok(_) => {}
+        match pip.try_wait().context("cannot wait for pip")? {
+            Some(status) => break status,
+            None => std::thread::sleep(Duration::from_millis(100)),
+        }
+    };
+    if let Some(interrupted) = interruption() {
+        return Err(interrupted.into());
+    }
+    if !status.success() {
+        bail!("pip could not download megengine=={version} ({status}); is that a released version?");
     }
     fs::read_dir(dir)?
         .flatten()
@@ -153,7 +238,8 @@ fn download_wheel(version: &str, dir: &Path, quiet: bool) -> Result<PathBuf> {
         .with_context(|| format!("pip reported success but left no wheel in {}", dir.display()))
 }
 
-fn extract(wheel: &Path, into: &Path, watcher: &mut dyn InstallWatcher) -> Result<()> {
+/// Extracts the runtime files, recording each one's size and SHA-256 on the way.
+fn extract(wheel: &Path, into: &Path, version: &str, watcher: &mut dyn InstallWatcher) -> Result<Record> {
     let file = File::open(wheel).with_context(|| format!("cannot open {}", wheel.display()))?;
     let mut archive = zip::ZipArchive::new(file).with_context(|| format!("{} is not a wheel", wheel.display()))?;
     let mut total = 0;
@@ -164,22 +250,36 @@ fn extract(wheel: &Path, into: &Path, watcher: &mut dyn InstallWatcher) -> Resul
             .size();
     }
     watcher.extracting(total);
+    let mut files = Vec::new();
     for name in RUNTIME_FILES {
         let entry = archive.by_name(name)?;
         let path = into.join(name);
         fs::create_dir_all(path.parent().expect("wheel paths have a folder"))?;
         let mut out = File::create(&path).with_context(|| format!("cannot write {}", path.display()))?;
-        let mut watched = Watched {
+        let mut hashing = Hashing::new(Watched {
             inner: entry,
             watcher: &mut *watcher,
-        };
-        io::copy(&mut watched, &mut out).with_context(|| format!("cannot extract {name}"))?;
+        });
+        let copied = io::copy(&mut hashing, &mut out);
+        if let Some(interrupted) = interruption() {
+            return Err(interrupted.into());
+        }
+        copied.with_context(|| format!("cannot extract {name}"))?;
+        let digested = hashing.finish();
+        files.push(FileRecord {
+            path: name.to_string(),
+            size: digested.size,
+            sha256: digested.sha256,
+        });
     }
     watcher.finished();
-    Ok(())
+    Ok(Record {
+        version: version.to_string(),
+        files,
+    })
 }
 
-/// A reader that tells the watcher how much it read.
+/// A reader that tells the watcher how much it read, and stops when the user interrupts.
 struct Watched<'a, R> {
     inner: R,
     watcher: &'a mut dyn InstallWatcher,
@@ -187,6 +287,9 @@ struct Watched<'a, R> {
 
 impl<R: Read> Read for Watched<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if interruption().is_some() {
+            return Err(io::Error::other("interrupted"));
+        }
         let read = self.inner.read(buf)?;
         self.watcher.extracted(read as u64);
         Ok(read)

@@ -2,6 +2,7 @@
 //! from MegEngine's wheel into the cache folder.
 
 mod install;
+mod record;
 
 use std::env;
 use std::fmt;
@@ -12,7 +13,10 @@ use anyhow::{bail, Result};
 
 use crate::engine::Lite;
 
-pub use install::{install, InstallWatcher};
+pub use install::{install, list, InstallWatcher};
+pub use record::{Damage, Scrutiny};
+
+use record::Record;
 
 /// The one MegEngine release the package registry serves.
 pub const DEFAULT_VERSION: &str = "1.13.0";
@@ -42,6 +46,47 @@ impl fmt::Display for Origin {
 pub struct Located {
     pub path: PathBuf,
     pub origin: Origin,
+    /// The install folder, for a runtime from the cache.
+    pub install: Option<PathBuf>,
+}
+
+/// What `runtime info` says of an install's files.
+#[derive(Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "state", content = "damage", rename_all = "snake_case")]
+pub enum Files {
+    /// As recorded when installed, to the byte.
+    Verified,
+    /// Installed by an older `mge`, which kept no record.
+    Unrecorded,
+    /// Not ours to check (`--lite-lib`, Python's megenginelite).
+    NotOurs,
+    Damaged(Vec<Damage>),
+}
+
+impl Located {
+    /// The install's files against their record, looked at as closely as `scrutiny` says.
+    pub fn files(&self, scrutiny: Scrutiny) -> Result<Files> {
+        let Some(dir) = &self.install else {
+            return Ok(Files::NotOurs);
+        };
+        let Some(record) = Record::read(dir)? else {
+            return Ok(Files::Unrecorded);
+        };
+        let damage = record.damage(dir, scrutiny)?;
+        Ok(match damage.is_empty() {
+            true => Files::Verified,
+            false => Files::Damaged(damage),
+        })
+    }
+}
+
+/// The error for a damaged install, and what repairs it.
+pub fn damaged(dir: &Path, damage: &[Damage]) -> anyhow::Error {
+    anyhow::anyhow!(
+        "the MegEngine runtime in {} is damaged: {}; `mge runtime install` repairs it",
+        dir.display(),
+        list(damage)
+    )
 }
 
 /// The cache folder: `MGE_HOME`, else the user's cache dir + `mge/`.
@@ -62,9 +107,20 @@ fn install_dir(version: &str) -> PathBuf {
     home().join("runtime").join(version)
 }
 
+/// Finds the Lite library to use, as `find` does, and refuses an install from
+/// the cache whose files are not the size they were installed at: loading a
+/// truncated library would crash the engine.
+pub fn locate(explicit: Option<&Path>) -> Result<Located> {
+    let located = find(explicit)?;
+    if let (Files::Damaged(damage), Some(dir)) = (located.files(Scrutiny::Sizes)?, &located.install) {
+        return Err(damaged(dir, &damage));
+    }
+    Ok(located)
+}
+
 /// Finds the Lite library: `--lite-lib`/`MGE_LITE_LIB`, the cache folder, then
 /// an importable Python `megenginelite`.
-pub fn locate(explicit: Option<&Path>) -> Result<Located> {
+pub fn find(explicit: Option<&Path>) -> Result<Located> {
     if let Some(path) = explicit {
         if !path.is_file() {
             bail!("--lite-lib / MGE_LITE_LIB: {} is not a file", path.display());
@@ -72,18 +128,21 @@ pub fn locate(explicit: Option<&Path>) -> Result<Located> {
         return Ok(Located {
             path: path.to_path_buf(),
             origin: Origin::Option,
+            install: None,
         });
     }
-    if let Some(path) = newest_cached() {
+    if let Some(dir) = newest_cached() {
         return Ok(Located {
-            path,
+            path: dir.join(LITE_LIB_IN_WHEEL),
             origin: Origin::Cache,
+            install: Some(dir),
         });
     }
     if let Some(path) = python_megenginelite() {
         return Ok(Located {
             path,
             origin: Origin::Python,
+            install: None,
         });
     }
     bail!(
@@ -110,6 +169,8 @@ fn release_number(version: &str) -> Option<Vec<u64>> {
         .collect()
 }
 
+/// The newest install folder in the cache: one with its library, or with a
+/// record (its library lost: damaged, to be reported as such).
 fn newest_cached() -> Option<PathBuf> {
     let mut versions: Vec<(Vec<u64>, PathBuf)> = std::fs::read_dir(home().join("runtime"))
         .ok()?
@@ -117,12 +178,13 @@ fn newest_cached() -> Option<PathBuf> {
         .filter_map(|entry| {
             let name = entry.file_name().into_string().ok()?;
             let key = release_number(&name)?;
-            let lib = entry.path().join(LITE_LIB_IN_WHEEL);
-            lib.is_file().then_some((key, lib))
+            let dir = entry.path();
+            let installed = dir.join(LITE_LIB_IN_WHEEL).is_file() || matches!(Record::read(&dir), Ok(Some(_)));
+            installed.then_some((key, dir))
         })
         .collect();
     versions.sort();
-    versions.pop().map(|(_, lib)| lib)
+    versions.pop().map(|(_, dir)| dir)
 }
 
 /// Asks `python3` where `megenginelite` lives without importing it (importing
@@ -141,4 +203,29 @@ fn python_megenginelite() -> Option<PathBuf> {
                 .and_then(|name| name.to_str())
                 .is_some_and(|name| name.starts_with("liblite_shared") && name.contains(".so"))
         })
+}
+
+/// Another program called `mge` that comes before this one on PATH (typing
+/// `mge` runs it). MegEngine's wheel installs one: a launcher for its Python tools.
+pub fn other_mge_on_path() -> Option<PathBuf> {
+    let this = env::current_exe().ok()?.canonicalize().ok()?;
+    let first = env::split_paths(&env::var_os("PATH")?)
+        .map(|dir| dir.join("mge"))
+        .find(|candidate| is_executable(candidate))?;
+    let first = first.canonicalize().ok()?;
+    (first != this).then_some(first)
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
+}
+
+/// Is the program at `path` MegEngine's own `mge` launcher (a Python script importing megengine)?
+pub fn is_megengines_launcher(path: &Path) -> bool {
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| std::io::Read::read_to_end(&mut std::io::Read::take(file, 4096), &mut head))
+        .is_ok_and(|_| head.starts_with(b"#!") && String::from_utf8_lossy(&head).contains("import megengine"))
 }

@@ -22,8 +22,9 @@ const TICK: Duration = Duration::from_millis(100);
 /// has not after this long is stopped, so that no path can hang.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
-/// The user stopped the tool (SIGINT, SIGTERM): the child is stopped, its
-/// temporary files removed, and the tool exits with 128 + the signal, as shells expect.
+/// The user stopped the tool (SIGINT, SIGTERM, SIGHUP when the terminal
+/// closed): the child is stopped, its temporary files removed, and the tool
+/// exits with 128 + the signal, as shells expect.
 #[derive(Debug)]
 pub struct Interrupted(pub i32);
 
@@ -35,8 +36,13 @@ impl fmt::Display for Interrupted {
 
 impl std::error::Error for Interrupted {}
 
-/// The signal that interrupted the tool, if one did. SIGINT and SIGTERM are
-/// caught from the first supervised child on, so that the parent can clean up.
+/// From here on, SIGINT, SIGTERM and SIGHUP no longer end the tool at once:
+/// they are noted for `interruption`, so that what was begun can be undone.
+pub fn catch_interruptions() {
+    interruptions();
+}
+
+/// The signal that interrupted the tool, if one did (see `catch_interruptions`).
 pub fn interruption() -> Option<Interrupted> {
     match interruptions().load(Ordering::SeqCst) {
         0 => None,
@@ -48,7 +54,7 @@ fn interruptions() -> &'static Arc<AtomicUsize> {
     static SIGNAL: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
     SIGNAL.get_or_init(|| {
         let signal = Arc::new(AtomicUsize::new(0));
-        for caught in [libc::SIGINT, libc::SIGTERM] {
+        for caught in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
             // Without the handler the signal keeps its default: the tool ends at once.
             let _ = signal_hook::flag::register_usize(caught, Arc::clone(&signal), caught as usize);
         }
@@ -191,6 +197,7 @@ fn signal_name(signal: i32) -> String {
         libc::SIGKILL => "SIGKILL",
         libc::SIGTERM => "SIGTERM",
         libc::SIGINT => "SIGINT",
+        libc::SIGHUP => "SIGHUP",
         _ => return format!("signal {signal}"),
     };
     name.to_string()
@@ -240,7 +247,7 @@ impl Supervisor {
     pub fn spawn(command: &MgeCommand, requests: bool, replies: bool) -> Result<Supervisor> {
         let exe = std::env::current_exe().context("cannot find the mge executable to start the engine's process")?;
         let piped_if = |on: bool| if on { Stdio::piped() } else { Stdio::inherit() };
-        interruptions();
+        catch_interruptions();
         // Whatever temporary files the child leaves (it may be killed) go with this folder.
         let scratch = tempfile::Builder::new()
             .prefix("mge-")

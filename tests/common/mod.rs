@@ -5,6 +5,7 @@
 #![allow(dead_code)] // each test file uses its own part of this module
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use assert_cmd::Command;
@@ -111,4 +112,77 @@ pub fn run_or_onednn_exit(command: &mut Command) -> Option<String> {
         }
         code => panic!("{command:?}: exit {code:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"),
     }
+}
+
+/// A stand-in for the Lite library that fails as `MGE_FAULT` says
+/// (`tests/faults/fault_lite.c`), built once per test binary with the C compiler.
+pub fn fault_library() -> &'static Path {
+    static LIBRARY: OnceLock<PathBuf> = OnceLock::new();
+    LIBRARY.get_or_init(|| {
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let library = out.join("libfault_lite.so");
+        // The MegEngine runtime exists for Linux only.
+        let target = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+        let compiler = cc::Build::new()
+            .cargo_metadata(false)
+            .opt_level(0)
+            .target(&target)
+            .host(&target)
+            .get_compiler();
+        // Built under a name of this process's, then renamed: test binaries
+        // run side by side must not load a half-written library.
+        let building = out.join(format!("libfault_lite.{}.so", std::process::id()));
+        let status = compiler
+            .to_command()
+            .args(["-shared", "-fPIC", "-pthread", "-o"])
+            .arg(&building)
+            .arg(root().join("tests/faults/fault_lite.c"))
+            .status()
+            .expect("the C compiler runs");
+        assert!(status.success(), "building the fault library failed");
+        std::fs::rename(&building, &library).expect("the fault library moves into place");
+        library
+    })
+}
+
+/// Sends `SIG<signal>` (`INT`, `TERM`, `HUP`) to `child`, which must then end
+/// within `within` with exit code 128 + the signal, saying it was interrupted;
+/// returns what it printed on stderr (piped).
+pub fn interrupt(child: &mut std::process::Child, signal: &str, within: Duration) -> String {
+    let sent = std::process::Command::new("kill")
+        .args([format!("-{signal}"), child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > within {
+            let _ = child.kill();
+            panic!("mge did not stop within {within:?} of SIG{signal}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let code = match signal {
+        "INT" => 130,
+        "TERM" => 143,
+        "HUP" => 129,
+        other => panic!("no exit code known for SIG{other}"),
+    };
+    assert_eq!(status.code(), Some(code), "SIG{signal}:\n{stderr}");
+    assert!(stderr.contains(&format!("mge: interrupted (SIG{signal})")), "{stderr}");
+    stderr
+}
+
+/// The paths in `dir`, which should be none.
+pub fn left_in(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.path())
+        .collect()
 }

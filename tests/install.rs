@@ -1,0 +1,266 @@
+//! `mge runtime install` and a damaged runtime, without the network: pip
+//! "downloads" a stand-in MegEngine wheel from a local folder (its Lite
+//! library is the fault library, its other files a few bytes), and the cache
+//! folder is the test's own (`MGE_HOME`).
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{fault_library, mge, run_expecting};
+
+const LITE_IN_WHEEL: &str = "megenginelite/libs/liblite_shared_whl.cpython-310-x86_64-linux-gnu.so";
+const ENGINE_IN_WHEEL: &str = "megengine/core/lib/libmegengine_shared.so";
+
+/// A folder holding a wheel pip takes for `megengine==1.13.0` on CPython 3.10.
+fn wheel_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let wheel = dir.path().join("MegEngine-1.13.0-cp310-cp310-manylinux2014_x86_64.whl");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(wheel).unwrap());
+    let lite = std::fs::read(fault_library()).unwrap();
+    let files: [(&str, &[u8]); 8] = [
+        (LITE_IN_WHEEL, &lite),
+        (ENGINE_IN_WHEEL, &[7; 4096]),
+        ("megengine/core/lib/libatomic.so.1", b"atomic"),
+        ("megengine/core/lib/libnvrtc.so.10.1", b"nvrtc"),
+        ("megengine/core/lib/libnvToolsExt.so.1", b"nvtx"),
+        (
+            "megengine-1.13.0.dist-info/METADATA",
+            b"Metadata-Version: 2.1\nName: MegEngine\nVersion: 1.13.0\n",
+        ),
+        (
+            "megengine-1.13.0.dist-info/WHEEL",
+            b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp310-cp310-manylinux2014_x86_64\n",
+        ),
+        ("megengine-1.13.0.dist-info/RECORD", b""),
+    ];
+    for (name, bytes) in files {
+        zip.start_file(name, zip::write::SimpleFileOptions::default()).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.finish().unwrap();
+    dir
+}
+
+/// `mge ARGS` with its own cache folder, pip offline on `wheels`, no Lite library given.
+fn mge_in(home: &Path, wheels: &Path, args: &[&str]) -> assert_cmd::Command {
+    let mut command = mge();
+    command
+        .env("MGE_HOME", home)
+        .env("PIP_FIND_LINKS", wheels)
+        .env("PIP_NO_INDEX", "1")
+        .env_remove("MGE_LITE_LIB")
+        .args(args);
+    command
+}
+
+fn install_dir(home: &Path) -> PathBuf {
+    home.join("runtime/1.13.0")
+}
+
+#[test]
+fn a_damaged_runtime_is_refused_before_loading_named_and_repaired_without_force() {
+    let (home, wheels) = (tempfile::tempdir().unwrap(), wheel_folder());
+    let (home, wheels) = (home.path(), wheels.path());
+    run_expecting(&mut mge_in(home, wheels, &["runtime", "install", "-q"]), 0);
+    let run = ["run", "fixtures/conv_float.mge", "-q", "--iter", "1"];
+    run_expecting(&mut mge_in(home, wheels, &run), 0);
+
+    // Truncated, as by a full disk or an interrupted copy: loading it would be SIGBUS.
+    let engine = install_dir(home).join(ENGINE_IN_WHEEL);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&engine)
+        .unwrap()
+        .set_len(100)
+        .unwrap();
+    let named = format!("{ENGINE_IN_WHEEL} holds 100 bytes, 4096 expected");
+    let (_, stderr) = run_expecting(&mut mge_in(home, wheels, &run), 2);
+    assert!(
+        stderr.contains("the MegEngine runtime in")
+            && stderr.contains(&named)
+            && stderr.contains("`mge runtime install` repairs it"),
+        "{stderr}"
+    );
+    let (stdout, _) = run_expecting(&mut mge_in(home, wheels, &["runtime", "info", "--json"]), 2);
+    let info = common::json_of(&stdout);
+    assert_eq!(info["files"]["state"], "damaged", "{info}");
+    assert_eq!(info["files"]["damage"][0]["path"], ENGINE_IN_WHEEL, "{info}");
+    assert_eq!(
+        info["version"],
+        serde_json::Value::Null,
+        "a damaged library is not loaded"
+    );
+
+    // The same size with other bytes: only the hashes tell.
+    let (_, stderr) = run_expecting(&mut mge_in(home, wheels, &["runtime", "install"]), 0);
+    assert!(
+        stderr.contains(&format!(
+            "repairing MegEngine 1.13.0 in {}",
+            install_dir(home).display()
+        )),
+        "{stderr}"
+    );
+    std::fs::write(&engine, [8; 4096]).unwrap();
+    let (stdout, _) = run_expecting(&mut mge_in(home, wheels, &["runtime", "info"]), 2);
+    assert!(
+        stdout.contains(&format!("DAMAGED: {ENGINE_IN_WHEEL} differs from what was installed")),
+        "{stdout}"
+    );
+    run_expecting(&mut mge_in(home, wheels, &["runtime", "install", "-q"]), 0);
+    let (stdout, _) = run_expecting(&mut mge_in(home, wheels, &["runtime", "info"]), 0);
+    assert!(stdout.contains("verified (sizes and SHA-256 as installed)"), "{stdout}");
+    run_expecting(&mut mge_in(home, wheels, &run), 0);
+}
+
+#[test]
+fn an_intact_runtime_is_reinstalled_by_no_one_and_old_staging_goes() {
+    let (installed, wheels) = (tempfile::tempdir().unwrap(), wheel_folder());
+    run_expecting(
+        &mut mge_in(installed.path(), wheels.path(), &["runtime", "install", "-q"]),
+        0,
+    );
+    // A cache folder that holds the install but no lock file, and the staging
+    // folder of an install that was killed.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::rename(installed.path().join("runtime"), home.path().join("runtime")).unwrap();
+    let abandoned = home.path().join("runtime/.install-abandoned");
+    std::fs::create_dir(&abandoned).unwrap();
+    std::fs::write(abandoned.join("MegEngine.whl"), b"partial").unwrap();
+
+    let no_pip = tempfile::tempdir().unwrap();
+    let (_, stderr) = run_expecting(&mut mge_in(home.path(), no_pip.path(), &["runtime", "install"]), 0);
+    assert!(stderr.contains("is already installed"), "{stderr}");
+    assert!(!abandoned.exists(), "the killed install's staging folder is removed");
+}
+
+/// A second `runtime install` into the same cache waits for the first, then
+/// finds its result instead of installing again.
+#[test]
+fn concurrent_installs_wait_for_each_other() {
+    let (finished, wheels) = (tempfile::tempdir().unwrap(), wheel_folder());
+    run_expecting(
+        &mut mge_in(finished.path(), wheels.path(), &["runtime", "install", "-q"]),
+        0,
+    );
+    let home = tempfile::tempdir().unwrap();
+    let first = std::fs::File::create(home.path().join("install.lock")).unwrap();
+    first.lock().unwrap();
+    // Offline without a wheel: a second download would fail.
+    let no_wheels = tempfile::tempdir().unwrap();
+    let mut second = mge_in(home.path(), no_wheels.path(), &["runtime", "install"]);
+    let started = Instant::now();
+    let second = std::thread::spawn(move || run_expecting(&mut second, 0));
+    std::thread::sleep(Duration::from_millis(1500));
+    std::fs::rename(finished.path().join("runtime"), home.path().join("runtime")).unwrap();
+    drop(first);
+    let (stdout, stderr) = second.join().unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(1500));
+    assert!(stderr.contains("waiting for another `mge runtime install`"), "{stderr}");
+    assert!(stderr.contains("already installed"), "{stderr}");
+    assert_eq!(
+        stdout.trim(),
+        install_dir(home.path()).join(LITE_IN_WHEEL).display().to_string()
+    );
+}
+
+/// An intact install needs no lock: a cache folder the user cannot write
+/// (read-only, shared) still answers `runtime install`.
+#[test]
+fn an_intact_runtime_needs_no_lock() {
+    let (home, wheels) = (tempfile::tempdir().unwrap(), wheel_folder());
+    run_expecting(
+        &mut mge_in(home.path(), wheels.path(), &["runtime", "install", "-q"]),
+        0,
+    );
+    let lock = home.path().join("install.lock");
+    std::fs::remove_file(&lock).unwrap();
+    // The lock's place taken by a folder: creating the lock file fails, as on a read-only folder.
+    std::fs::create_dir(&lock).unwrap();
+    let (stdout, _) = run_expecting(
+        &mut mge_in(home.path(), wheels.path(), &["runtime", "install", "-q"]),
+        0,
+    );
+    assert!(stdout.trim_end().ends_with(LITE_IN_WHEEL), "{stdout}");
+}
+
+/// A `python3` that starts a download, leaves files in its TMPDIR and its
+/// download folder, and never finishes: a slow pip to interrupt.
+fn slow_pip() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("python3");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -d ] && out=$2; shift; done\n\
+         echo partial > \"$TMPDIR/pip-unpack-1\"\necho partial > \"$out/MegEngine.whl.part\"\nexec sleep 60\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    dir
+}
+
+#[test]
+fn an_interrupted_install_leaves_nothing_behind() {
+    for signal in ["INT", "TERM", "HUP"] {
+        let (home, tmp, pip) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), slow_pip());
+        let path = format!("{}:{}", pip.path().display(), std::env::var("PATH").unwrap());
+        let mut install = std::process::Command::new(assert_cmd::cargo::cargo_bin("mge"))
+            .args(["runtime", "install"])
+            .env("MGE_HOME", home.path())
+            .env("TMPDIR", tmp.path())
+            .env("PATH", path)
+            .env_remove("MGE_LITE_LIB")
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("mge starts");
+        let runtime = home.path().join("runtime");
+        let started = Instant::now();
+        let downloading = || {
+            std::fs::read_dir(&runtime)
+                .map(|entries| {
+                    entries
+                        .flatten()
+                        .any(|entry| entry.path().join("MegEngine.whl.part").exists())
+                })
+                .unwrap_or(false)
+        };
+        while !downloading() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the download did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        common::interrupt(&mut install, signal, Duration::from_secs(30));
+        let left = common::left_in(&runtime);
+        assert!(left.is_empty(), "SIG{signal}: left in the cache folder: {left:?}");
+        let left = common::left_in(tmp.path());
+        assert!(left.is_empty(), "SIG{signal}: left in TMPDIR: {left:?}");
+    }
+}
+
+#[test]
+fn runtime_info_warns_of_another_mge_first_on_path() {
+    let other = tempfile::tempdir().unwrap();
+    let launcher = other.path().join("mge");
+    std::fs::write(
+        &launcher,
+        "#! /usr/bin/env python3\nimport argparse\nimport megengine\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&launcher, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", other.path().display(), std::env::var("PATH").unwrap());
+    let (_, stderr) = run_expecting(mge().args(["runtime", "info", "-q"]).env("PATH", &path), 0);
+    assert!(
+        stderr.contains(&format!(
+            "warning: another mge comes first on PATH: {} (MegEngine's Python tool launcher, from its wheel)",
+            launcher.canonicalize().unwrap().display()
+        )),
+        "{stderr}"
+    );
+    let (_, stderr) = run_expecting(mge().args(["runtime", "info", "-q"]), 0);
+    assert!(!stderr.contains("warning"), "{stderr}");
+}
