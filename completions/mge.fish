@@ -61,14 +61,16 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l layout-transform -d 'Let
 cpu\t''
 cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand run" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand run" -l cpu-cores -d 'Pin the engine\'s CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l warmup -d 'Untimed runs before measuring' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l iter -d 'Timed runs (at least this many with --duration)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l duration -d 'Keep running timed runs until they took SECONDS in all' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l outputs -d 'Write each output to DIR/NAME.npy (DIR/INDEX/NAME.npy per embedded testcase)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l expect -d 'Compare output NAME with FILE.npy using the engine\'s AssertEqual error (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l maxerr -d 'The largest error --expect accepts' -r
-complete -c mge -n "__fish_mge_using_subcommand run" -l profile -d 'Profile the timed iterations and write a Chrome trace to FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand run" -l profile -d 'Write a Chrome trace of separate profiled runs, after the timed ones, to FILE' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l instances -d 'Run N copies of the network at once, each on a thread and an engine worker of its own, sharing weights' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand run" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
@@ -83,6 +85,7 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l tensorrt -d 'Run through
 complete -c mge -n "__fish_mge_using_subcommand run" -l no-testcase -d 'Run a testcase container with feeds (--input or #rand) instead of its embedded testcases'
 complete -c mge -n "__fish_mge_using_subcommand run" -l all-times -d 'With --json, list every timed run\'s time under timing_ms.iterations_ms'
 complete -c mge -n "__fish_mge_using_subcommand run" -l json -d 'Print one JSON document on stdout instead of the report'
+complete -c mge -n "__fish_mge_using_subcommand run" -l share-runtime-memory -d 'Let the instances share runtime memory; they then take turns, as the engine requires'
 complete -c mge -n "__fish_mge_using_subcommand run" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand run" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -113,6 +116,7 @@ complete -c mge -n "__fish_mge_using_subcommand check" -l layout-transform -d 'L
 cpu\t''
 cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand check" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l cpu-cores -d 'Pin the engine\'s CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l json -d 'Print one JSON document on stdout instead of a line per testcase'
@@ -150,6 +154,7 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -l layout-transform -d 
 cpu\t''
 cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand profile" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand profile" -l cpu-cores -d 'Pin the engine\'s CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l warmup -d 'Untimed runs before measuring' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l iter -d 'Timed runs (at least this many with --duration)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l duration -d 'Keep running timed runs until they took SECONDS in all' -r
@@ -196,6 +201,7 @@ complete -c mge -n "__fish_mge_using_subcommand dump" -l layout-transform -d 'Le
 cpu\t''
 cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand dump" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand dump" -l cpu-cores -d 'Pin the engine\'s CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l io -d 'Write every var of one run through the engine\'s io dump, with DIR/index.json' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l io-format -d 'bin: a .npy per var; txt: the engine\'s text dump (DIR/io.txt)' -r -f -a "bin\t''
 txt\t''"
@@ -247,6 +253,7 @@ complete -c mge -n "__fish_mge_using_subcommand tune" -l layout-transform -d 'Le
 cpu\t''
 cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand tune" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand tune" -l cpu-cores -d 'Pin the engine\'s CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l budget -d 'Seconds to spend on the search' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l maxerr -d 'The largest AssertEqual error between a candidate\'s outputs and the baseline\'s' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l save -d 'Save the best options to FILE (and its fast-run cache beside it) for `--options FILE`' -r -F

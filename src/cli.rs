@@ -116,12 +116,27 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Profile the timed iterations and write a Chrome trace to FILE
+    /// Write a Chrome trace of separate profiled runs, after the timed ones, to FILE
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
 
     #[command(flatten)]
     pub deadline: DeadlineArgs,
+
+    #[command(flatten)]
+    pub concurrency: ConcurrencyArgs,
+}
+
+/// `--instances N`: copies of the network running at once.
+#[derive(Args, Debug)]
+pub struct ConcurrencyArgs {
+    /// Run N copies of the network at once, each on a thread and an engine worker of its own, sharing weights
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=crate::engine::PIN_SLOTS as u64))]
+    pub instances: u64,
+
+    /// Let the instances share runtime memory; they then take turns, as the engine requires
+    #[arg(long)]
+    pub share_runtime_memory: bool,
 }
 
 /// The help of MODEL where a container without --input runs on its first testcase.
@@ -439,6 +454,34 @@ pub struct EngineArgs {
     /// Add the engine options saved by `mge tune --save FILE`
     #[arg(long = "options", value_name = "FILE")]
     pub options_file: Option<PathBuf>,
+
+    /// Pin the engine's CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)
+    #[arg(long, value_name = "LIST", value_parser = parse_core_list)]
+    pub cpu_cores: Option<CoreList>,
+}
+
+/// `--cpu-cores LIST`: core numbers, in the order threads take them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CoreList(pub Vec<usize>);
+
+/// `0,1`, `2-3`, `0,2-3`: numbers and ranges, as `taskset -c` reads them.
+fn parse_core_list(text: &str) -> Result<CoreList, String> {
+    let bad = || format!("'{text}' is not a list of cores such as 0,1 or 0-3");
+    let mut cores = Vec::new();
+    for part in text.split(',') {
+        let number = |n: &str| n.trim().parse::<usize>().map_err(|_| bad());
+        match part.split_once('-') {
+            Some((first, last)) => {
+                let (first, last) = (number(first)?, number(last)?);
+                if first > last {
+                    return Err(bad());
+                }
+                cores.extend(first..=last);
+            }
+            None => cores.push(number(part)?),
+        }
+    }
+    Ok(CoreList(cores))
 }
 
 /// `--layout`: one of the names the engine's layouts go by.
@@ -537,4 +580,19 @@ pub enum RuntimeCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_core_lists_as_taskset_does() {
+        assert_eq!(parse_core_list("0,1"), Ok(CoreList(vec![0, 1])));
+        assert_eq!(parse_core_list("0,2-4"), Ok(CoreList(vec![0, 2, 3, 4])));
+        assert_eq!(parse_core_list("3"), Ok(CoreList(vec![3])));
+        for bad in ["", "a", "1-", "3-1", "0,,1", "-1"] {
+            assert!(parse_core_list(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -28,6 +28,8 @@ pub enum EngineOption {
     WorkspaceLimit(usize),
     Layout(GraphLayout),
     LayoutTransform(TransformTarget),
+    /// The cores the engine's worker threads are pinned to, in the order they take them.
+    CpuCores(Vec<usize>),
 }
 
 /// The device `--layout-transform` optimizes for.
@@ -84,12 +86,17 @@ impl EngineOption {
             EngineOption::LayoutTransform(TransformTarget::Auto) => flag("layout-transform"),
             EngineOption::LayoutTransform(TransformTarget::Cpu) => valued("layout-transform", &"cpu"),
             EngineOption::LayoutTransform(TransformTarget::Cuda) => valued("layout-transform", &"cuda"),
+            EngineOption::CpuCores(cores) => {
+                let list: Vec<String> = cores.iter().map(usize::to_string).collect();
+                valued("cpu-cores", &list.join(","))
+            }
         }
     }
 
     /// Sets the option in `network` (the fast-run cache is the runtime's: left out).
     pub fn apply(&self, network: &mut NetworkOptions) {
         match *self {
+            EngineOption::CpuCores(ref cores) => network.cpu_cores = Some(cores.clone()),
             EngineOption::Device(device) => network.device = device,
             EngineOption::CpuInplace => network.cpu_inplace = true,
             EngineOption::FastRun => network.fast_run = true,
@@ -150,6 +157,7 @@ mod tests {
             EngineOption::LayoutTransform(TransformTarget::Auto).args(),
             ["--layout-transform"]
         );
+        assert_eq!(EngineOption::CpuCores(vec![0, 2]).args(), ["--cpu-cores", "0,2"]);
         assert!(EngineOption::FakeFirst.clashes_with(&EngineOption::RecordCompSeq(1)));
         assert!(!EngineOption::Reproducible.clashes_with(&EngineOption::Reproducible));
     }

@@ -60,8 +60,11 @@ pub struct Prepared<'a> {
     pub testcases: bool,
     /// The network options after the command's hook.
     pub options: NetworkOptions,
-    /// When the engine began to load the model.
+    /// When the engine began to load the model, and when it was done.
     pub loading: Instant,
+    pub loaded: Instant,
+    /// Reading the model file and loading it into the engine, in milliseconds.
+    pub load_ms: f64,
     specs: Vec<String>,
     settings: &'a ModelSettings,
 }
@@ -76,7 +79,9 @@ pub fn prepare<'a, T>(
     adjust: impl FnOnce(&Opened, &mut NetworkOptions) -> Result<T>,
 ) -> Result<(Prepared<'a>, T)> {
     let specs = feeds::expand_specs(&settings.inputs)?;
+    let reading = Instant::now();
     let model = ModelFile::read(&settings.path)?;
+    let read = reading.elapsed();
     let opened = Opened {
         testcases: testcases != Testcases::Ignore && model.is_container() && specs.is_empty(),
         model,
@@ -96,6 +101,7 @@ pub fn prepare<'a, T>(
     };
     let loading = Instant::now();
     let session = Session::load(&lite, &opened.model, outputs, &options)?;
+    let loaded = Instant::now();
     let prepared = Prepared {
         session,
         engine_output,
@@ -104,6 +110,8 @@ pub fn prepare<'a, T>(
         testcases: opened.testcases,
         options,
         loading,
+        loaded,
+        load_ms: (read + (loaded - loading)).as_secs_f64() * 1e3,
         specs,
         settings,
     };

@@ -13,7 +13,8 @@ use crate::profile::ProfileCapture;
 use crate::report::print;
 use crate::report::profile::{explain_gap, operator_ms, rows, Grouping, ProfileReport};
 use crate::report::trace::write_trace;
-use crate::runner::timing::Timing;
+use crate::runner::profile_algorithms;
+use crate::runner::timing::{ColdStart, Timing};
 
 pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
     let settings = ModelSettings::from_args(&args.model, global)?;
@@ -28,10 +29,12 @@ pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
     capture.loaded(prepared.loading, &prepared.session)?;
     let feeds = prepared.feeds(global)?;
     prepared.session.feed(&feeds)?;
-    let samples = prepared
+    let profiling_run = profile_algorithms(&prepared.session, &prepared.lite, &prepared.options, &feeds)?;
+    let runs = prepared
         .session
         .measure(&plan(&args.iterations, global), &mut capture)?;
     let device = prepared.options.device;
+    let prepared_load_ms = prepared.load_ms;
     let lite = prepared.finish()?;
 
     let profile = capture.finish();
@@ -40,7 +43,7 @@ pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
         ProfileBy::Opr => Grouping::Opr,
         ProfileBy::Type => Grouping::Type,
     };
-    let timing = Timing::from_samples(&samples, args.iterations.all_times).expect("--iter is at least 1");
+    let timing = Timing::from_samples(&runs.timed_ms, args.iterations.all_times).expect("--iter is at least 1");
     let operator_ms = operator_ms(&profile.iterations);
     let (rows, rest) = rows(&profile, by, args.top);
     let report = ProfileReport {
@@ -48,6 +51,7 @@ pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
         device: device.to_string(),
         trace: trace.display().to_string(),
         by,
+        timing_ms: ColdStart::new(prepared_load_ms, profiling_run, runs.first_ms, runs.warmup_ms),
         profiled_iterations: profile.iterations.len(),
         operator_percent_of_iteration: 100.0 * operator_ms / timing.mean,
         gap: explain_gap(&profile.iterations, operator_ms, timing.mean),

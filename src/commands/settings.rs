@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 
 use super::Global;
 use crate::cli::{EngineArgs, IterationArgs, LayoutTransformTarget, ModelArgs};
-use crate::engine::{Device, NetworkOptions};
+use crate::engine::{available_cores, Device, NetworkOptions};
 use crate::feeds::FeedOptions;
 use crate::options::{EngineOption, TransformTarget};
 use crate::runner::Plan;
@@ -47,6 +47,9 @@ impl EngineSettings {
         }
         if network.tensorrt && device == Device::Cpu {
             bail!("--tensorrt needs --device cuda");
+        }
+        if let Some(cores) = &network.cpu_cores {
+            check_cores(cores, device)?;
         }
         if device == Device::Cpu {
             // This MegEngine build has no JIT compiler for the CPU: the engine fails, or aborts.
@@ -122,11 +125,33 @@ fn given_options(args: &EngineArgs) -> Result<Vec<EngineOption>> {
             args.workspace_limit.map(EngineOption::WorkspaceLimit),
             args.layout.map(EngineOption::Layout),
             target.map(EngineOption::LayoutTransform),
+            args.cpu_cores.clone().map(|cores| EngineOption::CpuCores(cores.0)),
         ]
         .into_iter()
         .flatten(),
     );
     Ok(given)
+}
+
+/// `--cpu-cores`: CPU threads only, on cores this process may run on.
+fn check_cores(cores: &[usize], device: Device) -> Result<()> {
+    let list = || cores.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+    if device != Device::Cpu {
+        bail!(
+            "--cpu-cores {} pins the engine's CPU threads: it needs --device cpu",
+            list()
+        );
+    }
+    let available = available_cores()?;
+    if let Some(missing) = cores.iter().find(|core| !available.contains(core)) {
+        let have: Vec<String> = available.iter().map(usize::to_string).collect();
+        bail!(
+            "--cpu-cores {}: core {missing} is not one this process may run on (cores {})",
+            list(),
+            have.join(",")
+        );
+    }
+    Ok(())
 }
 
 pub fn parse_device(text: &str) -> Result<Device> {

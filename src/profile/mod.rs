@@ -120,11 +120,15 @@ pub struct ProfiledIteration {
 pub struct Profile {
     pub phases: Vec<Phase>,
     pub iterations: Vec<ProfiledIteration>,
+    /// The profiled runs were a copy's, apart from the timed ones (`run --profile`).
+    pub separate: bool,
 }
 
 /// Arms the engine's profiler for a network and collects what it records.
 pub struct ProfileCapture {
     origin: Instant,
+    /// The profiled network is a copy run apart from the timed one (see `for_separate_runs`).
+    separate: bool,
     /// Where the engine writes; removed when the capture is dropped.
     engine_file: TempPath,
     profiler_started: Option<Instant>,
@@ -170,12 +174,25 @@ impl ProfileCapture {
     /// Checks that `trace` can be written, before anything runs, and arms the profiler.
     pub fn for_trace(trace: &Path, options: &mut NetworkOptions) -> Result<ProfileCapture> {
         ensure_writable(trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
-        ProfileCapture::arm(options)
+        ProfileCapture::arm(options, false)
     }
 
-    fn arm(options: &mut NetworkOptions) -> Result<ProfileCapture> {
+    /// As `for_trace`, for profiled runs apart from the timed ones (trtexec's
+    /// `--separateProfileRun`): the network built with `options` runs
+    /// without the profiler, and a copy of it built with the options returned
+    /// (`Session::copy`) runs with it. The timed network's phases are
+    /// recorded through `unprofiled`.
+    pub fn for_separate_runs(trace: &Path, options: &NetworkOptions) -> Result<(ProfileCapture, NetworkOptions)> {
+        ensure_writable(trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
+        let mut copy_options = options.for_copy(options.worker);
+        let capture = ProfileCapture::arm(&mut copy_options, true)?;
+        Ok((capture, copy_options))
+    }
+
+    fn arm(options: &mut NetworkOptions, separate: bool) -> Result<ProfileCapture> {
         Ok(ProfileCapture {
             origin: Instant::now(),
+            separate,
             engine_file: request_engine_profile(options)?,
             profiler_started: None,
             phases: Vec::new(),
@@ -191,13 +208,29 @@ impl ProfileCapture {
                 .profiler_started()
                 .context("the network was built without the options ProfileCapture::arm set")?,
         );
+        let name = if self.separate {
+            "load of the profiled copy"
+        } else {
+            "load"
+        };
+        self.phase(name, started, Instant::now());
+        Ok(())
+    }
+
+    /// Records a phase in which no operator was recorded.
+    pub fn phase(&mut self, name: &str, started: Instant, finished: Instant) {
         self.phases.push(Phase {
-            name: "load".into(),
+            name: name.into(),
             start_us: self.micros(started),
-            end_us: self.micros(Instant::now()),
+            end_us: self.micros(finished),
             profiled: false,
         });
-        Ok(())
+    }
+
+    /// An observer of the timed network's runs, which the profiler does not
+    /// record (see `for_separate_runs`): their phases only.
+    pub fn unprofiled(&mut self) -> UnprofiledRuns<'_> {
+        UnprofiledRuns(self)
     }
 
     /// The recorded phases and iterations, on the tool's clock.
@@ -237,6 +270,7 @@ impl ProfileCapture {
         Profile {
             phases: self.phases,
             iterations,
+            separate: self.separate,
         }
     }
 
@@ -262,14 +296,34 @@ impl ProfileCapture {
     }
 }
 
+/// The name of a run's phase on the trace's phase track.
+fn run_name(kind: RunKind, profiled_copy: bool) -> String {
+    let name = match kind {
+        RunKind::FakeFirst => "first run (allocation only)".to_string(),
+        RunKind::Warmup(n) => format!("warm-up {n}"),
+        RunKind::Measured(n) if profiled_copy => format!("run {n}"),
+        RunKind::Measured(n) => format!("iteration {n}"),
+    };
+    match profiled_copy {
+        true => format!("profiled {name}"),
+        false => name,
+    }
+}
+
+/// See `ProfileCapture::unprofiled`.
+pub struct UnprofiledRuns<'a>(&'a mut ProfileCapture);
+
+impl RunObserver for UnprofiledRuns<'_> {
+    fn after_run(&mut self, kind: RunKind, started: Instant, finished: Instant) -> Result<()> {
+        self.0.phase(&run_name(kind, false), started, finished);
+        Ok(())
+    }
+}
+
 impl RunObserver for ProfileCapture {
     fn after_run(&mut self, kind: RunKind, started: Instant, finished: Instant) -> Result<()> {
         let (start_us, end_us) = (self.micros(started), self.micros(finished));
-        let name = match kind {
-            RunKind::FakeFirst => "first run (allocation only)".to_string(),
-            RunKind::Warmup(n) => format!("warm-up {n}"),
-            RunKind::Measured(n) => format!("iteration {n}"),
-        };
+        let name = run_name(kind, self.separate);
         self.phases.push(Phase {
             name,
             start_us,

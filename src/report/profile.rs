@@ -6,10 +6,11 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use super::run::cold_start_text;
 use super::table::Table;
 use super::Report;
 use crate::profile::{Profile, ProfiledIteration};
-use crate::runner::timing::Timing;
+use crate::runner::timing::{ColdStart, Timing};
 use crate::tensor::format_shape;
 
 /// The sum of operator times should be this close to the iteration time.
@@ -30,6 +31,8 @@ pub struct ProfileReport {
     pub device: String,
     pub trace: String,
     pub by: Grouping,
+    /// Load, fast-run profiling, the first run and the warm-ups, before the profiled iterations.
+    pub timing_ms: ColdStart,
     pub profiled_iterations: usize,
     /// Forward+wait of the profiled iterations, as the tool measured them.
     pub iteration_ms: Timing,
@@ -212,6 +215,7 @@ impl Report for ProfileReport {
     fn to_text(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "model    {} on {}", self.model, self.device);
+        out.push_str(&cold_start_text(&self.timing_ms));
         let mut header = vec!["#"];
         header.extend(match self.by {
             Grouping::Opr => ["operator", "type"].as_slice(),
@@ -307,6 +311,7 @@ mod tests {
         Profile {
             phases: Vec::new(),
             iterations: vec![iteration(1, 0.0), iteration(2, 200.0)],
+            separate: false,
         }
     }
 

@@ -154,7 +154,11 @@ pub fn chrome_trace(profile: &Profile, source: &TraceSource) -> Value {
             "device": source.device,
             "engine": format!("MegEngine Lite {}", source.engine_version),
             "tool": concat!("mge ", env!("CARGO_PKG_VERSION")),
-            "profiled": "operators of every timed iteration; load and warm-up runs appear as phases only",
+            "profiled": if profile.separate {
+                "operators of separate profiled runs of a weight-sharing copy of the network, after the timed runs; the timed runs, load and warm-up runs appear as phases only"
+            } else {
+                "operators of every timed iteration; load and warm-up runs appear as phases only"
+            },
             "clock": "microseconds since profiling began; engine host times placed by the instant its profiler started, device times by taking the first operator's device start in the first run as its host start",
         },
     })
@@ -196,6 +200,7 @@ mod tests {
                     flops: Some(48),
                 }],
             }],
+            separate: false,
         };
         let source = TraceSource {
             model: "m.mge",

@@ -111,8 +111,8 @@ fn judge(run: &mut TestcaseRun, session: &mut Session, assertions: &[Assertion],
         })
         .collect();
     match result {
-        Ok(samples) => {
-            run.samples = samples;
+        Ok(runs) => {
+            run.samples = runs.timed_ms;
             run.outputs = session.read_outputs()?;
             if assertions.is_empty() {
                 run.status = Status::Skipped;

@@ -51,8 +51,10 @@ pub fn error_line(message: &str) -> String {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(tag = "name", rename_all = "snake_case")]
 pub enum Phase {
-    /// The engine loads a model (fast-run profiling and the layout transform happen here).
+    /// The engine loads a model (the layout transform's profiling happens here).
     Load,
+    /// The engine profiles algorithms for fast-run (in a first run of a copy of the network).
+    Profiling,
     /// Embedded testcase number `index` (from 0) runs.
     Testcase { index: usize },
     /// `runs` untimed runs.
@@ -90,6 +92,7 @@ impl fmt::Display for Whereabouts {
             (None, None) => return write!(f, "before the engine loaded the model"),
             (None, Some(index)) => return write!(f, "in testcase #{index}"),
             (Some(Phase::Load), _) => write!(f, "while the engine loaded the model")?,
+            (Some(Phase::Profiling), _) => write!(f, "while the engine profiled algorithms (fast-run)")?,
             (Some(Phase::Warmup { runs }), _) => write!(f, "during the warm-up ({})", runs_done(done, runs))?,
             (Some(Phase::Iterations { runs }), _) => write!(f, "during the timed runs ({})", runs_done(done, runs))?,
             (Some(Phase::Testcase { .. }), _) => unreachable!("`enter` keeps the testcase apart from the phase"),

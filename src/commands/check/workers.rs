@@ -153,18 +153,31 @@ pub fn serve(models: &[PathBuf], engine: &EngineArgs, global: &Global) -> Result
 
 /// Checks one model in this process; any error is the model's, not the command's.
 fn check_model(lite: &Lite, path: &Path, options: &NetworkOptions, verbose: bool) -> ModelCheck {
-    match check_testcases(lite, path, options, verbose) {
+    let mut load_s = None;
+    match check_testcases(lite, path, options, verbose, &mut load_s) {
         Ok(testcases) => ModelCheck {
             model: path.display().to_string(),
             error: None,
             engine_failed: false,
+            load_s,
             testcases,
         },
-        Err(err) => ModelCheck::unchecked(path, format!("{err:#}")),
+        Err(err) => ModelCheck {
+            load_s,
+            ..ModelCheck::unchecked(path, format!("{err:#}"))
+        },
     }
 }
 
-fn check_testcases(lite: &Lite, path: &Path, options: &NetworkOptions, verbose: bool) -> Result<Vec<TestcaseCheck>> {
+/// The model's testcases, having set `load_s` once the model was read and loaded.
+fn check_testcases(
+    lite: &Lite,
+    path: &Path,
+    options: &NetworkOptions,
+    verbose: bool,
+    load_s: &mut Option<f64>,
+) -> Result<Vec<TestcaseCheck>> {
+    let loading = Instant::now();
     let model = ModelFile::read(path)?;
     if !model.is_container() {
         bail!(
@@ -174,6 +187,7 @@ fn check_testcases(lite: &Lite, path: &Path, options: &NetworkOptions, verbose: 
     }
     let _engine_output = silence_stdout(verbose);
     let mut session = Session::load(lite, &model, Outputs::Asserted, options)?;
+    *load_s = Some(loading.elapsed().as_secs_f64());
     let runs = run_testcases(lite, &model, &mut session, &Plan::once(verbose))?;
     Ok(runs.iter().map(TestcaseCheck::new).collect())
 }
