@@ -191,7 +191,12 @@ impl ModelFile {
 
     #[cfg(test)]
     pub fn graph_flatbuffer(&self) -> &[u8] {
-        &self.bytes[self.graphs.as_ref().expect("a graph that is not encrypted").graph_flatbuffer.clone()]
+        &self.bytes[self
+            .graphs
+            .as_ref()
+            .expect("a graph that is not encrypted")
+            .graph_flatbuffer
+            .clone()]
     }
 
     /// The whole file.
@@ -580,9 +585,13 @@ mod tests {
         assert_eq!(encrypted.decryption_methods(), ["RC4_default"]);
         let bare = ModelFile::read(&deploy.join("conv_float_aes.emod"), Some(Method::Aes)).unwrap();
         assert_eq!(bare.decryption_methods(), ["AES_default"]);
-        let err = ModelFile::read(&deploy.join("conv_float_rc4.emod"), Some(Method::Aes)).err().unwrap();
+        let err = ModelFile::read(&deploy.join("conv_float_rc4.emod"), Some(Method::Aes))
+            .err()
+            .unwrap();
         assert!(format!("{err:#}").contains("16-byte blocks"), "{err:#}");
-        let err = ModelFile::read(&deploy.join("conv_float_tc1_packed.pack"), None).err().unwrap();
+        let err = ModelFile::read(&deploy.join("conv_float_tc1_packed.pack"), None)
+            .err()
+            .unwrap();
         assert!(format!("{err:#}").contains("packs a testcase container"), "{err:#}");
         let mut truncated = std::fs::read(deploy.join("conv_float_packed.pack")).unwrap();
         truncated.truncate(200);
