@@ -155,6 +155,45 @@ fn info_json(file: &[u8], pack: &Pack) -> Result<Option<Value>> {
     Ok(Some(info))
 }
 
+/// Where Lite's info holds an option: its `device` or its `options` object.
+enum InInfo {
+    Device(&'static str, Value),
+    Options(&'static str, Value),
+    /// Nothing to hold: a default, or what stays on this machine.
+    Nothing,
+    /// Not in Lite's info: `mge`'s `extra_info`.
+    Mge,
+}
+
+/// Where `option` goes in Lite's info (`LITE_default`'s keys), with
+/// `fast_run_cache` embedded.
+fn in_info(option: &EngineOption, fast_run_cache: bool) -> Result<InInfo> {
+    use EngineOption::*;
+    use InInfo::{Device as D, Options as O};
+    Ok(match option {
+        Device(crate::engine::Device::Cuda(id)) => D("device_id", json!(id)),
+        // Lite applies a thread count above 1 only; 1 is its default.
+        Threads(threads) if *threads > 1 => D("number_threads", json!(threads)),
+        CpuInplace => D("enable_inplace_model", json!(true)),
+        TensorRt => D("use_tensorrt", json!(true)),
+        WeightPreprocess => O("weight_preprocess", json!(true)),
+        FusePreprocess => O("fuse_preprocess", json!(true)),
+        FakeFirst => O("fake_next_exec", json!(true)),
+        ConstShape => O("const_shape", json!(true)),
+        NoSanityCheck => O("var_sanity_check_first_run", json!(false)),
+        Jit(level) => O("jit_level", json!(level)),
+        RecordCompSeq(level) => O("comp_node_seq_record_level", json!(level)),
+        GraphOptLevel(level) => O("graph_opt_level", json!(level)),
+        AsyncLevel(level) => O("async_exec_level", json!(level)),
+        // The embedded cache stands for these: a run reads it and profiles nothing.
+        FastRun | FullRun if fast_run_cache => InInfo::Nothing,
+        ModelKey(_) | ModelDecryption(_) => bail!("--save-model packs a plain model; this one is encrypted"),
+        // Files of this machine, and the default device: not part of the model.
+        Device(_) | Threads(_) | TensorRtCache(_) | COprLib(_) | FastRunCache(_) => InInfo::Nothing,
+        _ => InInfo::Mge,
+    })
+}
+
 /// A pack's header and info JSON for a model named `name` run under
 /// `options`, with `fast_run_cache` embedded. Returns them with the options
 /// Lite's info cannot hold, which go to `extra_info` for `mge` to apply.
@@ -167,59 +206,19 @@ pub fn info_for(
     let mut settings = Map::new();
     let mut by_mge = Vec::new();
     for option in options {
-        match option {
-            EngineOption::Device(Device::Cuda(id)) => {
-                device.insert("type".into(), json!("CUDA"));
-                device.insert("device_id".into(), json!(id));
+        match in_info(option, fast_run_cache)? {
+            InInfo::Device(key, value) => {
+                device.insert(key.into(), value);
             }
-            EngineOption::Device(Device::Cpu) => {}
-            // Lite applies a thread count above 1 only; 1 is its default.
-            EngineOption::Threads(threads) if *threads > 1 => {
-                device.insert("number_threads".into(), json!(threads));
+            InInfo::Options(key, value) => {
+                settings.insert(key.into(), value);
             }
-            EngineOption::Threads(_) => {}
-            EngineOption::CpuInplace => {
-                device.insert("enable_inplace_model".into(), json!(true));
-            }
-            EngineOption::TensorRt => {
-                device.insert("use_tensorrt".into(), json!(true));
-            }
-            EngineOption::WeightPreprocess => {
-                settings.insert("weight_preprocess".into(), json!(true));
-            }
-            EngineOption::FusePreprocess => {
-                settings.insert("fuse_preprocess".into(), json!(true));
-            }
-            EngineOption::FakeFirst => {
-                settings.insert("fake_next_exec".into(), json!(true));
-            }
-            EngineOption::ConstShape => {
-                settings.insert("const_shape".into(), json!(true));
-            }
-            EngineOption::NoSanityCheck => {
-                settings.insert("var_sanity_check_first_run".into(), json!(false));
-            }
-            EngineOption::Jit(level) => {
-                settings.insert("jit_level".into(), json!(level));
-            }
-            EngineOption::RecordCompSeq(level) => {
-                settings.insert("comp_node_seq_record_level".into(), json!(level));
-            }
-            EngineOption::GraphOptLevel(level) => {
-                settings.insert("graph_opt_level".into(), json!(level));
-            }
-            EngineOption::AsyncLevel(level) => {
-                settings.insert("async_exec_level".into(), json!(level));
-            }
-            // The embedded cache stands for these: a run reads it and profiles nothing.
-            EngineOption::FastRunCache(_) | EngineOption::FastRun | EngineOption::FullRun if fast_run_cache => {}
-            EngineOption::ModelKey(_) | EngineOption::ModelDecryption(_) => {
-                bail!("--save-model packs a plain model; this one is encrypted")
-            }
-            // Files of this machine: not part of the model.
-            EngineOption::TensorRtCache(_) | EngineOption::COprLib(_) | EngineOption::FastRunCache(_) => {}
-            other => by_mge.push(other.clone()),
+            InInfo::Nothing => {}
+            InInfo::Mge => by_mge.push(option.clone()),
         }
+    }
+    if device.contains_key("device_id") {
+        device.insert("type".into(), json!("CUDA"));
     }
     // What the engine would otherwise refuse: recording level 2, or 1 after a fake run, checks nothing first.
     let records = |level| options.contains(&EngineOption::RecordCompSeq(level));
