@@ -60,7 +60,6 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     let mut trials = Trials {
         baseline: baseline.clone().lite_lib(&lite_lib).verbose(false),
         warmup: WARMUP,
-        iterations: 3,
         fast_run_cache: settings.engine.fast_run_cache().map(Path::to_path_buf),
         scratch: scratch.path().to_path_buf(),
         count: 0,
