@@ -26,7 +26,7 @@ pub struct Timing {
     /// Every timed iteration in run order, when asked for (`--all-times`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iterations_ms: Option<Vec<f64>>,
-    /// A 95% confidence interval for the median (`median_ci`); `None`
+    /// A 95% confidence interval for the median (`median_interval`); `None`
     /// (JSON null) below 6 runs, where no such interval exists.
     #[serde(default)]
     pub median_ci95: Option<[f64; 2]>,
@@ -95,7 +95,7 @@ impl Timing {
             p90: percentile(&sorted, 90.0),
             p99: percentile(&sorted, 99.0),
             iterations_ms: keep_all.then(|| samples.to_vec()),
-            median_ci95: median_ci(&sorted, 0.95),
+            median_ci95: median_interval(&sorted).map(|(low, high)| [low, high]),
             cold_start: None,
         })
     }
@@ -118,38 +118,31 @@ impl Timing {
     }
 }
 
-/// A confidence interval for the median of the distribution `sorted` (sorted
-/// samples) were drawn from: two of the samples, by rank, chosen so that the
-/// interval holds the median with probability at least `confidence` whatever
-/// the distribution (the number of samples below the median is Binomial(n, 1/2)).
-/// Distribution-free, exact and deterministic, where a bootstrap of the median
-/// is none of these (it resamples a handful of distinct values and needs a
-/// random generator). `None` when even [min, max] is not sure enough (n < 6
-/// at 95%).
-pub fn median_ci(sorted: &[f64], confidence: f64) -> Option<[f64; 2]> {
-    let (low, high) = median_ci_ranks(sorted.len(), confidence)?;
-    Some([sorted[low - 1], sorted[high - 1]])
-}
-
-/// The ranks (from 1) of `median_ci`'s bounds among `n` samples: `k` and
-/// `n + 1 - k` for the largest `k` with `P(B <= k - 1) <= (1 - confidence) / 2`,
-/// `B ~ Binomial(n, 1/2)`, so the coverage `1 - 2 P(B <= k - 1)` is at least `confidence`.
-fn median_ci_ranks(n: usize, confidence: f64) -> Option<(usize, usize)> {
-    let tail = (1.0 - confidence) / 2.0;
-    let (log_half_n, mut log_choose) = (n as f64 * 0.5f64.ln(), 0.0);
-    let (mut below, mut rank) = (0.0, None);
-    // P(B <= i), i = 0, 1, ...: terms too small for an f64 add nothing that matters.
-    for i in 0..=n / 2 {
-        if i > 0 {
-            log_choose += ((n - i + 1) as f64).ln() - (i as f64).ln();
-        }
-        below += (log_choose + log_half_n).exp();
-        if below > tail {
+/// A distribution-free 95% confidence interval for the median of the
+/// distribution `samples` were drawn from: the order statistics `X(j)` and
+/// `X(n+1-j)` with the largest `j` whose coverage, `1 - 2 P(B < j)` for
+/// `B ~ Binomial(n, 1/2)`, is at least 95%. `None` for fewer than 6 samples,
+/// which no such interval covers.
+pub fn median_interval(samples: &[f64]) -> Option<(f64, f64)> {
+    let n = samples.len();
+    // P(B <= k), summed in logarithms: 2^-n underflows from n = 1075 on.
+    let ln_half_n = -(n as f64) * std::f64::consts::LN_2;
+    let (mut ln_choose, mut below) = (0.0f64, 0.0f64);
+    let mut j = 0;
+    for k in 0..n {
+        below += (ln_choose + ln_half_n).exp();
+        if below > 0.025 {
             break;
         }
-        rank = Some(i + 1);
+        j = k + 1;
+        ln_choose += ((n - k) as f64).ln() - ((k + 1) as f64).ln();
     }
-    rank.map(|k| (k, n + 1 - k))
+    if j == 0 {
+        return None;
+    }
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    Some((sorted[j - 1], sorted[n - j]))
 }
 
 /// How much the last tenth of the runs (in run order) is slower than the
@@ -205,6 +198,29 @@ mod tests {
         assert_eq!(kept.iterations_ms, Some(vec![3.0, 1.0]));
     }
 
+    /// The ranks against the binomial sums done exactly (Python's `math.comb`):
+    /// n = 6 → (1, 6), 10 → (2, 9), 24 → (7, 18), 100 → (40, 61), 1000 → (469, 532).
+    #[test]
+    fn the_median_interval_is_the_order_statistics_of_the_binomial() {
+        for (n, low, high) in [(6, 1, 6), (10, 2, 9), (24, 7, 18), (100, 40, 61), (1000, 469, 532)] {
+            // Samples 1..=n in reverse: the interval is their ranks.
+            let samples: Vec<f64> = (1..=n).rev().map(f64::from).collect();
+            assert_eq!(
+                median_interval(&samples),
+                Some((f64::from(low), f64::from(high))),
+                "n = {n}"
+            );
+        }
+        assert_eq!(median_interval(&[1.0, 2.0, 3.0, 4.0, 5.0]), None);
+        assert_eq!(median_interval(&[]), None);
+        let many: Vec<f64> = (0..200_000).map(f64::from).collect();
+        let (low, high) = median_interval(&many).unwrap();
+        assert!(
+            low < 100_000.0 && high > 100_000.0 && high - low < 1000.0,
+            "{low} {high}"
+        );
+    }
+
     /// Against `numpy.percentile(x, [50, 90, 99])` (method "linear").
     #[test]
     fn interpolates_percentiles_like_numpy() {
@@ -222,9 +238,8 @@ mod tests {
         assert_eq!((one.p50, one.p90, one.p99), (7.0, 7.0, 7.0));
     }
 
-    /// The ranks were computed independently with exact rational arithmetic in
-    /// Python (no scipy on the machine), and agree with the published tables
-    /// (n = 20: 6 and 15; n = 100: 40 and 61):
+    /// More sizes, against ranks computed independently with exact rational
+    /// arithmetic in Python (no scipy on the machine):
     ///
     /// ```python
     /// from fractions import Fraction; from math import comb
@@ -237,26 +252,15 @@ mod tests {
     ///     return best and (best, n - best + 1)
     /// ```
     #[test]
-    fn median_ci_ranks_are_the_binomial_order_statistics() {
-        let expected = [
-            (5, None),
-            (6, Some((1, 6))),
-            (7, Some((1, 7))),
-            (10, Some((2, 9))),
-            (20, Some((6, 15))),
-            (30, Some((10, 21))),
-            (100, Some((40, 61))),
-            (1000, Some((469, 532))),
-            (10000, Some((4902, 5099))),
-        ];
-        for (n, ranks) in expected {
-            assert_eq!(median_ci_ranks(n, 0.95), ranks, "n = {n}");
+    fn the_median_interval_matches_exact_ranks() {
+        for (n, low, high) in [(7, 1, 7), (20, 6, 15), (30, 10, 21), (10000, 4902, 5099)] {
+            let samples: Vec<f64> = (1..=n).map(f64::from).collect();
+            assert_eq!(
+                median_interval(&samples),
+                Some((f64::from(low), f64::from(high))),
+                "n = {n}"
+            );
         }
-        assert_eq!(median_ci_ranks(0, 0.95), None);
-        // A million runs (--duration on a tiny model) stays quick and exact enough.
-        let (low, high) = median_ci_ranks(1_000_000, 0.95).unwrap();
-        assert_eq!(low + high, 1_000_001);
-        assert!((499_000..500_000).contains(&low), "{low}");
     }
 
     #[test]
