@@ -62,6 +62,10 @@ fn fast_run_profiling_is_reported_apart_from_the_first_run() {
     assert!(timing["profiling"].as_f64().unwrap() >= 0.0, "{timing}");
     assert_eq!(timing["first_run"].as_f64(), Some(numbers(&timing["warmup"])[0]));
     assert_eq!(report["expect"][0]["passed"], true);
+    // Recording the sequence, the engine runs (and profiles) while loading: no profiling apart.
+    let report = run_json(&["--fast-run", "--record-comp-seq", "2", "--iter", "2"], 0);
+    assert!(report["timing_ms"].get("profiling").is_none(), "{report}");
+    assert_eq!(report["expect"][0]["passed"], true);
 }
 
 #[test]

@@ -111,14 +111,14 @@ impl<T: RunObserver> RunObserver for Option<T> {
 /// it: that run profiles and fills the cache, and the network's own first
 /// run then finds every algorithm there. Returns the copy's run in
 /// milliseconds (see `timing::ColdStart::new`); `None`, and nothing run,
-/// when the engine does not profile.
+/// when the engine does not profile then.
 pub fn profile_algorithms(
     session: &Session,
     lite: &Lite,
     options: &NetworkOptions,
     feeds: &[Feed],
 ) -> Result<Option<f64>> {
-    if !options.profiles_algorithms() {
+    if !options.profiles_at_first_run() {
         return Ok(None);
     }
     announce(Phase::Profiling);

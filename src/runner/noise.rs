@@ -10,10 +10,10 @@ use super::timing::{drift_percent, spread_percent};
 use crate::supervise;
 
 /// The spread (10th to 90th percentile, in percent of the median) above which timings are called noisy.
-const NOISY_SPREAD_PERCENT: f64 = 25.0;
+const NOISY_SPREAD_PERCENT: f64 = 50.0;
 
 /// The drift (last tenth of the runs against the first, in percent) above which timings are called noisy.
-const NOISY_DRIFT_PERCENT: f64 = 10.0;
+const NOISY_DRIFT_PERCENT: f64 = 15.0;
 
 /// CPU time counters of the whole machine, in clock ticks, from `/proc/stat`'s `cpu` line.
 #[derive(Clone, Copy, Debug, PartialEq)]

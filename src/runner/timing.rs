@@ -146,12 +146,13 @@ pub fn median_interval(samples: &[f64]) -> Option<(f64, f64)> {
 }
 
 /// How much the last tenth of the runs (in run order) is slower than the
-/// first, in percent of the first tenth's median; `None` below 10 runs.
+/// first, in percent of the first tenth's median; `None` below 20 runs,
+/// where a tenth would be one run and the figure the noise of two runs.
 pub fn drift_percent(samples: &[f64]) -> Option<f64> {
-    let tenth = samples.len() / 10;
-    if tenth == 0 {
+    if samples.len() < 20 {
         return None;
     }
+    let tenth = samples.len() / 10;
     let median = |part: &[f64]| {
         let mut sorted = part.to_vec();
         sorted.sort_by(f64::total_cmp);
@@ -282,7 +283,7 @@ mod tests {
         samples[18] = 12.0;
         samples[19] = 12.0;
         assert!((drift_percent(&samples).unwrap() - 20.0).abs() < 1e-9);
-        assert_eq!(drift_percent(&samples[..9]), None);
+        assert_eq!(drift_percent(&samples[..19]), None);
     }
 
     #[test]
