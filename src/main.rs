@@ -3,6 +3,7 @@ mod commands;
 mod compare;
 mod engine;
 mod feeds;
+mod input_files;
 mod iodump;
 mod model;
 mod options;

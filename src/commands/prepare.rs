@@ -13,10 +13,11 @@ use super::settings::ModelSettings;
 use super::Global;
 use crate::engine::{silence_stdout, Lite, NetworkOptions, StdoutSilenced};
 use crate::feeds::{self, Feed, FeedOptions};
+use crate::input_files;
 use crate::model::ModelFile;
 use crate::output_files::write_atomically;
 use crate::runner::testcase::testcase_feeds;
-use crate::runner::{Outputs, Session};
+use crate::runner::{Outputs, Plan, RunObserver, Session};
 use crate::runtime;
 use crate::tensor::TensorInfo;
 use crate::text::quoted_list;
@@ -62,7 +63,6 @@ pub struct Prepared<'a> {
     pub options: NetworkOptions,
     /// When the engine began to load the model.
     pub loading: Instant,
-    specs: Vec<String>,
     settings: &'a ModelSettings,
 }
 
@@ -75,10 +75,9 @@ pub fn prepare<'a, T>(
     global: &Global,
     adjust: impl FnOnce(&Opened, &mut NetworkOptions) -> Result<T>,
 ) -> Result<(Prepared<'a>, T)> {
-    let specs = feeds::expand_specs(&settings.inputs)?;
     let model = ModelFile::read(&settings.path)?;
     let opened = Opened {
-        testcases: testcases != Testcases::Ignore && model.is_container() && specs.is_empty(),
+        testcases: testcases != Testcases::Ignore && model.is_container() && settings.specs.is_empty(),
         model,
     };
     let mut options = settings.engine.network.clone();
@@ -104,7 +103,6 @@ pub fn prepare<'a, T>(
         testcases: opened.testcases,
         options,
         loading,
-        specs,
         settings,
     };
     Ok((prepared, adjusted))
@@ -122,8 +120,21 @@ impl Prepared<'_> {
                 ));
                 testcase_feeds(&self.lite, testcase, &self.session, 0).context("testcase 0")
             }
-            _ => resolve_feeds(&self.specs, &self.session.inputs, &self.settings.feeds, global),
+            _ => resolve_feeds(&self.settings.specs, &self.session.inputs, &self.settings.feeds, global),
         }
+    }
+
+    /// Warms up and times the runs of `plan` (see `Session::measure`), with a
+    /// note when `--duration` stopped at the most timed runs one run keeps.
+    pub fn measure(&mut self, plan: &Plan, observer: &mut impl RunObserver, global: &Global) -> Result<Vec<f64>> {
+        let samples = self.session.measure(plan, observer)?;
+        if plan.stopped_at_most(samples.len()) {
+            global.note(format!(
+                "--duration: stopped after {} timed runs, the most one run keeps",
+                samples.len()
+            ));
+        }
+        Ok(samples)
     }
 
     /// Saves the fast-run cache, if one was named, and lets the network go:
@@ -184,7 +195,7 @@ fn resolve_feeds(specs: &[String], inputs: &[TensorInfo], options: &FeedOptions,
 fn save_algo_cache(lite: &Lite, cache: &Path) -> Result<()> {
     let dumped = tempfile::NamedTempFile::new().context("--fast-run-cache: cannot create a temporary file")?;
     lite.dump_algo_cache(dumped.path())?;
-    let contents = std::fs::read(dumped.path()).context("--fast-run-cache: cannot read the engine's cache")?;
+    let contents = input_files::read(dumped.path(), &input_files::FAST_RUN_CACHE)?;
     write_atomically(cache, &contents).context("--fast-run-cache")
 }
 

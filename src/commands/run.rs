@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
+use super::finite::{failure, judge_testcases, warn_non_finite};
 use super::prepare::{prepare, refuse_unchecked_testcases, Prepared, Testcases};
 use super::settings::{plan, ModelSettings};
 use super::{CheckFailed, Global};
@@ -11,6 +12,7 @@ use crate::cli::RunArgs;
 use crate::compare::{compare_values, Tolerance};
 use crate::engine::NetworkOptions;
 use crate::feeds;
+use crate::input_files;
 use crate::output_files::{ensure_set_writable, npy_files, write_set, write_tensors};
 use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
@@ -69,7 +71,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         args: &args,
     };
     if prepared.testcases {
-        run.testcases(prepared)
+        run.testcases(prepared, global)
     } else {
         run.fed(prepared, capture, &expectations, global)
     }
@@ -97,8 +99,9 @@ struct Run<'a> {
 
 impl Run<'_> {
     /// The embedded testcases of a container, each judged by its assertions.
-    fn testcases(self, mut prepared: Prepared) -> Result<()> {
-        let runs = run_testcases(&prepared.lite, &prepared.model, &mut prepared.session, &self.plan)?;
+    fn testcases(self, mut prepared: Prepared, global: &Global) -> Result<()> {
+        let mut runs = run_testcases(&prepared.lite, &prepared.model, &mut prepared.session, &self.plan)?;
+        judge_testcases(&mut runs, "testcase ", self.args.finite.check_finite, global);
         let memory = PeakMemory::now(self.peak_after_load);
         prepared.finish()?;
         let written = match &self.args.outputs.dir {
@@ -132,7 +135,7 @@ impl Run<'_> {
     ) -> Result<()> {
         let feeds = prepared.feeds(global)?;
         prepared.session.feed(&feeds)?;
-        let samples = prepared.session.measure(&self.plan, &mut capture)?;
+        let samples = prepared.measure(&self.plan, &mut capture, global)?;
         let memory = PeakMemory::now(self.peak_after_load);
         let outputs = prepared.session.read_outputs()?;
         let device = prepared.options.device;
@@ -157,6 +160,7 @@ impl Run<'_> {
             expect: check_expectations(expectations, &outputs, args.maxerr)?,
         };
         print(&report, args.json)?;
+        let non_finite = warn_non_finite(&outputs, "", global);
         let failed: Vec<String> = report
             .expect
             .iter()
@@ -166,7 +170,10 @@ impl Run<'_> {
         if !failed.is_empty() {
             return Err(CheckFailed(format!("output {} above --maxerr {:e}", failed.join(", "), args.maxerr)).into());
         }
-        Ok(())
+        match non_finite {
+            Some(found) if args.finite.check_finite => Err(failure(&found).into()),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -194,6 +201,7 @@ fn read_expectation(spec: &str) -> Result<Expectation> {
     if !file.is_file() {
         bail!("--expect {spec}: {} is not a file", file.display());
     }
+    input_files::claim(&file);
     Ok(Expectation {
         output: output.to_string(),
         file,

@@ -9,7 +9,8 @@ use anyhow::{bail, Context, Result};
 use super::Global;
 use crate::cli::{EngineArgs, IterationArgs, LayoutTransformTarget, ModelArgs};
 use crate::engine::{Device, NetworkOptions};
-use crate::feeds::FeedOptions;
+use crate::feeds::{self, FeedOptions};
+use crate::input_files;
 use crate::options::{EngineOption, TransformTarget};
 use crate::runner::Plan;
 
@@ -69,6 +70,17 @@ impl EngineSettings {
             network.no_sanity_check = true;
         }
         Ok(EngineSettings { given, network })
+    }
+
+    /// Warns of more CPU worker threads than the machine has cores: the
+    /// engine's workers spin while they wait, so the extra ones only take turns.
+    pub fn warn_oversubscribed(&self, global: &Global) {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        if let Some(threads) = self.network.threads.filter(|&threads| threads > cores) {
+            global.warn(format!(
+                "--threads {threads} is more than the {cores} cores here: the engine's worker threads spin while they wait, so the extra ones slow it down"
+            ));
+        }
     }
 
     /// These settings and `option` (a command's own default).
@@ -145,18 +157,30 @@ pub fn parse_device(text: &str) -> Result<Device> {
 /// A model with its feeds and engine options, turned once from `ModelArgs`.
 pub struct ModelSettings {
     pub path: PathBuf,
-    /// `-i` as given (`@FILE` not read yet).
+    /// `-i` as given, for the processes that run under them.
     pub inputs: Vec<String>,
+    /// Each `SPEC` of `inputs`, `@FILE`s read.
+    pub specs: Vec<String>,
     pub feeds: FeedOptions,
     pub engine: EngineSettings,
 }
 
 impl ModelSettings {
+    /// Also claims the model and the files the feeds may read as inputs of
+    /// the command, which no output may replace.
     pub fn from_args(args: &ModelArgs, global: &Global) -> Result<ModelSettings> {
+        let engine = EngineSettings::from_args(&args.engine, global)?;
+        engine.warn_oversubscribed(global);
+        let specs = feeds::expand_specs(&args.feeds.inputs)?;
+        input_files::claim(&args.model);
+        feeds::source_files(&specs)
+            .iter()
+            .for_each(|file| input_files::claim(file));
         Ok(ModelSettings {
-            engine: EngineSettings::from_args(&args.engine, global)?,
+            engine,
             path: args.model.clone(),
             inputs: args.feeds.inputs.clone(),
+            specs,
             feeds: FeedOptions {
                 seed: args.feeds.seed,
                 resize_input: args.feeds.resize_input,

@@ -2,12 +2,13 @@
 //! split into graphs with every length checked against the file.
 
 use std::fmt;
-use std::fs::File;
 use std::io::Read;
 use std::ops::Range;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
+
+use crate::input_files;
 
 mod assertions;
 mod flatbuffer;
@@ -56,13 +57,8 @@ impl ModelFile {
     /// Reads a model file only as far as its framing says: a header that does
     /// not fit is refused before the rest of the file is read.
     pub fn read(path: &Path) -> Result<ModelFile> {
-        let metadata = std::fs::metadata(path).with_context(|| format!("cannot read model {}", path.display()))?;
-        // A FIFO would block on open, a device never end: a model is a file.
-        if !metadata.is_file() {
-            bail!("model {} is not a regular file", path.display());
-        }
-        let file = File::open(path).with_context(|| format!("cannot read model {}", path.display()))?;
-        ModelFile::from_reader(file, Some(metadata.len()))
+        let (file, len) = input_files::open(path, &input_files::MODEL)?;
+        ModelFile::from_reader(file, Some(len))
             .with_context(|| format!("{} is not a usable MegEngine model", path.display()))
     }
 

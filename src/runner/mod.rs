@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use crate::cli::MAX_RUNS;
 use crate::engine::{Lite, Network, NetworkOptions};
 use crate::feeds::Feed;
 use crate::model::{ModelFile, EXPECTATION_SUFFIX};
@@ -94,12 +95,17 @@ impl Plan {
     }
 
     /// Whether another timed run is due after `done` of them, the first of
-    /// which started at `since`.
+    /// which started at `since`: `--duration` stops at `MAX_RUNS` too.
     fn wants_another(&self, done: u64, since: Option<Instant>) -> bool {
         done < self.iterations
             || self
                 .duration
-                .is_some_and(|duration| since.is_none_or(|since| since.elapsed() < duration))
+                .is_some_and(|duration| done < MAX_RUNS && since.is_none_or(|since| since.elapsed() < duration))
+    }
+
+    /// Whether timed runs under `--duration` stopped at `MAX_RUNS` after `done`.
+    pub fn stopped_at_most(&self, done: usize) -> bool {
+        self.duration.is_some() && done as u64 >= MAX_RUNS
     }
 }
 
@@ -180,7 +186,10 @@ impl Session {
     /// forward+wait in milliseconds.
     pub fn measure(&mut self, plan: &Plan, observer: &mut impl RunObserver) -> Result<Vec<f64>> {
         let warmup = plan.warmup as u64;
-        let timed = Phase::Iterations { runs: plan.iterations };
+        let timed = Phase::Iterations {
+            runs: plan.iterations,
+            duration_ms: plan.duration.map(|duration| duration.as_millis() as u64),
+        };
         let mut counter = RunCounter::start(if warmup > 0 {
             Phase::Warmup { runs: warmup }
         } else {
@@ -191,7 +200,7 @@ impl Session {
             self.forward()?;
             observer.after_run(RunKind::FakeFirst, started, Instant::now())?;
         }
-        let mut samples = Vec::with_capacity(plan.iterations as usize);
+        let mut samples = Vec::with_capacity(plan.iterations.min(MAX_RUNS) as usize);
         let mut measuring_since = None;
         let mut run = 0;
         while run < warmup || plan.wants_another(samples.len() as u64, measuring_since) {

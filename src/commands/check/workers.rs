@@ -13,6 +13,7 @@ use anyhow::{bail, Context, Result};
 
 use super::InOrder;
 use crate::cli::EngineArgs;
+use crate::commands::finite::judge_testcases;
 use crate::commands::settings::EngineSettings;
 use crate::commands::Global;
 use crate::engine::{silence_stdout, take_stdout, Lite, NetworkOptions};
@@ -33,6 +34,7 @@ pub struct Workers<'a> {
     pub lite_lib: &'a Path,
     pub timeout: Option<Duration>,
     pub verbose: bool,
+    pub check_finite: bool,
 }
 
 impl Workers<'_> {
@@ -56,7 +58,7 @@ impl Workers<'_> {
                         }
                     }
                     if let Some(worker) = worker {
-                        worker.close();
+                        worker.close(&mut PassThrough);
                     }
                 });
             }
@@ -79,6 +81,7 @@ impl Workers<'_> {
             .lite_lib(self.lite_lib)
             .verbose(self.verbose)
             .engine(self.engine)
+            .check_finite(self.check_finite)
             .models(self.models);
         let mut worker = Supervisor::spawn(&command, true, true)?;
         if self.verbose {
@@ -129,7 +132,7 @@ impl Workers<'_> {
 
 /// The worker side: check each model whose index arrives on stdin, answer on
 /// the original stdout. The engine options come from the parent, defaults included.
-pub fn serve(models: &[PathBuf], engine: &EngineArgs, global: &Global) -> Result<()> {
+pub fn serve(models: &[PathBuf], engine: &EngineArgs, check_finite: bool, global: &Global) -> Result<()> {
     let options = EngineSettings::from_args(engine, global)?.network;
     let mut replies = take_stdout()?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose).map_err(|err| format!("{err:#}"));
@@ -142,7 +145,7 @@ pub fn serve(models: &[PathBuf], engine: &EngineArgs, global: &Global) -> Result
             .and_then(|index| models.get(index))
             .with_context(|| format!("unreadable request '{request}'"))?;
         let check = match &lite {
-            Ok(lite) => check_model(lite, path, &options, global.verbose),
+            Ok(lite) => check_model(lite, path, &options, check_finite, global),
             Err(error) => ModelCheck::unchecked(path, error.clone()),
         };
         writeln!(replies, "{}", serde_json::to_string(&check)?)?;
@@ -152,8 +155,8 @@ pub fn serve(models: &[PathBuf], engine: &EngineArgs, global: &Global) -> Result
 }
 
 /// Checks one model in this process; any error is the model's, not the command's.
-fn check_model(lite: &Lite, path: &Path, options: &NetworkOptions, verbose: bool) -> ModelCheck {
-    match check_testcases(lite, path, options, verbose) {
+fn check_model(lite: &Lite, path: &Path, options: &NetworkOptions, check_finite: bool, global: &Global) -> ModelCheck {
+    match check_testcases(lite, path, options, check_finite, global) {
         Ok(testcases) => ModelCheck {
             model: path.display().to_string(),
             error: None,
@@ -164,7 +167,13 @@ fn check_model(lite: &Lite, path: &Path, options: &NetworkOptions, verbose: bool
     }
 }
 
-fn check_testcases(lite: &Lite, path: &Path, options: &NetworkOptions, verbose: bool) -> Result<Vec<TestcaseCheck>> {
+fn check_testcases(
+    lite: &Lite,
+    path: &Path,
+    options: &NetworkOptions,
+    check_finite: bool,
+    global: &Global,
+) -> Result<Vec<TestcaseCheck>> {
     let model = ModelFile::read(path)?;
     if !model.is_container() {
         bail!(
@@ -172,8 +181,10 @@ fn check_testcases(lite: &Lite, path: &Path, options: &NetworkOptions, verbose: 
             path.display()
         );
     }
-    let _engine_output = silence_stdout(verbose);
+    let engine_output = silence_stdout(global.verbose);
     let mut session = Session::load(lite, &model, Outputs::Asserted, options)?;
-    let runs = run_testcases(lite, &model, &mut session, &Plan::once(verbose))?;
+    let mut runs = run_testcases(lite, &model, &mut session, &Plan::once(global.verbose))?;
+    drop(engine_output);
+    judge_testcases(&mut runs, &format!("{} #", path.display()), check_finite, global);
     Ok(runs.iter().map(TestcaseCheck::new).collect())
 }
