@@ -44,7 +44,7 @@ complete -c mge -n "__fish_mge_using_subcommand run" -s i -l input -d 'Input fee
 complete -c mge -n "__fish_mge_using_subcommand run" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l threads -d 'CPU worker threads' -r
-complete -c mge -n "__fish_mge_using_subcommand run" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand run" -l fast-run-cache -d 'The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l record-comp-seq -d 'Record the kernel sequence on the first run: 1, or 2 to also free extra memory' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l graph-opt-level -d 'Graph optimization level (0 to 3)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l async-level -d 'Asynchronous dispatch level' -r
@@ -61,6 +61,13 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l layout-transform -d 'Let
 cpu\t''
 cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand run" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand run" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand run" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
+RC4_default\t''
+SIMPLE_FAST_RC4_default\t''"
+complete -c mge -n "__fish_mge_using_subcommand run" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l warmup -d 'Untimed runs before measuring' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l iter -d 'Timed runs (at least this many with --duration)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l duration -d 'Keep running timed runs until they took SECONDS in all (at most 1000000 runs)' -r
@@ -72,7 +79,7 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l timeout -d 'Stop the eng
 complete -c mge -n "__fish_mge_using_subcommand run" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand run" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
-complete -c mge -n "__fish_mge_using_subcommand run" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
+complete -c mge -n "__fish_mge_using_subcommand run" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand run" -l reproducible -d 'Use only reproducible algorithms'
 complete -c mge -n "__fish_mge_using_subcommand run" -l weight-preprocess -d 'Preprocess constant weights once at load'
 complete -c mge -n "__fish_mge_using_subcommand run" -l fuse-preprocess -d 'Fuse preprocessing patterns (astype + pad_channel + dimshuffle)'
@@ -80,6 +87,8 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l const-shape -d 'Assume i
 complete -c mge -n "__fish_mge_using_subcommand run" -l fake-first -d 'Make the first execution only allocate (an extra untimed run)'
 complete -c mge -n "__fish_mge_using_subcommand run" -l no-sanity-check -d 'Skip the var sanity check of the first run'
 complete -c mge -n "__fish_mge_using_subcommand run" -l tensorrt -d 'Run through TensorRT (CUDA only)'
+complete -c mge -n "__fish_mge_using_subcommand run" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
+complete -c mge -n "__fish_mge_using_subcommand run" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
 complete -c mge -n "__fish_mge_using_subcommand run" -l no-testcase -d 'Run a testcase container with feeds (--input or #rand) instead of its embedded testcases'
 complete -c mge -n "__fish_mge_using_subcommand run" -l all-times -d 'With --json, list every timed run\'s time under timing_ms.iterations_ms'
 complete -c mge -n "__fish_mge_using_subcommand run" -l json -d 'Print one JSON document on stdout instead of the report'
@@ -87,6 +96,11 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l check-finite -d 'Fail (e
 complete -c mge -n "__fish_mge_using_subcommand run" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand run" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c mge -n "__fish_mge_using_subcommand info" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
+complete -c mge -n "__fish_mge_using_subcommand info" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
+RC4_default\t''
+SIMPLE_FAST_RC4_default\t''"
+complete -c mge -n "__fish_mge_using_subcommand info" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand info" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand info" -l json -d 'Print one JSON document on stdout'
 complete -c mge -n "__fish_mge_using_subcommand info" -s v -l verbose -d 'Show engine logs and backtraces'
@@ -97,7 +111,7 @@ complete -c mge -n "__fish_mge_using_subcommand check" -l junit -d 'Also write a
 complete -c mge -n "__fish_mge_using_subcommand check" -l shard -d 'Check only slice K of N (from 1): models sorted by path, every Nth; for CI matrices' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l threads -d 'CPU worker threads' -r
-complete -c mge -n "__fish_mge_using_subcommand check" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l fast-run-cache -d 'The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l record-comp-seq -d 'Record the kernel sequence on the first run: 1, or 2 to also free extra memory' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l graph-opt-level -d 'Graph optimization level (0 to 3)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l async-level -d 'Asynchronous dispatch level' -r
@@ -114,11 +128,18 @@ complete -c mge -n "__fish_mge_using_subcommand check" -l layout-transform -d 'L
 cpu\t''
 cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand check" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
+complete -c mge -n "__fish_mge_using_subcommand check" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
+complete -c mge -n "__fish_mge_using_subcommand check" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
+RC4_default\t''
+SIMPLE_FAST_RC4_default\t''"
+complete -c mge -n "__fish_mge_using_subcommand check" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l json -d 'Print one JSON document on stdout instead of a line per testcase'
 complete -c mge -n "__fish_mge_using_subcommand check" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
-complete -c mge -n "__fish_mge_using_subcommand check" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
+complete -c mge -n "__fish_mge_using_subcommand check" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand check" -l reproducible -d 'Use only reproducible algorithms'
 complete -c mge -n "__fish_mge_using_subcommand check" -l weight-preprocess -d 'Preprocess constant weights once at load'
 complete -c mge -n "__fish_mge_using_subcommand check" -l fuse-preprocess -d 'Fuse preprocessing patterns (astype + pad_channel + dimshuffle)'
@@ -126,6 +147,8 @@ complete -c mge -n "__fish_mge_using_subcommand check" -l const-shape -d 'Assume
 complete -c mge -n "__fish_mge_using_subcommand check" -l fake-first -d 'Make the first execution only allocate (an extra untimed run)'
 complete -c mge -n "__fish_mge_using_subcommand check" -l no-sanity-check -d 'Skip the var sanity check of the first run'
 complete -c mge -n "__fish_mge_using_subcommand check" -l tensorrt -d 'Run through TensorRT (CUDA only)'
+complete -c mge -n "__fish_mge_using_subcommand check" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
+complete -c mge -n "__fish_mge_using_subcommand check" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
 complete -c mge -n "__fish_mge_using_subcommand check" -l check-finite -d 'Fail (exit 1) when an output holds NaN or an infinity (said on stderr either way)'
 complete -c mge -n "__fish_mge_using_subcommand check" -l worker -d 'Serve as a worker process of `check`: indices into MODELS on stdin, results on stdout'
 complete -c mge -n "__fish_mge_using_subcommand check" -s v -l verbose -d 'Show engine logs and backtraces'
@@ -135,7 +158,7 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -s i -l input -d 'Input
 complete -c mge -n "__fish_mge_using_subcommand profile" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l threads -d 'CPU worker threads' -r
-complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run-cache -d 'The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l record-comp-seq -d 'Record the kernel sequence on the first run: 1, or 2 to also free extra memory' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l graph-opt-level -d 'Graph optimization level (0 to 3)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l async-level -d 'Asynchronous dispatch level' -r
@@ -152,6 +175,13 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -l layout-transform -d 
 cpu\t''
 cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand profile" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand profile" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
+RC4_default\t''
+SIMPLE_FAST_RC4_default\t''"
+complete -c mge -n "__fish_mge_using_subcommand profile" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l warmup -d 'Untimed runs before measuring' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l iter -d 'Timed runs (at least this many with --duration)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l duration -d 'Keep running timed runs until they took SECONDS in all (at most 1000000 runs)' -r
@@ -163,7 +193,7 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -l timeout -d 'Stop the
 complete -c mge -n "__fish_mge_using_subcommand profile" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
-complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l reproducible -d 'Use only reproducible algorithms'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l weight-preprocess -d 'Preprocess constant weights once at load'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l fuse-preprocess -d 'Fuse preprocessing patterns (astype + pad_channel + dimshuffle)'
@@ -171,6 +201,8 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -l const-shape -d 'Assu
 complete -c mge -n "__fish_mge_using_subcommand profile" -l fake-first -d 'Make the first execution only allocate (an extra untimed run)'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l no-sanity-check -d 'Skip the var sanity check of the first run'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l tensorrt -d 'Run through TensorRT (CUDA only)'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l all-times -d 'With --json, list every timed run\'s time under timing_ms.iterations_ms'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l no-testcase -d 'Feed a testcase container #rand instead of its first testcase when there is no --input'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l json -d 'Print one JSON document on stdout instead of the table'
@@ -181,7 +213,7 @@ complete -c mge -n "__fish_mge_using_subcommand dump" -s i -l input -d 'Input fe
 complete -c mge -n "__fish_mge_using_subcommand dump" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l threads -d 'CPU worker threads' -r
-complete -c mge -n "__fish_mge_using_subcommand dump" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand dump" -l fast-run-cache -d 'The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l record-comp-seq -d 'Record the kernel sequence on the first run: 1, or 2 to also free extra memory' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l graph-opt-level -d 'Graph optimization level (0 to 3)' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l async-level -d 'Asynchronous dispatch level' -r
@@ -198,6 +230,13 @@ complete -c mge -n "__fish_mge_using_subcommand dump" -l layout-transform -d 'Le
 cpu\t''
 cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand dump" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand dump" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
+complete -c mge -n "__fish_mge_using_subcommand dump" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand dump" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
+complete -c mge -n "__fish_mge_using_subcommand dump" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
+RC4_default\t''
+SIMPLE_FAST_RC4_default\t''"
+complete -c mge -n "__fish_mge_using_subcommand dump" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l io -d 'Write every var of one run through the engine\'s io dump, with DIR/index.json' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l io-format -d 'bin: a .npy per var; txt: the engine\'s text dump (DIR/io.txt)' -r -f -a "bin\t''
 txt\t''"
@@ -208,7 +247,7 @@ complete -c mge -n "__fish_mge_using_subcommand dump" -l outputs -d 'Write each 
 complete -c mge -n "__fish_mge_using_subcommand dump" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
-complete -c mge -n "__fish_mge_using_subcommand dump" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l reproducible -d 'Use only reproducible algorithms'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l weight-preprocess -d 'Preprocess constant weights once at load'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l fuse-preprocess -d 'Fuse preprocessing patterns (astype + pad_channel + dimshuffle)'
@@ -216,6 +255,8 @@ complete -c mge -n "__fish_mge_using_subcommand dump" -l const-shape -d 'Assume 
 complete -c mge -n "__fish_mge_using_subcommand dump" -l fake-first -d 'Make the first execution only allocate (an extra untimed run)'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l no-sanity-check -d 'Skip the var sanity check of the first run'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l tensorrt -d 'Run through TensorRT (CUDA only)'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l no-testcase -d 'Feed a testcase container #rand instead of its first testcase when there is no --input'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l check-finite -d 'Fail (exit 1) when an output, or with --io any var, holds NaN or an infinity (said on stderr either way)'
 complete -c mge -n "__fish_mge_using_subcommand dump" -s v -l verbose -d 'Show engine logs and backtraces'
@@ -233,7 +274,7 @@ complete -c mge -n "__fish_mge_using_subcommand tune" -s i -l input -d 'Input fe
 complete -c mge -n "__fish_mge_using_subcommand tune" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l threads -d 'CPU worker threads' -r
-complete -c mge -n "__fish_mge_using_subcommand tune" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand tune" -l fast-run-cache -d 'The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled' -r -F
 complete -c mge -n "__fish_mge_using_subcommand tune" -l record-comp-seq -d 'Record the kernel sequence on the first run: 1, or 2 to also free extra memory' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l graph-opt-level -d 'Graph optimization level (0 to 3)' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l async-level -d 'Asynchronous dispatch level' -r
@@ -250,13 +291,21 @@ complete -c mge -n "__fish_mge_using_subcommand tune" -l layout-transform -d 'Le
 cpu\t''
 cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand tune" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand tune" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
+complete -c mge -n "__fish_mge_using_subcommand tune" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand tune" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
+complete -c mge -n "__fish_mge_using_subcommand tune" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
+RC4_default\t''
+SIMPLE_FAST_RC4_default\t''"
+complete -c mge -n "__fish_mge_using_subcommand tune" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand tune" -l budget -d 'Seconds to spend on the search' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l maxerr -d 'The largest AssertEqual error between a candidate\'s outputs and the baseline\'s' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l save -d 'Save the best options to FILE (and its fast-run cache beside it) for `--options FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand tune" -l save-model -d 'Write a Lite packed model to OUT.mge: the model with the best options and the fast-run cache it used, for `mge run OUT.mge` and MegEngine Lite' -r -F
 complete -c mge -n "__fish_mge_using_subcommand tune" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand tune" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
-complete -c mge -n "__fish_mge_using_subcommand tune" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
+complete -c mge -n "__fish_mge_using_subcommand tune" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l reproducible -d 'Use only reproducible algorithms'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l weight-preprocess -d 'Preprocess constant weights once at load'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l fuse-preprocess -d 'Fuse preprocessing patterns (astype + pad_channel + dimshuffle)'
@@ -264,6 +313,8 @@ complete -c mge -n "__fish_mge_using_subcommand tune" -l const-shape -d 'Assume 
 complete -c mge -n "__fish_mge_using_subcommand tune" -l fake-first -d 'Make the first execution only allocate (an extra untimed run)'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l no-sanity-check -d 'Skip the var sanity check of the first run'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l tensorrt -d 'Run through TensorRT (CUDA only)'
+complete -c mge -n "__fish_mge_using_subcommand tune" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
+complete -c mge -n "__fish_mge_using_subcommand tune" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l json -d 'Print one JSON document on stdout instead of the table'
 complete -c mge -n "__fish_mge_using_subcommand tune" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand tune" -s q -l quiet -d 'Print no notes or progress on stderr'

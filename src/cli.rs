@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::GraphLayout;
 use crate::input_files;
-use crate::model::DEFAULT_MAXERR;
+use crate::model::{Method, DEFAULT_MAXERR};
 use crate::options::LAYOUTS;
 
 #[derive(Parser, Debug)]
@@ -44,7 +44,7 @@ pub enum Command {
     /// Show a model's format, inputs, outputs and testcases
     Info(InfoArgs),
     /// Run every testcase embedded in each model and report pass or fail
-    Check(CheckArgs),
+    Check(Box<CheckArgs>),
     /// Run with the engine's profiler: top operators by time and a Chrome trace
     Profile(Box<ProfileArgs>),
     /// Write tensors out: outputs, every intermediate var, embedded testcases, the layout-transformed model
@@ -255,6 +255,10 @@ pub struct TuneArgs {
     /// Save the best options to FILE (and its fast-run cache beside it) for `--options FILE`
     #[arg(long, value_name = "FILE")]
     pub save: Option<PathBuf>,
+
+    /// Write a Lite packed model to OUT.mge: the model with the best options and the fast-run cache it used, for `mge run OUT.mge` and MegEngine Lite
+    #[arg(long, value_name = "OUT.mge")]
+    pub save_model: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -415,7 +419,7 @@ pub struct EngineArgs {
     #[arg(long)]
     pub cpu_inplace: bool,
 
-    /// Pick algorithms by profiling them (fast-run)
+    /// Pick each operator's algorithm by profiling the optimized ones on the first run (load_and_run's fast-run)
     #[arg(long)]
     pub fast_run: bool,
 
@@ -423,7 +427,7 @@ pub struct EngineArgs {
     #[arg(long)]
     pub reproducible: bool,
 
-    /// Read and update the fast-run algorithm cache in FILE
+    /// The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled
     #[arg(long, value_name = "FILE")]
     pub fast_run_cache: Option<PathBuf>,
 
@@ -482,6 +486,56 @@ pub struct EngineArgs {
     /// Add the engine options saved by `mge tune --save FILE`
     #[arg(long = "options", value_name = "FILE")]
     pub options_file: Option<PathBuf>,
+
+    /// Profile every algorithm of each operator, not only the optimized ones (load_and_run's full-run)
+    #[arg(long, conflicts_with = "fast_run")]
+    pub full_run: bool,
+
+    /// Profile with this batch size whatever the model's (fast-run's shared batch size)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub fast_run_shared_batch_size: Option<u32>,
+
+    /// Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)
+    #[arg(long)]
+    pub binary_equal_between_batch: bool,
+
+    /// Read and update TensorRT's engine cache in FILE (with --tensorrt)
+    #[arg(long, value_name = "FILE", requires = "tensorrt")]
+    pub tensorrt_cache: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub load: LoadArgs,
+}
+
+/// Engine options alone, as words: what a packed model's `extra_info` holds.
+#[derive(Parser, Debug)]
+#[command(no_binary_name = true)]
+pub struct EngineWords {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// How a model file is opened: its decryption and the extern operators it
+/// needs. Every command that loads a model takes these.
+#[derive(Args, Debug)]
+pub struct LoadArgs {
+    /// The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key
+    #[arg(long, value_name = "HEX|@FILE")]
+    pub model_key: Option<String>,
+
+    /// The method a bare encrypted model was encrypted with (a packed model names its own)
+    #[arg(long, value_name = "METHOD", value_parser = decryption_parser())]
+    pub model_decryption: Option<Method>,
+
+    /// Load an extern C operator library (MegEngine's extern_c_opr.h) before the model; repeatable
+    #[arg(long, value_name = "PATH")]
+    pub c_opr_lib: Vec<PathBuf>,
+}
+
+/// `--model-decryption`: one of the methods Lite registers.
+fn decryption_parser() -> impl TypedValueParser<Value = Method> {
+    PossibleValuesParser::new(Method::ALL.map(Method::name))
+        .map(|name| Method::from_name(&name).expect("one of the possible values"))
 }
 
 /// `--layout`: one of the names the engine's layouts go by.
@@ -510,6 +564,9 @@ pub struct InfoArgs {
     /// Print one JSON document on stdout
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten)]
+    pub load: LoadArgs,
 }
 
 #[derive(Args, Debug)]

@@ -33,6 +33,8 @@ pub const MODEL: Kind = Kind::input("model", 16 * GIB);
 /// One `SPEC` per line; a JSON literal of a large input is a few MiB.
 pub const SPEC_LIST: Kind = Kind::input("spec file", 64 * MIB);
 pub const OPTIONS: Kind = Kind::input("options file", MIB);
+/// `--model-key @FILE`: a key of a few dozen bytes.
+pub const MODEL_KEY: Kind = Kind::input("key file", 4 * KIB);
 /// A tensor of 4 GiB, the most a feed may hold, with the longest header.
 pub const NPY: Kind = Kind::input(".npy file", 4 * GIB + 128 * KIB);
 /// An archive is read one array at a time (each bounded as `NPY`).
@@ -40,6 +42,8 @@ pub const NPZ: Kind = Kind::input(".npz archive", 64 * GIB);
 pub const IMAGE: Kind = Kind::input("image", GIB);
 pub const IO_DUMP_INDEX: Kind = Kind::input("io dump index", GIB);
 pub const FAST_RUN_CACHE: Kind = Kind::internal("fast-run cache", GIB);
+/// TensorRT's serialized engines, read and written back like the fast-run cache.
+pub const TENSORRT_CACHE: Kind = Kind::internal("TensorRT cache", 4 * GIB);
 /// What the engine wrote for the tool: one var of its io dump (a tensor and
 /// its title), its text dump, its profile.
 pub const ENGINE_DUMP: Kind = Kind::internal("engine's dump", 4 * GIB + MIB);

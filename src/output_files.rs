@@ -152,7 +152,7 @@ pub fn ensure_writable(path: &Path) -> Result<()> {
 }
 
 /// An empty temporary file beside `path`, readable like any file a tool writes.
-fn staged_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
+pub fn staged_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     let folder = folder_of(path);
     tempfile::Builder::new()
         .prefix(".mge-")

@@ -389,7 +389,7 @@ fn reads_are_bounded_and_of_regular_files_only() {
         ),
         (&["-i", &feed], "is not a regular file but a FIFO"),
         (
-            &["--fast-run-cache", "/dev/zero"],
+            &["--fast-run", "--fast-run-cache", "/dev/zero"],
             "fast-run cache /dev/zero is not a regular file",
         ),
     ];
@@ -399,6 +399,11 @@ fn reads_are_bounded_and_of_regular_files_only() {
         refused_lean(dir.path(), &command, needle);
     }
     refused_lean(dir.path(), &["compare", path_arg(&fifo), path_arg(&fifo)], "a FIFO");
+    refused_lean(
+        dir.path(),
+        &["run", "-q", path_arg(&model), "--model-key", "@/dev/zero"],
+        "key file /dev/zero is not a regular file",
+    );
 }
 
 fn copy_fixture(dir: &Path, name: &str, as_name: &str) -> PathBuf {

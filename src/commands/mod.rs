@@ -91,7 +91,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Info(_) if supervisor => supervised(None, Work::Model, &global),
         Command::Run(args) => run::run(*args, &global),
         Command::Info(args) => info::info(args, &global),
-        Command::Check(args) => check::check(args, &global),
+        Command::Check(args) => check::check(*args, &global),
         Command::Profile(args) => profile::profile(*args, &global),
         Command::Dump(args) => dump::dump(*args, &global),
         Command::Compare(args) => compare::compare(args),

@@ -28,7 +28,7 @@ pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
     capture.loaded(prepared.loading, &prepared.session)?;
     let feeds = prepared.feeds(global)?;
     prepared.session.feed(&feeds)?;
-    let samples = prepared.measure(&plan(&args.iterations, global), &mut capture, global)?;
+    let samples = prepared.measure(&plan(&args.iterations, global), &mut capture)?;
     let device = prepared.options.device;
     let lite = prepared.finish()?;
 

@@ -63,7 +63,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     let run = Run {
         target: Target {
             model: settings.path.display().to_string(),
-            format: prepared.model.format.to_string(),
+            format: prepared.model.format(),
             device: prepared.options.device.to_string(),
         },
         plan: plan(&args.iterations, global),
@@ -135,7 +135,7 @@ impl Run<'_> {
     ) -> Result<()> {
         let feeds = prepared.feeds(global)?;
         prepared.session.feed(&feeds)?;
-        let samples = prepared.measure(&self.plan, &mut capture, global)?;
+        let samples = prepared.measure(&self.plan, &mut capture)?;
         let memory = PeakMemory::now(self.peak_after_load);
         let outputs = prepared.session.read_outputs()?;
         let device = prepared.options.device;

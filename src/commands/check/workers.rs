@@ -14,10 +14,10 @@ use anyhow::{bail, Context, Result};
 use super::InOrder;
 use crate::cli::EngineArgs;
 use crate::commands::finite::judge_testcases;
+use crate::commands::prepare::{read_model, ready_runtime, with_carried};
 use crate::commands::settings::EngineSettings;
 use crate::commands::Global;
-use crate::engine::{silence_stdout, take_stdout, Lite, NetworkOptions};
-use crate::model::ModelFile;
+use crate::engine::{silence_stdout, take_stdout, Lite};
 use crate::options::EngineOption;
 use crate::report::check::{ModelCheck, TestcaseCheck};
 use crate::runner::testcase::run_testcases;
@@ -133,7 +133,7 @@ impl Workers<'_> {
 /// The worker side: check each model whose index arrives on stdin, answer on
 /// the original stdout. The engine options come from the parent, defaults included.
 pub fn serve(models: &[PathBuf], engine: &EngineArgs, check_finite: bool, global: &Global) -> Result<()> {
-    let options = EngineSettings::from_args(engine, global)?.network;
+    let engine = EngineSettings::from_args(engine, global)?;
     let mut replies = take_stdout()?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose).map_err(|err| format!("{err:#}"));
     for request in std::io::stdin().lock().lines() {
@@ -145,7 +145,7 @@ pub fn serve(models: &[PathBuf], engine: &EngineArgs, check_finite: bool, global
             .and_then(|index| models.get(index))
             .with_context(|| format!("unreadable request '{request}'"))?;
         let check = match &lite {
-            Ok(lite) => check_model(lite, path, &options, check_finite, global),
+            Ok(lite) => check_model(lite, path, &engine, check_finite, global),
             Err(error) => ModelCheck::unchecked(path, error.clone()),
         };
         writeln!(replies, "{}", serde_json::to_string(&check)?)?;
@@ -155,8 +155,8 @@ pub fn serve(models: &[PathBuf], engine: &EngineArgs, check_finite: bool, global
 }
 
 /// Checks one model in this process; any error is the model's, not the command's.
-fn check_model(lite: &Lite, path: &Path, options: &NetworkOptions, check_finite: bool, global: &Global) -> ModelCheck {
-    match check_testcases(lite, path, options, check_finite, global) {
+fn check_model(lite: &Lite, path: &Path, engine: &EngineSettings, check_finite: bool, global: &Global) -> ModelCheck {
+    match check_testcases(lite, path, engine, check_finite, global) {
         Ok(testcases) => ModelCheck {
             model: path.display().to_string(),
             error: None,
@@ -170,21 +170,29 @@ fn check_model(lite: &Lite, path: &Path, options: &NetworkOptions, check_finite:
 fn check_testcases(
     lite: &Lite,
     path: &Path,
-    options: &NetworkOptions,
+    engine: &EngineSettings,
     check_finite: bool,
     global: &Global,
 ) -> Result<Vec<TestcaseCheck>> {
-    let model = ModelFile::read(path)?;
+    let model = read_model(path, engine)?;
     if !model.is_container() {
         bail!(
             "{} embeds no testcases (dump it with input_data=..., or use `mge run`)",
             path.display()
         );
     }
-    let engine_output = silence_stdout(global.verbose);
-    let mut session = Session::load(lite, &model, Outputs::Asserted, options)?;
-    let mut runs = run_testcases(lite, &model, &mut session, &Plan::once(global.verbose))?;
-    drop(engine_output);
+    // The options a packed model carries are mirrored, without a note per model.
+    let quiet = Global {
+        lite_lib: None,
+        verbose: global.verbose,
+        quiet: true,
+    };
+    let engine = with_carried(engine, &model, path, &quiet)?;
+    ready_runtime(lite, &engine, &model, &engine.network)?;
+    let verbose = global.verbose;
+    let _engine_output = silence_stdout(verbose);
+    let mut session = Session::load(lite, &model, Outputs::Asserted, &engine.network)?;
+    let mut runs = run_testcases(lite, &model, &mut session, &Plan::once(verbose))?;
     judge_testcases(&mut runs, &format!("{} #", path.display()), check_finite, global);
     Ok(runs.iter().map(TestcaseCheck::new).collect())
 }
