@@ -271,14 +271,11 @@ mod tests {
     #[test]
     fn remembers_inputs_by_file() {
         let dir = tempfile::tempdir().unwrap();
-        let (model, link, cache) = (
-            dir.path().join("sub/m.mge"),
-            dir.path().join("link.mge"),
-            dir.path().join("c.cache"),
-        );
-        std::fs::create_dir(dir.path().join("sub")).unwrap();
-        std::fs::write(&model, b"m").unwrap();
-        std::fs::write(&cache, b"c").unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let [model, cache] = [sub.join("m.mge"), dir.path().join("c.cache")];
+        [&model, &cache].map(|file| std::fs::write(file, b"x").unwrap());
+        let link = dir.path().join("link.mge");
         std::os::unix::fs::symlink(&model, &link).unwrap();
         read(&link, &MODEL).unwrap();
         read(&cache, &FAST_RUN_CACHE).unwrap();
