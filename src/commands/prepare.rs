@@ -4,6 +4,7 @@
 //! `Prepared::feeds` resolves the inputs and `Prepared::finish` saves what
 //! the engine learned.
 
+use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
@@ -14,11 +15,12 @@ use super::Global;
 use crate::deploy::Carried;
 use crate::engine::{silence_stdout, AlgoSearch, Lite, NetworkOptions, StdoutSilenced};
 use crate::feeds::{self, Feed, FeedOptions};
+use crate::input_files;
 use crate::model::{Method, ModelFile};
 use crate::options::EngineOption;
 use crate::output_files::{staged_beside, write_atomically};
 use crate::runner::testcase::testcase_feeds;
-use crate::runner::{Outputs, Session};
+use crate::runner::{Outputs, Plan, RunObserver, Runs, Session};
 use crate::runtime;
 use crate::tensor::TensorInfo;
 use crate::text::quoted_list;
@@ -67,7 +69,6 @@ pub struct Prepared<'a> {
     pub loaded: Instant,
     /// Reading the model file and loading it into the engine, in milliseconds.
     pub load_ms: f64,
-    specs: Vec<String>,
     settings: &'a ModelSettings,
     /// The settings' engine options with what the model carries.
     engine: EngineSettings,
@@ -92,13 +93,12 @@ pub fn prepare<'a, T>(
     global: &'a Global,
     adjust: impl FnOnce(&Opened, &mut NetworkOptions) -> Result<T>,
 ) -> Result<(Prepared<'a>, T)> {
-    let specs = feeds::expand_specs(&settings.inputs)?;
     let reading = Instant::now();
     let model = read_model(&settings.path, &settings.engine)?;
     let read = reading.elapsed();
     let engine = with_carried(&settings.engine, &model, &settings.path, global)?;
     let opened = Opened {
-        testcases: testcases != Testcases::Ignore && model.is_container() && specs.is_empty(),
+        testcases: testcases != Testcases::Ignore && model.is_container() && settings.specs.is_empty(),
         model,
     };
     let mut options = engine.network.clone();
@@ -125,7 +125,6 @@ pub fn prepare<'a, T>(
         loading,
         loaded,
         load_ms: (read + (loaded - loading)).as_secs_f64() * 1e3,
-        specs,
         settings,
         engine,
         ready,
@@ -254,10 +253,11 @@ pub fn ready_runtime(
     // renamed over the user's file once written whole.
     let tensorrt_cache = match engine.tensorrt_cache() {
         Some(cache) => {
-            let staged = staged_beside(cache).context("--tensorrt-cache")?;
-            if cache.is_file() {
-                std::fs::copy(cache, staged.path())
-                    .with_context(|| format!("--tensorrt-cache: cannot read {}", cache.display()))?;
+            let mut staged = staged_beside(cache).context("--tensorrt-cache")?;
+            if let Some(bytes) = input_files::read_if_present(cache, &input_files::TENSORRT_CACHE)? {
+                staged
+                    .write_all(&bytes)
+                    .with_context(|| format!("--tensorrt-cache: cannot stage {}", cache.display()))?;
             }
             lite.use_tensorrt_cache(staged.path())?;
             Some((staged, cache.to_path_buf()))
@@ -282,8 +282,21 @@ impl Prepared<'_> {
                 ));
                 testcase_feeds(&self.lite, testcase, &self.session, 0).context("testcase 0")
             }
-            _ => resolve_feeds(&self.specs, &self.session.inputs, &self.settings.feeds, global),
+            _ => resolve_feeds(&self.settings.specs, &self.session.inputs, &self.settings.feeds, global),
         }
+    }
+
+    /// Warms up and times the runs of `plan` (see `Session::measure`), with a
+    /// note when `--duration` stopped at the most timed runs one run keeps.
+    pub fn measure(&mut self, plan: &Plan, observer: &mut impl RunObserver) -> Result<Runs> {
+        let runs = self.session.measure(plan, observer)?;
+        if plan.stopped_at_most(runs.timed_ms.len()) {
+            self.global.note(format!(
+                "--duration: stopped after {} timed runs, the most one run keeps",
+                runs.timed_ms.len()
+            ));
+        }
+        Ok(runs)
     }
 
     /// Saves the caches the engine updated, says how the fast-run cache
@@ -371,7 +384,7 @@ fn resolve_feeds(specs: &[String], inputs: &[TensorInfo], options: &FeedOptions,
 fn save_algo_cache(lite: &Lite, cache: &Path) -> Result<()> {
     let dumped = tempfile::NamedTempFile::new().context("--fast-run-cache: cannot create a temporary file")?;
     lite.dump_algo_cache(dumped.path())?;
-    let contents = std::fs::read(dumped.path()).context("--fast-run-cache: cannot read the engine's cache")?;
+    let contents = input_files::read(dumped.path(), &input_files::FAST_RUN_CACHE)?;
     write_atomically(cache, &contents).context("--fast-run-cache")
 }
 

@@ -30,9 +30,7 @@ pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
     let feeds = prepared.feeds(global)?;
     prepared.session.feed(&feeds)?;
     let profiling_run = profile_algorithms(&prepared.session, &prepared.lite, &prepared.options, &feeds)?;
-    let runs = prepared
-        .session
-        .measure(&plan(&args.iterations, global), &mut capture)?;
+    let runs = prepared.measure(&plan(&args.iterations, global), &mut capture)?;
     let device = prepared.options.device;
     let prepared_load_ms = prepared.load_ms;
     let lite = prepared.finish()?;

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
+use super::finite::{failure, judge_testcases, warn_non_finite};
 use super::prepare::{prepare, refuse_unchecked_testcases, Prepared, Testcases};
 use super::settings::{plan, ModelSettings};
 use super::{CheckFailed, Global};
@@ -12,6 +13,7 @@ use crate::cli::RunArgs;
 use crate::compare::{compare_values, Tolerance};
 use crate::engine::NetworkOptions;
 use crate::feeds::{self, Feed};
+use crate::input_files;
 use crate::output_files::{ensure_set_writable, npy_files, write_set, write_tensors};
 use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
@@ -76,7 +78,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         args: &args,
     };
     if prepared.testcases {
-        run.testcases(prepared)
+        run.testcases(prepared, global)
     } else {
         run.fed(prepared, profile, &expectations, global)
     }
@@ -107,8 +109,9 @@ struct Run<'a> {
 
 impl Run<'_> {
     /// The embedded testcases of a container, each judged by its assertions.
-    fn testcases(self, mut prepared: Prepared) -> Result<()> {
-        let runs = run_testcases(&prepared.lite, &prepared.model, &mut prepared.session, &self.plan)?;
+    fn testcases(self, mut prepared: Prepared, global: &Global) -> Result<()> {
+        let mut runs = run_testcases(&prepared.lite, &prepared.model, &mut prepared.session, &self.plan)?;
+        judge_testcases(&mut runs, "testcase ", self.args.finite.check_finite, global);
         let memory = PeakMemory::now(self.peak_after_load);
         prepared.finish()?;
         let written = match &self.args.outputs.dir {
@@ -191,6 +194,7 @@ impl Run<'_> {
             expect: check_expectations(expectations, &outputs, args.maxerr)?,
         };
         print(&report, args.json)?;
+        let non_finite = warn_non_finite(&outputs, "", global);
         let failed: Vec<String> = report
             .expect
             .iter()
@@ -212,7 +216,10 @@ impl Run<'_> {
             ))
             .into());
         }
-        Ok(())
+        match non_finite {
+            Some(found) if args.finite.check_finite => Err(failure(&found).into()),
+            _ => Ok(()),
+        }
     }
 
     /// The network's runs, the unprofiled phases of `--profile`'s trace recorded.
@@ -224,8 +231,8 @@ impl Run<'_> {
         capture: Option<&mut ProfileCapture>,
     ) -> Result<Measured> {
         let runs = match capture {
-            Some(capture) => prepared.session.measure(&self.plan, &mut capture.unprofiled())?,
-            None => prepared.session.measure(&self.plan, &mut ())?,
+            Some(capture) => prepared.measure(&self.plan, &mut capture.unprofiled())?,
+            None => prepared.measure(&self.plan, &mut ())?,
         };
         let outputs = prepared.session.read_outputs()?;
         let measurement = Measurement::new(feeds, &outputs, &runs.timed_ms, self.args.iterations.all_times)
@@ -356,6 +363,7 @@ fn read_expectation(spec: &str) -> Result<Expectation> {
     if !file.is_file() {
         bail!("--expect {spec}: {} is not a file", file.display());
     }
+    input_files::claim(&file);
     Ok(Expectation {
         output: output.to_string(),
         file,

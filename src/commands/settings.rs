@@ -10,12 +10,10 @@ use clap::Parser;
 use super::Global;
 use crate::cli::{EngineArgs, EngineWords, IterationArgs, LayoutTransformTarget, LoadArgs, ModelArgs};
 use crate::engine::{available_cores, AlgoSearch, Device, NetworkOptions};
-use crate::feeds::FeedOptions;
+use crate::feeds::{self, FeedOptions};
+use crate::input_files;
 use crate::options::{EngineOption, TransformTarget};
 use crate::runner::Plan;
-
-/// The most bytes `--model-key @FILE` reads: keys are tens of bytes.
-const MAX_KEY_BYTES: u64 = 4096;
 
 /// A command's engine options, turned once from its arguments.
 #[derive(Clone)]
@@ -121,6 +119,17 @@ impl EngineSettings {
         })
     }
 
+    /// Warns of more CPU worker threads than the machine has cores: the
+    /// engine's workers spin while they wait, so the extra ones only take turns.
+    pub fn warn_oversubscribed(&self, global: &Global) {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        if let Some(threads) = self.network.threads.filter(|&threads| threads > cores) {
+            global.warn(format!(
+                "--threads {threads} is more than the {cores} cores here: the engine's worker threads spin while they wait, so the extra ones slow it down"
+            ));
+        }
+    }
+
     /// These settings and `option` (a command's own default).
     pub fn with(mut self, option: EngineOption) -> EngineSettings {
         option.apply(&mut self.network);
@@ -177,15 +186,7 @@ pub fn load_options(args: &LoadArgs) -> Vec<EngineOption> {
 /// `--model-key HEX|@FILE`: hex digits, or the raw bytes of FILE.
 fn read_model_key(spec: &str) -> Result<Vec<u8>> {
     let key = match spec.strip_prefix('@') {
-        Some(file) => {
-            let size = std::fs::metadata(file)
-                .with_context(|| format!("--model-key: cannot read {file}"))?
-                .len();
-            if size > MAX_KEY_BYTES {
-                bail!("--model-key: {file} holds {size} bytes, more than a key ({MAX_KEY_BYTES} at most)");
-            }
-            std::fs::read(file).with_context(|| format!("--model-key: cannot read {file}"))?
-        }
+        Some(file) => input_files::read(Path::new(file), &input_files::MODEL_KEY).context("--model-key")?,
         None => {
             let digits = spec.as_bytes();
             if !digits.len().is_multiple_of(2) || !digits.iter().all(u8::is_ascii_hexdigit) {
@@ -289,18 +290,30 @@ pub fn parse_device(text: &str) -> Result<Device> {
 /// A model with its feeds and engine options, turned once from `ModelArgs`.
 pub struct ModelSettings {
     pub path: PathBuf,
-    /// `-i` as given (`@FILE` not read yet).
+    /// `-i` as given, for the processes that run under them.
     pub inputs: Vec<String>,
+    /// Each `SPEC` of `inputs`, `@FILE`s read.
+    pub specs: Vec<String>,
     pub feeds: FeedOptions,
     pub engine: EngineSettings,
 }
 
 impl ModelSettings {
+    /// Also claims the model and the files the feeds may read as inputs of
+    /// the command, which no output may replace.
     pub fn from_args(args: &ModelArgs, global: &Global) -> Result<ModelSettings> {
+        let engine = EngineSettings::from_args(&args.engine, global)?;
+        engine.warn_oversubscribed(global);
+        let specs = feeds::expand_specs(&args.feeds.inputs)?;
+        input_files::claim(&args.model);
+        feeds::source_files(&specs)
+            .iter()
+            .for_each(|file| input_files::claim(file));
         Ok(ModelSettings {
-            engine: EngineSettings::from_args(&args.engine, global)?,
+            engine,
             path: args.model.clone(),
             inputs: args.feeds.inputs.clone(),
+            specs,
             feeds: FeedOptions {
                 seed: args.feeds.seed,
                 resize_input: args.feeds.resize_input,

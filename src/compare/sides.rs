@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
+use crate::input_files;
 use crate::iodump::{read_index, Index, IndexVar};
 use crate::tensor::npy::Npz;
 
@@ -66,7 +67,8 @@ impl Side {
     pub fn open(path: &Path) -> Result<Side> {
         let kind = if path.is_dir() {
             Kind::Folder
-        } else if path.is_file() {
+        } else if path.exists() {
+            // Read as its name says; what is not a regular file is refused then.
             match path
                 .extension()
                 .and_then(|e| e.to_str())
@@ -213,9 +215,7 @@ impl Tensor {
     /// The whole `.npy` file, or `None` for a var the dump holds no values of.
     pub fn read(&self) -> Result<Option<Vec<u8>>> {
         match &self.location {
-            Location::File(path) => std::fs::read(path)
-                .map(Some)
-                .with_context(|| format!("cannot read {}", path.display())),
+            Location::File(path) => input_files::read(path, &input_files::NPY).map(Some),
             Location::Archived { archive, key } => Npz::open(archive)
                 .and_then(|mut npz| npz.bytes(key))
                 .map(Some)

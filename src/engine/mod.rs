@@ -2,6 +2,7 @@
 //! and `stdio`) holds the only `unsafe` code of the crate.
 
 mod affinity;
+mod algo_cache;
 mod exit_trap;
 mod ffi;
 mod log_watch;
@@ -18,6 +19,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use libloading::Library;
 
+use crate::input_files;
 use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 
 pub use affinity::{available_cores, pinned_threads, PIN_SLOTS};
@@ -258,8 +260,17 @@ impl Lite {
         Ok(count)
     }
 
-    /// Uses `path` as the fast-run algorithm cache (read now, written by `dump_algo_cache`).
+    /// Uses `path` as the fast-run algorithm cache (read now, written by
+    /// `dump_algo_cache`), once its framing is checked: a new file is an empty cache.
     pub fn use_algo_cache(&self, path: &Path) -> Result<()> {
+        if let Some(bytes) = input_files::read_if_present(path, &input_files::FAST_RUN_CACHE)? {
+            algo_cache::check_framing(&bytes).map_err(|reason| {
+                anyhow::anyhow!(
+                    "{} is not a fast-run cache the engine wrote ({reason}): delete it, or give --fast-run-cache another file",
+                    path.display()
+                )
+            })?;
+        }
         let path = c_path(path)?;
         // SAFETY: NUL-terminated string that outlives the call (the engine copies it).
         let code = unsafe { (self.api.set_persistent_cache)(path.as_ptr(), 0) };

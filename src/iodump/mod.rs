@@ -7,5 +7,5 @@
 mod convert;
 mod index;
 
-pub use convert::{convert_binary, index_text};
+pub use convert::{convert_binary, index_text, Converted};
 pub use index::{read_index, Index, IndexVar, TEXT_FILE};

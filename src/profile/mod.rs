@@ -24,6 +24,7 @@ use anyhow::{bail, Context, Result};
 use tempfile::TempPath;
 
 use crate::engine::NetworkOptions;
+use crate::input_files;
 use crate::iodump::IndexVar;
 use crate::output_files::ensure_writable;
 use crate::runner::{RunKind, RunObserver, Session};
@@ -164,7 +165,7 @@ pub fn request_engine_profile(options: &mut NetworkOptions) -> Result<TempPath> 
 /// The vars of the graph the engine executed, in order, from the file
 /// `request_engine_profile` returned (after a run).
 pub fn executed_vars(engine_file: &Path) -> Result<Vec<IndexVar>> {
-    let bytes = std::fs::read(engine_file).context("the engine wrote no profile")?;
+    let bytes = input_files::read(engine_file, &input_files::ENGINE_PROFILE)?;
     EngineProfile::parse(&bytes)?.vars()
 }
 
@@ -291,7 +292,7 @@ impl ProfileCapture {
     }
 
     fn read_engine_profile(&self) -> Result<Vec<OperatorRun<RawSpan>>> {
-        let bytes = std::fs::read(&self.engine_file).context("the engine wrote no profile")?;
+        let bytes = input_files::read(&self.engine_file, &input_files::ENGINE_PROFILE)?;
         EngineProfile::parse(&bytes)?.operators()
     }
 }

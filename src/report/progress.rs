@@ -86,12 +86,22 @@ impl RunProgress {
                     spinner
                 }
                 Phase::Warmup { runs } => bar(Some(runs), "{msg} [{bar:30}] {pos}/{len}", "warm-up", self.quiet),
-                Phase::Iterations { runs } => bar(
+                Phase::Iterations {
+                    runs,
+                    duration_ms: None,
+                } => bar(
                     Some(runs),
                     "{msg} [{bar:30}] {pos}/{len} ({eta})",
                     "running",
                     self.quiet,
                 ),
+                Phase::Iterations {
+                    duration_ms: Some(_), ..
+                } => {
+                    let spinner = bar(None, "{spinner} {msg} {pos} runs, {elapsed}", "running", self.quiet);
+                    spinner.enable_steady_tick(Duration::from_millis(120));
+                    spinner
+                }
                 Phase::Testcase { .. } => return None,
             };
             self.shown = Some((phase, new));

@@ -176,6 +176,9 @@ pub struct TensorStats {
     pub min: f64,
     pub max: f64,
     pub mean: f64,
+    /// How many values are NaN, and how many infinite.
+    pub nan: usize,
+    pub inf: usize,
 }
 
 #[derive(Serialize)]
@@ -430,6 +433,7 @@ impl TensorStats {
             sum += v;
         }
         let count = value.len();
+        let non_finite = value.non_finite();
         TensorStats {
             name: name.to_string(),
             shape: value.shape.clone(),
@@ -437,6 +441,8 @@ impl TensorStats {
             min: if count == 0 { f64::NAN } else { min },
             max: if count == 0 { f64::NAN } else { max },
             mean: sum / count as f64,
+            nan: non_finite.nan,
+            inf: non_finite.inf,
         }
     }
 }

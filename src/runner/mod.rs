@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
 
+use crate::cli::MAX_RUNS;
 use crate::engine::{EngineError, Lite, Network, NetworkOptions};
 use crate::feeds::Feed;
 use crate::model::{ModelFile, EXPECTATION_SUFFIX};
@@ -161,12 +162,17 @@ impl Plan {
     }
 
     /// Whether another timed run is due after `done` of them, the first of
-    /// which started at `since`.
+    /// which started at `since`: `--duration` stops at `MAX_RUNS` too.
     fn wants_another(&self, done: u64, since: Option<Instant>) -> bool {
         done < self.iterations
             || self
                 .duration
-                .is_some_and(|duration| since.is_none_or(|since| since.elapsed() < duration))
+                .is_some_and(|duration| done < MAX_RUNS && since.is_none_or(|since| since.elapsed() < duration))
+    }
+
+    /// Whether timed runs under `--duration` stopped at `MAX_RUNS` after `done`.
+    pub fn stopped_at_most(&self, done: usize) -> bool {
+        self.duration.is_some() && done as u64 >= MAX_RUNS
     }
 }
 
@@ -310,8 +316,13 @@ impl Session {
 
     /// The timed runs of `plan`; `shown` tells the parent how far they are.
     pub fn time(&mut self, plan: &Plan, observer: &mut impl RunObserver, shown: bool) -> Result<Timed> {
-        let mut counter = shown.then(|| RunCounter::start(Phase::Iterations { runs: plan.iterations }));
-        let mut samples = Vec::with_capacity(plan.iterations as usize);
+        let mut counter = shown.then(|| {
+            RunCounter::start(Phase::Iterations {
+                runs: plan.iterations,
+                duration_ms: plan.duration.map(|duration| duration.as_millis() as u64),
+            })
+        });
+        let mut samples = Vec::with_capacity(plan.iterations.min(MAX_RUNS) as usize);
         let mut span: Option<(Instant, Instant)> = None;
         while plan.wants_another(samples.len() as u64, span.map(|(first, _)| first)) {
             let (started, finished) = self.timed_forward()?;

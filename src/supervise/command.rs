@@ -88,6 +88,14 @@ impl MgeCommand {
             .arg(outputs)
     }
 
+    /// `--check-finite`, when `on`.
+    pub fn check_finite(self, on: bool) -> MgeCommand {
+        match on {
+            true => self.arg("--check-finite"),
+            false => self,
+        }
+    }
+
     /// `-- MODEL...`
     pub fn models(self, models: &[PathBuf]) -> MgeCommand {
         models.iter().fold(self.arg("--"), |command, model| command.arg(model))

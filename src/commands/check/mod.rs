@@ -19,6 +19,7 @@ use super::settings::EngineSettings;
 use super::{CheckFailed, Global};
 use crate::cli::{CheckArgs, EngineArgs};
 use crate::engine::Device;
+use crate::input_files;
 use crate::options::EngineOption;
 use crate::output_files::{ensure_writable, write_atomically};
 use crate::report::check::{CheckReport, ModelCheck, Tally};
@@ -30,12 +31,14 @@ use workers::{serve, Workers};
 
 pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     if args.worker {
-        return serve(&args.models, &args.engine, global);
+        return serve(&args.models, &args.engine, args.finite.check_finite, global);
     }
+    args.models = select_models(&args.models, args.shard, global)?;
+    // The workers read them: claimed here, so that no report replaces one.
+    args.models.iter().for_each(|model| input_files::claim(model));
     if let Some(junit) = &args.junit {
         ensure_writable(junit).with_context(|| format!("--junit {}", junit.display()))?;
     }
-    args.models = select_models(&args.models, args.shard, global)?;
     let mut printer = InOrder::new(!args.json);
     let jobs = usize::try_from(args.jobs).unwrap_or(usize::MAX).min(args.models.len());
     let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
@@ -48,6 +51,7 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
         lite_lib: &lite_lib,
         timeout: args.deadline.timeout,
         verbose: global.verbose,
+        check_finite: args.finite.check_finite,
     };
     workers.check_all(jobs, &mut printer)?;
     let models = printer.finish();
@@ -71,6 +75,7 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
 /// workers' spinning threads starve each other.
 fn engine_settings(args: &EngineArgs, global: &Global) -> Result<EngineSettings> {
     let settings = EngineSettings::from_args(args, global)?;
+    settings.warn_oversubscribed(global);
     let placed = settings
         .given
         .iter()

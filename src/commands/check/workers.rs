@@ -13,6 +13,7 @@ use anyhow::{bail, Context, Result};
 
 use super::InOrder;
 use crate::cli::EngineArgs;
+use crate::commands::finite::judge_testcases;
 use crate::commands::prepare::{read_model, ready_runtime, with_carried};
 use crate::commands::settings::EngineSettings;
 use crate::commands::Global;
@@ -33,6 +34,7 @@ pub struct Workers<'a> {
     pub lite_lib: &'a Path,
     pub timeout: Option<Duration>,
     pub verbose: bool,
+    pub check_finite: bool,
 }
 
 impl Workers<'_> {
@@ -56,7 +58,7 @@ impl Workers<'_> {
                         }
                     }
                     if let Some(worker) = worker {
-                        worker.close();
+                        worker.close(&mut PassThrough);
                     }
                 });
             }
@@ -79,6 +81,7 @@ impl Workers<'_> {
             .lite_lib(self.lite_lib)
             .verbose(self.verbose)
             .engine(self.engine)
+            .check_finite(self.check_finite)
             .models(self.models);
         let mut worker = Supervisor::spawn(&command, true, true)?;
         if self.verbose {
@@ -129,7 +132,7 @@ impl Workers<'_> {
 
 /// The worker side: check each model whose index arrives on stdin, answer on
 /// the original stdout. The engine options come from the parent, defaults included.
-pub fn serve(models: &[PathBuf], engine: &EngineArgs, global: &Global) -> Result<()> {
+pub fn serve(models: &[PathBuf], engine: &EngineArgs, check_finite: bool, global: &Global) -> Result<()> {
     let engine = EngineSettings::from_args(engine, global)?;
     let mut replies = take_stdout()?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose).map_err(|err| format!("{err:#}"));
@@ -142,7 +145,7 @@ pub fn serve(models: &[PathBuf], engine: &EngineArgs, global: &Global) -> Result
             .and_then(|index| models.get(index))
             .with_context(|| format!("unreadable request '{request}'"))?;
         let check = match &lite {
-            Ok(lite) => check_model(lite, path, &engine, global),
+            Ok(lite) => check_model(lite, path, &engine, check_finite, global),
             Err(error) => ModelCheck::unchecked(path, error.clone()),
         };
         writeln!(replies, "{}", serde_json::to_string(&check)?)?;
@@ -152,9 +155,9 @@ pub fn serve(models: &[PathBuf], engine: &EngineArgs, global: &Global) -> Result
 }
 
 /// Checks one model in this process; any error is the model's, not the command's.
-fn check_model(lite: &Lite, path: &Path, engine: &EngineSettings, global: &Global) -> ModelCheck {
+fn check_model(lite: &Lite, path: &Path, engine: &EngineSettings, check_finite: bool, global: &Global) -> ModelCheck {
     let mut load_s = None;
-    match check_testcases(lite, path, engine, global, &mut load_s) {
+    match check_testcases(lite, path, engine, check_finite, global, &mut load_s) {
         Ok(testcases) => ModelCheck {
             model: path.display().to_string(),
             error: None,
@@ -174,6 +177,7 @@ fn check_testcases(
     lite: &Lite,
     path: &Path,
     engine: &EngineSettings,
+    check_finite: bool,
     global: &Global,
     load_s: &mut Option<f64>,
 ) -> Result<Vec<TestcaseCheck>> {
@@ -197,6 +201,7 @@ fn check_testcases(
     let _engine_output = silence_stdout(verbose);
     let mut session = Session::load(lite, &model, Outputs::Asserted, &engine.network)?;
     *load_s = Some(loading.elapsed().as_secs_f64());
-    let runs = run_testcases(lite, &model, &mut session, &Plan::once(verbose))?;
+    let mut runs = run_testcases(lite, &model, &mut session, &Plan::once(verbose))?;
+    judge_testcases(&mut runs, &format!("{} #", path.display()), check_finite, global);
     Ok(runs.iter().map(TestcaseCheck::new).collect())
 }
