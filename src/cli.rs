@@ -389,13 +389,17 @@ pub struct IterationArgs {
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(0..=MAX_RUNS))]
     pub warmup: usize,
 
-    /// Timed runs (at least this many with --duration)
+    /// Timed runs (at least this many with --duration, at most as many as fit in --max-duration)
     #[arg(long, default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS))]
     pub iter: u64,
 
     /// Keep running timed runs until they took SECONDS in all (at most 1000000 runs)
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     pub duration: Option<Duration>,
+
+    /// Stop the timed runs once they took SECONDS, even short of --iter
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, conflicts_with = "duration")]
+    pub max_duration: Option<Duration>,
 
     /// With --json, list every timed run's time under timing_ms.iterations_ms
     #[arg(long)]

@@ -327,6 +327,7 @@ pub fn plan(iterations: &IterationArgs, global: &Global) -> Plan {
         warmup: iterations.warmup,
         iterations: iterations.iter,
         duration: iterations.duration,
+        time_limit: iterations.max_duration,
         verbose: global.verbose,
     }
 }

@@ -44,6 +44,8 @@ pub struct Plan {
     pub iterations: u64,
     /// Keep running (at least `iterations`) until the timed runs took this long.
     pub duration: Option<Duration>,
+    /// Stop the timed runs once they took this long, even short of `iterations`.
+    pub time_limit: Option<Duration>,
     /// Echo what the engine prints while checking testcases on stderr.
     pub verbose: bool,
 }
@@ -146,6 +148,7 @@ impl Plan {
             warmup: 0,
             iterations: 1,
             duration: None,
+            time_limit: None,
             verbose,
         }
     }
@@ -157,6 +160,7 @@ impl Plan {
             warmup: 1,
             iterations: self.iterations,
             duration: None,
+            time_limit: self.time_limit,
             verbose: self.verbose,
         }
     }
@@ -164,6 +168,10 @@ impl Plan {
     /// Whether another timed run is due after `done` of them, the first of
     /// which started at `since`: `--duration` stops at `MAX_RUNS` too.
     fn wants_another(&self, done: u64, since: Option<Instant>) -> bool {
+        let spent = |limit: Duration| since.is_some_and(|since| since.elapsed() >= limit);
+        if self.time_limit.is_some_and(spent) {
+            return false;
+        }
         done < self.iterations
             || self
                 .duration

@@ -30,6 +30,12 @@ pub enum Status {
     TimedOut,
 }
 
+/// A trial's timed runs stop after this long (twice the time a trial is sized
+/// for, `search::SECONDS_PER_TRIAL`) whatever their count: on a busy
+/// machine, stalls the few calibration runs did not see can make the runs a
+/// trial was sized for take ten times longer.
+const TIMED_RUNS_LIMIT: Duration = Duration::from_secs(3);
+
 /// What a trial gave.
 pub struct Trial {
     pub status: Status,
@@ -123,7 +129,7 @@ impl Runner for Trials {
         if candidate.has(&EngineOption::FastRun) && self.fast_run_cache.is_none() {
             command = command.engine(&[EngineOption::FastRunCache(self.cache_path())]);
         }
-        let command = command.measured(self.warmup, runs, &outputs);
+        let command = command.measured(self.warmup, runs, TIMED_RUNS_LIMIT, &outputs);
         let mut child = Supervisor::spawn(&command, false, true)?;
         let mut report = String::new();
         let ended = loop {
