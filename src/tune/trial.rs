@@ -59,6 +59,10 @@ pub struct Measured {
     pub interval_ms: Option<(f64, f64)>,
     /// The timed runs' own time, of the process's.
     pub timing: Duration,
+    /// Reading and loading the model, of the process's time.
+    pub load: Duration,
+    /// Fast-run's profiling, where the engine profiled.
+    pub profiling: Option<Duration>,
 }
 
 impl Measured {
@@ -69,6 +73,12 @@ impl Measured {
             mean_ms: timing.mean,
             interval_ms: median_interval(samples),
             timing: Duration::from_secs_f64(samples.iter().sum::<f64>() / 1e3),
+            load: Duration::from_secs_f64(timing.cold_start.as_ref().map_or(0.0, |cold| cold.load) / 1e3),
+            profiling: timing
+                .cold_start
+                .as_ref()
+                .and_then(|cold| cold.profiling)
+                .map(|ms| Duration::from_secs_f64(ms / 1e3)),
         }
     }
 
