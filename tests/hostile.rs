@@ -725,3 +725,27 @@ fn smaller_hostile_inputs_are_refused_or_reported() {
     );
     assert!(stderr.contains("b.mge is the file"), "{stderr}");
 }
+
+/// A truncated shared library given to load (`--lite-lib`, `--c-opr-lib`) is
+/// refused before the loader maps it: touching its missing pages ended
+/// `runtime info` with SIGBUS and no word. Found by scripts/hostile_sweep.sh.
+#[test]
+fn a_truncated_library_is_refused_before_it_is_loaded() {
+    let (stdout, _) = run_expecting(mge().args(["runtime", "info", "--json"]), 0);
+    let lite = std::fs::read(json_of(&stdout)["path"].as_str().unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cut = write(dir.path(), "liblite_cut.so", &lite[..lite.len() / 2]);
+    refused(mge().args(["runtime", "info", "--lite-lib"]).arg(&cut), "is cut short");
+    refused(
+        mge()
+            .args(["run", "-q", "fixtures/conv_float.mge", "--lite-lib"])
+            .arg(&cut),
+        "is cut short",
+    );
+    refused(
+        mge()
+            .args(["run", "-q", "fixtures/conv_float.mge", "--c-opr-lib"])
+            .arg(&cut),
+        "--c-opr-lib",
+    );
+}

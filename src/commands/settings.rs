@@ -14,6 +14,7 @@ use crate::feeds::{self, FeedOptions};
 use crate::input_files;
 use crate::options::{EngineOption, TransformTarget};
 use crate::runner::Plan;
+use crate::runtime;
 
 /// A command's engine options, turned once from its arguments.
 #[derive(Clone)]
@@ -44,6 +45,7 @@ impl EngineSettings {
                 EngineOption::COprLib(library) if !library.is_file() => {
                     bail!("--c-opr-lib {}: no such file", library.display())
                 }
+                EngineOption::COprLib(library) => runtime::ensure_whole_library(library, "--c-opr-lib")?,
                 _ => {}
             }
         }

@@ -1,6 +1,7 @@
 //! Where the MegEngine Lite library comes from: finding it, and installing it
 //! from MegEngine's wheel into the cache folder.
 
+mod elf;
 mod install;
 mod record;
 
@@ -13,6 +14,7 @@ use anyhow::{bail, Result};
 
 use crate::engine::Lite;
 
+pub use elf::ensure_whole as ensure_whole_library;
 pub use install::{install, list, InstallWatcher};
 pub use record::{Damage, Scrutiny};
 
@@ -125,6 +127,7 @@ pub fn find(explicit: Option<&Path>) -> Result<Located> {
         if !path.is_file() {
             bail!("--lite-lib / MGE_LITE_LIB: {} is not a file", path.display());
         }
+        elf::ensure_whole(path, "--lite-lib / MGE_LITE_LIB:")?;
         return Ok(Located {
             path: path.to_path_buf(),
             origin: Origin::Option,
@@ -139,6 +142,7 @@ pub fn find(explicit: Option<&Path>) -> Result<Located> {
         });
     }
     if let Some(path) = python_megenginelite() {
+        elf::ensure_whole(&path, "python3's megenginelite:")?;
         return Ok(Located {
             path,
             origin: Origin::Python,

@@ -1,0 +1,59 @@
+//! Whether a shared library is whole before it is loaded: the loader maps each
+//! segment its headers name, and a page past the end of a truncated file ends
+//! the process with SIGBUS when first touched, before any error can be said.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+
+/// ELF64's header and program header sizes, and the segment type the loader maps.
+const HEADER_LEN: usize = 64;
+const PROGRAM_HEADER_LEN: usize = 56;
+const PT_LOAD: u32 = 1;
+
+fn u16_at(bytes: &[u8], pos: usize) -> u64 {
+    u64::from(u16::from_le_bytes([bytes[pos], bytes[pos + 1]]))
+}
+
+fn u32_at(bytes: &[u8], pos: usize) -> u32 {
+    u32::from_le_bytes(bytes[pos..pos + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(bytes: &[u8], pos: usize) -> u64 {
+    u64::from_le_bytes(bytes[pos..pos + 8].try_into().expect("8 bytes"))
+}
+
+/// Refuses a little-endian ELF64 file (the only kind this machine loads) that
+/// ends before its program headers or a segment the loader maps. Anything else
+/// is left to the loader, which refuses it in words.
+pub fn ensure_whole(path: &Path, what: &str) -> Result<()> {
+    let cannot_read = || format!("{what} {}: cannot read it", path.display());
+    let mut file = File::open(path).with_context(cannot_read)?;
+    let len = file.metadata().with_context(cannot_read)?.len();
+    let mut header = [0; HEADER_LEN];
+    if file.read_exact(&mut header).is_err() || header[..6] != *b"\x7fELF\x02\x01" {
+        return Ok(());
+    }
+    let (program_headers, count) = (u64_at(&header, 0x20), u16_at(&header, 0x38));
+    let table_end = program_headers.saturating_add(count * PROGRAM_HEADER_LEN as u64);
+    let mut needed = table_end;
+    if table_end <= len {
+        let mut table = vec![0; (count as usize) * PROGRAM_HEADER_LEN];
+        file.seek(SeekFrom::Start(program_headers)).with_context(cannot_read)?;
+        file.read_exact(&mut table).with_context(cannot_read)?;
+        for entry in table.chunks_exact(PROGRAM_HEADER_LEN) {
+            if u32_at(entry, 0) == PT_LOAD {
+                needed = needed.max(u64_at(entry, 8).saturating_add(u64_at(entry, 32)));
+            }
+        }
+    }
+    if needed > len {
+        bail!(
+            "{what} {} is cut short: its headers need {needed} bytes and it has {len} (a truncated copy?): give the whole library",
+            path.display()
+        );
+    }
+    Ok(())
+}
