@@ -149,42 +149,84 @@ pub fn npy_files(tensors: &[(String, HostTensor)]) -> Vec<(&str, PathBuf, &HostT
         .collect()
 }
 
-/// Writes files (paths relative to `dir`) whole or not at all: every file is
-/// written into a staging folder beside `dir` first. A new `dir` is that
-/// folder renamed; into an existing one the files are renamed one by one,
-/// which needs no space, so only the staging can fail for a full disk. On
-/// failure nothing is left behind, not even an empty `dir`.
+/// Writes files (paths relative to `dir`) whole or not at all (see `StagedSet`).
 pub fn write_set(dir: &Path, files: impl IntoIterator<Item = (PathBuf, Vec<u8>)>) -> Result<()> {
-    if dir.exists() && !dir.is_dir() {
-        bail!("{} exists and is not a folder", dir.display());
-    }
-    let staging = staging_folder(dir)?;
-    let mut written = Vec::new();
+    let staged = StagedSet::beside(dir)?;
     for (file, contents) in files {
-        let path = staging.path().join(&file);
+        let path = staged.path().join(&file);
         fs::create_dir_all(folder_of(&path))
             .and_then(|()| fs::write(&path, &contents))
             .and_then(|()| fs::File::open(&path)?.sync_all())
             .with_context(|| format!("cannot write {}", dir.join(&file).display()))?;
-        written.push(file);
     }
-    fs::set_permissions(staging.path(), Permissions::from_mode(0o755))
-        .with_context(|| format!("cannot write into {}", dir.display()))?;
-    if !dir.exists() {
-        fs::rename(staging.path(), dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        // The staging folder is `dir` now: nothing left to remove.
-        let _ = staging.keep();
-        return Ok(());
+    staged.commit()
+}
+
+/// A set of files bound for `dir`, written into a staging folder beside it
+/// first (by us, or by a child process told its path), and moved into place
+/// only once all are there. A new `dir` is the staging folder renamed; into
+/// an existing one the files are renamed one by one, which needs no space, so
+/// only the staging can fail for a full disk. On failure nothing is left
+/// behind, not even an empty `dir`.
+pub struct StagedSet {
+    dir: PathBuf,
+    staging: tempfile::TempDir,
+}
+
+impl StagedSet {
+    pub fn beside(dir: &Path) -> Result<StagedSet> {
+        if dir.exists() && !dir.is_dir() {
+            bail!("{} exists and is not a folder", dir.display());
+        }
+        Ok(StagedSet {
+            dir: dir.to_path_buf(),
+            staging: staging_folder(dir)?,
+        })
     }
-    // Checked first, so that a name taken by a folder stops the set before any file moves.
-    if let Some(taken) = written.iter().map(|file| dir.join(file)).find(|target| target.is_dir()) {
-        bail!("cannot write {}: it is a folder", taken.display());
+
+    /// Where the set is written before it moves.
+    pub fn path(&self) -> &Path {
+        self.staging.path()
     }
-    for file in written {
-        let target = dir.join(&file);
-        fs::create_dir_all(folder_of(&target))
-            .and_then(|()| fs::rename(staging.path().join(&file), &target))
-            .with_context(|| format!("cannot write {}", target.display()))?;
+
+    /// Moves every staged file into place.
+    pub fn commit(self) -> Result<()> {
+        let dir = &self.dir;
+        let mut written = Vec::new();
+        staged_files(self.staging.path(), Path::new(""), &mut written)
+            .with_context(|| format!("cannot write into {}", dir.display()))?;
+        fs::set_permissions(self.staging.path(), Permissions::from_mode(0o755))
+            .with_context(|| format!("cannot write into {}", dir.display()))?;
+        if !dir.exists() {
+            fs::rename(self.staging.path(), dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            // The staging folder is `dir` now: nothing left to remove.
+            let _ = self.staging.keep();
+            return Ok(());
+        }
+        // Checked first, so that a name taken by a folder stops the set before any file moves.
+        if let Some(taken) = written.iter().map(|file| dir.join(file)).find(|target| target.is_dir()) {
+            bail!("cannot write {}: it is a folder", taken.display());
+        }
+        for file in written {
+            let target = dir.join(&file);
+            fs::create_dir_all(folder_of(&target))
+                .and_then(|()| fs::rename(self.staging.path().join(&file), &target))
+                .with_context(|| format!("cannot write {}", target.display()))?;
+        }
+        Ok(())
+    }
+}
+
+/// The files under `folder`, as paths relative to its root (`relative` so far).
+fn staged_files(root: &Path, relative: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in fs::read_dir(root.join(relative))? {
+        let entry = entry?;
+        let path = relative.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            staged_files(root, &path, files)?;
+        } else {
+            files.push(path);
+        }
     }
     Ok(())
 }

@@ -15,6 +15,8 @@ use crate::runtime;
 
 pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
     let model = ModelFile::read(&args.model)?;
+    // Read from the graph before the engine is asked anything: it runs nothing.
+    let ops = args.ops.then(|| model.cost()).transpose()?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
     let engine_output = silence_stdout(global.verbose);
     let session = Session::load(&lite, &model, Outputs::Asserted, &NetworkOptions::default())?;
@@ -41,6 +43,7 @@ pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
         outputs: session.outputs.iter().map(Tensor::from).collect(),
         testcases: model.testcase_count(),
         testcase_values,
+        ops,
     };
     print(&info, args.json)
 }

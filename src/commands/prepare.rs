@@ -76,7 +76,10 @@ pub fn prepare<'a, T>(
     adjust: impl FnOnce(&Opened, &mut NetworkOptions) -> Result<T>,
 ) -> Result<(Prepared<'a>, T)> {
     let specs = feeds::expand_specs(&settings.inputs)?;
-    let model = ModelFile::read(&settings.path)?;
+    let mut model = ModelFile::read(&settings.path)?;
+    if !settings.extra_outputs.is_empty() {
+        model.add_outputs(&settings.extra_outputs).context("--output")?;
+    }
     let opened = Opened {
         testcases: testcases != Testcases::Ignore && model.is_container() && specs.is_empty(),
         model,

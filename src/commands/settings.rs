@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use super::Global;
-use crate::cli::{EngineArgs, IterationArgs, LayoutTransformTarget, ModelArgs};
+use crate::cli::{ComparisonArgs, EngineArgs, IterationArgs, LayoutTransformTarget, ModelArgs, StatArg};
+use crate::compare::{NamedMaxerr, Rules, Statistic, Tolerance};
 use crate::engine::{Device, NetworkOptions};
 use crate::feeds::FeedOptions;
 use crate::options::{EngineOption, TransformTarget};
@@ -88,7 +89,7 @@ impl EngineSettings {
 }
 
 /// The options `args` give, in the order a command line lists them.
-fn given_options(args: &EngineArgs) -> Result<Vec<EngineOption>> {
+pub fn given_options(args: &EngineArgs) -> Result<Vec<EngineOption>> {
     let mut given = Vec::new();
     let device = parse_device(&args.device)?;
     if device != Device::Cpu {
@@ -149,18 +150,21 @@ pub struct ModelSettings {
     pub inputs: Vec<String>,
     pub feeds: FeedOptions,
     pub engine: EngineSettings,
+    /// Vars made outputs of the model, after its own (`run --output`).
+    pub extra_outputs: Vec<String>,
 }
 
 impl ModelSettings {
     pub fn from_args(args: &ModelArgs, global: &Global) -> Result<ModelSettings> {
         Ok(ModelSettings {
             engine: EngineSettings::from_args(&args.engine, global)?,
-            path: args.model.clone(),
+            path: args.model.clone().context("no MODEL given: name the model to run")?,
             inputs: args.feeds.inputs.clone(),
             feeds: FeedOptions {
                 seed: args.feeds.seed,
                 resize_input: args.feeds.resize_input,
             },
+            extra_outputs: Vec::new(),
         })
     }
 }
@@ -172,6 +176,41 @@ pub fn plan(iterations: &IterationArgs, global: &Global) -> Plan {
         duration: iterations.duration,
         verbose: global.verbose,
     }
+}
+
+/// The comparison rules `args` give; `close` is compare's `--atol/--rtol`,
+/// which take the place of an unnamed `--maxerr`.
+pub fn comparison_rules(args: &ComparisonArgs, close: Option<Tolerance>) -> Result<Rules> {
+    let mut unnamed = args.maxerr.iter().filter(|rule| rule.name.is_none());
+    let maxerr = unnamed.next().map(|rule| rule.maxerr);
+    if unnamed.next().is_some() {
+        bail!("--maxerr X is given more than once: give one bound for every tensor, and NAME:X for others");
+    }
+    if maxerr.is_some() && close.is_some() {
+        bail!("--maxerr X and --atol/--rtol are two ways to state the tolerance: give one (--maxerr NAME:X may go with either)");
+    }
+    let by_name = args
+        .maxerr
+        .iter()
+        .filter_map(|rule| {
+            rule.name.as_ref().map(|name| NamedMaxerr {
+                name: name.clone(),
+                maxerr: rule.maxerr,
+            })
+        })
+        .collect();
+    let stat = match args.stat {
+        StatArg::Max => Statistic::Max,
+        StatArg::Mean => Statistic::Mean,
+        StatArg::Median => Statistic::Median,
+    };
+    Rules::new(
+        close.or(maxerr.map(|maxerr| Tolerance::AssertEqual { maxerr })),
+        by_name,
+        stat,
+        args.allow_outliers,
+        args.topk.map(|k| usize::try_from(k).unwrap_or(usize::MAX)),
+    )
 }
 
 #[cfg(test)]

@@ -10,11 +10,17 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 
 mod assertions;
+mod builder;
+mod cost;
+mod edit;
 mod flatbuffer;
+mod graph;
 mod schema;
 mod unassert;
 
 pub use assertions::{checked_output, Assertion, DEFAULT_MAXERR};
+pub use cost::GraphCost;
+pub use edit::TensorSpec;
 
 /// How MegEngine names the input holding an output's expected value.
 pub const EXPECTATION_SUFFIX: &str = ":expect";
@@ -66,7 +72,7 @@ impl ModelFile {
             .with_context(|| format!("{} is not a usable MegEngine model", path.display()))
     }
 
-    #[cfg(test)]
+    /// A model file in memory, checked as `read` checks one on disk.
     pub fn parse(bytes: Vec<u8>) -> Result<ModelFile> {
         let len = bytes.len() as u64;
         ModelFile::from_reader(std::io::Cursor::new(bytes), Some(len))
@@ -149,6 +155,65 @@ impl ModelFile {
         let names = unassert::rewrite(self.format, &mut graph[flatbuffer])
             .context("cannot take the model's outputs from before its AssertEqual operators")?;
         Ok((graph, names))
+    }
+
+    /// Fails unless the model graph can be edited (FBS v2), which `what` needs.
+    pub fn check_editable(&self, what: &str) -> Result<()> {
+        self.v2_flatbuffer(what).map(drop)
+    }
+
+    /// The model graph's flatbuffer, refused unless FBS v2 (what `what` needs).
+    fn v2_flatbuffer(&self, what: &str) -> Result<&[u8]> {
+        if self.format != GraphFormat::FbsV2 {
+            bail!(
+                "{what} needs an FBS v2 graph, and this one is FBS v1 (an older MegEngine, or dump_format=\"FBS\"): \
+                 dump it again with MegEngine 1.13's trace.dump"
+            );
+        }
+        Ok(&self.bytes[self.graph_flatbuffer.clone()])
+    }
+
+    /// The model's cost without running it (see `cost`).
+    pub fn cost(&self) -> Result<GraphCost> {
+        cost::graph_cost(self.v2_flatbuffer("--ops")?).context("cannot read the model's operators")
+    }
+
+    /// Makes the vars named `names` outputs of the model graph, after its own.
+    pub fn add_outputs(&mut self, names: &[String]) -> Result<()> {
+        let graph = edit::with_outputs(self.v2_flatbuffer("a new output")?, names)?;
+        self.replace_graph(graph)
+    }
+
+    /// A testcase container of this plain model: the model with an
+    /// AssertEqual operator per output (`outputs`, as the engine reports
+    /// them) at `maxerr`, and one testcase holding `values` (the inputs'
+    /// and the `<output>:expect` values, any order).
+    pub fn container(&self, outputs: &[TensorSpec], maxerr: f32, values: &[(TensorSpec, &[u8])]) -> Result<Vec<u8>> {
+        if self.is_container() {
+            bail!("it is a testcase container already: pack the plain model it was dumped from");
+        }
+        let flatbuffer = self.v2_flatbuffer("a testcase container")?;
+        let model = edit::with_assertions(flatbuffer, outputs, maxerr)?;
+        let mut sorted = values.to_vec();
+        sorted.sort_by(|a, b| a.0.name.cmp(b.0.name));
+        let mge_version = flatbuffer::Table::root(flatbuffer)?.u32(graph::model::MGE_VERSION)?;
+        let testcase = edit::constants_graph(&sorted, mge_version);
+        let mut container = CONTAINER_MAGIC.to_vec();
+        container.extend(1u32.to_le_bytes());
+        container.extend(model);
+        container.extend(testcase);
+        // What the engine will be handed is checked as any model file is.
+        ModelFile::parse(container.clone()).context("the container written does not verify")?;
+        Ok(container)
+    }
+
+    /// Puts `graph` (a whole graph, size-prefixed) in the model graph's place.
+    fn replace_graph(&mut self, graph: Vec<u8>) -> Result<()> {
+        let mut bytes = self.bytes[..self.graph.start].to_vec();
+        bytes.extend(graph);
+        bytes.extend(&self.bytes[self.graph.end..]);
+        *self = ModelFile::parse(bytes).context("the edited graph does not verify")?;
+        Ok(())
     }
 
     /// The testcase graphs of a container, in file order (none for a plain model).

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 
+use crate::compare::Rules;
 use crate::options::EngineOption;
 use candidate::Candidate;
 use trial::{compare_outputs, Status, Trial, Trials};
@@ -58,7 +59,8 @@ pub trait TuneWatcher {
 
 pub struct TuneOptions {
     pub budget: Duration,
-    pub maxerr: f64,
+    /// How a candidate's outputs are held against the baseline's.
+    pub rules: Rules,
 }
 
 pub struct Tuning {
@@ -136,7 +138,7 @@ pub fn tune(
                 false => allowance.timed_out(&candidate),
             });
         }
-        let row = judge(candidate, trial, &baseline_outputs, options.maxerr);
+        let row = judge(candidate, trial, &baseline_outputs, &options.rules);
         let median = row.measured();
         let best_ms = tuning.best_row().measured().unwrap_or(baseline_ms);
         tuning.rows.push(row);
@@ -210,7 +212,7 @@ impl Allowance {
 }
 
 /// The row of a finished trial: a measured one is checked against the baseline's outputs.
-fn judge(candidate: Candidate, trial: Trial, baseline_outputs: &std::path::Path, maxerr: f64) -> Row {
+fn judge(candidate: Candidate, trial: Trial, baseline_outputs: &std::path::Path, rules: &Rules) -> Row {
     let mut row = Row {
         candidate,
         status: trial.status,
@@ -219,7 +221,7 @@ fn judge(candidate: Candidate, trial: Trial, baseline_outputs: &std::path::Path,
         reason: trial.reason,
     };
     if let Some(outputs) = &trial.outputs {
-        match compare_outputs(baseline_outputs, outputs, maxerr) {
+        match compare_outputs(baseline_outputs, outputs, rules) {
             Ok((err, difference)) => {
                 row.err = Some(err);
                 if let Some(difference) = difference {

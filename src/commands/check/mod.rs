@@ -15,9 +15,10 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Context, Result};
 
 use super::prepare::refuse_unchecked_testcases;
-use super::settings::EngineSettings;
+use super::settings::{comparison_rules, EngineSettings};
 use super::{CheckFailed, Global};
 use crate::cli::{CheckArgs, EngineArgs};
+use crate::compare::Rules;
 use crate::engine::Device;
 use crate::options::EngineOption;
 use crate::output_files::{ensure_writable, write_atomically};
@@ -29,8 +30,11 @@ use models::select_models;
 use workers::{serve, Workers};
 
 pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
+    let rules = comparison_rules(&args.comparison, None)?;
+    // Without any rule, the model's own assertions judge, in the engine.
+    let rules = (rules != Rules::default()).then_some(rules);
     if args.worker {
-        return serve(&args.models, &args.engine, global);
+        return serve(&args.models, &args.engine, rules.as_ref(), global);
     }
     if let Some(junit) = &args.junit {
         ensure_writable(junit).with_context(|| format!("--junit {}", junit.display()))?;
@@ -45,6 +49,7 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     let workers = Workers {
         models: &args.models,
         engine: &engine.given,
+        rules: rules.as_ref(),
         lite_lib: &lite_lib,
         timeout: args.deadline.timeout,
         verbose: global.verbose,

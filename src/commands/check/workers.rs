@@ -15,12 +15,13 @@ use super::InOrder;
 use crate::cli::EngineArgs;
 use crate::commands::settings::EngineSettings;
 use crate::commands::Global;
+use crate::compare::Rules;
 use crate::engine::{silence_stdout, take_stdout, Lite, NetworkOptions};
 use crate::model::ModelFile;
 use crate::options::EngineOption;
 use crate::report::check::{ModelCheck, TestcaseCheck};
-use crate::runner::testcase::run_testcases;
-use crate::runner::{Outputs, Plan, Session};
+use crate::runner::testcase::{run_testcases, Judge};
+use crate::runner::{Plan, Session};
 use crate::runtime;
 use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{interruption, Next, PassThrough, Supervisor};
@@ -30,6 +31,8 @@ pub struct Workers<'a> {
     pub models: &'a [PathBuf],
     /// The user's engine options, for each worker to check under.
     pub engine: &'a [EngineOption],
+    /// The user's comparison rules, when the outputs are judged by them.
+    pub rules: Option<&'a Rules>,
     pub lite_lib: &'a Path,
     pub timeout: Option<Duration>,
     pub verbose: bool,
@@ -79,6 +82,7 @@ impl Workers<'_> {
             .lite_lib(self.lite_lib)
             .verbose(self.verbose)
             .engine(self.engine)
+            .rules(self.rules)
             .models(self.models);
         let mut worker = Supervisor::spawn(&command, true, true)?;
         if self.verbose {
@@ -129,8 +133,9 @@ impl Workers<'_> {
 
 /// The worker side: check each model whose index arrives on stdin, answer on
 /// the original stdout. The engine options come from the parent, defaults included.
-pub fn serve(models: &[PathBuf], engine: &EngineArgs, global: &Global) -> Result<()> {
+pub fn serve(models: &[PathBuf], engine: &EngineArgs, rules: Option<&Rules>, global: &Global) -> Result<()> {
     let options = EngineSettings::from_args(engine, global)?.network;
+    let judge = rules.map_or(Judge::Engine, Judge::Rules);
     let mut replies = take_stdout()?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose).map_err(|err| format!("{err:#}"));
     for request in std::io::stdin().lock().lines() {
@@ -142,7 +147,7 @@ pub fn serve(models: &[PathBuf], engine: &EngineArgs, global: &Global) -> Result
             .and_then(|index| models.get(index))
             .with_context(|| format!("unreadable request '{request}'"))?;
         let check = match &lite {
-            Ok(lite) => check_model(lite, path, &options, global.verbose),
+            Ok(lite) => check_model(lite, path, &options, judge, global.verbose),
             Err(error) => ModelCheck::unchecked(path, error.clone()),
         };
         writeln!(replies, "{}", serde_json::to_string(&check)?)?;
@@ -152,8 +157,8 @@ pub fn serve(models: &[PathBuf], engine: &EngineArgs, global: &Global) -> Result
 }
 
 /// Checks one model in this process; any error is the model's, not the command's.
-fn check_model(lite: &Lite, path: &Path, options: &NetworkOptions, verbose: bool) -> ModelCheck {
-    match check_testcases(lite, path, options, verbose) {
+fn check_model(lite: &Lite, path: &Path, options: &NetworkOptions, judge: Judge, verbose: bool) -> ModelCheck {
+    match check_testcases(lite, path, options, judge, verbose) {
         Ok(testcases) => ModelCheck {
             model: path.display().to_string(),
             error: None,
@@ -164,7 +169,13 @@ fn check_model(lite: &Lite, path: &Path, options: &NetworkOptions, verbose: bool
     }
 }
 
-fn check_testcases(lite: &Lite, path: &Path, options: &NetworkOptions, verbose: bool) -> Result<Vec<TestcaseCheck>> {
+fn check_testcases(
+    lite: &Lite,
+    path: &Path,
+    options: &NetworkOptions,
+    judge: Judge,
+    verbose: bool,
+) -> Result<Vec<TestcaseCheck>> {
     let model = ModelFile::read(path)?;
     if !model.is_container() {
         bail!(
@@ -173,7 +184,7 @@ fn check_testcases(lite: &Lite, path: &Path, options: &NetworkOptions, verbose: 
         );
     }
     let _engine_output = silence_stdout(verbose);
-    let mut session = Session::load(lite, &model, Outputs::Asserted, options)?;
-    let runs = run_testcases(lite, &model, &mut session, &Plan::once(verbose))?;
+    let mut session = Session::load(lite, &model, judge.outputs(), options)?;
+    let runs = run_testcases(lite, &model, &mut session, &Plan::once(verbose), judge)?;
     Ok(runs.iter().map(TestcaseCheck::new).collect())
 }
