@@ -137,7 +137,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__check)
-            opts="-j -v -q -h --jobs --json --junit --shard --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --timeout --maxerr --stat --allow-outliers --topk --worker --lite-lib --verbose --quiet --help"
+            opts="-j -v -q -h --jobs --json --junit --shard --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --model-key --model-decryption --c-opr-lib --timeout --maxerr --stat --allow-outliers --topk --worker --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -203,6 +203,26 @@ _mge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --fast-run-shared-batch-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tensorrt-cache)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model-decryption)
+                    COMPREPLY=($(compgen -W "AES_default RC4_default SIMPLE_FAST_RC4_default" -- "${cur}"))
+                    return 0
+                    ;;
+                --c-opr-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -235,7 +255,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__compare)
-            opts="-i -v -q -h --maxerr --stat --allow-outliers --topk --atol --rtol --json --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --a-options --b-options --b-naive --keep --no-testcase --timeout --lite-lib --verbose --quiet --help"
+            opts="-i -v -q -h --maxerr --stat --allow-outliers --topk --atol --rtol --json --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --model-key --model-decryption --c-opr-lib --a-options --b-options --b-naive --keep --no-testcase --timeout --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -321,6 +341,26 @@ _mge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --fast-run-shared-batch-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tensorrt-cache)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model-decryption)
+                    COMPREPLY=($(compgen -W "AES_default RC4_default SIMPLE_FAST_RC4_default" -- "${cur}"))
+                    return 0
+                    ;;
+                --c-opr-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --a-options)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -367,7 +407,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__dump)
-            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --no-testcase --io --io-format --testcases --layout-transform-model --convert --timeout --outputs --lite-lib --verbose --quiet --help"
+            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --model-key --model-decryption --c-opr-lib --no-testcase --io --io-format --testcases --layout-transform-model --convert --timeout --outputs --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -426,6 +466,26 @@ _mge() {
                     return 0
                     ;;
                 --options)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fast-run-shared-batch-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tensorrt-cache)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model-decryption)
+                    COMPREPLY=($(compgen -W "AES_default RC4_default SIMPLE_FAST_RC4_default" -- "${cur}"))
+                    return 0
+                    ;;
+                --c-opr-lib)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -679,12 +739,24 @@ _mge() {
             return 0
             ;;
         mge__subcmd__info)
-            opts="-v -q -h --json --ops --lite-lib --verbose --quiet --help"
+            opts="-v -q -h --json --model-key --model-decryption --c-opr-lib --ops --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --model-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model-decryption)
+                    COMPREPLY=($(compgen -W "AES_default RC4_default SIMPLE_FAST_RC4_default" -- "${cur}"))
+                    return 0
+                    ;;
+                --c-opr-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --lite-lib)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -715,7 +787,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__pack__subcmd__testcases)
-            opts="-i -o -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --output --maxerr --json --timeout --lite-lib --verbose --quiet --help"
+            opts="-i -o -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --model-key --model-decryption --c-opr-lib --output --maxerr --json --timeout --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -774,6 +846,26 @@ _mge() {
                     return 0
                     ;;
                 --options)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fast-run-shared-batch-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tensorrt-cache)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model-decryption)
+                    COMPREPLY=($(compgen -W "AES_default RC4_default SIMPLE_FAST_RC4_default" -- "${cur}"))
+                    return 0
+                    ;;
+                --c-opr-lib)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -805,7 +897,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__profile)
-            opts="-i -o -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --warmup --iter --duration --all-times --no-testcase --output --top --by --json --timeout --analyze --type --opr-name --order-by --min-time --aggregate --lite-lib --verbose --quiet --help"
+            opts="-i -o -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --model-key --model-decryption --c-opr-lib --warmup --iter --duration --all-times --no-testcase --output --top --by --json --timeout --analyze --type --opr-name --order-by --min-time --aggregate --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -864,6 +956,26 @@ _mge() {
                     return 0
                     ;;
                 --options)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fast-run-shared-batch-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tensorrt-cache)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model-decryption)
+                    COMPREPLY=($(compgen -W "AES_default RC4_default SIMPLE_FAST_RC4_default" -- "${cur}"))
+                    return 0
+                    ;;
+                --c-opr-lib)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -935,7 +1047,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__run)
-            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --no-testcase --warmup --iter --duration --all-times --outputs --expect --maxerr --stat --allow-outliers --topk --json --profile --timeout --output --lite-lib --verbose --quiet --help"
+            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --model-key --model-decryption --c-opr-lib --no-testcase --warmup --iter --duration --all-times --outputs --expect --maxerr --stat --allow-outliers --topk --json --profile --timeout --output --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -994,6 +1106,26 @@ _mge() {
                     return 0
                     ;;
                 --options)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fast-run-shared-batch-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tensorrt-cache)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model-decryption)
+                    COMPREPLY=($(compgen -W "AES_default RC4_default SIMPLE_FAST_RC4_default" -- "${cur}"))
+                    return 0
+                    ;;
+                --c-opr-lib)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1171,7 +1303,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__tune)
-            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --budget --maxerr --stat --allow-outliers --topk --json --save --lite-lib --verbose --quiet --help"
+            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --model-key --model-decryption --c-opr-lib --budget --maxerr --stat --allow-outliers --topk --json --save --save-model --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1233,6 +1365,26 @@ _mge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --fast-run-shared-batch-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tensorrt-cache)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model-decryption)
+                    COMPREPLY=($(compgen -W "AES_default RC4_default SIMPLE_FAST_RC4_default" -- "${cur}"))
+                    return 0
+                    ;;
+                --c-opr-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --budget)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1254,6 +1406,10 @@ _mge() {
                     return 0
                     ;;
                 --save)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --save-model)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -45,7 +45,7 @@ complete -c mge -n "__fish_mge_using_subcommand run" -s i -l input -d 'Input fee
 complete -c mge -n "__fish_mge_using_subcommand run" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l threads -d 'CPU worker threads' -r
-complete -c mge -n "__fish_mge_using_subcommand run" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand run" -l fast-run-cache -d 'The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l record-comp-seq -d 'Record the kernel sequence on the first run: 1, or 2 to also free extra memory' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l graph-opt-level -d 'Graph optimization level (0 to 3)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l async-level -d 'Asynchronous dispatch level' -r
@@ -62,6 +62,13 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l layout-transform -d 'Let
 cpu\t''
 cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand run" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand run" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand run" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
+RC4_default\t''
+SIMPLE_FAST_RC4_default\t''"
+complete -c mge -n "__fish_mge_using_subcommand run" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l warmup -d 'Untimed runs before measuring' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l iter -d 'Timed runs (at least this many with --duration)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l duration -d 'Keep running timed runs until they took SECONDS in all' -r
@@ -79,7 +86,7 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l output -d 'Make the inte
 complete -c mge -n "__fish_mge_using_subcommand run" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand run" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
-complete -c mge -n "__fish_mge_using_subcommand run" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
+complete -c mge -n "__fish_mge_using_subcommand run" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand run" -l reproducible -d 'Use only reproducible algorithms'
 complete -c mge -n "__fish_mge_using_subcommand run" -l weight-preprocess -d 'Preprocess constant weights once at load'
 complete -c mge -n "__fish_mge_using_subcommand run" -l fuse-preprocess -d 'Fuse preprocessing patterns (astype + pad_channel + dimshuffle)'
@@ -87,12 +94,19 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l const-shape -d 'Assume i
 complete -c mge -n "__fish_mge_using_subcommand run" -l fake-first -d 'Make the first execution only allocate (an extra untimed run)'
 complete -c mge -n "__fish_mge_using_subcommand run" -l no-sanity-check -d 'Skip the var sanity check of the first run'
 complete -c mge -n "__fish_mge_using_subcommand run" -l tensorrt -d 'Run through TensorRT (CUDA only)'
+complete -c mge -n "__fish_mge_using_subcommand run" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
+complete -c mge -n "__fish_mge_using_subcommand run" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
 complete -c mge -n "__fish_mge_using_subcommand run" -l no-testcase -d 'Run a testcase container with feeds (--input or #rand) instead of its embedded testcases'
 complete -c mge -n "__fish_mge_using_subcommand run" -l all-times -d 'With --json, list every timed run\'s time under timing_ms.iterations_ms'
 complete -c mge -n "__fish_mge_using_subcommand run" -l json -d 'Print one JSON document on stdout instead of the report'
 complete -c mge -n "__fish_mge_using_subcommand run" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand run" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c mge -n "__fish_mge_using_subcommand info" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
+complete -c mge -n "__fish_mge_using_subcommand info" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
+RC4_default\t''
+SIMPLE_FAST_RC4_default\t''"
+complete -c mge -n "__fish_mge_using_subcommand info" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand info" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand info" -l json -d 'Print one JSON document on stdout'
 complete -c mge -n "__fish_mge_using_subcommand info" -l ops -d 'Also list the operators by type with their parameters, MACs and FLOPs, read from the graph'
@@ -104,7 +118,7 @@ complete -c mge -n "__fish_mge_using_subcommand check" -l junit -d 'Also write a
 complete -c mge -n "__fish_mge_using_subcommand check" -l shard -d 'Check only slice K of N (from 1): models sorted by path, every Nth; for CI matrices' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l threads -d 'CPU worker threads' -r
-complete -c mge -n "__fish_mge_using_subcommand check" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l fast-run-cache -d 'The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l record-comp-seq -d 'Record the kernel sequence on the first run: 1, or 2 to also free extra memory' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l graph-opt-level -d 'Graph optimization level (0 to 3)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l async-level -d 'Asynchronous dispatch level' -r
@@ -121,6 +135,13 @@ complete -c mge -n "__fish_mge_using_subcommand check" -l layout-transform -d 'L
 cpu\t''
 cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand check" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
+complete -c mge -n "__fish_mge_using_subcommand check" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
+complete -c mge -n "__fish_mge_using_subcommand check" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
+RC4_default\t''
+SIMPLE_FAST_RC4_default\t''"
+complete -c mge -n "__fish_mge_using_subcommand check" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l maxerr -d 'The largest AssertEqual error |a-b| / max(min(|a|,|b|), 1) accepted [default: 1e-4]; NAME:X for tensor NAME only (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l stat -d 'The statistic of a tensor\'s element errors held against --maxerr' -r -f -a "max\t'Every element within the bound (the engine\'s AssertEqual)'
@@ -131,7 +152,7 @@ complete -c mge -n "__fish_mge_using_subcommand check" -l topk -d 'Judge each te
 complete -c mge -n "__fish_mge_using_subcommand check" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l json -d 'Print one JSON document on stdout instead of a line per testcase'
 complete -c mge -n "__fish_mge_using_subcommand check" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
-complete -c mge -n "__fish_mge_using_subcommand check" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
+complete -c mge -n "__fish_mge_using_subcommand check" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand check" -l reproducible -d 'Use only reproducible algorithms'
 complete -c mge -n "__fish_mge_using_subcommand check" -l weight-preprocess -d 'Preprocess constant weights once at load'
 complete -c mge -n "__fish_mge_using_subcommand check" -l fuse-preprocess -d 'Fuse preprocessing patterns (astype + pad_channel + dimshuffle)'
@@ -139,6 +160,8 @@ complete -c mge -n "__fish_mge_using_subcommand check" -l const-shape -d 'Assume
 complete -c mge -n "__fish_mge_using_subcommand check" -l fake-first -d 'Make the first execution only allocate (an extra untimed run)'
 complete -c mge -n "__fish_mge_using_subcommand check" -l no-sanity-check -d 'Skip the var sanity check of the first run'
 complete -c mge -n "__fish_mge_using_subcommand check" -l tensorrt -d 'Run through TensorRT (CUDA only)'
+complete -c mge -n "__fish_mge_using_subcommand check" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
+complete -c mge -n "__fish_mge_using_subcommand check" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
 complete -c mge -n "__fish_mge_using_subcommand check" -l worker -d 'Serve as a worker process of `check`: indices into MODELS on stdin, results on stdout'
 complete -c mge -n "__fish_mge_using_subcommand check" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand check" -s q -l quiet -d 'Print no notes or progress on stderr'
@@ -147,7 +170,7 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -s i -l input -d 'Input
 complete -c mge -n "__fish_mge_using_subcommand profile" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l threads -d 'CPU worker threads' -r
-complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run-cache -d 'The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l record-comp-seq -d 'Record the kernel sequence on the first run: 1, or 2 to also free extra memory' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l graph-opt-level -d 'Graph optimization level (0 to 3)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l async-level -d 'Asynchronous dispatch level' -r
@@ -164,6 +187,13 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -l layout-transform -d 
 cpu\t''
 cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand profile" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand profile" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
+RC4_default\t''
+SIMPLE_FAST_RC4_default\t''"
+complete -c mge -n "__fish_mge_using_subcommand profile" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l warmup -d 'Untimed runs before measuring' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l iter -d 'Timed runs (at least this many with --duration)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l duration -d 'Keep running timed runs until they took SECONDS in all' -r
@@ -186,7 +216,7 @@ min\t''"
 complete -c mge -n "__fish_mge_using_subcommand profile" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
-complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l reproducible -d 'Use only reproducible algorithms'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l weight-preprocess -d 'Preprocess constant weights once at load'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l fuse-preprocess -d 'Fuse preprocessing patterns (astype + pad_channel + dimshuffle)'
@@ -194,6 +224,8 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -l const-shape -d 'Assu
 complete -c mge -n "__fish_mge_using_subcommand profile" -l fake-first -d 'Make the first execution only allocate (an extra untimed run)'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l no-sanity-check -d 'Skip the var sanity check of the first run'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l tensorrt -d 'Run through TensorRT (CUDA only)'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l all-times -d 'With --json, list every timed run\'s time under timing_ms.iterations_ms'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l no-testcase -d 'Feed a testcase container #rand instead of its first testcase when there is no --input'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l json -d 'Print one JSON document on stdout instead of the table'
@@ -204,7 +236,7 @@ complete -c mge -n "__fish_mge_using_subcommand dump" -s i -l input -d 'Input fe
 complete -c mge -n "__fish_mge_using_subcommand dump" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l threads -d 'CPU worker threads' -r
-complete -c mge -n "__fish_mge_using_subcommand dump" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand dump" -l fast-run-cache -d 'The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l record-comp-seq -d 'Record the kernel sequence on the first run: 1, or 2 to also free extra memory' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l graph-opt-level -d 'Graph optimization level (0 to 3)' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l async-level -d 'Asynchronous dispatch level' -r
@@ -221,6 +253,13 @@ complete -c mge -n "__fish_mge_using_subcommand dump" -l layout-transform -d 'Le
 cpu\t''
 cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand dump" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand dump" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
+complete -c mge -n "__fish_mge_using_subcommand dump" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand dump" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
+complete -c mge -n "__fish_mge_using_subcommand dump" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
+RC4_default\t''
+SIMPLE_FAST_RC4_default\t''"
+complete -c mge -n "__fish_mge_using_subcommand dump" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l io -d 'Write every var of one run through the engine\'s io dump, with DIR/index.json' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l io-format -d 'bin: a .npy per var; txt: the engine\'s text dump (DIR/io.txt)' -r -f -a "bin\t''
 txt\t''"
@@ -232,7 +271,7 @@ complete -c mge -n "__fish_mge_using_subcommand dump" -l outputs -d 'Write each 
 complete -c mge -n "__fish_mge_using_subcommand dump" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
-complete -c mge -n "__fish_mge_using_subcommand dump" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l reproducible -d 'Use only reproducible algorithms'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l weight-preprocess -d 'Preprocess constant weights once at load'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l fuse-preprocess -d 'Fuse preprocessing patterns (astype + pad_channel + dimshuffle)'
@@ -240,6 +279,8 @@ complete -c mge -n "__fish_mge_using_subcommand dump" -l const-shape -d 'Assume 
 complete -c mge -n "__fish_mge_using_subcommand dump" -l fake-first -d 'Make the first execution only allocate (an extra untimed run)'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l no-sanity-check -d 'Skip the var sanity check of the first run'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l tensorrt -d 'Run through TensorRT (CUDA only)'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l no-testcase -d 'Feed a testcase container #rand instead of its first testcase when there is no --input'
 complete -c mge -n "__fish_mge_using_subcommand dump" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand dump" -s q -l quiet -d 'Print no notes or progress on stderr'
@@ -256,7 +297,7 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -s i -l input -d 'Input
 complete -c mge -n "__fish_mge_using_subcommand compare" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l threads -d 'CPU worker threads' -r
-complete -c mge -n "__fish_mge_using_subcommand compare" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand compare" -l fast-run-cache -d 'The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled' -r -F
 complete -c mge -n "__fish_mge_using_subcommand compare" -l record-comp-seq -d 'Record the kernel sequence on the first run: 1, or 2 to also free extra memory' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l graph-opt-level -d 'Graph optimization level (0 to 3)' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l async-level -d 'Asynchronous dispatch level' -r
@@ -273,6 +314,13 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -l layout-transform -d 
 cpu\t''
 cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand compare" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand compare" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand compare" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
+RC4_default\t''
+SIMPLE_FAST_RC4_default\t''"
+complete -c mge -n "__fish_mge_using_subcommand compare" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand compare" -l a-options -d 'Engine options of run A only, as `mge run` takes them, e.g. \'--threads 1\'' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l b-options -d 'Engine options of run B only, e.g. \'--layout nchw44\' or \'--fast-run\'' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l keep -d 'Keep both runs\' io dumps and outputs in DIR/a and DIR/b (a new or empty folder)' -r -F
@@ -281,7 +329,7 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -l lite-lib -d 'The Meg
 complete -c mge -n "__fish_mge_using_subcommand compare" -l json -d 'Print one JSON document on stdout instead of the table'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
-complete -c mge -n "__fish_mge_using_subcommand compare" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l reproducible -d 'Use only reproducible algorithms'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l weight-preprocess -d 'Preprocess constant weights once at load'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l fuse-preprocess -d 'Fuse preprocessing patterns (astype + pad_channel + dimshuffle)'
@@ -289,6 +337,8 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -l const-shape -d 'Assu
 complete -c mge -n "__fish_mge_using_subcommand compare" -l fake-first -d 'Make the first execution only allocate (an extra untimed run)'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l no-sanity-check -d 'Skip the var sanity check of the first run'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l tensorrt -d 'Run through TensorRT (CUDA only)'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l b-naive -d 'Run B on megdnn\'s naive reference kernels (CPU)'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l no-testcase -d 'Feed a testcase container #rand instead of its first testcase when there is no --input'
 complete -c mge -n "__fish_mge_using_subcommand compare" -s v -l verbose -d 'Show engine logs and backtraces'
@@ -298,7 +348,7 @@ complete -c mge -n "__fish_mge_using_subcommand tune" -s i -l input -d 'Input fe
 complete -c mge -n "__fish_mge_using_subcommand tune" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l threads -d 'CPU worker threads' -r
-complete -c mge -n "__fish_mge_using_subcommand tune" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand tune" -l fast-run-cache -d 'The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled' -r -F
 complete -c mge -n "__fish_mge_using_subcommand tune" -l record-comp-seq -d 'Record the kernel sequence on the first run: 1, or 2 to also free extra memory' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l graph-opt-level -d 'Graph optimization level (0 to 3)' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l async-level -d 'Asynchronous dispatch level' -r
@@ -315,6 +365,13 @@ complete -c mge -n "__fish_mge_using_subcommand tune" -l layout-transform -d 'Le
 cpu\t''
 cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand tune" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand tune" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
+complete -c mge -n "__fish_mge_using_subcommand tune" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand tune" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
+complete -c mge -n "__fish_mge_using_subcommand tune" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
+RC4_default\t''
+SIMPLE_FAST_RC4_default\t''"
+complete -c mge -n "__fish_mge_using_subcommand tune" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand tune" -l budget -d 'Seconds to spend on the search' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l maxerr -d 'The largest AssertEqual error |a-b| / max(min(|a|,|b|), 1) accepted [default: 1e-4]; NAME:X for tensor NAME only (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l stat -d 'The statistic of a tensor\'s element errors held against --maxerr' -r -f -a "max\t'Every element within the bound (the engine\'s AssertEqual)'
@@ -323,10 +380,11 @@ median\t'The median element error'"
 complete -c mge -n "__fish_mge_using_subcommand tune" -l allow-outliers -d 'The fraction of a tensor\'s elements whose errors may exceed the tolerance (e.g. 0.001)' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l topk -d 'Judge each tensor by its K largest indices along the last axis instead of its values (classifiers)' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l save -d 'Save the best options to FILE (and its fast-run cache beside it) for `--options FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand tune" -l save-model -d 'Write a Lite packed model to OUT.mge: the model with the best options and the fast-run cache it used, for `mge run OUT.mge` and MegEngine Lite' -r -F
 complete -c mge -n "__fish_mge_using_subcommand tune" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand tune" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
-complete -c mge -n "__fish_mge_using_subcommand tune" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
+complete -c mge -n "__fish_mge_using_subcommand tune" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l reproducible -d 'Use only reproducible algorithms'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l weight-preprocess -d 'Preprocess constant weights once at load'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l fuse-preprocess -d 'Fuse preprocessing patterns (astype + pad_channel + dimshuffle)'
@@ -334,6 +392,8 @@ complete -c mge -n "__fish_mge_using_subcommand tune" -l const-shape -d 'Assume 
 complete -c mge -n "__fish_mge_using_subcommand tune" -l fake-first -d 'Make the first execution only allocate (an extra untimed run)'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l no-sanity-check -d 'Skip the var sanity check of the first run'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l tensorrt -d 'Run through TensorRT (CUDA only)'
+complete -c mge -n "__fish_mge_using_subcommand tune" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
+complete -c mge -n "__fish_mge_using_subcommand tune" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l json -d 'Print one JSON document on stdout instead of the table'
 complete -c mge -n "__fish_mge_using_subcommand tune" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand tune" -s q -l quiet -d 'Print no notes or progress on stderr'
@@ -342,7 +402,7 @@ complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s i -l input -d
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l threads -d 'CPU worker threads' -r
-complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l fast-run-cache -d 'Read and update the fast-run algorithm cache in FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l fast-run-cache -d 'The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled' -r -F
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l record-comp-seq -d 'Record the kernel sequence on the first run: 1, or 2 to also free extra memory' -r
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l graph-opt-level -d 'Graph optimization level (0 to 3)' -r
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l async-level -d 'Asynchronous dispatch level' -r
@@ -359,13 +419,20 @@ complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l layout-transf
 cpu\t''
 cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
+RC4_default\t''
+SIMPLE_FAST_RC4_default\t''"
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s o -l output -d 'The testcase container to write (.mge)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l maxerr -d 'The largest AssertEqual error the container\'s assertions accept' -r
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
-complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l fast-run -d 'Pick algorithms by profiling them (fast-run)'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l reproducible -d 'Use only reproducible algorithms'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l weight-preprocess -d 'Preprocess constant weights once at load'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l fuse-preprocess -d 'Fuse preprocessing patterns (astype + pad_channel + dimshuffle)'
@@ -373,6 +440,8 @@ complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l const-shape -
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l fake-first -d 'Make the first execution only allocate (an extra untimed run)'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l no-sanity-check -d 'Skip the var sanity check of the first run'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l tensorrt -d 'Run through TensorRT (CUDA only)'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l json -d 'Print one JSON document on stdout instead of the summary'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s q -l quiet -d 'Print no notes or progress on stderr'

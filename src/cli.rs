@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::GraphLayout;
-use crate::model::DEFAULT_MAXERR;
+use crate::model::{Method, DEFAULT_MAXERR};
 use crate::options::LAYOUTS;
 
 #[derive(Parser, Debug)]
@@ -42,13 +42,13 @@ pub enum Command {
     /// Show a model's format, inputs, outputs and testcases
     Info(InfoArgs),
     /// Run every testcase embedded in each model and report pass or fail
-    Check(CheckArgs),
+    Check(Box<CheckArgs>),
     /// Run with the engine's profiler: top operators by time and a Chrome trace
     Profile(Box<ProfileArgs>),
     /// Write tensors out: outputs, every intermediate var, embedded testcases, the layout-transformed model
     Dump(Box<DumpArgs>),
     /// Compare tensors (.npy, .npz, folders, io dumps), or two runs of models to the first diverging operator
-    Compare(CompareArgs),
+    Compare(Box<CompareArgs>),
     /// Find the fastest engine options that keep the outputs, each tried in its own process
     Tune(Box<TuneArgs>),
     /// Run a model on feeds and write a testcase container: the feeds, and the outputs as expectations its AssertEqual operators check
@@ -290,6 +290,10 @@ pub struct TuneArgs {
     /// Save the best options to FILE (and its fast-run cache beside it) for `--options FILE`
     #[arg(long, value_name = "FILE")]
     pub save: Option<PathBuf>,
+
+    /// Write a Lite packed model to OUT.mge: the model with the best options and the fast-run cache it used, for `mge run OUT.mge` and MegEngine Lite
+    #[arg(long, value_name = "OUT.mge")]
+    pub save_model: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -433,29 +437,11 @@ pub struct TwoRunArgs {
     pub deadline: DeadlineArgs,
 }
 
-/// `--a-options`/`--b-options`: engine options in one string, read by the
-/// same definitions as on the command line.
-#[derive(Parser, Debug)]
-#[command(name = "options", no_binary_name = true)]
-struct SideOptions {
-    #[command(flatten)]
-    engine: EngineArgs,
-}
-
-/// Splits `text` as a shell would and reads it as engine options.
+/// Splits `text` as a shell would and reads it as engine options
+/// (`--a-options`, `--b-options`).
 pub fn parse_engine_options(text: &str) -> Result<EngineArgs, String> {
     let words = shlex::split(text).ok_or_else(|| format!("'{text}': unbalanced quotes"))?;
-    let options = SideOptions::try_parse_from(words).map_err(|err| {
-        let message = err.to_string();
-        let first = message.lines().next().unwrap_or("").trim_start_matches("error: ");
-        format!("'{text}': {first}")
-    })?;
-    if options.engine.options_file.is_some() {
-        return Err(format!(
-            "'{text}': --options FILE goes to compare itself, for both runs"
-        ));
-    }
-    Ok(options.engine)
+    parse_engine_words(words).map_err(|err| format!("'{text}': {err}"))
 }
 
 /// How two sets of tensors are held against each other: run's `--expect`,
@@ -595,7 +581,7 @@ pub struct EngineArgs {
     #[arg(long)]
     pub cpu_inplace: bool,
 
-    /// Pick algorithms by profiling them (fast-run)
+    /// Pick each operator's algorithm by profiling the optimized ones on the first run (load_and_run's fast-run)
     #[arg(long)]
     pub fast_run: bool,
 
@@ -603,7 +589,7 @@ pub struct EngineArgs {
     #[arg(long)]
     pub reproducible: bool,
 
-    /// Read and update the fast-run algorithm cache in FILE
+    /// The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled
     #[arg(long, value_name = "FILE")]
     pub fast_run_cache: Option<PathBuf>,
 
@@ -662,6 +648,75 @@ pub struct EngineArgs {
     /// Add the engine options saved by `mge tune --save FILE`
     #[arg(long = "options", value_name = "FILE")]
     pub options_file: Option<PathBuf>,
+
+    /// Profile every algorithm of each operator, not only the optimized ones (load_and_run's full-run)
+    #[arg(long, conflicts_with = "fast_run")]
+    pub full_run: bool,
+
+    /// Profile with this batch size whatever the model's (fast-run's shared batch size)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub fast_run_shared_batch_size: Option<u32>,
+
+    /// Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)
+    #[arg(long)]
+    pub binary_equal_between_batch: bool,
+
+    /// Read and update TensorRT's engine cache in FILE (with --tensorrt)
+    #[arg(long, value_name = "FILE", requires = "tensorrt")]
+    pub tensorrt_cache: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub load: LoadArgs,
+}
+
+/// Engine options alone, as words: what `compare --a-options` holds and a
+/// packed model's `extra_info` carries.
+#[derive(Parser, Debug)]
+#[command(name = "options", no_binary_name = true)]
+struct EngineWords {
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+/// Reads `words` (as on the command line: `--layout`, `nchw44`) as engine
+/// options, by the same definitions as the command line.
+pub fn parse_engine_words(words: impl IntoIterator<Item = String>) -> Result<EngineArgs, String> {
+    let parsed = EngineWords::try_parse_from(words).map_err(|err| {
+        let message = err.to_string();
+        message
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_string()
+    })?;
+    if parsed.engine.options_file.is_some() {
+        return Err("--options FILE is not read here: give the options it holds".to_string());
+    }
+    Ok(parsed.engine)
+}
+
+/// How a model file is opened: its decryption and the extern operators it
+/// needs. Every command that loads a model takes these.
+#[derive(Args, Debug)]
+pub struct LoadArgs {
+    /// The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key
+    #[arg(long, value_name = "HEX|@FILE")]
+    pub model_key: Option<String>,
+
+    /// The method a bare encrypted model was encrypted with (a packed model names its own)
+    #[arg(long, value_name = "METHOD", value_parser = decryption_parser())]
+    pub model_decryption: Option<Method>,
+
+    /// Load an extern C operator library (MegEngine's extern_c_opr.h) before the model; repeatable
+    #[arg(long, value_name = "PATH")]
+    pub c_opr_lib: Vec<PathBuf>,
+}
+
+/// `--model-decryption`: one of the methods Lite registers.
+fn decryption_parser() -> impl TypedValueParser<Value = Method> {
+    PossibleValuesParser::new(Method::ALL.map(Method::name))
+        .map(|name| Method::from_name(&name).expect("one of the possible values"))
 }
 
 /// `--layout`: one of the names the engine's layouts go by.
@@ -690,6 +745,9 @@ pub struct InfoArgs {
     /// Print one JSON document on stdout
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten)]
+    pub load: LoadArgs,
 
     /// Also list the operators by type with their parameters, MACs and FLOPs, read from the graph
     #[arg(long)]

@@ -1,6 +1,7 @@
 mod cli;
 mod commands;
 mod compare;
+mod deploy;
 mod engine;
 mod feeds;
 mod iodump;

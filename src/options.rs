@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use crate::engine::{Device, GraphLayout, NetworkOptions};
+use crate::engine::{AlgoSearch, Device, GraphLayout, NetworkOptions};
+use crate::model::Method;
 
 /// One engine option with its value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,6 +29,17 @@ pub enum EngineOption {
     WorkspaceLimit(usize),
     Layout(GraphLayout),
     LayoutTransform(TransformTarget),
+    FullRun,
+    FastRunSharedBatchSize(u32),
+    BinaryEqualBetweenBatch,
+    /// The runtime's: read before loading and written after the runs.
+    TensorRtCache(PathBuf),
+    /// The runtime's: the key of the model's methods, as given (`HEX` or `@FILE`).
+    ModelKey(String),
+    /// The method of a bare encrypted model.
+    ModelDecryption(Method),
+    /// The runtime's: an extern operator library loaded before the model.
+    COprLib(PathBuf),
 }
 
 /// The device `--layout-transform` optimizes for.
@@ -84,15 +96,22 @@ impl EngineOption {
             EngineOption::LayoutTransform(TransformTarget::Auto) => flag("layout-transform"),
             EngineOption::LayoutTransform(TransformTarget::Cpu) => valued("layout-transform", &"cpu"),
             EngineOption::LayoutTransform(TransformTarget::Cuda) => valued("layout-transform", &"cuda"),
+            EngineOption::FullRun => flag("full-run"),
+            EngineOption::FastRunSharedBatchSize(n) => valued("fast-run-shared-batch-size", n),
+            EngineOption::BinaryEqualBetweenBatch => flag("binary-equal-between-batch"),
+            EngineOption::TensorRtCache(file) => valued("tensorrt-cache", &file.display()),
+            EngineOption::ModelKey(key) => valued("model-key", key),
+            EngineOption::ModelDecryption(method) => valued("model-decryption", method),
+            EngineOption::COprLib(library) => valued("c-opr-lib", &library.display()),
         }
     }
 
-    /// Sets the option in `network` (the fast-run cache is the runtime's: left out).
+    /// Sets the option in `network` (the runtime's options are left out).
     pub fn apply(&self, network: &mut NetworkOptions) {
         match *self {
             EngineOption::Device(device) => network.device = device,
             EngineOption::CpuInplace => network.cpu_inplace = true,
-            EngineOption::FastRun => network.fast_run = true,
+            EngineOption::FastRun => network.algo_search = AlgoSearch::FastRun,
             EngineOption::Reproducible => network.reproducible = true,
             EngineOption::WeightPreprocess => network.weight_preprocess = true,
             EngineOption::FusePreprocess => network.fuse_preprocess = true,
@@ -101,7 +120,10 @@ impl EngineOption {
             EngineOption::NoSanityCheck => network.no_sanity_check = true,
             EngineOption::TensorRt => network.tensorrt = true,
             EngineOption::Threads(n) => network.threads = Some(n as usize),
-            EngineOption::FastRunCache(_) => {}
+            EngineOption::FastRunCache(_)
+            | EngineOption::TensorRtCache(_)
+            | EngineOption::ModelKey(_)
+            | EngineOption::COprLib(_) => {}
             EngineOption::RecordCompSeq(level) => network.record_comp_seq = Some(level),
             EngineOption::GraphOptLevel(level) => network.graph_opt_level = Some(level),
             EngineOption::AsyncLevel(level) => network.async_level = Some(level),
@@ -109,6 +131,10 @@ impl EngineOption {
             EngineOption::WorkspaceLimit(bytes) => network.workspace_limit = Some(bytes),
             EngineOption::Layout(layout) => network.layout = Some(layout),
             EngineOption::LayoutTransform(_) => network.layout_transform = true,
+            EngineOption::FullRun => network.algo_search = AlgoSearch::FullRun,
+            EngineOption::FastRunSharedBatchSize(n) => network.shared_batch_size = Some(n),
+            EngineOption::BinaryEqualBetweenBatch => network.binary_equal_between_batch = true,
+            EngineOption::ModelDecryption(method) => network.bare_model_decryption = Some(method.name()),
         }
     }
 
@@ -120,7 +146,7 @@ impl EngineOption {
         let group = |option: &EngineOption| match option {
             // Kernels on the calling thread make the thread count moot.
             Threads(_) | CpuInplace => Some(0),
-            FastRun => Some(1),
+            FastRun | FullRun => Some(1),
             WeightPreprocess => Some(2),
             FusePreprocess => Some(3),
             // The first run is what comp-seq recording records.

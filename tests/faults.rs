@@ -328,8 +328,13 @@ fn tune_gives_each_candidate_its_own_deadline() {
         "{reason}"
     );
     assert!(!reason.contains("--timeout"), "{reason}");
-    assert_eq!(row(&report, "--fast-run")["status"], "ok", "tried after the hung one");
-    assert!(report["untried"].as_array().unwrap().is_empty(), "{report:#}");
+    assert_eq!(
+        row(&report, "--graph-opt-level 0")["status"],
+        "ok",
+        "tried after the hung one"
+    );
+    let no_time = |untried: &serde_json::Value| untried["why"] == "budget";
+    assert!(!report["untried"].as_array().unwrap().iter().any(no_time), "{report:#}");
     assert!(took < Duration::from_secs(20) + PROMPTLY * 3, "took {took:?}");
 }
 

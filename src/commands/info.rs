@@ -2,11 +2,15 @@
 
 use anyhow::{Context, Result};
 
+use super::prepare::{read_model, ready_runtime};
+use super::settings::{load_options, EngineSettings};
 use super::Global;
 use crate::cli::InfoArgs;
-use crate::engine::{silence_stdout, NetworkOptions};
-use crate::model::ModelFile;
-use crate::report::info::{ModelInfo, Tensor, Testcase};
+use crate::deploy::Carried;
+use crate::engine::silence_stdout;
+use crate::model::{ModelFile, Wrapping};
+use crate::options::EngineOption;
+use crate::report::info::{ModelInfo, Packing, Tensor, Testcase};
 use crate::report::print;
 use crate::report::run::TensorStats;
 use crate::runner::testcase::testcase_values;
@@ -14,12 +18,15 @@ use crate::runner::{Outputs, Session};
 use crate::runtime;
 
 pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
-    let model = ModelFile::read(&args.model)?;
+    let engine = EngineSettings::from_given(load_options(&args.load), global)?;
+    let model = read_model(&args.model, &engine)?;
+    let packing = packing(&model)?;
     // Read from the graph before the engine is asked anything: it runs nothing.
     let ops = args.ops.then(|| model.cost()).transpose()?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
+    ready_runtime(&lite, &engine, &model, &engine.network)?;
     let engine_output = silence_stdout(global.verbose);
-    let session = Session::load(&lite, &model, Outputs::Asserted, &NetworkOptions::default())?;
+    let session = Session::load(&lite, &model, Outputs::Asserted, &engine.network)?;
     let testcase_values = model
         .testcases()
         .enumerate()
@@ -37,8 +44,10 @@ pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
     let info = ModelInfo {
         model: args.model.display().to_string(),
         container: model.is_container(),
-        format: model.format.to_string(),
+        format: model.format(),
         size_bytes: model.size(),
+        verified: model.is_verified(),
+        packing,
         inputs: session.inputs.iter().map(Tensor::from).collect(),
         outputs: session.outputs.iter().map(Tensor::from).collect(),
         testcases: model.testcase_count(),
@@ -46,4 +55,28 @@ pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
         ops,
     };
     print(&info, args.json)
+}
+
+/// How a packed model is packed, and what it carries.
+fn packing(model: &ModelFile) -> Result<Option<Packing>> {
+    let Wrapping::Packed(pack) = &model.wrapping else {
+        return Ok(None);
+    };
+    let carried = Carried::of(model)?;
+    let header = &pack.header;
+    Ok(Some(Packing {
+        name: header.name.clone(),
+        model_decryption: header.model_decryption.clone(),
+        info_decryption: pack.info.as_ref().map(|_| header.info_decryption.clone()),
+        info_parser: pack.info.as_ref().map(|_| header.info_parser.clone()),
+        info_options: carried
+            .by_lite
+            .iter()
+            .flat_map(EngineOption::args)
+            .chain(carried.unnamed)
+            .collect(),
+        mge_options: carried.by_mge,
+        info_encrypted: carried.encrypted_info.is_some(),
+        fast_run_cache_bytes: carried.fast_run_cache,
+    }))
 }

@@ -51,7 +51,7 @@ pub fn pack(args: PackArgs, global: &Global) -> Result<()> {
         .collect::<Result<Vec<_>>>()?;
     let container = prepared
         .model
-        .container(&output_specs, args.maxerr as f32, &values)
+        .as_container(&output_specs, args.maxerr as f32, &values)
         .with_context(|| format!("cannot pack {}", settings.path.display()))?;
     prepared.finish()?;
     write_atomically(&args.output, &container)?;

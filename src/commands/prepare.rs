@@ -9,12 +9,14 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::settings::ModelSettings;
+use super::settings::{engine_words, EngineSettings, ModelSettings};
 use super::Global;
-use crate::engine::{silence_stdout, Lite, NetworkOptions, StdoutSilenced};
+use crate::deploy::Carried;
+use crate::engine::{silence_stdout, AlgoSearch, Lite, NetworkOptions, StdoutSilenced};
 use crate::feeds::{self, Feed, FeedOptions};
-use crate::model::ModelFile;
-use crate::output_files::write_atomically;
+use crate::model::{Method, ModelFile};
+use crate::options::EngineOption;
+use crate::output_files::{staged_beside, write_atomically};
 use crate::runner::testcase::testcase_feeds;
 use crate::runner::{Outputs, Session};
 use crate::runtime;
@@ -64,6 +66,18 @@ pub struct Prepared<'a> {
     pub loading: Instant,
     specs: Vec<String>,
     settings: &'a ModelSettings,
+    /// The settings' engine options with what the model carries.
+    engine: EngineSettings,
+    ready: Ready,
+    global: &'a Global,
+}
+
+/// What `ready_runtime` set up.
+pub struct Ready {
+    /// Whether the engine's algorithm choices are counted (see `Lite::watch_algorithm_choices`).
+    watching: bool,
+    /// TensorRT's cache as the engine reads and writes it (a staged copy), and the user's file.
+    tensorrt_cache: Option<(tempfile::NamedTempFile, std::path::PathBuf)>,
 }
 
 /// Opens the model of `settings`, lets `adjust` (the command's hook) check
@@ -72,26 +86,25 @@ pub struct Prepared<'a> {
 pub fn prepare<'a, T>(
     settings: &'a ModelSettings,
     testcases: Testcases,
-    global: &Global,
+    global: &'a Global,
     adjust: impl FnOnce(&Opened, &mut NetworkOptions) -> Result<T>,
 ) -> Result<(Prepared<'a>, T)> {
     let specs = feeds::expand_specs(&settings.inputs)?;
-    let mut model = ModelFile::read(&settings.path)?;
+    let mut model = read_model(&settings.path, &settings.engine)?;
     if !settings.extra_outputs.is_empty() {
         model.add_outputs(&settings.extra_outputs).context("--output")?;
     }
+    let engine = with_carried(&settings.engine, &model, &settings.path, global)?;
     let opened = Opened {
         testcases: testcases != Testcases::Ignore && model.is_container() && specs.is_empty(),
         model,
     };
-    let mut options = settings.engine.network.clone();
+    let mut options = engine.network.clone();
     let adjusted = adjust(&opened, &mut options)?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
     // Before loading: a missing device is not the model's fault.
     lite.check_device(options.device)?;
-    if let Some(cache) = settings.engine.fast_run_cache() {
-        lite.use_algo_cache(cache)?;
-    }
+    let ready = ready_runtime(&lite, &engine, &opened.model, &options)?;
     let engine_output = silence_stdout(global.verbose);
     let outputs = match testcases {
         Testcases::Run if opened.testcases => Outputs::Asserted,
@@ -109,8 +122,147 @@ pub fn prepare<'a, T>(
         loading,
         specs,
         settings,
+        engine,
+        ready,
+        global,
     };
     Ok((prepared, adjusted))
+}
+
+/// Reads the model at `path`, a bare encrypted one with the method `engine` names.
+pub fn read_model(path: &Path, engine: &EngineSettings) -> Result<ModelFile> {
+    let method = engine.given.iter().find_map(|option| match option {
+        EngineOption::ModelDecryption(method) => Some(*method),
+        _ => None,
+    });
+    ModelFile::read(path, method)
+}
+
+/// `engine` with the options `model` carries (see `deploy`): those of its
+/// info, which the engine applies over the command line's (a warning says
+/// which it replaces), and `mge`'s own from its `extra_info`, where the
+/// command line gives none that clashes. An embedded fast-run cache is read
+/// as `--fast-run-cache` alone reads one. A note says what was applied.
+pub fn with_carried(
+    engine: &EngineSettings,
+    model: &ModelFile,
+    path: &Path,
+    global: &Global,
+) -> Result<EngineSettings> {
+    let carried = Carried::of(model)?;
+    if carried.is_empty() {
+        return Ok(engine.clone());
+    }
+    let overrides = |a: &EngineOption, b: &EngineOption| {
+        std::mem::discriminant(a) == std::mem::discriminant(b) || a.clashes_with(b)
+    };
+    let mut given = Vec::new();
+    for option in &engine.given {
+        match carried.by_lite.iter().find(|by_lite| overrides(by_lite, option)) {
+            Some(by_lite) if by_lite != option => global.warn(format!(
+                "{}'s info sets {}, which the engine applies over {}",
+                path.display(),
+                by_lite.args().join(" "),
+                option.args().join(" ")
+            )),
+            Some(_) => {}
+            None => given.push(option.clone()),
+        }
+    }
+    given.extend(carried.by_lite.iter().cloned());
+    let by_mge = engine_words(&carried.by_mge).context("the options in the pack's extra_info")?;
+    let (applied, left_out): (Vec<_>, Vec<_>) = by_mge
+        .into_iter()
+        .partition(|option| !given.iter().any(|given| overrides(given, option)));
+    given.extend(applied.iter().cloned());
+    if carried.fast_run_cache.is_some() && engine.fast_run_cache().is_some() {
+        bail!(
+            "{} carries its own fast-run cache, which the engine installs in place of --fast-run-cache: drop the option",
+            path.display()
+        );
+    }
+    let mut merged = EngineSettings::from_given(given, global)?;
+    if carried.fast_run_cache.is_some() && merged.network.algo_search == AlgoSearch::Heuristic {
+        merged.network.algo_search = AlgoSearch::CacheOnly;
+    }
+    let words = |options: &[EngineOption]| {
+        options
+            .iter()
+            .flat_map(EngineOption::args)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut applies = Vec::new();
+    if !carried.by_lite.is_empty() || !carried.unnamed.is_empty() {
+        let all = [words(&carried.by_lite), carried.unnamed.join(" ")].join(" ");
+        applies.push(format!("{} (its info, applied by the engine)", all.trim()));
+    }
+    if let Some(method) = &carried.encrypted_info {
+        applies.push(format!(
+            "an info encrypted with {method} (applied by the engine, unseen by mge)"
+        ));
+    }
+    if !applied.is_empty() {
+        applies.push(format!("{} (its extra_info, applied by mge)", words(&applied)));
+    }
+    if !left_out.is_empty() {
+        applies.push(format!(
+            "not {} (its extra_info; the command line's options win)",
+            words(&left_out)
+        ));
+    }
+    if let Some(bytes) = carried.fast_run_cache {
+        applies.push(format!("a fast-run cache of {bytes} bytes"));
+    }
+    global.note(format!("{} carries {}", path.display(), applies.join("; ")));
+    Ok(merged)
+}
+
+/// Readies the runtime for `model`: the extern operator libraries, the key of
+/// the methods it is encrypted with, the fast-run and TensorRT caches.
+pub fn ready_runtime(
+    lite: &Lite,
+    engine: &EngineSettings,
+    model: &ModelFile,
+    options: &NetworkOptions,
+) -> Result<Ready> {
+    for library in engine.c_opr_libs() {
+        lite.load_extern_operators(library)
+            .with_context(|| format!("--c-opr-lib {}", library.display()))?;
+    }
+    if let Some(key) = &engine.model_key {
+        let methods = model.decryption_methods();
+        if methods.is_empty() {
+            bail!("--model-key: the model is not encrypted");
+        }
+        for method in methods {
+            if let Some(known) = Method::from_name(method) {
+                known.check_key(key).context("--model-key")?;
+            }
+            lite.set_decryption_key(method, key).context("--model-key")?;
+        }
+    }
+    if let Some(cache) = engine.fast_run_cache() {
+        lite.use_algo_cache(cache)?;
+    }
+    // The engine writes the cache where it read it: it gets a staged copy,
+    // renamed over the user's file once written whole.
+    let tensorrt_cache = match engine.tensorrt_cache() {
+        Some(cache) => {
+            let staged = staged_beside(cache).context("--tensorrt-cache")?;
+            if cache.is_file() {
+                std::fs::copy(cache, staged.path())
+                    .with_context(|| format!("--tensorrt-cache: cannot read {}", cache.display()))?;
+            }
+            lite.use_tensorrt_cache(staged.path())?;
+            Some((staged, cache.to_path_buf()))
+        }
+        None => None,
+    };
+    Ok(Ready {
+        watching: options.algo_search != AlgoSearch::Heuristic && lite.watch_algorithm_choices().is_some(),
+        tensorrt_cache,
+    })
 }
 
 impl Prepared<'_> {
@@ -129,11 +281,38 @@ impl Prepared<'_> {
         }
     }
 
-    /// Saves the fast-run cache, if one was named, and lets the network go:
-    /// the engine finishes its dumps then. Returns the runtime.
-    pub fn finish(self) -> Result<Lite> {
-        if let Some(cache) = self.settings.engine.fast_run_cache() {
-            save_algo_cache(&self.lite, cache)?;
+    /// Saves the caches the engine updated, says how the fast-run cache
+    /// served, and lets the network go: the engine finishes its dumps then.
+    /// Returns the runtime.
+    pub fn finish(mut self) -> Result<Lite> {
+        let choices = self.ready.watching.then(|| self.lite.algorithm_choices());
+        let cache = self.engine.fast_run_cache();
+        match self.options.algo_search {
+            AlgoSearch::CacheOnly => {
+                if let Some(choices) = choices {
+                    let source = match cache {
+                        Some(file) => file.display().to_string(),
+                        None => "embedded in the model".to_string(),
+                    };
+                    self.global.note(format!(
+                        "fast-run cache {source}: {} of {} operators' algorithms were not in it and came from the heuristic; nothing was profiled",
+                        choices.not_in_cache, choices.chosen
+                    ));
+                }
+            }
+            // Written only when something new was profiled.
+            AlgoSearch::FastRun | AlgoSearch::FullRun => {
+                if let Some(cache) = cache.filter(|_| choices.is_none_or(|choices| choices.profiled > 0)) {
+                    save_algo_cache(&self.lite, cache)?;
+                }
+            }
+            AlgoSearch::Heuristic => {}
+        }
+        if let Some((staged, cache)) = self.ready.tensorrt_cache.take() {
+            self.lite.dump_tensorrt_cache()?;
+            staged
+                .persist(&cache)
+                .with_context(|| format!("--tensorrt-cache: cannot write {}", cache.display()))?;
         }
         let Prepared {
             session,

@@ -70,7 +70,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         model: &settings.path,
         target: Target {
             model: settings.path.display().to_string(),
-            format: prepared.model.format.to_string(),
+            format: prepared.model.format(),
             device: prepared.options.device.to_string(),
         },
         plan: plan(&args.iterations, global),

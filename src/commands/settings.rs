@@ -7,19 +7,27 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use super::Global;
-use crate::cli::{ComparisonArgs, EngineArgs, IterationArgs, LayoutTransformTarget, ModelArgs, StatArg};
+use crate::cli::{
+    parse_engine_words, ComparisonArgs, EngineArgs, IterationArgs, LayoutTransformTarget, LoadArgs, ModelArgs, StatArg,
+};
 use crate::compare::{NamedMaxerr, Rules, Statistic, Tolerance};
-use crate::engine::{Device, NetworkOptions};
+use crate::engine::{AlgoSearch, Device, NetworkOptions};
 use crate::feeds::FeedOptions;
 use crate::options::{EngineOption, TransformTarget};
 use crate::runner::Plan;
 
+/// The most bytes `--model-key @FILE` reads: keys are tens of bytes.
+const MAX_KEY_BYTES: u64 = 4096;
+
 /// A command's engine options, turned once from its arguments.
+#[derive(Clone)]
 pub struct EngineSettings {
     /// As given, in order: for the processes that run under them.
     pub given: Vec<EngineOption>,
     /// What the network is built with, pairings the engine would refuse settled.
     pub network: NetworkOptions,
+    /// `--model-key`, read.
+    pub model_key: Option<Vec<u8>>,
 }
 
 impl EngineSettings {
@@ -33,6 +41,42 @@ impl EngineSettings {
     pub fn from_given(given: Vec<EngineOption>, global: &Global) -> Result<EngineSettings> {
         let mut network = NetworkOptions::default();
         given.iter().for_each(|option| option.apply(&mut network));
+        let mut model_key = None;
+        for option in &given {
+            match option {
+                EngineOption::ModelKey(spec) => model_key = Some(read_model_key(spec)?),
+                EngineOption::COprLib(library) if !library.is_file() => {
+                    bail!("--c-opr-lib {}: no such file", library.display())
+                }
+                _ => {}
+            }
+        }
+        let cache = given.iter().find_map(|option| match option {
+            EngineOption::FastRunCache(file) => Some(file),
+            _ => None,
+        });
+        if let Some(cache) = cache.filter(|_| network.algo_search == AlgoSearch::Heuristic) {
+            if !cache.is_file() {
+                bail!(
+                    "--fast-run-cache {} alone only reads a cache, and there is none: add --fast-run (or --full-run) to profile into it",
+                    cache.display()
+                );
+            }
+            network.algo_search = AlgoSearch::CacheOnly;
+        }
+        if network.algo_search == AlgoSearch::Heuristic {
+            if let Some(option) = given.iter().find(|option| {
+                matches!(
+                    option,
+                    EngineOption::FastRunSharedBatchSize(_) | EngineOption::BinaryEqualBetweenBatch
+                )
+            }) {
+                bail!(
+                    "{} only matters where algorithms are profiled or read from a cache: add --fast-run, --full-run or --fast-run-cache FILE",
+                    option.args()[0]
+                );
+            }
+        }
         let device = network.device;
         for option in &given {
             if let EngineOption::LayoutTransform(target) = option {
@@ -69,7 +113,11 @@ impl EngineSettings {
             ));
             network.no_sanity_check = true;
         }
-        Ok(EngineSettings { given, network })
+        Ok(EngineSettings {
+            given,
+            network,
+            model_key,
+        })
     }
 
     /// These settings and `option` (a command's own default).
@@ -86,6 +134,68 @@ impl EngineSettings {
             _ => None,
         })
     }
+
+    /// TensorRT's engine cache, read before loading and updated after the runs.
+    pub fn tensorrt_cache(&self) -> Option<&Path> {
+        self.given.iter().find_map(|option| match option {
+            EngineOption::TensorRtCache(file) => Some(file.as_path()),
+            _ => None,
+        })
+    }
+
+    /// The extern operator libraries to load before the model.
+    pub fn c_opr_libs(&self) -> impl Iterator<Item = &Path> {
+        self.given.iter().filter_map(|option| match option {
+            EngineOption::COprLib(library) => Some(library.as_path()),
+            _ => None,
+        })
+    }
+}
+
+/// Engine options written as on the command line (`--layout nchw44`), as
+/// `mge tune --save-model` stores them in a pack.
+pub fn engine_words(words: &[String]) -> Result<Vec<EngineOption>> {
+    if words.is_empty() {
+        return Ok(Vec::new());
+    }
+    given_options(&parse_engine_words(words.iter().cloned()).map_err(anyhow::Error::msg)?)
+}
+
+/// The options of `args` that say how to open the model.
+pub fn load_options(args: &LoadArgs) -> Vec<EngineOption> {
+    let key = args.model_key.clone().map(EngineOption::ModelKey);
+    let decryption = args.model_decryption.map(EngineOption::ModelDecryption);
+    let libraries = args.c_opr_lib.iter().cloned().map(EngineOption::COprLib);
+    key.into_iter().chain(decryption).chain(libraries).collect()
+}
+
+/// `--model-key HEX|@FILE`: hex digits, or the raw bytes of FILE.
+fn read_model_key(spec: &str) -> Result<Vec<u8>> {
+    let key = match spec.strip_prefix('@') {
+        Some(file) => {
+            let size = std::fs::metadata(file)
+                .with_context(|| format!("--model-key: cannot read {file}"))?
+                .len();
+            if size > MAX_KEY_BYTES {
+                bail!("--model-key: {file} holds {size} bytes, more than a key ({MAX_KEY_BYTES} at most)");
+            }
+            std::fs::read(file).with_context(|| format!("--model-key: cannot read {file}"))?
+        }
+        None => {
+            let digits = spec.as_bytes();
+            if !digits.len().is_multiple_of(2) || !digits.iter().all(u8::is_ascii_hexdigit) {
+                bail!("--model-key: expected an even number of hex digits, or @FILE");
+            }
+            digits
+                .chunks(2)
+                .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).expect("hex digits"), 16).expect("hex digits"))
+                .collect()
+        }
+    };
+    if key.is_empty() {
+        bail!("--model-key: the key is empty");
+    }
+    Ok(key)
 }
 
 /// The options `args` give, in the order a command line lists them.
@@ -98,6 +208,8 @@ pub fn given_options(args: &EngineArgs) -> Result<Vec<EngineOption>> {
     let flags = [
         (args.cpu_inplace, EngineOption::CpuInplace),
         (args.fast_run, EngineOption::FastRun),
+        (args.full_run, EngineOption::FullRun),
+        (args.binary_equal_between_batch, EngineOption::BinaryEqualBetweenBatch),
         (args.reproducible, EngineOption::Reproducible),
         (args.weight_preprocess, EngineOption::WeightPreprocess),
         (args.fuse_preprocess, EngineOption::FusePreprocess),
@@ -123,10 +235,14 @@ pub fn given_options(args: &EngineArgs) -> Result<Vec<EngineOption>> {
             args.workspace_limit.map(EngineOption::WorkspaceLimit),
             args.layout.map(EngineOption::Layout),
             target.map(EngineOption::LayoutTransform),
+            args.fast_run_shared_batch_size
+                .map(EngineOption::FastRunSharedBatchSize),
+            args.tensorrt_cache.clone().map(EngineOption::TensorRtCache),
         ]
         .into_iter()
         .flatten(),
     );
+    given.extend(load_options(&args.load));
     Ok(given)
 }
 
@@ -216,6 +332,21 @@ pub fn comparison_rules(args: &ComparisonArgs, close: Option<Tolerance>) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_model_keys() {
+        assert_eq!(read_model_key("00ff10").unwrap(), [0, 255, 16]);
+        for bad in ["0", "zz", ""] {
+            assert!(read_model_key(bad).is_err(), "{bad}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("key");
+        std::fs::write(&file, b"0123456789abcdef").unwrap();
+        assert_eq!(
+            read_model_key(&format!("@{}", file.display())).unwrap(),
+            b"0123456789abcdef"
+        );
+    }
 
     #[test]
     fn parses_devices() {

@@ -5,9 +5,11 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use super::prepare::read_model;
 use super::settings::{comparison_rules, EngineSettings, ModelSettings};
 use super::Global;
 use crate::cli::{SavedOptions, TuneArgs};
+use crate::deploy;
 use crate::model::ModelFile;
 use crate::options::EngineOption;
 use crate::output_files::{ensure_writable, write_atomically};
@@ -30,8 +32,14 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     if let Some(file) = &args.save {
         ensure_writable(file).with_context(|| format!("--save {}", file.display()))?;
     }
+    if let Some(file) = &args.save_model {
+        ensure_writable(file).with_context(|| format!("--save-model {}", file.display()))?;
+    }
     // A model that cannot be read fails here, in one line, not in every candidate.
-    let model = ModelFile::read(&settings.path)?;
+    let model = read_model(&settings.path, &settings.engine)?;
+    if args.save_model.is_some() {
+        deploy::ensure_packable(&model)?;
+    }
     let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
     let scratch = tempfile::Builder::new()
         .prefix("mge-tune-")
@@ -52,7 +60,6 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     let mut trials = Trials {
         baseline: baseline.clone().lite_lib(&lite_lib).verbose(false),
         warmup: WARMUP,
-        iterations: 3,
         fast_run_cache: settings.engine.fast_run_cache().map(Path::to_path_buf),
         scratch: scratch.path().to_path_buf(),
         count: 0,
@@ -68,8 +75,39 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     if let Some(file) = &args.save {
         save(file, &tuning, &settings.engine, &trials)?;
     }
+    if let Some(file) = &args.save_model {
+        save_model(file, &model, &tuning, &settings.engine, &trials, global)?;
+    }
     let report = TuneReport::new(&tuning, &baseline);
     print(&report, args.json)
+}
+
+/// Writes the model packed with the winner's options and the fast-run cache
+/// it used (see `deploy::save_model`), and says what Lite cannot apply.
+fn save_model(
+    file: &Path,
+    model: &ModelFile,
+    tuning: &Tuning,
+    user: &EngineSettings,
+    trials: &Trials,
+    global: &Global,
+) -> Result<()> {
+    let best = &tuning.best_row().candidate;
+    let options: Vec<EngineOption> = user.given.iter().chain(&best.0).cloned().collect();
+    let cache = match user.fast_run_cache() {
+        Some(cache) => Some(cache.to_path_buf()),
+        None => best.has(&EngineOption::FastRun).then(|| trials.cache_path()),
+    };
+    let by_mge = deploy::save_model(file, model, &options, cache.as_deref())?;
+    if !by_mge.is_empty() {
+        let words: Vec<String> = by_mge.iter().flat_map(EngineOption::args).collect();
+        global.note(format!(
+            "{}: Lite's info cannot hold {}; it is kept in the info's extra_info, which `mge run` applies and MegEngine Lite ignores",
+            file.display(),
+            words.join(" ")
+        ));
+    }
+    Ok(())
 }
 
 /// Writes the winner's options (the user's fixed ones included) for `--options FILE`,

@@ -2,7 +2,7 @@
 //! limited to what `mge` calls. Layouts must match the headers exactly: `LiteConfig`
 //! is passed by value, so a missing field shifts everything after it.
 
-use std::os::raw::{c_char, c_int, c_void};
+use std::os::raw::{c_char, c_int, c_uint, c_void};
 
 use anyhow::{Context, Result};
 use libloading::Library;
@@ -21,7 +21,8 @@ pub const LITE_CUDA: c_int = 1;
 pub const LITE_INPUT: c_int = 1;
 pub const LITE_OUTPUT: c_int = 2;
 
-// `LiteLogLevel`
+// `LiteLogLevel`, and mgb's `LogLevel`: the same numbers.
+pub const LITE_LOG_DEBUG: c_int = 0;
 pub const LITE_LOG_INFO: c_int = 1;
 pub const LITE_LOG_ERROR: c_int = 3;
 
@@ -29,6 +30,7 @@ pub const LITE_LOG_ERROR: c_int = 3;
 pub const LITE_ALGO_HEURISTIC: c_int = 1;
 pub const LITE_ALGO_PROFILE: c_int = 1 << 1;
 pub const LITE_ALGO_REPRODUCIBLE: c_int = 1 << 2;
+pub const LITE_ALGO_OPTIMIZED: c_int = 1 << 3;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -82,6 +84,8 @@ macro_rules! lite_api {
     ($($field:ident = $symbol:literal : fn($($arg:ty),*) $(-> $ret:ty)?;)*) => {
         pub struct Api {
             $(pub $field: unsafe extern "C" fn($($arg),*) $(-> $ret)?,)*
+            /// The engine's own log, where the runtime lets us reach it.
+            pub engine_log: Option<EngineLog>,
         }
 
         impl Api {
@@ -92,6 +96,7 @@ macro_rules! lite_api {
                     $($field: *library
                         .get::<unsafe extern "C" fn($($arg),*) $(-> $ret)?>(concat!($symbol, "\0").as_bytes())
                         .with_context(|| format!("the library does not export `{}`", $symbol))?,)*
+                    engine_log: EngineLog::load(&library),
                 };
                 // The engine keeps process-wide state (worker threads, caches, static
                 // destructors run at exit): unloading it crashes, so it stays loaded.
@@ -100,6 +105,32 @@ macro_rules! lite_api {
             }
         }
     };
+}
+
+/// `mgb::LogHandler`: level, file, function, line, format and its `va_list`
+/// (a pointer on x86-64, the only platform the runtime exists for).
+pub type LogHandler = unsafe extern "C" fn(c_int, *const c_char, *const c_char, c_int, *const c_char, *mut c_void);
+
+/// MegEngine's log (`megbrain/common.h`): C++ functions of the engine library
+/// Lite links, found through Lite's handle; the Lite C API has no log hook.
+pub struct EngineLog {
+    /// `mgb::set_log_handler`: returns the handler it replaces.
+    pub set_handler: unsafe extern "C" fn(LogHandler) -> LogHandler,
+    /// `mgb::set_log_level`: returns the level it replaces.
+    pub set_level: unsafe extern "C" fn(c_int) -> c_int,
+}
+
+impl EngineLog {
+    /// # Safety
+    /// `library` must be MegEngine Lite, linked to the engine whose symbols these are.
+    unsafe fn load(library: &Library) -> Option<EngineLog> {
+        Some(EngineLog {
+            set_handler: *library
+                .get(b"_ZN3mgb15set_log_handlerEPFvNS_8LogLevelEPKcS2_iS2_P13__va_list_tagE\0")
+                .ok()?,
+            set_level: *library.get(b"_ZN3mgb13set_log_levelENS_8LogLevelE\0").ok()?,
+        })
+    }
 }
 
 lite_api! {
@@ -133,4 +164,10 @@ lite_api! {
     set_tensor_layout = "LITE_set_tensor_layout": fn(LiteTensor, LiteLayout) -> c_int;
     get_tensor_memory = "LITE_get_tensor_memory": fn(LiteTensor, *mut *mut c_void) -> c_int;
     get_tensor_total_size_in_byte = "LITE_get_tensor_total_size_in_byte": fn(LiteTensor, *mut usize) -> c_int;
+    // Deployment artifacts: encrypted models, fast-run's settings, extern operators, TensorRT's cache.
+    update_decryption_or_key = "LITE_update_decryption_or_key": fn(*const c_char, *const c_void, *const u8, usize) -> c_int;
+    set_network_algo_fastrun_config = "LITE_set_network_algo_fastrun_config": fn(LiteNetwork, c_uint, c_int) -> c_int;
+    set_loader_lib_path = "LITE_set_loader_lib_path": fn(*const c_char) -> c_int;
+    set_tensor_rt_cache = "LITE_set_tensor_rt_cache": fn(*const c_char) -> c_int;
+    dump_tensor_rt_cache = "LITE_dump_tensor_rt_cache": fn() -> c_int;
 }

@@ -3,6 +3,7 @@
 
 mod exit_trap;
 mod ffi;
+mod log_watch;
 mod stdio;
 
 use std::ffi::{CStr, CString};
@@ -19,6 +20,7 @@ use libloading::Library;
 use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 
 pub use exit_trap::{end_with_parent, report_engine_exit_with};
+pub use log_watch::AlgoChoices;
 pub use stdio::{capture_stdout, silence_stdout, take_stdout, StdoutSilenced};
 
 /// The oldest runtime whose `LiteConfig` matches our declaration (1.11 appended fields).
@@ -37,16 +39,33 @@ impl EngineError {
     /// failed assertion: what a user reads without `-v`.
     pub fn summary(&self) -> &str {
         let line = self.message.lines().next().unwrap_or("").trim();
-        match line.find(" failed at /") {
+        match line.find(" failed at /").or_else(|| line.find(" failed at file")) {
             Some(end) => &line[..end + " failed".len()],
             None => line,
         }
+    }
+
+    /// What a failed assertion adds on its `extra message: ` line, without
+    /// Lite's `, Error Code: N`.
+    pub fn extra_message(&self) -> Option<&str> {
+        let extra = self
+            .message
+            .lines()
+            .find_map(|line| line.trim().strip_prefix("extra message: "))?;
+        Some(
+            extra
+                .rsplit_once(", Error Code: ")
+                .map_or(extra, |(message, _)| message),
+        )
     }
 }
 
 impl fmt::Display for EngineError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.summary())
+        match self.extra_message() {
+            Some(extra) => write!(f, "{}: {extra}", self.summary()),
+            None => write!(f, "{}", self.summary()),
+        }
     }
 }
 
@@ -80,13 +99,30 @@ pub enum GraphLayout {
     Nchw64,
 }
 
+/// How each operator's algorithm is chosen, as load_and_run offers it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AlgoSearch {
+    /// The heuristic, no profiling.
+    #[default]
+    Heuristic,
+    /// Profile the optimized algorithms (`--fast-run`: PROFILE|OPTIMIZED).
+    FastRun,
+    /// Profile every algorithm (`--full-run`: PROFILE).
+    FullRun,
+    /// Only the fast-run cache, the heuristic where it has nothing; never profile (PROFILE|HEURISTIC).
+    CacheOnly,
+}
+
 /// How a network is built and run: the options of load_and_run that Lite exposes.
 #[derive(Clone, Debug, Default)]
 pub struct NetworkOptions {
     pub device: Device,
     pub threads: Option<usize>,
     pub cpu_inplace: bool,
-    pub fast_run: bool,
+    pub algo_search: AlgoSearch,
+    /// Profile with this batch size.
+    pub shared_batch_size: Option<u32>,
+    pub binary_equal_between_batch: bool,
     pub reproducible: bool,
     pub workspace_limit: Option<usize>,
     pub layout_transform: bool,
@@ -105,6 +141,8 @@ pub struct NetworkOptions {
     pub profile_json: Option<PathBuf>,
     /// Attach the engine's io dump, which writes every var each run produces.
     pub io_dump: Option<IoDump>,
+    /// The decryption method of a bare encrypted model.
+    pub bare_model_decryption: Option<&'static str>,
 }
 
 /// Where the engine's io dump plugin writes.
@@ -204,6 +242,52 @@ impl Lite {
         self.check("LITE_dump_persistent_cache", code)
     }
 
+    /// Replaces the key of decryption method `method` for the whole process.
+    /// The engine never checks a key's length: the caller does.
+    pub fn set_decryption_key(&self, method: &str, key: &[u8]) -> Result<()> {
+        let name = CString::new(method).with_context(|| format!("method {method:?} has a NUL byte"))?;
+        // SAFETY: NUL-terminated name and a key buffer valid for the call (the
+        // engine copies the key); a null function keeps the method's own.
+        let code = unsafe { (self.api.update_decryption_or_key)(name.as_ptr(), ptr::null(), key.as_ptr(), key.len()) };
+        self.check("LITE_update_decryption_or_key", code)
+    }
+
+    /// Loads an extern C operator library (`extern_c_opr.h`), whose loaders
+    /// the models loaded afterwards may use.
+    pub fn load_extern_operators(&self, library: &Path) -> Result<()> {
+        let path = c_path(library)?;
+        // SAFETY: NUL-terminated path valid for the call; loading the library
+        // runs its initialiser, which the user asked for.
+        let code = unsafe { (self.api.set_loader_lib_path)(path.as_ptr()) };
+        self.check("LITE_set_loader_lib_path", code)
+    }
+
+    /// Uses `path` as TensorRT's engine cache (read now, written by `dump_tensorrt_cache`).
+    pub fn use_tensorrt_cache(&self, path: &Path) -> Result<()> {
+        let path = c_path(path)?;
+        // SAFETY: NUL-terminated string valid for the call (the engine copies it).
+        let code = unsafe { (self.api.set_tensor_rt_cache)(path.as_ptr()) };
+        self.check("LITE_set_tensor_rt_cache", code)
+    }
+
+    /// Writes TensorRT's engine cache to the file `use_tensorrt_cache` named.
+    pub fn dump_tensorrt_cache(&self) -> Result<()> {
+        // SAFETY: plain call.
+        let code = unsafe { (self.api.dump_tensor_rt_cache)() };
+        self.check("LITE_dump_tensor_rt_cache", code)
+    }
+
+    /// Starts counting how the engine chooses operators' algorithms (see
+    /// `AlgoChoices`); `None` when this runtime does not let us.
+    pub fn watch_algorithm_choices(&self) -> Option<()> {
+        log_watch::start(self.api.engine_log.as_ref()?, self.verbose)
+    }
+
+    /// The algorithm choices counted since `watch_algorithm_choices`.
+    pub fn algorithm_choices(&self) -> AlgoChoices {
+        log_watch::choices()
+    }
+
     /// Fails when `device` is not there to run on.
     pub fn check_device(&self, device: Device) -> Result<()> {
         if let Device::Cuda(id) = device {
@@ -221,9 +305,14 @@ impl Lite {
     /// Builds a network for `options` and loads `model` (one graph) into it.
     pub fn load_network(&self, model: Vec<u8>, options: &NetworkOptions) -> Result<Network> {
         let device = options.device;
-        let config = self.config(device, options)?;
+        let mut config = self.config(device, options)?;
+        let decryption = options.bare_model_decryption.map(CString::new).transpose()?;
+        if let Some(name) = &decryption {
+            config.bare_model_cryption_name = name.as_ptr();
+        }
         let mut handle: ffi::LiteNetwork = ptr::null_mut();
-        // SAFETY: valid out-pointer; `config` is a complete copy of the runtime's default.
+        // SAFETY: valid out-pointer; `config` is a complete copy of the runtime's default,
+        // its strings alive for the call (the engine copies them).
         let code = unsafe { (self.api.make_network_config)(&mut handle, config) };
         self.check("LITE_make_network_config", code)?;
         let mut network = Network {
@@ -352,17 +441,27 @@ impl Network {
             self.runtime
                 .check("LITE_use_tensorrt", unsafe { (api.use_tensorrt)(handle) })?;
         }
-        if options.fast_run || options.reproducible {
-            let mut policy = if options.fast_run {
-                ffi::LITE_ALGO_PROFILE
-            } else {
-                ffi::LITE_ALGO_HEURISTIC
+        // As load_and_run: binary equality between batches needs reproducible algorithms.
+        let reproducible = options.reproducible || options.binary_equal_between_batch;
+        if options.algo_search != AlgoSearch::Heuristic || reproducible {
+            let mut policy = match options.algo_search {
+                AlgoSearch::Heuristic => ffi::LITE_ALGO_HEURISTIC,
+                AlgoSearch::FastRun => ffi::LITE_ALGO_PROFILE | ffi::LITE_ALGO_OPTIMIZED,
+                AlgoSearch::FullRun => ffi::LITE_ALGO_PROFILE,
+                AlgoSearch::CacheOnly => ffi::LITE_ALGO_PROFILE | ffi::LITE_ALGO_HEURISTIC,
             };
-            if options.reproducible {
+            if reproducible {
                 policy |= ffi::LITE_ALGO_REPRODUCIBLE;
             }
             let code = unsafe { (api.set_network_algo_policy)(handle, policy) };
             self.runtime.check("LITE_set_network_algo_policy", code)?;
+        }
+        // After the policy, which resets both.
+        if options.shared_batch_size.is_some() || options.binary_equal_between_batch {
+            let batch = options.shared_batch_size.unwrap_or(0);
+            let equal = c_int::from(options.binary_equal_between_batch);
+            let code = unsafe { (api.set_network_algo_fastrun_config)(handle, batch, equal) };
+            self.runtime.check("LITE_set_network_algo_fastrun_config", code)?;
         }
         if options.layout_transform {
             let code = unsafe { (api.enable_global_layout_transform)(handle) };

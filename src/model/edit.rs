@@ -402,7 +402,7 @@ mod tests {
     #[test]
     fn adds_operators_as_megengine_dumps_them() {
         let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/conv_float_tc1.mge");
-        let container = ModelFile::read(&file).unwrap();
+        let container = ModelFile::read(&file, None).unwrap();
         let model = &container.graph()[4..];
         let testcase = &container.testcases().next().unwrap()[4..];
         let mut dumped = Vec::new();
@@ -426,7 +426,7 @@ mod tests {
     #[test]
     fn a_new_output_follows_the_graphs_own() {
         let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/conv_float.mge");
-        let mut model = ModelFile::read(&file).unwrap();
+        let mut model = ModelFile::read(&file, None).unwrap();
         let before = model.graph().to_vec();
         model.add_outputs(&["Convolution".to_string()]).unwrap();
         let edited = model.graph();

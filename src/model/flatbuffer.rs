@@ -113,6 +113,17 @@ impl<'a> Table<'a> {
         Ok((0..len).map(|i| start + 4 + 4 * i).collect())
     }
 
+    /// Where a vector of bytes lies in the buffer; `None` when absent.
+    pub fn bytes(&self, index: usize) -> Result<Option<Range<usize>>> {
+        let Some(pos) = self.field(index)? else {
+            return Ok(None);
+        };
+        let start = self.follow(pos)?;
+        let len = read_u32(self.buf, start)? as usize;
+        slice(self.buf, start + 4, len)?;
+        Ok(Some(start + 4..start + 4 + len))
+    }
+
     pub fn u32s(&self, index: usize) -> Result<Vec<u32>> {
         self.vector(index)?
             .into_iter()

@@ -1,5 +1,7 @@
-//! Model files: plain graphs (FBS v1 or v2) and `mgbtest0` testcase containers,
-//! split into graphs with every length checked against the file.
+//! Model files: plain graphs (FBS v1 or v2), `mgbtest0` testcase containers,
+//! split into graphs with every length checked against the file, and the
+//! wrappings MegEngine Lite loads: packed models (`pack`), encrypted ones
+//! (`cipher`).
 
 use std::fmt;
 use std::fs::File;
@@ -11,16 +13,20 @@ use anyhow::{bail, Context, Result};
 
 mod assertions;
 mod builder;
+mod cipher;
 mod cost;
 mod edit;
 mod flatbuffer;
 mod graph;
+pub mod pack;
 mod schema;
 mod unassert;
 
 pub use assertions::{checked_output, Assertion, DEFAULT_MAXERR};
+pub use cipher::{Method, NO_ENCRYPTION};
 pub use cost::GraphCost;
 pub use edit::TensorSpec;
+use pack::{Pack, PACK_TAG};
 
 /// How MegEngine names the input holding an output's expected value.
 pub const EXPECTATION_SUFFIX: &str = ":expect";
@@ -50,8 +56,25 @@ impl fmt::Display for GraphFormat {
 
 /// A model file read into memory, with the byte ranges of its graphs.
 pub struct ModelFile {
-    pub format: GraphFormat,
     bytes: Vec<u8>,
+    pub wrapping: Wrapping,
+    /// The graphs, unless they are encrypted.
+    graphs: Option<Graphs>,
+}
+
+/// How a file holds its graph.
+pub enum Wrapping {
+    /// As MegEngine dumps it: a graph or a testcase container.
+    Bare,
+    /// In a Lite pack, which names its own methods.
+    Packed(Pack),
+    /// Encrypted with this method, which the file does not name.
+    Encrypted(Method),
+}
+
+/// Where the graphs lie in the file.
+struct Graphs {
+    format: GraphFormat,
     graph: Range<usize>,
     /// The flatbuffer inside the model graph.
     graph_flatbuffer: Range<usize>,
@@ -60,32 +83,175 @@ pub struct ModelFile {
 
 impl ModelFile {
     /// Reads a model file only as far as its framing says: a header that does
-    /// not fit is refused before the rest of the file is read.
-    pub fn read(path: &Path) -> Result<ModelFile> {
+    /// not fit is refused before the rest of the file is read. `encrypted`
+    /// names the method of a bare encrypted model, whose file does not.
+    pub fn read(path: &Path, encrypted: Option<Method>) -> Result<ModelFile> {
         let metadata = std::fs::metadata(path).with_context(|| format!("cannot read model {}", path.display()))?;
         // A FIFO would block on open, a device never end: a model is a file.
         if !metadata.is_file() {
             bail!("model {} is not a regular file", path.display());
         }
         let file = File::open(path).with_context(|| format!("cannot read model {}", path.display()))?;
-        ModelFile::from_reader(file, Some(metadata.len()))
+        ModelFile::from_reader(file, Some(metadata.len()), encrypted)
             .with_context(|| format!("{} is not a usable MegEngine model", path.display()))
     }
 
     /// A model file in memory, checked as `read` checks one on disk.
     pub fn parse(bytes: Vec<u8>) -> Result<ModelFile> {
         let len = bytes.len() as u64;
-        ModelFile::from_reader(std::io::Cursor::new(bytes), Some(len))
+        ModelFile::from_reader(std::io::Cursor::new(bytes), Some(len), None)
     }
 
     /// `len`: the length of the source, where known.
-    fn from_reader(source: impl Read, len: Option<u64>) -> Result<ModelFile> {
+    fn from_reader(source: impl Read, len: Option<u64>, encrypted: Option<Method>) -> Result<ModelFile> {
         let mut reader = Reader {
             source,
             len: len.and_then(|len| usize::try_from(len).ok()),
             bytes: Vec::new(),
             pos: 0,
         };
+        if reader.peek(PACK_TAG.len())? == PACK_TAG {
+            if let Some(method) = encrypted {
+                bail!("--model-decryption {method} names the method of a bare encrypted model; this is a Lite packed model, whose header names its own");
+            }
+            return ModelFile::packed(reader.rest()?);
+        }
+        if let Some(method) = encrypted {
+            let bytes = reader.rest()?;
+            method
+                .check_framing(&bytes)
+                .with_context(|| format!("--model-decryption {method}"))?;
+            return Ok(ModelFile {
+                bytes,
+                wrapping: Wrapping::Encrypted(method),
+                graphs: None,
+            });
+        }
+        let graphs = reader.graphs().map_err(|err| match reader.pos {
+            0 => anyhow::anyhow!("{err:#}; an encrypted model needs --model-decryption METHOD"),
+            _ => err,
+        })?;
+        Ok(ModelFile {
+            bytes: reader.bytes,
+            wrapping: Wrapping::Bare,
+            graphs: Some(graphs),
+        })
+    }
+
+    /// A Lite pack: verified, and its graph too where it is not encrypted.
+    fn packed(bytes: Vec<u8>) -> Result<ModelFile> {
+        let pack = Pack::read(&bytes)?;
+        let header = &pack.header;
+        for (method, data, what) in [
+            (&header.model_decryption, Some(&pack.data), "model data"),
+            (&header.info_decryption, pack.info.as_ref(), "info"),
+        ] {
+            if let (Some(method), Some(data)) = (Method::from_name(method), data) {
+                method
+                    .check_framing(&bytes[data.clone()])
+                    .with_context(|| format!("the pack's {what}"))?;
+            }
+        }
+        let graphs = match header.model_decryption.as_str() {
+            NO_ENCRYPTION => {
+                let data = &bytes[pack.data.clone()];
+                let mut reader = Reader {
+                    source: data,
+                    len: Some(data.len()),
+                    bytes: Vec::new(),
+                    pos: 0,
+                };
+                let graphs = reader.graphs().context("the pack's model data")?;
+                if graphs.testcases.is_some() {
+                    bail!("it packs a testcase container, which MegEngine Lite cannot load (it hands the packed data to its graph loader, which knows no container): pack the plain model, and check the container unpacked");
+                }
+                Some(graphs.shifted(pack.data.start))
+            }
+            _ => None,
+        };
+        Ok(ModelFile {
+            bytes,
+            wrapping: Wrapping::Packed(pack),
+            graphs,
+        })
+    }
+
+    /// How the file holds its graph, for reports: `fbs-v2`, `packed fbs-v2`,
+    /// `packed, AES_default-encrypted`.
+    pub fn format(&self) -> String {
+        let graph = |graphs: &Option<Graphs>| graphs.as_ref().map(|graphs| graphs.format.to_string());
+        match &self.wrapping {
+            Wrapping::Bare => graph(&self.graphs).unwrap_or_default(),
+            Wrapping::Packed(pack) => match graph(&self.graphs) {
+                Some(format) => format!("packed {format}"),
+                None => format!("packed, {}-encrypted", pack.header.model_decryption),
+            },
+            Wrapping::Encrypted(method) => format!("{method}-encrypted"),
+        }
+    }
+
+    #[cfg(test)]
+    pub fn graph_format(&self) -> GraphFormat {
+        self.graphs.as_ref().expect("a graph that is not encrypted").format
+    }
+
+    #[cfg(test)]
+    pub fn graph_flatbuffer(&self) -> &[u8] {
+        &self.bytes[self
+            .graphs
+            .as_ref()
+            .expect("a graph that is not encrypted")
+            .graph_flatbuffer
+            .clone()]
+    }
+
+    /// The whole file.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Whether the graph was verified (it is not encrypted).
+    pub fn is_verified(&self) -> bool {
+        self.graphs.is_some()
+    }
+
+    /// The methods the engine decrypts the file's parts with.
+    pub fn decryption_methods(&self) -> Vec<&str> {
+        match &self.wrapping {
+            Wrapping::Bare => Vec::new(),
+            Wrapping::Encrypted(method) => vec![method.name()],
+            Wrapping::Packed(pack) => {
+                let header = &pack.header;
+                let mut methods = vec![header.model_decryption.as_str()];
+                if pack.info.is_some() && header.info_decryption != header.model_decryption {
+                    methods.push(header.info_decryption.as_str());
+                }
+                methods.retain(|method| *method != NO_ENCRYPTION);
+                methods
+            }
+        }
+    }
+}
+
+impl Graphs {
+    /// The same graphs, found `by` bytes further into the file.
+    fn shifted(self, by: usize) -> Graphs {
+        let shift = |range: Range<usize>| range.start + by..range.end + by;
+        Graphs {
+            format: self.format,
+            graph: shift(self.graph),
+            graph_flatbuffer: shift(self.graph_flatbuffer),
+            testcases: self
+                .testcases
+                .map(|testcases| testcases.into_iter().map(shift).collect()),
+        }
+    }
+}
+
+impl<R: Read> Reader<R> {
+    /// The graphs of a plain model or a container, read from the start.
+    fn graphs(&mut self) -> Result<Graphs> {
+        let reader = self;
         let testcase_count = if reader.peek(CONTAINER_MAGIC.len())? == CONTAINER_MAGIC {
             reader.take(CONTAINER_MAGIC.len(), "the container header")?;
             Some(reader.u32("the testcase count")?)
@@ -116,31 +282,44 @@ impl ModelFile {
             };
             bail!("unexpected data at offset {} {what}", reader.pos);
         }
-        Ok(ModelFile {
+        Ok(Graphs {
             format,
-            bytes: reader.bytes,
             graph,
             graph_flatbuffer,
             testcases,
         })
     }
+}
 
+impl ModelFile {
     pub fn size(&self) -> usize {
         self.bytes.len()
     }
 
     pub fn is_container(&self) -> bool {
-        self.testcases.is_some()
+        self.graphs.as_ref().is_some_and(|graphs| graphs.testcases.is_some())
     }
 
-    /// The model graph (for a plain model, the graph as found in the file).
+    /// What the engine loads as the model: the graph as found in a bare
+    /// file, or the whole file, which the engine unwraps itself.
     pub fn graph(&self) -> &[u8] {
-        &self.bytes[self.graph.clone()]
+        match (&self.wrapping, &self.graphs) {
+            (Wrapping::Bare, Some(graphs)) => &self.bytes[graphs.graph.clone()],
+            _ => &self.bytes,
+        }
+    }
+
+    /// The graphs of a container (only a bare file holds one).
+    fn container(&self) -> Option<&Graphs> {
+        self.graphs.as_ref().filter(|graphs| graphs.testcases.is_some())
     }
 
     /// The AssertEqual operators of the model graph: what a testcase checks.
     pub fn assertions(&self) -> Result<Vec<Assertion>> {
-        assertions::read(self.format, &self.bytes[self.graph_flatbuffer.clone()])
+        let Some(graphs) = self.container() else {
+            return Ok(Vec::new());
+        };
+        assertions::read(graphs.format, &self.bytes[graphs.graph_flatbuffer.clone()])
             .context("cannot read the model's AssertEqual operators")
     }
 
@@ -148,29 +327,45 @@ impl ModelFile {
     /// AssertEqual operators (see `unassert`), and the names those outputs had.
     pub fn graph_with_real_outputs(&self) -> Result<(Vec<u8>, Vec<Option<String>>)> {
         let mut graph = self.graph().to_vec();
-        if !self.is_container() {
+        let Some(graphs) = self.container() else {
             return Ok((graph, Vec::new()));
-        }
-        let flatbuffer = self.graph_flatbuffer.start - self.graph.start..self.graph_flatbuffer.end - self.graph.start;
-        let names = unassert::rewrite(self.format, &mut graph[flatbuffer])
+        };
+        let flatbuffer =
+            graphs.graph_flatbuffer.start - graphs.graph.start..graphs.graph_flatbuffer.end - graphs.graph.start;
+        let names = unassert::rewrite(graphs.format, &mut graph[flatbuffer])
             .context("cannot take the model's outputs from before its AssertEqual operators")?;
         Ok((graph, names))
     }
 
-    /// Fails unless the model graph can be edited (FBS v2), which `what` needs.
+    /// Fails unless the model graph can be edited (an FBS v2 graph, as
+    /// MegEngine dumps it), which `what` needs.
     pub fn check_editable(&self, what: &str) -> Result<()> {
-        self.v2_flatbuffer(what).map(drop)
+        self.editable_flatbuffer(what).map(drop)
+    }
+
+    /// The model graph's flatbuffer, refused unless `check_editable` passes.
+    fn editable_flatbuffer(&self, what: &str) -> Result<&[u8]> {
+        if !matches!(self.wrapping, Wrapping::Bare) {
+            bail!(
+                "{what} needs the model as MegEngine dumps it, and this one is {}: give the plain model",
+                self.format()
+            );
+        }
+        self.v2_flatbuffer(what)
     }
 
     /// The model graph's flatbuffer, refused unless FBS v2 (what `what` needs).
     fn v2_flatbuffer(&self, what: &str) -> Result<&[u8]> {
-        if self.format != GraphFormat::FbsV2 {
+        let Some(graphs) = &self.graphs else {
+            bail!("{what} reads the model's graph, and this one is {}", self.format());
+        };
+        if graphs.format != GraphFormat::FbsV2 {
             bail!(
                 "{what} needs an FBS v2 graph, and this one is FBS v1 (an older MegEngine, or dump_format=\"FBS\"): \
                  dump it again with MegEngine 1.13's trace.dump"
             );
         }
-        Ok(&self.bytes[self.graph_flatbuffer.clone()])
+        Ok(&self.bytes[graphs.graph_flatbuffer.clone()])
     }
 
     /// The model's cost without running it (see `cost`).
@@ -180,7 +375,7 @@ impl ModelFile {
 
     /// Makes the vars named `names` outputs of the model graph, after its own.
     pub fn add_outputs(&mut self, names: &[String]) -> Result<()> {
-        let graph = edit::with_outputs(self.v2_flatbuffer("a new output")?, names)?;
+        let graph = edit::with_outputs(self.editable_flatbuffer("a new output")?, names)?;
         self.replace_graph(graph)
     }
 
@@ -188,11 +383,11 @@ impl ModelFile {
     /// AssertEqual operator per output (`outputs`, as the engine reports
     /// them) at `maxerr`, and one testcase holding `values` (the inputs'
     /// and the `<output>:expect` values, any order).
-    pub fn container(&self, outputs: &[TensorSpec], maxerr: f32, values: &[(TensorSpec, &[u8])]) -> Result<Vec<u8>> {
+    pub fn as_container(&self, outputs: &[TensorSpec], maxerr: f32, values: &[(TensorSpec, &[u8])]) -> Result<Vec<u8>> {
         if self.is_container() {
             bail!("it is a testcase container already: pack the plain model it was dumped from");
         }
-        let flatbuffer = self.v2_flatbuffer("a testcase container")?;
+        let flatbuffer = self.editable_flatbuffer("a testcase container")?;
         let model = edit::with_assertions(flatbuffer, outputs, maxerr)?;
         let mut sorted = values.to_vec();
         sorted.sort_by(|a, b| a.0.name.cmp(b.0.name));
@@ -207,22 +402,30 @@ impl ModelFile {
         Ok(container)
     }
 
-    /// Puts `graph` (a whole graph, size-prefixed) in the model graph's place.
+    /// Puts `graph` (a whole graph, size-prefixed) in the model graph's place
+    /// (of a bare file: `check_editable`).
     fn replace_graph(&mut self, graph: Vec<u8>) -> Result<()> {
-        let mut bytes = self.bytes[..self.graph.start].to_vec();
+        let range = self
+            .graphs
+            .as_ref()
+            .context("the model's graph is not readable")?
+            .graph
+            .clone();
+        let mut bytes = self.bytes[..range.start].to_vec();
         bytes.extend(graph);
-        bytes.extend(&self.bytes[self.graph.end..]);
+        bytes.extend(&self.bytes[range.end..]);
         *self = ModelFile::parse(bytes).context("the edited graph does not verify")?;
         Ok(())
     }
 
     /// The testcase graphs of a container, in file order (none for a plain model).
     pub fn testcases(&self) -> impl Iterator<Item = &[u8]> {
-        self.testcases.iter().flatten().map(|range| &self.bytes[range.clone()])
+        let testcases = self.container().and_then(|graphs| graphs.testcases.as_ref());
+        testcases.into_iter().flatten().map(|range| &self.bytes[range.clone()])
     }
 
     pub fn testcase_count(&self) -> usize {
-        self.testcases.as_ref().map_or(0, Vec::len)
+        self.testcases().count()
     }
 }
 
@@ -281,6 +484,12 @@ impl<R: Read> Reader<R> {
         let range = self.pos..self.pos + len;
         self.pos += len;
         Ok(range)
+    }
+
+    /// Everything left in the source.
+    fn rest(&mut self) -> Result<Vec<u8>> {
+        self.fill(usize::MAX)?;
+        Ok(std::mem::take(&mut self.bytes))
     }
 
     fn u32(&mut self, what: &str) -> Result<u32> {
@@ -386,7 +595,7 @@ mod tests {
     #[test]
     fn reads_a_plain_v2_graph() {
         let model = ModelFile::parse(v2_graph(48)).unwrap();
-        assert_eq!(model.format, GraphFormat::FbsV2);
+        assert_eq!(model.graph_format(), GraphFormat::FbsV2);
         assert!(!model.is_container());
         assert_eq!(model.graph().len(), 52);
         assert_eq!(model.testcase_count(), 0);
@@ -395,7 +604,7 @@ mod tests {
     #[test]
     fn reads_a_plain_v1_graph() {
         let model = ModelFile::parse(v1_graph(16, 48)).unwrap();
-        assert_eq!(model.format, GraphFormat::FbsV1);
+        assert_eq!(model.graph_format(), GraphFormat::FbsV1);
         assert_eq!(model.graph().len(), 4 + 8 + 4 + 8 + 16 + 4 + 48);
     }
 
@@ -449,6 +658,33 @@ mod tests {
         }
     }
 
+    /// Every packed fixture's pack and plain graph verify; an encrypted graph
+    /// is known by its method only; a packed container is refused in one line.
+    #[test]
+    fn reads_the_packed_fixtures() {
+        let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/deploy");
+        let plain = ModelFile::read(&deploy.join("conv_float_packed.pack"), None).unwrap();
+        assert_eq!(plain.format(), "packed fbs-v2");
+        assert!(plain.is_verified() && plain.decryption_methods().is_empty());
+        assert_eq!(plain.graph(), plain.bytes(), "the engine gets the file as it is");
+        let encrypted = ModelFile::read(&deploy.join("conv_float_packed_rc4_info.pack"), None).unwrap();
+        assert_eq!(encrypted.format(), "packed, RC4_default-encrypted");
+        assert_eq!(encrypted.decryption_methods(), ["RC4_default"]);
+        let bare = ModelFile::read(&deploy.join("conv_float_aes.emod"), Some(Method::Aes)).unwrap();
+        assert_eq!(bare.decryption_methods(), ["AES_default"]);
+        let err = ModelFile::read(&deploy.join("conv_float_rc4.emod"), Some(Method::Aes))
+            .err()
+            .unwrap();
+        assert!(format!("{err:#}").contains("16-byte blocks"), "{err:#}");
+        let err = ModelFile::read(&deploy.join("conv_float_tc1_packed.pack"), None)
+            .err()
+            .unwrap();
+        assert!(format!("{err:#}").contains("packs a testcase container"), "{err:#}");
+        let mut truncated = std::fs::read(deploy.join("conv_float_packed.pack")).unwrap();
+        truncated.truncate(200);
+        assert!(ModelFile::parse(truncated).is_err());
+    }
+
     /// Every fixture and real graph passes the verifier.
     #[test]
     fn verifies_the_fixture_models() {
@@ -461,7 +697,7 @@ mod tests {
                 && !name.contains("truncated")
                 && !name.starts_with("not_a")
             {
-                ModelFile::read(&path).unwrap_or_else(|err| panic!("{name}: {err:#}"));
+                ModelFile::read(&path, None).unwrap_or_else(|err| panic!("{name}: {err:#}"));
                 verified += 1;
             }
         }
@@ -523,7 +759,7 @@ mod tests {
         assert!(containers.len() >= 8);
         for model in containers {
             let file = model["file"].as_str().unwrap();
-            let assertions = ModelFile::read(&root.join(file)).unwrap().assertions().unwrap();
+            let assertions = ModelFile::read(&root.join(file), None).unwrap().assertions().unwrap();
             let mut checked: Vec<String> = assertions.iter().map(|a| format!("{}:expect", a.output())).collect();
             checked.sort();
             assert_eq!(checked, model["expect_inputs"].as_array().unwrap().clone(), "{file}");

@@ -150,7 +150,7 @@ mod tests {
     use crate::model::ModelFile;
 
     fn container(name: &str) -> ModelFile {
-        ModelFile::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name)).unwrap()
+        ModelFile::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name), None).unwrap()
     }
 
     /// The outputs get the names `fixtures/make_fixtures.py` gave the plain
@@ -182,18 +182,18 @@ mod tests {
     fn points_each_output_at_the_checked_var() {
         for file in ["conv_float_tc1.mge", "conv_float_fbs1_tc1.mge", "image_uint8_tc1.mge"] {
             let model = container(file);
-            let flatbuffer = &model.bytes[model.graph_flatbuffer.clone()];
+            let flatbuffer = model.graph_flatbuffer();
             let mut rewritten = flatbuffer.to_vec();
-            rewrite(model.format, &mut rewritten).unwrap();
+            rewrite(model.graph_format(), &mut rewritten).unwrap();
             let graph = Table::root(flatbuffer).unwrap();
-            let mut checked: Vec<u32> = assertions::operators(model.format, graph)
+            let mut checked: Vec<u32> = assertions::operators(model.graph_format(), graph)
                 .unwrap()
                 .iter()
-                .map(|(operator, _)| operator.u32s(assertions::schema(model.format).inputs).unwrap()[1])
+                .map(|(operator, _)| operator.u32s(assertions::schema(model.graph_format()).inputs).unwrap()[1])
                 .collect();
             let ids = |buffer: &[u8]| -> Vec<u32> {
                 let graph = Table::root(buffer).unwrap();
-                output_ids(model.format, graph, buffer)
+                output_ids(model.graph_format(), graph, buffer)
                     .unwrap()
                     .iter()
                     .map(|&(_, id)| id)
@@ -211,7 +211,7 @@ mod tests {
     #[test]
     fn refuses_fbs_v1_outputs_it_cannot_pair() {
         let model = container("conv_float_fbs1_tc1.mge");
-        let mut flatbuffer = model.bytes[model.graph_flatbuffer.clone()].to_vec();
+        let mut flatbuffer = model.graph_flatbuffer().to_vec();
         // Claim no outputs: the assertion's output can no longer be told.
         let graph = Table::root(&flatbuffer).unwrap();
         let field = graph

@@ -43,6 +43,10 @@ pub struct ModelInfo {
     pub container: bool,
     pub format: String,
     pub size_bytes: usize,
+    /// Whether its graph was verified before the engine read it (not when encrypted).
+    pub verified: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packing: Option<Packing>,
     pub inputs: Vec<Tensor>,
     pub outputs: Vec<Tensor>,
     pub testcases: usize,
@@ -53,10 +57,64 @@ pub struct ModelInfo {
     pub ops: Option<GraphCost>,
 }
 
+/// A Lite packed model's header and what its info carries.
+#[derive(Serialize)]
+pub struct Packing {
+    pub name: String,
+    pub model_decryption: String,
+    /// The info's method and parser, when it has an info.
+    pub info_decryption: Option<String>,
+    pub info_parser: Option<String>,
+    /// What its info sets, as `mge` options (or the info's own key where none fits).
+    pub info_options: Vec<String>,
+    /// `mge`'s options in the info's `extra_info`.
+    pub mge_options: Vec<String>,
+    /// Its info is encrypted, so its options cannot be shown.
+    pub info_encrypted: bool,
+    pub fast_run_cache_bytes: Option<usize>,
+}
+
+impl Packing {
+    fn to_text(&self) -> String {
+        let mut text = format!("packed as '{}', model decryption {}", self.name, self.model_decryption);
+        match (&self.info_decryption, &self.info_parser) {
+            (Some(decryption), Some(parser)) => {
+                text += &format!(", info decryption {decryption}, parsed by {parser}\n")
+            }
+            _ => text += ", no info\n",
+        }
+        if self.info_encrypted {
+            text += "  info options: encrypted (applied by the engine, not readable here)\n";
+        } else if !self.info_options.is_empty() {
+            text += &format!(
+                "  info options (applied by the engine): {}\n",
+                self.info_options.join(" ")
+            );
+        }
+        if !self.mge_options.is_empty() {
+            text += &format!(
+                "  mge options (extra_info, applied by mge run): {}\n",
+                self.mge_options.join(" ")
+            );
+        }
+        match self.fast_run_cache_bytes {
+            Some(bytes) => text += &format!("  fast-run cache: {bytes} bytes embedded\n"),
+            None => text += "  fast-run cache: none\n",
+        }
+        text
+    }
+}
+
 impl Report for ModelInfo {
     fn to_text(&self) -> String {
         let kind = if self.container { "testcase container" } else { "model" };
         let mut text = format!("{}: {kind}, {}, {} bytes\n", self.model, self.format, self.size_bytes);
+        if let Some(packing) = &self.packing {
+            text += &packing.to_text();
+        }
+        if !self.verified {
+            text += "graph: encrypted, so not verified before the engine read it (the engine ran supervised)\n";
+        }
         let mut table = Table::new(&["", "name", "shape", "dtype"], &[]);
         for (role, tensors) in [("input", &self.inputs), ("output", &self.outputs)] {
             for tensor in tensors {

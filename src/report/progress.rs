@@ -155,8 +155,9 @@ impl TuneWatcher for TuneProgress {
     }
 
     fn tried(&mut self, row: &Row, best: &Row, baseline_ms: f64) {
-        if let Some(best_ms) = best.median_ms {
-            self.best = format!("best so far: {} ({:.2}x)", best.candidate, baseline_ms / best_ms);
+        if let Some(measured) = best.safe() {
+            let speedup = baseline_ms / measured.median_ms;
+            self.best = format!("best so far: {} ({speedup:.2}x)", best.candidate);
             self.bar.set_message(self.best.clone());
         }
         if !row.candidate.0.is_empty() {

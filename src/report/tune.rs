@@ -7,28 +7,35 @@ use serde::Serialize;
 use super::table::Table;
 use super::Report;
 use crate::supervise::command::MgeCommand;
-use crate::tune::trial::Status;
-use crate::tune::{Row, Tuning};
+use crate::tune::trial::{Measured, Status};
+use crate::tune::{Row, Skipped, Tuning};
 
 #[derive(Serialize)]
 pub struct TuneReport {
     pub baseline: Baseline,
     pub best: Best,
+    /// Every candidate tried, the baseline first among them.
     pub candidates: Vec<CandidateReport>,
-    /// Candidates the budget left no time for.
-    pub untried: Vec<String>,
+    /// Candidates not tried, and why.
+    pub untried: Vec<UntriedReport>,
+    pub confirmation: Option<ConfirmationReport>,
+    /// The budget and what the search used of it, in seconds.
+    pub budget_s: f64,
+    pub used_s: f64,
 }
 
 #[derive(Serialize)]
 pub struct Baseline {
     pub options: String,
     pub median_ms: f64,
+    pub ci95_ms: Option<[f64; 2]>,
 }
 
 #[derive(Serialize)]
 pub struct Best {
     pub options: String,
     pub median_ms: f64,
+    pub ci95_ms: Option<[f64; 2]>,
     pub speedup: f64,
     pub command: String,
 }
@@ -37,22 +44,54 @@ pub struct Best {
 pub struct CandidateReport {
     pub options: String,
     pub median_ms: Option<f64>,
+    /// The median's 95% confidence interval (order statistics of the runs).
+    pub ci95_ms: Option<[f64; 2]>,
     pub speedup: Option<f64>,
     pub err: Option<f64>,
     pub status: Status,
+    /// Its interval lies wholly below the baseline's.
+    pub beats_baseline: bool,
+    /// Its interval lies wholly above the baseline's.
+    pub slower_than_baseline: bool,
     pub reason: Option<String>,
+    /// What it cost of the budget: its whole process, and its timed runs within that.
+    pub seconds: f64,
+    pub timed_s: Option<f64>,
+}
+
+#[derive(Serialize)]
+pub struct UntriedReport {
+    pub options: String,
+    /// `budget` or `cannot_beat_the_best`.
+    pub why: &'static str,
+    /// About how long it would have taken.
+    pub needs_s: Option<f64>,
+    /// What it would take per run, estimated from its parts.
+    pub estimate_ms: Option<f64>,
+}
+
+#[derive(Serialize)]
+pub struct ConfirmationReport {
+    pub options: String,
+    pub baseline_ms: f64,
+    pub best_ms: f64,
+    pub speedup: f64,
+    pub confirmed: bool,
+}
+
+fn interval(measured: &Measured) -> Option<[f64; 2]> {
+    measured.interval_ms.map(|(low, high)| [low, high])
 }
 
 impl TuneReport {
     /// `baseline` is the `mge run` command line without the winner's options.
     pub fn new(tuning: &Tuning, baseline: &MgeCommand) -> TuneReport {
-        let baseline_ms = tuning.baseline.median_ms.expect("the baseline was measured");
-        let best = tuning.best_row();
-        let best_ms = best.median_ms.expect("the best candidate was measured");
-        let full = baseline.clone().engine(&best.candidate.0).words();
+        let base = tuning.baseline_measured();
+        let best_row = tuning.best_row();
+        let best = best_row.measured.as_ref().expect("the best candidate was measured");
         let mut candidates: Vec<CandidateReport> = std::iter::once(&tuning.baseline)
             .chain(&tuning.rows)
-            .map(|row| CandidateReport::new(row, baseline_ms))
+            .map(|row| CandidateReport::new(row, base))
             .collect();
         // Measured and safe first, fastest first; then the rest in the order tried.
         candidates.sort_by(|a, b| {
@@ -63,39 +102,89 @@ impl TuneReport {
         TuneReport {
             baseline: Baseline {
                 options: tuning.baseline.candidate.to_string(),
-                median_ms: baseline_ms,
+                median_ms: base.median_ms,
+                ci95_ms: interval(base),
             },
             best: Best {
-                options: best.candidate.to_string(),
-                median_ms: best_ms,
-                speedup: baseline_ms / best_ms,
-                command: shell_line(&full),
+                options: best_row.candidate.to_string(),
+                median_ms: best.median_ms,
+                ci95_ms: interval(best),
+                speedup: base.median_ms / best.median_ms,
+                command: shell_line(&baseline.clone().engine(&best_row.candidate.0).words()),
             },
             candidates,
-            untried: tuning.untried.iter().map(ToString::to_string).collect(),
+            untried: tuning.untried.iter().map(UntriedReport::new).collect(),
+            confirmation: tuning.confirmation.as_ref().map(|again| ConfirmationReport {
+                options: again.candidate.to_string(),
+                baseline_ms: again.baseline.median_ms,
+                best_ms: again.best.median_ms,
+                speedup: again.baseline.median_ms / again.best.median_ms,
+                confirmed: again.confirmed,
+            }),
+            budget_s: tuning.budget.as_secs_f64(),
+            used_s: tuning.used.as_secs_f64(),
         }
     }
 }
 
 impl Report for TuneReport {
     fn to_text(&self) -> String {
-        let mut table = Table::new(&["options", "median ms", "speed-up", "err", "status"], &[1, 2, 3]);
+        let mut table = Table::new(
+            &[
+                "options",
+                "median ms",
+                "95% interval",
+                "speed-up",
+                "err",
+                "took s",
+                "status",
+            ],
+            &[1, 3, 4, 5],
+        );
         for candidate in &self.candidates {
-            let status = match &candidate.reason {
-                Some(reason) => format!("{}: {reason}", status_word(candidate.status)),
-                None => status_word(candidate.status).to_string(),
-            };
+            let mut status = status_word(candidate.status).to_string();
+            if candidate.status == Status::Ok && candidate.options != self.baseline.options {
+                status += match (candidate.beats_baseline, candidate.slower_than_baseline) {
+                    (true, _) => ", faster",
+                    (false, true) => ", slower",
+                    (false, false) => ", within the noise",
+                };
+            }
+            if let Some(reason) = &candidate.reason {
+                let _ = write!(status, ": {reason}");
+            }
             table.row(vec![
                 candidate.options.clone(),
                 candidate.median_ms.map_or("-".into(), |ms| format!("{ms:.3}")),
+                candidate
+                    .ci95_ms
+                    .map_or("-".into(), |[low, high]| format!("{low:.3} - {high:.3}")),
                 candidate.speedup.map_or("-".into(), |x| format!("{x:.2}x")),
                 candidate.err.map_or("-".into(), |err| format!("{err:.1e}")),
+                format!("{:.1}", candidate.seconds),
                 status,
             ]);
         }
         let mut out = table.render("");
-        if !self.untried.is_empty() {
-            let _ = writeln!(out, "not tried (budget spent): {}", self.untried.join(", "));
+        for untried in &self.untried {
+            let why = match (untried.needs_s, untried.estimate_ms) {
+                (Some(needs), _) => format!("needs about {needs:.0} s, more than the budget had left"),
+                (_, Some(estimate)) => format!("cannot beat the best: about {estimate:.3} ms from its parts"),
+                _ => untried.why.to_string(),
+            };
+            let _ = writeln!(out, "not tried: {}: {why}", untried.options);
+        }
+        let _ = writeln!(out, "budget: {:.0} s of {:.0} s used", self.used_s, self.budget_s);
+        if let Some(again) = &self.confirmation {
+            let verdict = match again.confirmed {
+                true => "confirmed",
+                false => "not confirmed: the baseline is kept",
+            };
+            let _ = writeln!(
+                out,
+                "measured again: {} {:.3} ms against the baseline's {:.3} ms, {:.2}x ({verdict})",
+                again.options, again.best_ms, again.baseline_ms, again.speedup
+            );
         }
         let _ = writeln!(
             out,
@@ -108,14 +197,35 @@ impl Report for TuneReport {
 }
 
 impl CandidateReport {
-    fn new(row: &Row, baseline_ms: f64) -> CandidateReport {
+    fn new(row: &Row, baseline: &Measured) -> CandidateReport {
+        let measured = row.measured.as_ref();
         CandidateReport {
             options: row.candidate.to_string(),
-            median_ms: row.median_ms,
-            speedup: row.median_ms.map(|ms| baseline_ms / ms),
+            median_ms: measured.map(|m| m.median_ms),
+            ci95_ms: measured.and_then(interval),
+            speedup: measured.map(|m| baseline.median_ms / m.median_ms),
             err: row.err,
             status: row.status,
+            beats_baseline: row.safe().is_some_and(|m| m.beats(baseline)),
+            slower_than_baseline: row.safe().is_some_and(|m| baseline.beats(m)),
             reason: row.reason.clone(),
+            seconds: row.took.as_secs_f64(),
+            timed_s: measured.map(|m| m.timing.as_secs_f64()),
+        }
+    }
+}
+
+impl UntriedReport {
+    fn new(untried: &crate::tune::Untried) -> UntriedReport {
+        let (why, needs_s, estimate_ms) = match untried.why {
+            Skipped::Budget { needs } => ("budget", Some(needs.as_secs_f64()), None),
+            Skipped::CannotBeatTheBest { estimate_ms } => ("cannot_beat_the_best", None, Some(estimate_ms)),
+        };
+        UntriedReport {
+            options: untried.candidate.to_string(),
+            why,
+            needs_s,
+            estimate_ms,
         }
     }
 }

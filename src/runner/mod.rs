@@ -7,9 +7,9 @@ pub mod timing;
 
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
 
-use crate::engine::{Lite, Network, NetworkOptions};
+use crate::engine::{EngineError, Lite, Network, NetworkOptions};
 use crate::feeds::Feed;
 use crate::model::{ModelFile, EXPECTATION_SUFFIX};
 use crate::supervise::child::{announce, RunCounter};
@@ -103,6 +103,32 @@ impl Plan {
     }
 }
 
+/// The engine's refusal to load `model`, in the user's terms where they are
+/// known: an operator no library provides, an encrypted model that does not decrypt.
+fn explain_load_failure(err: anyhow::Error, model: &ModelFile) -> anyhow::Error {
+    let Some(engine) = err.downcast_ref::<EngineError>() else {
+        return err.context("the engine cannot load the model");
+    };
+    if let Some(loader) = engine
+        .extra_message()
+        .and_then(|extra| extra.strip_prefix("can not find loader for ExternCOprRunner '"))
+        .and_then(|rest| rest.split('\'').next())
+    {
+        return anyhow!("the model needs the extern operator '{loader}', which no loaded library provides: load its library with --c-opr-lib PATH");
+    }
+    let methods = model.decryption_methods();
+    let undecrypted = ["invalid model format", "The checksum of the file cannot be verified"]
+        .iter()
+        .any(|symptom| engine.message.contains(symptom));
+    if !methods.is_empty() && undecrypted {
+        return anyhow!(
+            "the engine cannot decrypt the model with its {} key: the key (--model-key) or the method is wrong, or the file is damaged",
+            methods.join(" and ")
+        );
+    }
+    err.context("the engine cannot load the model")
+}
+
 impl Session {
     /// The model graph of `model`, loaded for `options`.
     pub fn load(lite: &Lite, model: &ModelFile, outputs: Outputs, options: &NetworkOptions) -> Result<Session> {
@@ -111,7 +137,7 @@ impl Session {
             Outputs::Real => model.graph_with_real_outputs()?,
         };
         announce(Phase::Load);
-        let mut session = Session::open(lite, graph, options).context("the engine cannot load the model")?;
+        let mut session = Session::open(lite, graph, options).map_err(|err| explain_load_failure(err, model))?;
         // The engine still lists the expectations as inputs, but no longer reads them.
         session.unread_inputs = names
             .iter()

@@ -65,6 +65,33 @@ impl Timing {
     }
 }
 
+/// A distribution-free 95% confidence interval for the median of the
+/// distribution `samples` were drawn from: the order statistics `X(j)` and
+/// `X(n+1-j)` with the largest `j` whose coverage, `1 - 2 P(B < j)` for
+/// `B ~ Binomial(n, 1/2)`, is at least 95%. `None` for fewer than 6 samples,
+/// which no such interval covers.
+pub fn median_interval(samples: &[f64]) -> Option<(f64, f64)> {
+    let n = samples.len();
+    // P(B <= k), summed in logarithms: 2^-n underflows from n = 1075 on.
+    let ln_half_n = -(n as f64) * std::f64::consts::LN_2;
+    let (mut ln_choose, mut below) = (0.0f64, 0.0f64);
+    let mut j = 0;
+    for k in 0..n {
+        below += (ln_choose + ln_half_n).exp();
+        if below > 0.025 {
+            break;
+        }
+        j = k + 1;
+        ln_choose += ((n - k) as f64).ln() - ((k + 1) as f64).ln();
+    }
+    if j == 0 {
+        return None;
+    }
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    Some((sorted[j - 1], sorted[n - j]))
+}
+
 /// The `p`th percentile of sorted, non-empty `sorted`: the value at rank
 /// `p/100 * (n-1)`, interpolated linearly between its neighbours.
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -88,6 +115,29 @@ mod tests {
         assert!(Timing::from_samples(&[], false).is_none());
         let kept = Timing::from_samples(&[3.0, 1.0], true).unwrap();
         assert_eq!(kept.iterations_ms, Some(vec![3.0, 1.0]));
+    }
+
+    /// The ranks against the binomial sums done exactly (Python's `math.comb`):
+    /// n = 6 → (1, 6), 10 → (2, 9), 24 → (7, 18), 100 → (40, 61), 1000 → (469, 532).
+    #[test]
+    fn the_median_interval_is_the_order_statistics_of_the_binomial() {
+        for (n, low, high) in [(6, 1, 6), (10, 2, 9), (24, 7, 18), (100, 40, 61), (1000, 469, 532)] {
+            // Samples 1..=n in reverse: the interval is their ranks.
+            let samples: Vec<f64> = (1..=n).rev().map(f64::from).collect();
+            assert_eq!(
+                median_interval(&samples),
+                Some((f64::from(low), f64::from(high))),
+                "n = {n}"
+            );
+        }
+        assert_eq!(median_interval(&[1.0, 2.0, 3.0, 4.0, 5.0]), None);
+        assert_eq!(median_interval(&[]), None);
+        let many: Vec<f64> = (0..200_000).map(f64::from).collect();
+        let (low, high) = median_interval(&many).unwrap();
+        assert!(
+            low < 100_000.0 && high > 100_000.0 && high - low < 1000.0,
+            "{low} {high}"
+        );
     }
 
     /// Against `numpy.percentile(x, [50, 90, 99])` (method "linear").

@@ -123,9 +123,11 @@ impl MgeCommand {
         self.arg("--no-testcase")
     }
 
-    /// `--json --warmup N --iter N --outputs DIR`: a measured run, for a program to read.
+    /// `--json --all-times --warmup N --iter N --outputs DIR`: a measured run,
+    /// every run's time in its report, for a program to read.
     pub fn measured(self, warmup: usize, iterations: u64, outputs: &Path) -> MgeCommand {
         self.arg("--json")
+            .arg("--all-times")
             .arg("--warmup")
             .arg(warmup.to_string())
             .arg("--iter")

@@ -11,7 +11,7 @@ use super::candidate::Candidate;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, Rules, Status as CompareStatus};
 use crate::options::EngineOption;
-use crate::runner::timing::TimingReport;
+use crate::runner::timing::{median_interval, Timing, TimingReport};
 use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{How, Interrupted, Muted, Next, Supervisor};
 
@@ -33,7 +33,8 @@ pub enum Status {
 /// What a trial gave.
 pub struct Trial {
     pub status: Status,
-    pub median_ms: Option<f64>,
+    /// Its timed runs, when it ran.
+    pub measured: Option<Measured>,
     /// Why it was not measured (none for a timed-out one: its deadline's owner says why).
     pub reason: Option<String>,
     /// Where its outputs were written (`NAME.npy` each), when it ran.
@@ -42,12 +43,52 @@ pub struct Trial {
     pub took: Duration,
 }
 
-/// What every trial shares: the command line of the baseline and a scratch folder.
+/// A candidate's timed runs: their median and its 95% confidence interval.
+#[derive(Clone, Copy, Debug)]
+pub struct Measured {
+    pub median_ms: f64,
+    /// What one run takes on average, stalls included: what sizes a trial.
+    pub mean_ms: f64,
+    /// `None` with fewer than 6 runs.
+    pub interval_ms: Option<(f64, f64)>,
+    /// The timed runs' own time, of the process's.
+    pub timing: Duration,
+}
+
+impl Measured {
+    fn of(timing: &Timing) -> Measured {
+        let samples = timing.iterations_ms.as_deref().unwrap_or_default();
+        Measured {
+            median_ms: timing.median,
+            mean_ms: timing.mean,
+            interval_ms: median_interval(samples),
+            timing: Duration::from_secs_f64(samples.iter().sum::<f64>() / 1e3),
+        }
+    }
+
+    /// Faster beyond the noise: this interval lies wholly below `other`'s.
+    pub fn beats(&self, other: &Measured) -> bool {
+        match (self.interval_ms, other.interval_ms) {
+            (Some((_, high)), Some((low, _))) => high < low,
+            _ => false,
+        }
+    }
+}
+
+/// What the search needs of its trials: a clock, and a candidate measured by a deadline.
+pub trait Runner {
+    fn now(&self) -> Instant;
+    /// Measures `candidate` over `runs` timed runs, stopping it at `deadline`.
+    fn run(&mut self, candidate: &Candidate, runs: u64, deadline: Instant) -> Result<Trial>;
+    /// Does the fast-run cache hold anything?
+    fn fast_run_cached(&self) -> bool;
+}
+
+/// Trials as processes: each candidate a supervised `mge run`.
 pub struct Trials {
     /// `mge run MODEL` with the user's feeds and fixed engine options.
     pub baseline: MgeCommand,
     pub warmup: usize,
-    pub iterations: u64,
     /// The user's own fast-run cache; otherwise one in the scratch folder, shared by all
     /// fast-run candidates so that only the first one profiles.
     pub fast_run_cache: Option<PathBuf>,
@@ -62,9 +103,19 @@ impl Trials {
             .clone()
             .unwrap_or_else(|| self.scratch.join("fast-run.cache"))
     }
+}
 
-    /// Runs `candidate` with `--warmup`/`--iter` of `self`; `deadline` stops it.
-    pub fn run(&mut self, candidate: &Candidate, deadline: Instant) -> Result<Trial> {
+impl Runner for Trials {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+
+    /// An empty cache is 4 bytes.
+    fn fast_run_cached(&self) -> bool {
+        std::fs::metadata(self.cache_path()).is_ok_and(|metadata| metadata.len() > 4)
+    }
+
+    fn run(&mut self, candidate: &Candidate, runs: u64, deadline: Instant) -> Result<Trial> {
         let started = Instant::now();
         self.count += 1;
         let outputs = self.scratch.join(format!("trial-{}", self.count));
@@ -72,7 +123,7 @@ impl Trials {
         if candidate.has(&EngineOption::FastRun) && self.fast_run_cache.is_none() {
             command = command.engine(&[EngineOption::FastRunCache(self.cache_path())]);
         }
-        let command = command.measured(self.warmup, self.iterations, &outputs);
+        let command = command.measured(self.warmup, runs, &outputs);
         let mut child = Supervisor::spawn(&command, false, true)?;
         let mut report = String::new();
         let ended = loop {
@@ -87,7 +138,7 @@ impl Trials {
         };
         let unmeasured = |status, reason| Trial {
             status,
-            median_ms: None,
+            measured: None,
             reason,
             outputs: None,
             took: started.elapsed(),
@@ -98,7 +149,7 @@ impl Trials {
                     .context("the run's JSON report has no timing_ms as `mge run --json` writes it")?;
                 Trial {
                     status: Status::Ok,
-                    median_ms: Some(timed.timing_ms.median),
+                    measured: Some(Measured::of(&timed.timing_ms)),
                     reason: None,
                     outputs: Some(outputs),
                     took: started.elapsed(),

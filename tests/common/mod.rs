@@ -29,8 +29,17 @@ pub fn mge() -> Command {
 }
 
 pub fn manifest() -> Value {
-    let text = std::fs::read_to_string(root().join("fixtures/manifest.json")).expect("fixtures/manifest.json");
-    serde_json::from_str(&text).expect("the manifest is JSON")
+    read_manifest("fixtures/manifest.json")
+}
+
+/// `fixtures/deploy_manifest.json`, of `fixtures/make_deploy_fixtures.py`.
+pub fn deploy_manifest() -> Value {
+    read_manifest("fixtures/deploy_manifest.json")
+}
+
+fn read_manifest(path: &str) -> Value {
+    let text = std::fs::read_to_string(root().join(path)).unwrap_or_else(|err| panic!("{path}: {err}"));
+    serde_json::from_str(&text).unwrap_or_else(|err| panic!("{path} is not JSON: {err}"))
 }
 
 pub fn entries<'a>(manifest: &'a Value, key: &str) -> &'a Vec<Value> {
@@ -118,31 +127,41 @@ pub fn run_or_onednn_exit(command: &mut Command) -> Option<String> {
 /// (`tests/faults/fault_lite.c`), built once per test binary with the C compiler.
 pub fn fault_library() -> &'static Path {
     static LIBRARY: OnceLock<PathBuf> = OnceLock::new();
-    LIBRARY.get_or_init(|| {
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-        let library = out.join("libfault_lite.so");
-        // The MegEngine runtime exists for Linux only.
-        let target = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
-        let compiler = cc::Build::new()
-            .cargo_metadata(false)
-            .opt_level(0)
-            .target(&target)
-            .host(&target)
-            .get_compiler();
-        // Built under a name of this process's, then renamed: test binaries
-        // run side by side must not load a half-written library.
-        let building = out.join(format!("libfault_lite.{}.so", std::process::id()));
-        let status = compiler
-            .to_command()
-            .args(["-shared", "-fPIC", "-pthread", "-o"])
-            .arg(&building)
-            .arg(root().join("tests/faults/fault_lite.c"))
-            .status()
-            .expect("the C compiler runs");
-        assert!(status.success(), "building the fault library failed");
-        std::fs::rename(&building, &library).expect("the fault library moves into place");
-        library
-    })
+    LIBRARY.get_or_init(|| c_library("fault_lite", "tests/faults/fault_lite.c", 0))
+}
+
+/// The extern operator `mge_test_scale_bias` (`tests/extern_opr/scale_bias_opr.c`,
+/// MegEngine's `extern_c_opr.h` ABI), built once per test binary.
+pub fn extern_operator_library() -> &'static Path {
+    static LIBRARY: OnceLock<PathBuf> = OnceLock::new();
+    LIBRARY.get_or_init(|| c_library("scale_bias_opr", "tests/extern_opr/scale_bias_opr.c", 2))
+}
+
+/// `lib<name>.so` built from `source` with the C compiler (the `cc` crate).
+fn c_library(name: &str, source: &str, opt_level: u32) -> PathBuf {
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let library = out.join(format!("lib{name}.so"));
+    // The MegEngine runtime exists for Linux only.
+    let target = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+    let compiler = cc::Build::new()
+        .cargo_metadata(false)
+        .opt_level(opt_level)
+        .target(&target)
+        .host(&target)
+        .get_compiler();
+    // Built under a name of this process's, then renamed: test binaries
+    // run side by side must not load a half-written library.
+    let building = out.join(format!("lib{name}.{}.so", std::process::id()));
+    let status = compiler
+        .to_command()
+        .args(["-shared", "-fPIC", "-pthread", "-o"])
+        .arg(&building)
+        .arg(root().join(source))
+        .status()
+        .expect("the C compiler runs");
+    assert!(status.success(), "building {source} failed");
+    std::fs::rename(&building, &library).expect("the library moves into place");
+    library
 }
 
 /// Sends `SIG<signal>` (`INT`, `TERM`, `HUP`) to `child`, which must then end

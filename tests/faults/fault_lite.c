@@ -199,6 +199,13 @@ int LITE_get_tensor_memory(void *tensor, void **memory) {
     *memory = ((FakeTensor *)tensor)->data;
     return 0;
 }
+int LITE_update_decryption_or_key(const char *name, const void *func, const unsigned char *key, size_t size) {
+    (void)name; (void)func; (void)key; (void)size; return 0;
+}
+int LITE_set_network_algo_fastrun_config(void *net, unsigned batch, int equal) { (void)net; (void)batch; (void)equal; return 0; }
+int LITE_set_loader_lib_path(const char *path) { (void)path; return 0; }
+int LITE_set_tensor_rt_cache(const char *path) { (void)path; return 0; }
+int LITE_dump_tensor_rt_cache(void) { return 0; }
 int LITE_get_tensor_total_size_in_byte(void *tensor, size_t *size) {
     LiteLayout *layout = &((FakeTensor *)tensor)->layout;
     *size = 4;

@@ -13,11 +13,11 @@ use anyhow::{bail, Context, Result};
 
 use super::InOrder;
 use crate::cli::EngineArgs;
+use crate::commands::prepare::{read_model, ready_runtime, with_carried};
 use crate::commands::settings::EngineSettings;
 use crate::commands::Global;
 use crate::compare::Rules;
-use crate::engine::{silence_stdout, take_stdout, Lite, NetworkOptions};
-use crate::model::ModelFile;
+use crate::engine::{silence_stdout, take_stdout, Lite};
 use crate::options::EngineOption;
 use crate::report::check::{ModelCheck, TestcaseCheck};
 use crate::runner::testcase::{run_testcases, Judge};
@@ -134,7 +134,7 @@ impl Workers<'_> {
 /// The worker side: check each model whose index arrives on stdin, answer on
 /// the original stdout. The engine options come from the parent, defaults included.
 pub fn serve(models: &[PathBuf], engine: &EngineArgs, rules: Option<&Rules>, global: &Global) -> Result<()> {
-    let options = EngineSettings::from_args(engine, global)?.network;
+    let engine = EngineSettings::from_args(engine, global)?;
     let judge = rules.map_or(Judge::Engine, Judge::Rules);
     let mut replies = take_stdout()?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose).map_err(|err| format!("{err:#}"));
@@ -147,7 +147,7 @@ pub fn serve(models: &[PathBuf], engine: &EngineArgs, rules: Option<&Rules>, glo
             .and_then(|index| models.get(index))
             .with_context(|| format!("unreadable request '{request}'"))?;
         let check = match &lite {
-            Ok(lite) => check_model(lite, path, &options, judge, global.verbose),
+            Ok(lite) => check_model(lite, path, &engine, judge, global),
             Err(error) => ModelCheck::unchecked(path, error.clone()),
         };
         writeln!(replies, "{}", serde_json::to_string(&check)?)?;
@@ -157,8 +157,8 @@ pub fn serve(models: &[PathBuf], engine: &EngineArgs, rules: Option<&Rules>, glo
 }
 
 /// Checks one model in this process; any error is the model's, not the command's.
-fn check_model(lite: &Lite, path: &Path, options: &NetworkOptions, judge: Judge, verbose: bool) -> ModelCheck {
-    match check_testcases(lite, path, options, judge, verbose) {
+fn check_model(lite: &Lite, path: &Path, engine: &EngineSettings, judge: Judge, global: &Global) -> ModelCheck {
+    match check_testcases(lite, path, engine, judge, global) {
         Ok(testcases) => ModelCheck {
             model: path.display().to_string(),
             error: None,
@@ -172,19 +172,28 @@ fn check_model(lite: &Lite, path: &Path, options: &NetworkOptions, judge: Judge,
 fn check_testcases(
     lite: &Lite,
     path: &Path,
-    options: &NetworkOptions,
+    engine: &EngineSettings,
     judge: Judge,
-    verbose: bool,
+    global: &Global,
 ) -> Result<Vec<TestcaseCheck>> {
-    let model = ModelFile::read(path)?;
+    let model = read_model(path, engine)?;
     if !model.is_container() {
         bail!(
             "{} embeds no testcases (dump it with input_data=..., or use `mge run`)",
             path.display()
         );
     }
+    // The options a packed model carries are mirrored, without a note per model.
+    let quiet = Global {
+        lite_lib: None,
+        verbose: global.verbose,
+        quiet: true,
+    };
+    let engine = with_carried(engine, &model, path, &quiet)?;
+    ready_runtime(lite, &engine, &model, &engine.network)?;
+    let verbose = global.verbose;
     let _engine_output = silence_stdout(verbose);
-    let mut session = Session::load(lite, &model, judge.outputs(), options)?;
+    let mut session = Session::load(lite, &model, judge.outputs(), &engine.network)?;
     let runs = run_testcases(lite, &model, &mut session, &Plan::once(verbose), judge)?;
     Ok(runs.iter().map(TestcaseCheck::new).collect())
 }

@@ -1,0 +1,623 @@
+//! Where `mge tune` spends its budget.
+//!
+//! 1. The baseline: a short run to learn how long one forward takes, then one
+//!    with as many runs as fill about `SECONDS_PER_TRIAL`.
+//! 2. Fast-run first, when its profiling (estimated from the baseline's
+//!    forward time) leaves room for a few more trials: on CPU it is the option
+//!    that usually wins, the cache its one profiling run leaves makes every
+//!    later candidate with it cheap, and tried last it is the one a budget
+//!    starves. Otherwise it waits until the cheap options are done.
+//! 3. The other options alone, likeliest winners first. Each that beats the
+//!    baseline beyond the noise is combined with the best at once, and so is
+//!    each that interacts with fast-run (record-comp-seq, weight preprocess,
+//!    threads, layouts) while fast-run is in the best: there the parts do not
+//!    tell what the whole gives.
+//! 4. A combination that, estimated from its parts, cannot get below the
+//!    best's interval is not tried; nor is any candidate the budget left has
+//!    no time for (both listed, with why).
+//! 5. The best and the baseline measured again, back to back: the best is kept
+//!    only if it still beats the baseline beyond the noise.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+
+use super::candidate::{interacts_with_fast_run, Candidate};
+use super::cost::{budget_ran_out, Costs};
+use super::trial::{compare_outputs, Measured, Runner, Status, Trial};
+use super::{Confirmation, Row, Skipped, TuneOptions, TuneWatcher, Tuning, Untried};
+use crate::options::EngineOption;
+
+/// Seconds of timed runs each candidate gets (the run count follows from the baseline).
+const SECONDS_PER_TRIAL: f64 = 1.5;
+
+/// The baseline's first, short run: enough to learn how long one run takes.
+const CALIBRATION_RUNS: u64 = 3;
+
+/// Runs per candidate: a 95% interval of the median needs 6 at least.
+const MIN_RUNS: u64 = 10;
+const MAX_RUNS: u64 = 100_000;
+
+/// Fast-run goes first when, after its profiling, the budget still holds this many plain trials.
+const SPARE_TRIALS_AFTER_FAST_RUN: u32 = 3;
+
+pub struct Search<'a> {
+    trials: &'a mut dyn Runner,
+    /// Timed runs per candidate, from the baseline's time.
+    runs: u64,
+    options: &'a TuneOptions,
+    watcher: &'a mut dyn TuneWatcher,
+    started: Instant,
+    end: Instant,
+    costs: Costs,
+    baseline: Row,
+    /// The baseline's outputs, that every candidate's must match.
+    baseline_outputs: Option<PathBuf>,
+    rows: Vec<Row>,
+    best: Option<usize>,
+    /// Each option tried alone, with its row.
+    alone: Vec<(EngineOption, usize)>,
+    untried: Vec<Untried>,
+    confirmation: Option<Confirmation>,
+}
+
+impl<'a> Search<'a> {
+    pub fn start(
+        trials: &'a mut dyn Runner,
+        options: &'a TuneOptions,
+        watcher: &'a mut dyn TuneWatcher,
+    ) -> Result<Search<'a>> {
+        let started = trials.now();
+        let end = started + options.budget;
+        let baseline = Candidate::default();
+        watcher.trying(&baseline);
+        let calibration = trials.run(&baseline, CALIBRATION_RUNS, end)?;
+        let Some(calibrated) = calibration.measured else {
+            bail!(
+                "the baseline does not run, so there is nothing to compare with: {}",
+                why_unmeasured(&calibration)
+            );
+        };
+        // By the mean: on a busy machine a run's stalls (the engine's worker
+        // thread waiting for a core) can cost far more than its median.
+        let runs = ((SECONDS_PER_TRIAL * 1e3 / calibrated.mean_ms.max(1e-3)).ceil() as u64).clamp(MIN_RUNS, MAX_RUNS);
+        let trial = trials.run(&baseline, runs, end)?;
+        let Some(measured) = trial.measured else {
+            bail!("the baseline failed on its second run: {}", why_unmeasured(&trial));
+        };
+        let baseline_outputs = trial.outputs.clone();
+        let baseline = Row {
+            candidate: baseline,
+            status: Status::Ok,
+            measured: Some(measured),
+            err: Some(0.0),
+            reason: None,
+            took: trial.took,
+        };
+        watcher.tried(&baseline, &baseline, measured.median_ms);
+        let costs = Costs {
+            baseline: trial.took,
+            baseline_ms: measured.median_ms,
+            profiling: None,
+            fast_run_cached: trials.fast_run_cached(),
+        };
+        Ok(Search {
+            trials,
+            runs,
+            options,
+            watcher,
+            started,
+            end,
+            costs,
+            baseline,
+            baseline_outputs,
+            rows: Vec::new(),
+            best: None,
+            alone: Vec::new(),
+            untried: Vec::new(),
+            confirmation: None,
+        })
+    }
+
+    /// Tries `singles` (fast-run where it fits, the rest in their order) and
+    /// what combines with them, then confirms the best.
+    pub fn run(mut self, singles: Vec<EngineOption>) -> Result<Tuning> {
+        let mut fast_run = singles.contains(&EngineOption::FastRun);
+        let mut queue: VecDeque<EngineOption> = singles
+            .into_iter()
+            .filter(|option| *option != EngineOption::FastRun)
+            .collect();
+        loop {
+            let alone = Candidate(vec![EngineOption::FastRun]);
+            let next = if fast_run && (queue.is_empty() || self.fits_with_spare(&alone)) {
+                fast_run = false;
+                EngineOption::FastRun
+            } else {
+                match queue.pop_front() {
+                    Some(option) => option,
+                    None => break,
+                }
+            };
+            if let Some(index) = self.try_candidate(Candidate(vec![next.clone()]))? {
+                self.alone.push((next, index));
+                self.combine_after(index)?;
+            }
+        }
+        self.confirm()?;
+        Ok(Tuning {
+            baseline: self.baseline,
+            rows: self.rows,
+            best: self.best,
+            untried: self.untried,
+            confirmation: self.confirmation,
+            budget: self.options.budget,
+            used: self.trials.now() - self.started,
+        })
+    }
+
+    fn remaining(&self) -> Duration {
+        self.end.saturating_duration_since(self.trials.now())
+    }
+
+    fn fits_with_spare(&self, candidate: &Candidate) -> bool {
+        self.costs.estimate(candidate) + self.costs.baseline * SPARE_TRIALS_AFTER_FAST_RUN <= self.remaining()
+    }
+
+    fn baseline_measured(&self) -> &Measured {
+        self.baseline.measured.as_ref().expect("the baseline was measured")
+    }
+
+    fn best_row(&self) -> &Row {
+        self.best.map_or(&self.baseline, |index| &self.rows[index])
+    }
+
+    /// Tries `candidate` unless it was tried or the budget has no time for it;
+    /// returns its row's index when it was tried.
+    fn try_candidate(&mut self, candidate: Candidate) -> Result<Option<usize>> {
+        if self.rows.iter().any(|row| row.candidate.same_options(&candidate)) {
+            return Ok(None);
+        }
+        let estimate = self.costs.estimate(&candidate);
+        if estimate > self.remaining() {
+            self.untried.push(Untried {
+                candidate,
+                why: Skipped::Budget { needs: estimate },
+            });
+            return Ok(None);
+        }
+        self.watcher.trying(&candidate);
+        let deadline = self.end.min(self.trials.now() + self.costs.allowance(&candidate));
+        let profiles = self.costs.profiles(&candidate);
+        let mut trial = self.trials.run(&candidate, self.runs, deadline)?;
+        if trial.status == Status::TimedOut {
+            trial.reason = Some(match deadline == self.end {
+                true => budget_ran_out(trial.took),
+                false => self.costs.overran(&candidate),
+            });
+        }
+        if profiles && trial.status == Status::Ok {
+            // Learned once: later estimates use what profiling really took.
+            self.costs.profiling = Some(trial.took.saturating_sub(self.costs.baseline));
+            self.costs.fast_run_cached = self.trials.fast_run_cached();
+        }
+        let row = self.judge(candidate, trial);
+        let index = self.rows.len();
+        let best_ms = self.best_row().safe().map_or(f64::INFINITY, |best| best.median_ms);
+        let new_best = row
+            .safe()
+            .is_some_and(|measured| measured.beats(self.baseline_measured()) && measured.median_ms < best_ms);
+        self.rows.push(row);
+        if new_best {
+            self.best = Some(index);
+        }
+        let baseline_ms = self.baseline_measured().median_ms;
+        let best = self.best.map_or(&self.baseline, |best| &self.rows[best]);
+        self.watcher.tried(&self.rows[index], best, baseline_ms);
+        Ok(Some(index))
+    }
+
+    /// A finished trial's row: a measured one is checked against the baseline's outputs.
+    fn judge(&self, candidate: Candidate, trial: Trial) -> Row {
+        let mut row = Row {
+            candidate,
+            status: trial.status,
+            measured: trial.measured,
+            err: None,
+            reason: trial.reason,
+            took: trial.took,
+        };
+        if let (Some(baseline), Some(outputs)) = (&self.baseline_outputs, &trial.outputs) {
+            match compare_outputs(baseline, outputs, &self.options.rules) {
+                Ok((err, difference)) => {
+                    row.err = Some(err);
+                    if let Some(difference) = difference {
+                        row.status = Status::Rejected;
+                        row.reason = Some(difference);
+                    }
+                }
+                Err(err) => {
+                    row.status = Status::Rejected;
+                    row.reason = Some(format!("{err:#}"));
+                }
+            }
+        }
+        row
+    }
+
+    /// After an option was tried alone (row `index`): a new best alone takes
+    /// in the options tried before it, fastest first; any other joins the best.
+    fn combine_after(&mut self, index: usize) -> Result<()> {
+        if self.rows[index].safe().is_none() {
+            return Ok(());
+        }
+        if self.best != Some(index) {
+            let option = self.rows[index].candidate.0[0].clone();
+            return self.combine(option);
+        }
+        let mut earlier: Vec<(EngineOption, f64)> = self
+            .alone
+            .iter()
+            .filter(|(_, tried)| *tried != index)
+            .filter_map(|(option, tried)| Some((option.clone(), self.rows[*tried].safe()?.median_ms)))
+            .collect();
+        earlier.sort_by(|a, b| a.1.total_cmp(&b.1));
+        for (option, _) in earlier {
+            self.combine(option)?;
+        }
+        Ok(())
+    }
+
+    /// The best with `option` added (replacing what it clashes with), when
+    /// that may beat the best.
+    fn combine(&mut self, option: EngineOption) -> Result<()> {
+        let best = self.best_row().candidate.clone();
+        let combined = best.with_replacing(&option);
+        if best.0.is_empty() || combined.0.len() < 2 || combined.same_options(&best) {
+            return Ok(());
+        }
+        let Some(alone) = self.measured_alone(&option) else {
+            return Ok(());
+        };
+        let baseline = *self.baseline_measured();
+        let interacts = best.has(&EngineOption::FastRun) && interacts_with_fast_run(&option);
+        if !interacts {
+            if !alone.beats(&baseline) {
+                return Ok(());
+            }
+            let best = *self.best_row().safe().expect("the best was measured");
+            let estimate_ms = best.median_ms * alone.median_ms / baseline.median_ms;
+            if estimate_ms >= best.interval_ms.map_or(best.median_ms, |(low, _)| low) {
+                self.untried.push(Untried {
+                    candidate: combined,
+                    why: Skipped::CannotBeatTheBest { estimate_ms },
+                });
+                return Ok(());
+            }
+        }
+        self.try_candidate(combined)?;
+        Ok(())
+    }
+
+    fn measured_alone(&self, option: &EngineOption) -> Option<Measured> {
+        self.alone
+            .iter()
+            .find(|(tried, _)| tried == option)
+            .and_then(|(_, index)| self.rows[*index].safe().copied())
+    }
+
+    /// Measures the best and the baseline again, back to back, when the budget
+    /// allows: a best that no longer beats the baseline is not kept.
+    fn confirm(&mut self) -> Result<()> {
+        let Some(index) = self.best else {
+            return Ok(());
+        };
+        let best = self.rows[index].candidate.clone();
+        let baseline = Candidate::default();
+        if self.costs.estimate(&baseline) + self.costs.estimate(&best) > self.remaining() {
+            return Ok(());
+        }
+        let mut again = Vec::new();
+        for candidate in [&baseline, &best] {
+            self.watcher.trying(candidate);
+            let deadline = self.end.min(self.trials.now() + self.costs.allowance(candidate));
+            match self.trials.run(candidate, self.runs, deadline)?.measured {
+                Some(measured) => again.push(measured),
+                None => return Ok(()),
+            }
+        }
+        let confirmed = again[1].beats(&again[0]);
+        if !confirmed {
+            self.best = None;
+        }
+        self.confirmation = Some(Confirmation {
+            baseline: again[0],
+            best: again[1],
+            confirmed,
+            candidate: best,
+        });
+        Ok(())
+    }
+}
+
+/// Why a trial has no measurement: its reason, or the budget's end.
+fn why_unmeasured(trial: &Trial) -> String {
+    trial.reason.clone().unwrap_or_else(|| budget_ran_out(trial.took))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::Rules;
+    use crate::runner::timing::median_interval;
+    use crate::tune::candidate::singles;
+    use crate::tune::trial::Trial;
+
+    /// What a scripted candidate does.
+    enum Outcome {
+        /// Runs at this median (each run within ±0.6% of it).
+        Runs(f64),
+        /// Runs at this median, each run within ±3 times this fraction of it.
+        Noisy(f64, f64),
+        Crashes,
+        Hangs,
+    }
+
+    /// What a scripted candidate with these options does, the how-many-eth time it is tried.
+    type Script = Box<dyn FnMut(&[String], usize) -> Outcome>;
+
+    /// A machine in virtual time: loading takes `load`, fast-run without its
+    /// cache profiles for `profiling`, and each candidate does what `script`
+    /// says for its options (and how many times it was tried before).
+    struct Scripted {
+        now: Instant,
+        load: Duration,
+        profiling: Duration,
+        cached: bool,
+        script: Script,
+        tried: Vec<String>,
+    }
+
+    impl Scripted {
+        fn new(profiling_s: u64, script: impl FnMut(&[String], usize) -> Outcome + 'static) -> Scripted {
+            Scripted {
+                now: Instant::now(),
+                load: Duration::from_millis(1500),
+                profiling: Duration::from_secs(profiling_s),
+                cached: false,
+                script: Box::new(script),
+                tried: Vec::new(),
+            }
+        }
+    }
+
+    impl Runner for Scripted {
+        fn now(&self) -> Instant {
+            self.now
+        }
+
+        fn fast_run_cached(&self) -> bool {
+            self.cached
+        }
+
+        fn run(&mut self, candidate: &Candidate, runs: u64, deadline: Instant) -> Result<Trial> {
+            let name = candidate.to_string();
+            let before = self.tried.iter().filter(|tried| **tried == name).count();
+            self.tried.push(name);
+            let options = candidate.args();
+            let fast_run = candidate.has(&EngineOption::FastRun);
+            let profiles = fast_run && !self.cached;
+            let outcome = (self.script)(&options, before);
+            let started = self.now;
+            let unmeasured = |status, took| Trial {
+                status,
+                measured: None,
+                reason: (status == Status::Crashed).then(|| "bad err=45 in Xbyak::Error".to_string()),
+                outputs: None,
+                took,
+            };
+            let (median_ms, step) = match outcome {
+                Outcome::Runs(median_ms) => (median_ms, 0.002),
+                Outcome::Noisy(median_ms, step) => (median_ms, step),
+                Outcome::Crashes => {
+                    self.now += Duration::from_millis(300);
+                    return Ok(unmeasured(Status::Crashed, self.now - started));
+                }
+                Outcome::Hangs => {
+                    self.now = deadline;
+                    return Ok(unmeasured(Status::TimedOut, self.now - started));
+                }
+            };
+            let samples: Vec<f64> = (0..runs)
+                .map(|run| median_ms * (1.0 + step * ((run % 7) as f64 - 3.0)))
+                .collect();
+            let timing = Duration::from_secs_f64(samples.iter().sum::<f64>() / 1e3);
+            let took = self.load + timing + if profiles { self.profiling } else { Duration::ZERO };
+            if started + took > deadline {
+                self.now = deadline;
+                return Ok(unmeasured(Status::TimedOut, deadline - started));
+            }
+            self.now += took;
+            self.cached |= fast_run;
+            Ok(Trial {
+                status: Status::Ok,
+                measured: Some(Measured {
+                    median_ms,
+                    mean_ms: median_ms,
+                    interval_ms: median_interval(&samples),
+                    timing,
+                }),
+                reason: None,
+                outputs: None,
+                took,
+            })
+        }
+    }
+
+    struct Quiet;
+
+    impl TuneWatcher for Quiet {
+        fn trying(&mut self, _: &Candidate) {}
+        fn tried(&mut self, _: &Row, _: &Row, _: f64) {}
+    }
+
+    /// ResNet-18 with 2 threads on an AMD EPYC with AVX-512, by hand (issue 21):
+    /// 63.3 ms plain, 44.0 with fast-run, 33.3 with fast-run and
+    /// --record-comp-seq 2; the oneDNN layouts crash. The rest are guesses.
+    fn resnet_on_amd(options: &[String], _: usize) -> Outcome {
+        let has = |name: &str| options.iter().any(|option| option == name);
+        if has("--layout-transform") || has("nchw88") {
+            return Outcome::Crashes;
+        }
+        if has("nchw44") {
+            return Outcome::Runs(if has("--fast-run") { 50.0 } else { 68.0 });
+        }
+        let mut ms = 63.3;
+        if has("--fast-run") {
+            ms = 44.0;
+        }
+        if has("--record-comp-seq") {
+            ms *= if has("--fast-run") { 33.3 / 44.0 } else { 0.95 };
+        }
+        if has("--weight-preprocess") {
+            ms *= 0.99;
+        }
+        if has("--graph-opt-level") {
+            ms *= 1.3;
+        }
+        Outcome::Runs(ms)
+    }
+
+    fn search(script: &mut Scripted, user: &[EngineOption], budget_s: u64) -> Tuning {
+        let options = TuneOptions {
+            budget: Duration::from_secs(budget_s),
+            rules: Rules::default(),
+        };
+        let singles = singles(user, crate::engine::Device::Cpu, 2);
+        Search::start(script, &options, &mut Quiet)
+            .unwrap()
+            .run(singles)
+            .unwrap()
+    }
+
+    fn speedup(tuning: &Tuning) -> f64 {
+        tuning.baseline_measured().median_ms / tuning.best_row().safe().unwrap().median_ms
+    }
+
+    #[test]
+    fn fast_run_goes_first_and_its_pairs_are_measured_within_the_budget() {
+        let mut machine = Scripted::new(120, resnet_on_amd);
+        let tuning = search(&mut machine, &[EngineOption::Threads(2)], 300);
+        assert!(tuning.used <= Duration::from_secs(300), "{:?}", tuning.used);
+        assert_eq!(machine.tried[..3], ["(baseline)", "(baseline)", "--fast-run"]);
+        let best = tuning.best_row().candidate.to_string();
+        assert!(
+            best.contains("--fast-run") && best.contains("--record-comp-seq 2"),
+            "{best}"
+        );
+        assert!(speedup(&tuning) >= 1.8, "{}", speedup(&tuning));
+        assert!(tuning.confirmation.as_ref().is_some_and(|again| again.confirmed));
+        let crashed: Vec<String> = tuning
+            .rows
+            .iter()
+            .filter(|row| row.status == Status::Crashed)
+            .map(|row| row.candidate.to_string())
+            .collect();
+        assert_eq!(crashed, ["--layout-transform", "--layout nchw88"]);
+    }
+
+    #[test]
+    fn a_budget_without_room_for_fast_run_says_what_it_would_need() {
+        let mut machine = Scripted::new(120, resnet_on_amd);
+        let tuning = search(&mut machine, &[EngineOption::Threads(2)], 100);
+        assert!(!machine.tried.iter().any(|tried| tried.contains("--fast-run")));
+        let untried = tuning
+            .untried
+            .iter()
+            .find(|untried| untried.candidate.to_string() == "--fast-run")
+            .expect("fast-run is listed as untried");
+        // 2000 of the baseline's 63.3 ms runs of profiling, plus a plain trial's time.
+        assert!(
+            matches!(untried.why, Skipped::Budget { needs } if needs > Duration::from_secs(126)),
+            "fast-run's need is estimated from the baseline"
+        );
+        let best = tuning.best_row().candidate.to_string();
+        assert!(best.starts_with("--record-comp-seq 2"), "{best}");
+    }
+
+    #[test]
+    fn gains_within_the_noise_are_no_winners() {
+        // Every candidate within 0.3% of the baseline, as a tiny model measures.
+        let mut machine = Scripted::new(1, |options, _| {
+            Outcome::Runs(0.003 * (1.0 + 0.001 * options.len() as f64))
+        });
+        let tuning = search(&mut machine, &[], 60);
+        assert!(tuning.best.is_none(), "{}", tuning.best_row().candidate);
+        assert!(tuning.confirmation.is_none());
+    }
+
+    #[test]
+    fn a_best_the_second_measurement_does_not_confirm_is_not_kept() {
+        let mut machine = Scripted::new(1, |options, before| {
+            let rcs2 = options.iter().any(|option| option == "--record-comp-seq");
+            Outcome::Runs(if rcs2 && before == 0 { 50.0 } else { 63.3 })
+        });
+        let tuning = search(&mut machine, &[EngineOption::Threads(2)], 300);
+        let again = tuning.confirmation.as_ref().expect("measured again");
+        assert!(!again.confirmed);
+        assert!(tuning.best.is_none());
+    }
+
+    #[test]
+    fn a_hung_candidate_costs_its_own_deadline_and_the_search_goes_on() {
+        let mut machine = Scripted::new(1, |options, _| {
+            match options.iter().any(|option| option == "--cpu-inplace") {
+                true => Outcome::Hangs,
+                false => Outcome::Runs(10.0),
+            }
+        });
+        let tuning = search(&mut machine, &[], 300);
+        let hung = tuning
+            .rows
+            .iter()
+            .find(|row| row.candidate.to_string() == "--cpu-inplace")
+            .unwrap();
+        assert_eq!(hung.status, Status::TimedOut);
+        let own = tuning.baseline.took.mul_f64(super::super::cost::TRIAL_FACTOR);
+        assert_eq!(hung.took, own.max(super::super::cost::TRIAL_FLOOR));
+        assert!(hung.reason.as_deref().unwrap().starts_with("stopped at its deadline"));
+        assert!(
+            machine.tried.last().unwrap() != "--cpu-inplace",
+            "tried after it: {:?}",
+            machine.tried
+        );
+        assert!(tuning.untried.is_empty());
+    }
+
+    #[test]
+    fn a_pair_that_cannot_beat_the_best_is_not_tried() {
+        // Fast-run alone is best, measured with a wide spread; fuse-preprocess
+        // wins alone by 1.3%, too little to bring the pair below the best's
+        // interval (and it does not interact with fast-run, so its gain alone
+        // is its gain in the pair).
+        let mut machine = Scripted::new(10, |options, _| {
+            let has = |name: &str| options.iter().any(|option| option == name);
+            match (has("--fast-run"), has("--fuse-preprocess")) {
+                (true, _) => Outcome::Noisy(44.0, 0.01),
+                (false, true) => Outcome::Runs(62.5),
+                _ => Outcome::Runs(63.3),
+            }
+        });
+        let tuning = search(&mut machine, &[EngineOption::Threads(2)], 300);
+        assert!(!machine
+            .tried
+            .iter()
+            .any(|tried| tried == "--fast-run --fuse-preprocess"));
+        assert!(tuning
+            .untried
+            .iter()
+            .any(|untried| matches!(untried.why, Skipped::CannotBeatTheBest { .. })
+                && untried.candidate.to_string() == "--fast-run --fuse-preprocess"));
+    }
+}
