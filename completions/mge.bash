@@ -137,7 +137,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__check)
-            opts="-j -v -q -h --jobs --json --junit --shard --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --model-key --model-decryption --c-opr-lib --timeout --maxerr --stat --allow-outliers --topk --worker --lite-lib --verbose --quiet --help"
+            opts="-j -v -q -h --jobs --json --junit --shard --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --timeout --maxerr --stat --allow-outliers --topk --check-finite --worker --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -211,6 +211,10 @@ _mge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --cpu-cores)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --model-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -255,7 +259,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__compare)
-            opts="-i -v -q -h --maxerr --stat --allow-outliers --topk --atol --rtol --json --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --model-key --model-decryption --c-opr-lib --a-options --b-options --b-naive --keep --no-testcase --timeout --lite-lib --verbose --quiet --help"
+            opts="-i -v -q -h --maxerr --stat --allow-outliers --topk --atol --rtol --json --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --a-options --b-options --b-naive --keep --no-testcase --timeout --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -349,6 +353,10 @@ _mge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --cpu-cores)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --model-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -407,7 +415,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__dump)
-            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --model-key --model-decryption --c-opr-lib --no-testcase --io --io-format --testcases --layout-transform-model --convert --timeout --outputs --lite-lib --verbose --quiet --help"
+            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --no-testcase --io --io-format --testcases --layout-transform-model --convert --timeout --outputs --check-finite --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -474,6 +482,10 @@ _mge() {
                     return 0
                     ;;
                 --tensorrt-cache)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cpu-cores)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -787,7 +799,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__pack__subcmd__testcases)
-            opts="-i -o -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --model-key --model-decryption --c-opr-lib --output --maxerr --json --timeout --lite-lib --verbose --quiet --help"
+            opts="-i -o -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --output --maxerr --json --timeout --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -854,6 +866,10 @@ _mge() {
                     return 0
                     ;;
                 --tensorrt-cache)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cpu-cores)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -897,7 +913,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__profile)
-            opts="-i -o -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --model-key --model-decryption --c-opr-lib --warmup --iter --duration --all-times --no-testcase --output --top --by --json --timeout --analyze --type --opr-name --order-by --min-time --aggregate --lite-lib --verbose --quiet --help"
+            opts="-i -o -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --warmup --iter --duration --max-duration --all-times --no-testcase --output --top --by --json --timeout --analyze --type --opr-name --order-by --min-time --aggregate --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -967,6 +983,10 @@ _mge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --cpu-cores)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --model-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -988,6 +1008,10 @@ _mge() {
                     return 0
                     ;;
                 --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-duration)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1047,7 +1071,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__run)
-            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --model-key --model-decryption --c-opr-lib --no-testcase --warmup --iter --duration --all-times --outputs --expect --maxerr --stat --allow-outliers --topk --json --profile --timeout --output --lite-lib --verbose --quiet --help"
+            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --no-testcase --warmup --iter --duration --max-duration --all-times --outputs --expect --maxerr --stat --allow-outliers --topk --json --profile --timeout --output --instances --share-runtime-memory --check-finite --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1117,6 +1141,10 @@ _mge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --cpu-cores)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --model-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1138,6 +1166,10 @@ _mge() {
                     return 0
                     ;;
                 --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-duration)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1174,6 +1206,10 @@ _mge() {
                     return 0
                     ;;
                 --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --instances)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1303,7 +1339,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__tune)
-            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --model-key --model-decryption --c-opr-lib --budget --maxerr --stat --allow-outliers --topk --json --save --save-model --lite-lib --verbose --quiet --help"
+            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --budget --maxerr --stat --allow-outliers --topk --json --save --save-model --lite-lib --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1370,6 +1406,10 @@ _mge() {
                     return 0
                     ;;
                 --tensorrt-cache)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cpu-cores)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

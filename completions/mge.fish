@@ -64,14 +64,16 @@ cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand run" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand run" -l cpu-cores -d 'Pin the engine\'s CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
 RC4_default\t''
 SIMPLE_FAST_RC4_default\t''"
 complete -c mge -n "__fish_mge_using_subcommand run" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l warmup -d 'Untimed runs before measuring' -r
-complete -c mge -n "__fish_mge_using_subcommand run" -l iter -d 'Timed runs (at least this many with --duration)' -r
-complete -c mge -n "__fish_mge_using_subcommand run" -l duration -d 'Keep running timed runs until they took SECONDS in all' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l iter -d 'Timed runs (at least this many with --duration, at most as many as fit in --max-duration)' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l duration -d 'Keep running timed runs until they took SECONDS in all (at most 1000000 runs)' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l max-duration -d 'Stop the timed runs once they took SECONDS, even short of --iter' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l outputs -d 'Write each output to DIR/NAME.npy (DIR/INDEX/NAME.npy per embedded testcase)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l expect -d 'Compare output NAME with FILE.npy, or every output with the array of its name in FILE.npz (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l maxerr -d 'The largest AssertEqual error |a-b| / max(min(|a|,|b|), 1) accepted [default: 1e-4]; NAME:X for tensor NAME only (repeatable)' -r
@@ -80,9 +82,10 @@ mean\t'The mean element error'
 median\t'The median element error'"
 complete -c mge -n "__fish_mge_using_subcommand run" -l allow-outliers -d 'The fraction of a tensor\'s elements whose errors may exceed the tolerance (e.g. 0.001)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l topk -d 'Judge each tensor by its K largest indices along the last axis instead of its values (classifiers)' -r
-complete -c mge -n "__fish_mge_using_subcommand run" -l profile -d 'Profile the timed iterations and write a Chrome trace to FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand run" -l profile -d 'Write a Chrome trace of separate profiled runs, after the timed ones, to FILE' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l output -d 'Make the internal var VAR an output too, by its name in `mge dump --io`\'s index (repeatable)' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l instances -d 'Run N copies of the network at once, each on a thread and an engine worker of its own, sharing weights' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand run" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
@@ -99,6 +102,8 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l binary-equal-between-bat
 complete -c mge -n "__fish_mge_using_subcommand run" -l no-testcase -d 'Run a testcase container with feeds (--input or #rand) instead of its embedded testcases'
 complete -c mge -n "__fish_mge_using_subcommand run" -l all-times -d 'With --json, list every timed run\'s time under timing_ms.iterations_ms'
 complete -c mge -n "__fish_mge_using_subcommand run" -l json -d 'Print one JSON document on stdout instead of the report'
+complete -c mge -n "__fish_mge_using_subcommand run" -l share-runtime-memory -d 'Let the instances share runtime memory; they then take turns, as the engine requires'
+complete -c mge -n "__fish_mge_using_subcommand run" -l check-finite -d 'Fail (exit 1) when an output holds NaN or an infinity (said on stderr either way)'
 complete -c mge -n "__fish_mge_using_subcommand run" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand run" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -137,6 +142,7 @@ cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand check" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l cpu-cores -d 'Pin the engine\'s CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
 RC4_default\t''
@@ -162,6 +168,7 @@ complete -c mge -n "__fish_mge_using_subcommand check" -l no-sanity-check -d 'Sk
 complete -c mge -n "__fish_mge_using_subcommand check" -l tensorrt -d 'Run through TensorRT (CUDA only)'
 complete -c mge -n "__fish_mge_using_subcommand check" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand check" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
+complete -c mge -n "__fish_mge_using_subcommand check" -l check-finite -d 'Fail (exit 1) when an output holds NaN or an infinity (said on stderr either way)'
 complete -c mge -n "__fish_mge_using_subcommand check" -l worker -d 'Serve as a worker process of `check`: indices into MODELS on stdin, results on stdout'
 complete -c mge -n "__fish_mge_using_subcommand check" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand check" -s q -l quiet -d 'Print no notes or progress on stderr'
@@ -189,14 +196,16 @@ cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand profile" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand profile" -l cpu-cores -d 'Pin the engine\'s CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
 RC4_default\t''
 SIMPLE_FAST_RC4_default\t''"
 complete -c mge -n "__fish_mge_using_subcommand profile" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l warmup -d 'Untimed runs before measuring' -r
-complete -c mge -n "__fish_mge_using_subcommand profile" -l iter -d 'Timed runs (at least this many with --duration)' -r
-complete -c mge -n "__fish_mge_using_subcommand profile" -l duration -d 'Keep running timed runs until they took SECONDS in all' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l iter -d 'Timed runs (at least this many with --duration, at most as many as fit in --max-duration)' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l duration -d 'Keep running timed runs until they took SECONDS in all (at most 1000000 runs)' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l max-duration -d 'Stop the timed runs once they took SECONDS, even short of --iter' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -s o -l output -d 'Write the Chrome trace to FILE [default: <model stem>.trace.json]' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l top -d 'Rows to list, largest time first' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l by -d 'One row per operator or per operator type' -r -f -a "opr\t''
@@ -255,6 +264,7 @@ cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand dump" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand dump" -l cpu-cores -d 'Pin the engine\'s CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
 RC4_default\t''
@@ -282,6 +292,7 @@ complete -c mge -n "__fish_mge_using_subcommand dump" -l tensorrt -d 'Run throug
 complete -c mge -n "__fish_mge_using_subcommand dump" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l no-testcase -d 'Feed a testcase container #rand instead of its first testcase when there is no --input'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l check-finite -d 'Fail (exit 1) when an output, or with --io any var, holds NaN or an infinity (said on stderr either way)'
 complete -c mge -n "__fish_mge_using_subcommand dump" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand dump" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -316,6 +327,7 @@ cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand compare" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
 complete -c mge -n "__fish_mge_using_subcommand compare" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand compare" -l cpu-cores -d 'Pin the engine\'s CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
 RC4_default\t''
@@ -367,6 +379,7 @@ cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand tune" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
 complete -c mge -n "__fish_mge_using_subcommand tune" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand tune" -l cpu-cores -d 'Pin the engine\'s CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
 RC4_default\t''
@@ -421,6 +434,7 @@ cuda\t''"
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l cpu-cores -d 'Pin the engine\'s CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)' -r
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
 RC4_default\t''

@@ -4,11 +4,13 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::builder::{PossibleValuesParser, RangedU64ValueParser, TypedValueParser};
+use clap::error::ErrorKind;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::GraphLayout;
+use crate::input_files;
 use crate::model::{Method, DEFAULT_MAXERR};
 use crate::options::LAYOUTS;
 
@@ -94,6 +96,14 @@ pub struct OutputsArg {
     pub dir: Option<PathBuf>,
 }
 
+/// `--check-finite`, of run, check and dump.
+#[derive(Args, Debug)]
+pub struct FiniteArg {
+    /// Fail (exit 1) when an output holds NaN or an infinity (said on stderr either way)
+    #[arg(long)]
+    pub check_finite: bool,
+}
+
 #[derive(Args, Debug)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -121,7 +131,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Profile the timed iterations and write a Chrome trace to FILE
+    /// Write a Chrome trace of separate profiled runs, after the timed ones, to FILE
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
 
@@ -131,6 +141,24 @@ pub struct RunArgs {
     /// Make the internal var VAR an output too, by its name in `mge dump --io`'s index (repeatable)
     #[arg(long = "output", value_name = "VAR")]
     pub extra_outputs: Vec<String>,
+
+    #[command(flatten)]
+    pub concurrency: ConcurrencyArgs,
+
+    #[command(flatten)]
+    pub finite: FiniteArg,
+}
+
+/// `--instances N`: copies of the network running at once.
+#[derive(Args, Debug)]
+pub struct ConcurrencyArgs {
+    /// Run N copies of the network at once, each on a thread and an engine worker of its own, sharing weights
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=crate::engine::PIN_SLOTS as u64))]
+    pub instances: u64,
+
+    /// Let the instances share runtime memory; they then take turns, as the engine requires
+    #[arg(long)]
+    pub share_runtime_memory: bool,
 }
 
 /// The help of MODEL where a container without --input runs on its first testcase.
@@ -231,13 +259,20 @@ pub struct SavedOptions {
 
 impl Cli {
     /// Parses the command line; `--options FILE` adds the options the file holds.
+    /// A value out of its range is one line of error, as every error is; other
+    /// usage errors (and `--help`) are clap's own.
     pub fn parse_with_saved_options() -> Result<Cli, String> {
         let args: Vec<OsString> = std::env::args_os().collect();
-        let cli = Cli::parse_from(&args);
+        let cli = match Cli::try_parse_from(&args) {
+            Ok(cli) => cli,
+            Err(err) if err.kind() == ErrorKind::ValueValidation => return Err(first_line(&err)),
+            Err(err) => err.exit(),
+        };
         let Some(file) = cli.options_file() else {
             return Ok(cli);
         };
-        let text = std::fs::read_to_string(file).map_err(|err| format!("--options {}: {err}", file.display()))?;
+        let text = input_files::read_text(file, &input_files::OPTIONS)
+            .map_err(|err| format!("--options {}: {}", file.display(), err.root_cause()))?;
         let saved: SavedOptions = serde_json::from_str(&text)
             .map_err(|err| format!("--options {}: not a file of `mge tune --save` ({err})", file.display()))?;
         let mut expanded = args;
@@ -246,11 +281,7 @@ impl Cli {
             let beside = file.parent().unwrap_or(Path::new("")).join(cache);
             expanded.extend([OsString::from("--fast-run-cache"), beside.into()]);
         }
-        Cli::try_parse_from(expanded).map_err(|err| {
-            let message = err.to_string();
-            let first = message.lines().next().unwrap_or("").trim_start_matches("error: ");
-            format!("--options {}: {first}", file.display())
-        })
+        Cli::try_parse_from(expanded).map_err(|err| format!("--options {}: {}", file.display(), first_line(&err)))
     }
 
     fn options_file(&self) -> Option<&Path> {
@@ -266,6 +297,17 @@ impl Cli {
         };
         engine.options_file.as_deref()
     }
+}
+
+/// A clap error's first line, without its `error: `.
+fn first_line(err: &clap::Error) -> String {
+    let message = err.to_string();
+    message
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim_start_matches("error: ")
+        .to_string()
 }
 
 #[derive(Args, Debug)]
@@ -331,6 +373,7 @@ pub struct DeadlineArgs {
     .args(["outputs", "io", "testcases", "layout_transform_model"])))]
 #[command(mut_arg("model", |model| model.help(FIRST_TESTCASE_MODEL).required(false).required_unless_present("convert")))]
 #[command(mut_arg("outputs", |outputs| outputs.help("Write each output to DIR/NAME.npy, as `run --outputs` does")))]
+#[command(mut_arg("check_finite", |check| check.help("Fail (exit 1) when an output, or with --io any var, holds NaN or an infinity (said on stderr either way)")))]
 pub struct DumpArgs {
     #[command(flatten)]
     pub model: ModelArgs,
@@ -364,6 +407,9 @@ pub struct DumpArgs {
 
     #[command(flatten)]
     pub deadline: DeadlineArgs,
+
+    #[command(flatten)]
+    pub finite: FiniteArg,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -535,33 +581,49 @@ pub struct FeedArgs {
     pub resize_input: bool,
 }
 
+/// The most runs `--iter` and `--warmup` ask for, and `--duration` makes: each
+/// timed run's time is kept (8 bytes), and a run of a million is hours already.
+pub const MAX_RUNS: u64 = 1_000_000;
+
+/// The most CPU worker threads: more than the cores of any CPU the engine runs on.
+pub const MAX_THREADS: u64 = 1024;
+
 #[derive(Args, Debug)]
 pub struct IterationArgs {
     /// Untimed runs before measuring
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(0..=MAX_RUNS))]
     pub warmup: usize,
 
-    /// Timed runs (at least this many with --duration)
-    #[arg(long, default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Timed runs (at least this many with --duration, at most as many as fit in --max-duration)
+    #[arg(long, default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS))]
     pub iter: u64,
 
-    /// Keep running timed runs until they took SECONDS in all
+    /// Keep running timed runs until they took SECONDS in all (at most 1000000 runs)
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     pub duration: Option<Duration>,
+
+    /// Stop the timed runs once they took SECONDS, even short of --iter
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, conflicts_with = "duration")]
+    pub max_duration: Option<Duration>,
 
     /// With --json, list every timed run's time under timing_ms.iterations_ms
     #[arg(long)]
     pub all_times: bool,
 }
 
-/// A positive number of seconds, short of the billion at which adding it to
-/// the clock (`--timeout`'s deadline) would overflow.
+/// The longest `--timeout`, `--duration` and `--budget`: 30 days.
+const MAX_SECONDS: f64 = 30.0 * 24.0 * 3600.0;
+
+/// A positive number of seconds, at most `MAX_SECONDS`.
 fn parse_seconds(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text
         .parse()
         .map_err(|_| format!("'{text}' is not a number of seconds"))?;
+    if seconds > MAX_SECONDS {
+        return Err(format!("{text} seconds is more than 30 days ({MAX_SECONDS} s)"));
+    }
     Some(seconds)
-        .filter(|seconds| *seconds > 0.0 && *seconds < 1e9)
+        .filter(|seconds| *seconds > 0.0)
         .map(Duration::from_secs_f64)
         .filter(|duration| !duration.is_zero())
         .ok_or_else(|| format!("'{text}' is not a positive number of seconds"))
@@ -574,7 +636,7 @@ pub struct EngineArgs {
     pub device: String,
 
     /// CPU worker threads
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_THREADS))]
     pub threads: Option<u64>,
 
     /// Run CPU kernels on the calling thread
@@ -618,7 +680,7 @@ pub struct EngineArgs {
     pub record_comp_seq: Option<i32>,
 
     /// Graph optimization level (0 to 3)
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..=3))]
     pub graph_opt_level: Option<i32>,
 
     /// Asynchronous dispatch level
@@ -665,6 +727,10 @@ pub struct EngineArgs {
     #[arg(long, value_name = "FILE", requires = "tensorrt")]
     pub tensorrt_cache: Option<PathBuf>,
 
+    /// Pin the engine's CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)
+    #[arg(long, value_name = "LIST", value_parser = parse_core_list)]
+    pub cpu_cores: Option<CoreList>,
+
     #[command(flatten)]
     pub load: LoadArgs,
 }
@@ -681,15 +747,7 @@ struct EngineWords {
 /// Reads `words` (as on the command line: `--layout`, `nchw44`) as engine
 /// options, by the same definitions as the command line.
 pub fn parse_engine_words(words: impl IntoIterator<Item = String>) -> Result<EngineArgs, String> {
-    let parsed = EngineWords::try_parse_from(words).map_err(|err| {
-        let message = err.to_string();
-        message
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim_start_matches("error: ")
-            .to_string()
-    })?;
+    let parsed = EngineWords::try_parse_from(words).map_err(|err| first_line(&err))?;
     if parsed.engine.options_file.is_some() {
         return Err("--options FILE is not read here: give the options it holds".to_string());
     }
@@ -717,6 +775,30 @@ pub struct LoadArgs {
 fn decryption_parser() -> impl TypedValueParser<Value = Method> {
     PossibleValuesParser::new(Method::ALL.map(Method::name))
         .map(|name| Method::from_name(&name).expect("one of the possible values"))
+}
+
+/// `--cpu-cores LIST`: core numbers, in the order threads take them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CoreList(pub Vec<usize>);
+
+/// `0,1`, `2-3`, `0,2-3`: numbers and ranges, as `taskset -c` reads them.
+fn parse_core_list(text: &str) -> Result<CoreList, String> {
+    let bad = || format!("'{text}' is not a list of cores such as 0,1 or 0-3");
+    let mut cores = Vec::new();
+    for part in text.split(',') {
+        let number = |n: &str| n.trim().parse::<usize>().map_err(|_| bad());
+        match part.split_once('-') {
+            Some((first, last)) => {
+                let (first, last) = (number(first)?, number(last)?);
+                if first > last {
+                    return Err(bad());
+                }
+                cores.extend(first..=last);
+            }
+            None => cores.push(number(part)?),
+        }
+    }
+    Ok(CoreList(cores))
 }
 
 /// `--layout`: one of the names the engine's layouts go by.
@@ -787,6 +869,9 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub comparison: ComparisonArgs,
 
+    #[command(flatten)]
+    pub finite: FiniteArg,
+
     /// Serve as a worker process of `check`: indices into MODELS on stdin, results on stdout
     #[arg(long, hide = true)]
     pub worker: bool,
@@ -826,4 +911,19 @@ pub enum RuntimeCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_core_lists_as_taskset_does() {
+        assert_eq!(parse_core_list("0,1"), Ok(CoreList(vec![0, 1])));
+        assert_eq!(parse_core_list("0,2-4"), Ok(CoreList(vec![0, 2, 3, 4])));
+        assert_eq!(parse_core_list("3"), Ok(CoreList(vec![3])));
+        for bad in ["", "a", "1-", "3-1", "0,,1", "-1"] {
+            assert!(parse_core_list(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Map, Value};
 
 use crate::engine::Device;
+use crate::input_files;
 use crate::model::pack::{self, Header, NewPack, Pack, CACHE_PARSER, DEFAULT_INFO_PARSER};
 use crate::model::{ModelFile, Wrapping, NO_ENCRYPTION};
 use crate::options::EngineOption;
@@ -272,7 +273,7 @@ pub fn save_model(
         .map_or_else(|| "model".into(), |stem| stem.to_string_lossy().into_owned());
     let (graph, _) = model.graph_with_real_outputs()?;
     let cache = cache
-        .map(|file| std::fs::read(file).with_context(|| format!("cannot read the fast-run cache {}", file.display())))
+        .map(|file| input_files::read(file, &input_files::FAST_RUN_CACHE))
         .transpose()?;
     let (header, info, by_mge) = info_for(&name, options, cache.is_some())?;
     let info = serde_json::to_vec(&info)?;

@@ -4,6 +4,7 @@ mod compare;
 mod deploy;
 mod engine;
 mod feeds;
+mod input_files;
 mod iodump;
 mod model;
 mod options;

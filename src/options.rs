@@ -40,6 +40,8 @@ pub enum EngineOption {
     ModelDecryption(Method),
     /// The runtime's: an extern operator library loaded before the model.
     COprLib(PathBuf),
+    /// The cores the engine's worker threads are pinned to, in the order they take them.
+    CpuCores(Vec<usize>),
 }
 
 /// The device `--layout-transform` optimizes for.
@@ -103,12 +105,17 @@ impl EngineOption {
             EngineOption::ModelKey(key) => valued("model-key", key),
             EngineOption::ModelDecryption(method) => valued("model-decryption", method),
             EngineOption::COprLib(library) => valued("c-opr-lib", &library.display()),
+            EngineOption::CpuCores(cores) => {
+                let list: Vec<String> = cores.iter().map(usize::to_string).collect();
+                valued("cpu-cores", &list.join(","))
+            }
         }
     }
 
     /// Sets the option in `network` (the runtime's options are left out).
     pub fn apply(&self, network: &mut NetworkOptions) {
         match *self {
+            EngineOption::CpuCores(ref cores) => network.cpu_cores = Some(cores.clone()),
             EngineOption::Device(device) => network.device = device,
             EngineOption::CpuInplace => network.cpu_inplace = true,
             EngineOption::FastRun => network.algo_search = AlgoSearch::FastRun,
@@ -176,6 +183,7 @@ mod tests {
             EngineOption::LayoutTransform(TransformTarget::Auto).args(),
             ["--layout-transform"]
         );
+        assert_eq!(EngineOption::CpuCores(vec![0, 2]).args(), ["--cpu-cores", "0,2"]);
         assert!(EngineOption::FakeFirst.clashes_with(&EngineOption::RecordCompSeq(1)));
         assert!(!EngineOption::Reproducible.clashes_with(&EngineOption::Reproducible));
     }

@@ -1,17 +1,24 @@
 //! Files appear whole or not at all: written to a temporary name beside the
 //! target, then renamed over it. A symlink is followed, and the file it names
-//! is replaced; a device or FIFO (`/dev/null`, `/dev/stdout`, `>(cat)`) is
-//! written to, never replaced. A set of files (`--outputs DIR`) is staged in a
-//! folder beside DIR and moved in only once every file is written.
+//! is replaced; a device or FIFO (`/dev/null`, `>(cat)`) is written to, never
+//! replaced, and so is whatever a path through `/proc/self/fd` names
+//! (`/dev/stdout`, `/dev/fd/3`), even a regular file: the shell opened it for
+//! us. A set of files (`--outputs DIR`) is staged in a folder beside DIR and
+//! moved in only once every file is written. No output replaces an input of
+//! the command (`input_files`), and each staging file or folder is announced
+//! while it exists (`watch_staging`), so that a supervising process can
+//! remove it should this one be killed.
 
 use std::collections::HashSet;
 use std::fs::{self, OpenOptions, Permissions};
 use std::io::{ErrorKind, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use anyhow::{bail, Context, Result};
 
+use crate::input_files::{input_at, input_under};
 use crate::tensor::HostTensor;
 
 fn folder_of(path: &Path) -> &Path {
@@ -21,16 +28,64 @@ fn folder_of(path: &Path) -> &Path {
     }
 }
 
+/// Told of each staging file or folder: `true` once it exists, `false` once
+/// it is gone (renamed into place or removed).
+static STAGING_WATCHER: OnceLock<fn(&Path, bool)> = OnceLock::new();
+
+/// Sets who is told of staging files and folders (once per process).
+pub fn watch_staging(watcher: fn(&Path, bool)) {
+    let _ = STAGING_WATCHER.set(watcher);
+}
+
+/// A staging file or folder, announced while it exists.
+struct Announced(PathBuf);
+
+impl Announced {
+    fn new(path: &Path) -> Announced {
+        if let Some(watcher) = STAGING_WATCHER.get() {
+            watcher(path, true);
+        }
+        Announced(path.to_path_buf())
+    }
+}
+
+impl Drop for Announced {
+    fn drop(&mut self) {
+        if let Some(watcher) = STAGING_WATCHER.get() {
+            watcher(&self.0, false);
+        }
+    }
+}
+
 /// What writing to a path means.
 enum Target {
     /// A regular file, existing or not, after following symlinks: replaced by
     /// a rename.
     File(PathBuf),
-    /// A device, FIFO or socket: written in place.
+    /// A device, FIFO or socket, or a file reached through another process's
+    /// descriptors: written in place, at its end.
     Special(PathBuf),
+    /// This process's stdout or stderr (`/dev/stdout`): written through the
+    /// descriptor, so that what follows on it comes after, whatever it is.
+    Stdout,
+    Stderr,
 }
 
 fn target_of(path: &Path) -> Result<Target> {
+    if path == Path::new("-") {
+        bail!("'-' is no file name here: write /dev/stdout for stdout, or ./- for a file named '-'");
+    }
+    if let Some(proc_path) = through_proc(path) {
+        let own_fd = proc_path
+            .strip_prefix(Path::new("/proc").join(std::process::id().to_string()).join("fd"))
+            .ok()
+            .and_then(|fd| fd.to_str());
+        return Ok(match own_fd {
+            Some("1") => Target::Stdout,
+            Some("2") => Target::Stderr,
+            _ => Target::Special(proc_path),
+        });
+    }
     match fs::metadata(path) {
         Ok(meta) if meta.is_dir() => bail!("{} is a folder: name a file", path.display()),
         Ok(meta) if meta.is_file() => {
@@ -47,18 +102,52 @@ fn target_of(path: &Path) -> Result<Target> {
     }
 }
 
+/// The path under `/proc` that `path` reaches, following its symlinks one at
+/// a time (`/dev/stdout` -> `/proc/self/fd/1`), if it reaches one. What such a
+/// path names is an open descriptor's file, which the kernel shows as a link.
+fn through_proc(path: &Path) -> Option<PathBuf> {
+    let mut current = path.to_path_buf();
+    // As many links as the kernel follows.
+    for _ in 0..40 {
+        let folder = fs::canonicalize(folder_of(&current)).ok()?;
+        let here = folder.join(current.file_name()?);
+        if folder.starts_with("/proc") {
+            return Some(here);
+        }
+        current = folder.join(fs::read_link(&here).ok()?);
+    }
+    None
+}
+
+/// Refuses a file at `path` that would replace one of the command's inputs.
+fn refuse_input_at(path: &Path) -> Result<()> {
+    let Some(input) = input_at(path) else {
+        return Ok(());
+    };
+    match fs::canonicalize(path).is_ok_and(|resolved| resolved == input) {
+        true => bail!("{} is a file this command reads: write elsewhere", path.display()),
+        false => bail!(
+            "{} is {}, a file this command reads: write elsewhere",
+            path.display(),
+            input.display()
+        ),
+    }
+}
+
 /// Checks, before any work is done, that `path` can be written later: it is
-/// not a folder, and the folder of the file it names exists and takes a new file.
+/// not a folder nor an input, and the folder of the file it names exists and
+/// takes a new file.
 pub fn ensure_writable(path: &Path) -> Result<()> {
     match target_of(path)? {
-        Target::Special(_) => Ok(()),
         Target::File(file) => {
+            refuse_input_at(path)?;
             let folder = folder_of(&file);
             if !folder.is_dir() {
                 bail!("folder {} does not exist", folder.display());
             }
             staged_beside(&file).map(drop)
         }
+        _ => Ok(()),
     }
 }
 
@@ -74,31 +163,33 @@ pub fn staged_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
 
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     let failed = || format!("cannot write {}", path.display());
-    match target_of(path)? {
-        Target::Special(device) => OpenOptions::new()
-            .write(true)
-            .open(&device)
-            .and_then(|mut file| file.write_all(contents))
-            .with_context(failed),
+    let written = match target_of(path)? {
+        Target::Stdout => std::io::stdout().lock().write_all(contents),
+        Target::Stderr => std::io::stderr().lock().write_all(contents),
+        Target::Special(special) => OpenOptions::new()
+            .append(true)
+            .open(&special)
+            .and_then(|mut file| file.write_all(contents)),
         Target::File(file) => {
+            refuse_input_at(path)?;
             let mut staged = staged_beside(&file)?;
+            let _announced = Announced::new(staged.path());
             staged
                 .write_all(contents)
                 .and_then(|_| staged.as_file().sync_all())
                 .with_context(failed)?;
             staged.persist(&file).with_context(failed)?;
-            Ok(())
+            return Ok(());
         }
-    }
+    };
+    written.with_context(failed)
 }
 
 /// Checks, before any work is done, that a set of files can be written into
-/// `dir` later: it is a folder or does not exist yet, and its parent takes
-/// the staging folder.
+/// `dir` later: it is a folder or does not exist yet, holds no input of the
+/// command, and its parent takes the staging folder.
 pub fn ensure_set_writable(dir: &Path) -> Result<()> {
-    if dir.exists() && !dir.is_dir() {
-        bail!("{} exists and is not a folder", dir.display());
-    }
+    refuse_as_set_folder(dir)?;
     let parent = folder_of(dir);
     if !parent.is_dir() {
         bail!("folder {} does not exist", parent.display());
@@ -106,6 +197,24 @@ pub fn ensure_set_writable(dir: &Path) -> Result<()> {
     staging_folder(dir).map(drop)?;
     if dir.is_dir() {
         staged_beside(&dir.join("probe")).map(drop)?;
+    }
+    Ok(())
+}
+
+/// What cannot take a set of files: `-`, a file, a folder holding an input.
+fn refuse_as_set_folder(dir: &Path) -> Result<()> {
+    if dir == Path::new("-") {
+        bail!("'-' is no folder name here: a set of files cannot go to stdout (write ./- for a folder named '-')");
+    }
+    if dir.exists() && !dir.is_dir() {
+        bail!("{} exists and is not a folder", dir.display());
+    }
+    if let Some(input) = input_under(dir) {
+        bail!(
+            "{} holds {}, which this command reads: write into another folder",
+            dir.display(),
+            input.display()
+        );
     }
     Ok(())
 }
@@ -149,75 +258,87 @@ pub fn npy_files(tensors: &[(String, HostTensor)]) -> Vec<(&str, PathBuf, &HostT
         .collect()
 }
 
-/// Writes files (paths relative to `dir`) whole or not at all (see `StagedSet`).
+/// Writes files (paths relative to `dir`) whole or not at all; see `StagedSet`.
 pub fn write_set(dir: &Path, files: impl IntoIterator<Item = (PathBuf, Vec<u8>)>) -> Result<()> {
-    let staged = StagedSet::beside(dir)?;
+    let mut set = StagedSet::new(dir)?;
     for (file, contents) in files {
-        let path = staged.path().join(&file);
-        fs::create_dir_all(folder_of(&path))
-            .and_then(|()| fs::write(&path, &contents))
-            .and_then(|()| fs::File::open(&path)?.sync_all())
-            .with_context(|| format!("cannot write {}", dir.join(&file).display()))?;
+        set.add(file, &contents)?;
     }
-    staged.commit()
+    set.commit()
 }
 
-/// A set of files bound for `dir`, written into a staging folder beside it
-/// first (by us, or by a child process told its path), and moved into place
-/// only once all are there. A new `dir` is the staging folder renamed; into
-/// an existing one the files are renamed one by one, which needs no space, so
-/// only the staging can fail for a full disk. On failure nothing is left
-/// behind, not even an empty `dir`.
+/// Files (paths relative to `dir`) written whole or not at all: each is
+/// written into a staging folder beside `dir` as it comes (by `add`, or by a
+/// child process told its `path`), and `commit` moves them in. A new `dir` is
+/// that folder renamed; into an existing one the files are renamed one by
+/// one, which needs no space, so only the staging can fail for a full disk. A
+/// set that fails, or is dropped before `commit`, leaves nothing behind, not
+/// even an empty `dir`.
 pub struct StagedSet {
     dir: PathBuf,
-    staging: tempfile::TempDir,
+    /// Dropped before the announcement that it is gone (fields drop in order).
+    staging: Option<tempfile::TempDir>,
+    _announced: Announced,
 }
 
 impl StagedSet {
-    pub fn beside(dir: &Path) -> Result<StagedSet> {
-        if dir.exists() && !dir.is_dir() {
-            bail!("{} exists and is not a folder", dir.display());
-        }
+    pub fn new(dir: &Path) -> Result<StagedSet> {
+        refuse_as_set_folder(dir)?;
+        let staging = staging_folder(dir)?;
         Ok(StagedSet {
             dir: dir.to_path_buf(),
-            staging: staging_folder(dir)?,
+            _announced: Announced::new(staging.path()),
+            staging: Some(staging),
         })
     }
 
-    /// Where the set is written before it moves.
+    /// Where the set is staged: what a child process writes there is the set's.
     pub fn path(&self) -> &Path {
-        self.staging.path()
+        self.staging.as_ref().expect("kept until the set is dropped").path()
     }
 
-    /// Moves every staged file into place.
-    pub fn commit(self) -> Result<()> {
-        let dir = &self.dir;
+    /// Writes `file` (relative to the set's folder) into the staging folder.
+    pub fn add(&mut self, file: PathBuf, contents: &[u8]) -> Result<()> {
+        let path = self.path().join(&file);
+        fs::create_dir_all(folder_of(&path))
+            .and_then(|()| fs::write(&path, contents))
+            .and_then(|()| fs::File::open(&path)?.sync_all())
+            .with_context(|| format!("cannot write {}", self.dir.join(&file).display()))?;
+        Ok(())
+    }
+
+    /// Moves every staged file into the set's folder.
+    pub fn commit(mut self) -> Result<()> {
+        let dir = self.dir.clone();
         let mut written = Vec::new();
-        staged_files(self.staging.path(), Path::new(""), &mut written)
+        staged_files(self.path(), Path::new(""), &mut written)
             .with_context(|| format!("cannot write into {}", dir.display()))?;
-        fs::set_permissions(self.staging.path(), Permissions::from_mode(0o755))
+        fs::set_permissions(self.path(), Permissions::from_mode(0o755))
             .with_context(|| format!("cannot write into {}", dir.display()))?;
         if !dir.exists() {
-            fs::rename(self.staging.path(), dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            fs::rename(self.path(), &dir).with_context(|| format!("cannot create {}", dir.display()))?;
             // The staging folder is `dir` now: nothing left to remove.
-            let _ = self.staging.keep();
+            let _ = self.staging.take().map(tempfile::TempDir::keep);
             return Ok(());
         }
-        // Checked first, so that a name taken by a folder stops the set before any file moves.
-        if let Some(taken) = written.iter().map(|file| dir.join(file)).find(|target| target.is_dir()) {
-            bail!("cannot write {}: it is a folder", taken.display());
+        // Checked first, so that a name taken by a folder or an input stops the set before any file moves.
+        for target in written.iter().map(|file| dir.join(file)) {
+            if target.is_dir() {
+                bail!("cannot write {}: it is a folder", target.display());
+            }
+            refuse_input_at(&target)?;
         }
-        for file in written {
-            let target = dir.join(&file);
+        for file in &written {
+            let target = dir.join(file);
             fs::create_dir_all(folder_of(&target))
-                .and_then(|()| fs::rename(self.staging.path().join(&file), &target))
+                .and_then(|()| fs::rename(self.path().join(file), &target))
                 .with_context(|| format!("cannot write {}", target.display()))?;
         }
         Ok(())
     }
 }
 
-/// The files under `folder`, as paths relative to its root (`relative` so far).
+/// The files under `root`, as paths relative to it (`relative` so far).
 fn staged_files(root: &Path, relative: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in fs::read_dir(root.join(relative))? {
         let entry = entry?;
@@ -330,6 +451,44 @@ mod tests {
         write_set(&out, files()).unwrap();
         assert_eq!(std::fs::read_dir(&out).unwrap().count(), 3);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no staging left");
+    }
+
+    /// Neither a file nor a set replaces an input; `-` names neither.
+    #[test]
+    fn spares_inputs_and_refuses_a_dash() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = dir.path().join("m.mge");
+        std::fs::write(&model, b"model").unwrap();
+        crate::input_files::claim(&model);
+        let link = dir.path().join("link.mge");
+        std::os::unix::fs::symlink(&model, &link).unwrap();
+        for target in [&model, &link] {
+            let err = ensure_writable(target).unwrap_err().to_string();
+            assert!(err.ends_with("is a file this command reads: write elsewhere"), "{err}");
+            assert!(write_atomically(target, b"over").is_err());
+        }
+        let err = ensure_set_writable(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("m.mge, which this command reads"), "{err}");
+        assert!(write_set(dir.path(), [(PathBuf::from("a.npy"), b"a".to_vec())]).is_err());
+        assert_eq!(std::fs::read(&model).unwrap(), b"model");
+        assert!(ensure_writable(Path::new("-")).is_err() && ensure_set_writable(Path::new("-")).is_err());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            2,
+            "nothing staged is left"
+        );
+    }
+
+    /// `/dev/stdout` and `/dev/fd/N` reach this process's descriptors through
+    /// `/proc`, whatever file is behind them; other paths do not.
+    #[test]
+    fn tells_paths_through_proc() {
+        let fd = Path::new("/proc").join(std::process::id().to_string()).join("fd");
+        assert_eq!(through_proc(Path::new("/dev/stdout")), Some(fd.join("1")));
+        assert_eq!(through_proc(Path::new("/dev/fd/2")), Some(fd.join("2")));
+        assert!(matches!(target_of(Path::new("/dev/stdout")), Ok(Target::Stdout)));
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(through_proc(&dir.path().join("out.json")), None);
     }
 
     /// A file that cannot be written (here: a name that is a folder) leaves

@@ -36,6 +36,21 @@ impl DType {
         matches!(self, DType::F32 | DType::F16)
     }
 
+    /// The smallest and the largest finite value of the type.
+    pub fn range(self) -> (f64, f64) {
+        match self {
+            DType::F32 => (f64::from(f32::MIN), f64::from(f32::MAX)),
+            DType::F16 => (f16::MIN.to_f64(), f16::MAX.to_f64()),
+            DType::I32 => (f64::from(i32::MIN), f64::from(i32::MAX)),
+            DType::I16 => (f64::from(i16::MIN), f64::from(i16::MAX)),
+            DType::I8 => (f64::from(i8::MIN), f64::from(i8::MAX)),
+            DType::U8 => (0.0, f64::from(u8::MAX)),
+            DType::U32 => (0.0, f64::from(u32::MAX)),
+            DType::U16 => (0.0, f64::from(u16::MAX)),
+            DType::I64 => (i64::MIN as f64, i64::MAX as f64),
+        }
+    }
+
     /// The `.npy` type string, e.g. `<f4`.
     fn npy_descr(self) -> &'static str {
         match self {
@@ -251,6 +266,36 @@ pub struct HostTensor {
     pub data: Vec<u8>,
 }
 
+/// How many values of a tensor are NaN, and how many infinite.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NonFinite {
+    pub nan: usize,
+    pub inf: usize,
+    /// Of how many values.
+    pub of: usize,
+}
+
+impl NonFinite {
+    pub fn any(&self) -> bool {
+        self.nan + self.inf > 0
+    }
+}
+
+impl fmt::Display for NonFinite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plural = |count: usize, one: &str, many: &str| match count {
+            1 => format!("1 {one}"),
+            _ => format!("{count} {many}"),
+        };
+        let parts: Vec<String> = [(self.nan, "NaN", "NaN"), (self.inf, "infinity", "infinities")]
+            .into_iter()
+            .filter(|(count, _, _)| *count > 0)
+            .map(|(count, one, many)| plural(count, one, many))
+            .collect();
+        write!(f, "{} among {} values", parts.join(" and "), self.of)
+    }
+}
+
 /// Formats a shape the way NumPy users read it: `(1, 3, 224, 224)`.
 pub fn format_shape(shape: &[usize]) -> String {
     match shape {
@@ -291,6 +336,21 @@ impl HostTensor {
 
     pub fn len(&self) -> usize {
         self.shape.iter().product()
+    }
+
+    /// Its NaN and infinite values (none, for an integer type).
+    pub fn non_finite(&self) -> NonFinite {
+        let mut counted = NonFinite {
+            of: self.len(),
+            ..NonFinite::default()
+        };
+        if self.dtype.is_float() {
+            for value in self.values() {
+                counted.nan += usize::from(value.is_nan());
+                counted.inf += usize::from(value.is_infinite());
+            }
+        }
+        counted
     }
 
     /// Every element widened to `f64`, in C order.
@@ -346,6 +406,22 @@ mod tests {
             .values()
             .collect();
         assert_eq!(as_u8, [1.0, 0.0, 255.0, 0.0]);
+    }
+
+    #[test]
+    fn counts_non_finite_values() {
+        let t = HostTensor::from_f64(vec![5], DType::F16, [f64::NAN, f64::INFINITY, -1e6, 1.0, f64::NAN]).unwrap();
+        let counted = t.non_finite();
+        assert_eq!(
+            (counted.nan, counted.inf, counted.of),
+            (2, 2, 5),
+            "-1e6 overflows float16"
+        );
+        assert_eq!(counted.to_string(), "2 NaN and 2 infinities among 5 values");
+        let ints = HostTensor::from_f64(vec![2], DType::I32, [1.0, 2.0]).unwrap();
+        assert!(!ints.non_finite().any());
+        let one = NonFinite { nan: 0, inf: 1, of: 4 };
+        assert_eq!(one.to_string(), "1 infinity among 4 values");
     }
 
     #[test]

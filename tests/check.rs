@@ -144,7 +144,8 @@ fn junit_holds_one_failure_for_the_wrong_testcase() {
     let suites: Vec<_> = xml.descendants().filter(|n| n.has_tag_name("testsuite")).collect();
     assert_eq!(suites.len(), 2);
     assert_eq!(suites[0].attribute("name"), Some(models[0]));
-    assert_eq!(suites[0].attribute("tests"), Some("3"));
+    // Loading the model is a testcase of its own, whose time is the load time.
+    assert_eq!(suites[0].attribute("tests"), Some("4"));
     assert_eq!(suites[0].attribute("failures"), Some("1"));
     let failures: Vec<_> = xml.descendants().filter(|n| n.has_tag_name("failure")).collect();
     assert_eq!(failures.len(), 1);
@@ -161,6 +162,45 @@ fn junit_holds_one_failure_for_the_wrong_testcase() {
         1,
         "no temporary left beside"
     );
+}
+
+/// Each model's load time: `load_s` in JSON, the `load` testcase's time in
+/// JUnit (the suite's time adds the testcases' to it); none for a model that
+/// did not load.
+#[test]
+fn the_load_time_is_in_json_and_junit() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("report.xml");
+    let models = ["fixtures/conv_float_tc3.mge", "fixtures/conv_float.mge"];
+    let mut command = mge();
+    command
+        .args(["check", "-q", "--json"])
+        .args(models)
+        .arg("--junit")
+        .arg(&junit);
+    let (stdout, _) = run_expecting(&mut command, 1);
+    let report = json_of(&stdout);
+    let checked = &report["models"][0];
+    let load_s = checked["load_s"].as_f64().expect("load_s of a model that loaded");
+    assert!(load_s > 0.0);
+    assert!(report["models"][1].get("load_s").is_none(), "{report}");
+    let text = std::fs::read_to_string(&junit).unwrap();
+    let xml = roxmltree::Document::parse(&text).unwrap();
+    let suite = xml
+        .descendants()
+        .find(|n| n.attribute("name") == Some(models[0]))
+        .unwrap();
+    let cases: Vec<_> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
+    let time = |node: &roxmltree::Node| node.attribute("time").unwrap().parse::<f64>().unwrap();
+    assert_eq!(cases[0].attribute("name"), Some("load"));
+    assert!((time(&cases[0]) - load_s).abs() <= 5e-7, "{text}");
+    let testcases: f64 = checked["testcases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["time_s"].as_f64().unwrap())
+        .sum();
+    assert!((time(&suite) - (load_s + testcases)).abs() <= 5e-7, "{text}");
 }
 
 #[test]

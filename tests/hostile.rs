@@ -1,7 +1,9 @@
-//! Input made to break the tool (issue 9): crafted and mutated models, feeds
-//! whose headers lie, output targets that are not plain files. Each ends in a
-//! clear error (exit 2, one line) or a normal result, never a crash, and
-//! nothing is left half-written.
+//! Input made to break the tool (issues 9 and 16): crafted and mutated models,
+//! feeds whose headers lie, files that never end, output targets that are not
+//! plain files or are the command's own inputs, numbers out of all measure,
+//! outputs that go NaN. Each ends in a clear error (exit 2, one line) or a
+//! normal result, never a crash, and nothing is overwritten or left
+//! half-written.
 
 mod common;
 
@@ -229,13 +231,46 @@ fn a_container_whose_count_disagrees_is_refused() {
     );
 }
 
-/// Peak resident memory of a finished child, in KiB (`/usr/bin/time -v` reads the same).
-fn peak_rss_kib(command: &mut assert_cmd::Command, code: i32) -> u64 {
-    run_expecting(command, code);
-    // SAFETY: getrusage with a valid out-pointer.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) }, 0);
-    usage.ru_maxrss as u64
+/// What `mge ARGS` (started from `dir`) ended with: its exit code, its stderr,
+/// and its peak resident memory in KiB, its own or its child's, whichever is
+/// larger (`wait4` reports a process with the children it waited for, as
+/// `/usr/bin/time -v` does).
+fn measured(dir: &Path, args: &[&str]) -> (Option<i32>, String, u64) {
+    let stderr = tempfile::tempfile().unwrap();
+    // Reaped by `wait4` below, which `Child::wait` would not report the usage of.
+    #[allow(clippy::zombie_processes)]
+    let child = std::process::Command::new(mge().get_program())
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(stderr.try_clone().unwrap())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let started = std::time::Instant::now();
+    // SAFETY: wait4 with valid out-pointers on our own child.
+    let (mut status, mut usage): (libc::c_int, libc::rusage) = (0, unsafe { std::mem::zeroed() });
+    while unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) } == 0 {
+        if started.elapsed() > COMMAND_TIMEOUT {
+            // SAFETY: kill of our own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("mge {args:?} did not finish within {COMMAND_TIMEOUT:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let mut text = String::new();
+    let mut stderr = stderr;
+    std::io::Seek::rewind(&mut stderr).unwrap();
+    std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
+    (code, text, usage.ru_maxrss as u64)
+}
+
+/// Peak resident memory of a finished `mge ARGS` that ended with `code`, in KiB.
+fn peak_rss_kib(args: &[&str], code: i32) -> u64 {
+    let (ended, stderr, kib) = measured(&root(), args);
+    assert_eq!(ended, Some(code), "{args:?}: {stderr}");
+    kib
 }
 
 /// Models and feeds that announce gigabytes are refused from their headers,
@@ -263,7 +298,7 @@ fn oversized_models_and_feeds_are_refused_without_the_memory() {
         refused(mge().arg("info").arg(model), needle);
     }
     let kib = peak_rss_kib(
-        mge().args(["run", "-q", "fixtures/conv_float.mge", "-i", "#rand(0,1,1073741824)"]),
+        &["run", "-q", "fixtures/conv_float.mge", "-i", "#rand(0,1,1073741824)"],
         2,
     );
     assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
@@ -307,4 +342,386 @@ fn an_operator_without_its_type_is_refused() {
     bytes[3988] = 4;
     let model = write(dir.path(), "no_type.mge", &bytes);
     refused(mge().arg("info").arg(&model), "required field 0 is missing");
+}
+
+/// The most memory a refusal may take: the engine is never loaded for one.
+const REFUSAL_KIB: u64 = 200 << 10;
+
+/// Exit 2 with one `mge: error:` line holding `needle`, in little memory.
+fn refused_lean(dir: &Path, args: &[&str], needle: &str) {
+    let (code, stderr, kib) = measured(dir, args);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(code, Some(2), "{args:?}: {stderr}");
+    assert!(
+        lines.len() == 1 && lines[0].starts_with("mge: error: ") && lines[0].contains(needle),
+        "{args:?}, {needle:?}: {stderr}"
+    );
+    assert!(kib < REFUSAL_KIB, "{args:?}: peak RSS {kib} KiB");
+}
+
+fn path_arg(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// Issue 16, item 1: a file that never ends, a FIFO, or one larger than its
+/// kind may be is refused before it is read, in one line and little memory.
+#[test]
+fn reads_are_bounded_and_of_regular_files_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("x.npy");
+    mkfifo(&fifo);
+    let big = dir.path().join("big.json");
+    std::fs::File::create(&big).unwrap().set_len(2 << 20).unwrap();
+    let model = root().join("fixtures/conv_float.mge");
+    let feed = format!("data:{}", path_arg(&fifo));
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["-i", "@/dev/zero"],
+            "spec file /dev/zero is not a regular file but a character device",
+        ),
+        (
+            &["--options", "/dev/zero"],
+            "options file /dev/zero is not a regular file",
+        ),
+        (
+            &["--options", path_arg(&big)],
+            "holds 2097152 bytes, over the limit of 1 MiB",
+        ),
+        (&["-i", &feed], "is not a regular file but a FIFO"),
+        (
+            &["--fast-run", "--fast-run-cache", "/dev/zero"],
+            "fast-run cache /dev/zero is not a regular file",
+        ),
+    ];
+    for (args, needle) in cases {
+        let mut command = vec!["run", "-q", path_arg(&model)];
+        command.extend(args);
+        refused_lean(dir.path(), &command, needle);
+    }
+    refused_lean(dir.path(), &["compare", path_arg(&fifo), path_arg(&fifo)], "a FIFO");
+    refused_lean(
+        dir.path(),
+        &["run", "-q", path_arg(&model), "--model-key", "@/dev/zero"],
+        "key file /dev/zero is not a regular file",
+    );
+}
+
+fn copy_fixture(dir: &Path, name: &str, as_name: &str) -> PathBuf {
+    let path = dir.join(as_name);
+    std::fs::copy(root().join("fixtures").join(name), &path).unwrap();
+    path
+}
+
+/// Issue 16, item 2: no output replaces an input of its command, whatever
+/// the command, whatever the name (a hard link too); refused before any work.
+#[test]
+fn no_output_replaces_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = copy_fixture(dir.path(), "conv_float.mge", "m.mge");
+    let container = copy_fixture(dir.path(), "conv_float_tc1.mge", "m_tc.mge");
+    let hard = dir.path().join("hard.mge");
+    std::fs::hard_link(&model, &hard).unwrap();
+    let feeds = dir.path().join("feeds");
+    std::fs::create_dir(&feeds).unwrap();
+    let feed = copy_fixture(&feeds, "feeds/conv_data.npy", "data.npy");
+    let originals: Vec<(PathBuf, Vec<u8>)> = [&model, &container, &feed]
+        .map(|path| (path.clone(), std::fs::read(path).unwrap()))
+        .to_vec();
+    let (m, tc, h, d, f) = (
+        path_arg(&model),
+        path_arg(&container),
+        path_arg(&hard),
+        path_arg(dir.path()),
+        path_arg(&feeds),
+    );
+    let data = format!("data:{}", path_arg(&feed));
+    let cases: [&[&str]; 7] = [
+        &["run", "-q", m, "--iter", "1", "--profile", m],
+        &["profile", "-q", m, "--iter", "1", "-o", h],
+        &["check", "-q", tc, "--junit", tc],
+        &["tune", "-q", m, "--budget", "5", "--save", m],
+        &["dump", "-q", m, "--layout-transform-model", m],
+        &["run", "-q", m, "-i", &data, "--iter", "1", "--outputs", f],
+        &["dump", "-q", m, "--io", d],
+    ];
+    for args in cases {
+        refused_lean(dir.path(), args, "this command reads");
+    }
+    refused_lean(
+        dir.path(),
+        &["run", "-q", m, "--profile", m],
+        "m.mge is a file this command reads",
+    );
+    for (path, bytes) in originals {
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{} was changed", path.display());
+    }
+    assert_eq!(left_in(&feeds).len(), 1, "nothing written beside the feed");
+}
+
+/// Runs `mge ARGS > FILE` in a shell; returns what FILE holds.
+fn into_redirected_stdout(args: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.txt");
+    let output = assert_cmd::Command::new("sh")
+        .timeout(COMMAND_TIMEOUT)
+        .arg("-c")
+        .arg(format!("exec \"$0\" {args} > \"$1\""))
+        .arg(mge().get_program())
+        .arg(&file)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{args}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    std::fs::read_to_string(&file).unwrap()
+}
+
+/// Issue 16, item 3: `/dev/stdout` redirected to a file is written through
+/// stdout: the file keeps the report and gets the trace or JUnit too.
+#[test]
+fn reports_to_dev_stdout_keep_the_redirected_file() {
+    let profiled = into_redirected_stdout("profile -q fixtures/conv_float.mge --iter 1 -o /dev/stdout");
+    assert!(
+        profiled.starts_with("{\"displayTimeUnit\"") && profiled.contains("trace    /dev/stdout"),
+        "{profiled}"
+    );
+    let checked = into_redirected_stdout("check -q fixtures/conv_float_tc1.mge --junit /dev/stdout");
+    assert!(
+        checked.contains("#0: passed") && checked.contains("<testsuites") && checked.ends_with("1 passed, 0 failed\n"),
+        "{checked}"
+    );
+    let run = into_redirected_stdout("run -q fixtures/conv_float.mge --iter 1 --json --profile /dev/stdout");
+    assert!(
+        run.contains("\"traceEvents\"") && run.contains("\"timing_ms\""),
+        "{run}"
+    );
+}
+
+/// Issue 16, item 4: `dump --io` stopped while it writes leaves no partial
+/// folder and no staging; one that fails leaves none either.
+#[test]
+fn an_interrupted_or_failed_io_dump_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let io = dir.path().join("io");
+    // A large batch: the dump takes seconds to convert, and the signal lands in the middle.
+    let mut dump = std::process::Command::new(mge().get_program())
+        .args([
+            "dump",
+            "-q",
+            "fixtures/conv_float.mge",
+            "-i",
+            "data:#rand(0,1,4096,3,16,16)",
+            "--io",
+        ])
+        .arg(&io)
+        .current_dir(root())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while left_in(dir.path()).is_empty() {
+        assert!(dump.try_wait().unwrap().is_none(), "the dump ended before it wrote");
+        assert!(started.elapsed() < COMMAND_TIMEOUT, "the dump wrote nothing");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    interrupt(&mut dump, "TERM", std::time::Duration::from_secs(30));
+    let left = left_in(dir.path());
+    assert!(
+        left.is_empty() || (left == [io.clone()] && io.join("index.json").is_file()),
+        "left: {left:?}"
+    );
+
+    // A name of the set taken by a folder: nothing of the set moves in.
+    std::fs::create_dir_all(io.join("index.json")).unwrap();
+    let (_, stderr) = run_expecting(
+        mge().args(["dump", "-q", "fixtures/conv_float.mge", "--io"]).arg(&io),
+        2,
+    );
+    assert!(stderr.contains("index.json: it is a folder"), "{stderr}");
+    assert_eq!(left_in(&io), [io.join("index.json")]);
+    assert_eq!(left_in(dir.path()), std::slice::from_ref(&io), "no staging left");
+}
+
+/// Issue 16, item 7: numbers beyond any use are one-line usage errors, in
+/// little memory (they were a panic, an abort blamed on the engine, runs
+/// without end); a timeout under `--duration` says how many runs were done.
+#[test]
+fn numbers_out_of_range_are_one_line_usage_errors() {
+    let cases: [(&[&str], &str); 7] = [
+        (&["--iter", "18446744073709551615"], "is not in 1..=1000000"),
+        (&["--iter", "1000000000000"], "is not in 1..=1000000"),
+        (&["--warmup", "18446744073709551615"], "is not in 0..=1000000"),
+        (&["--threads", "100000"], "is not in 1..=1024"),
+        (&["--duration", "1e30"], "1e30 seconds is more than 30 days"),
+        (&["--timeout", "1e30"], "1e30 seconds is more than 30 days"),
+        (&["--graph-opt-level", "99"], "99 is not in 0..=3"),
+    ];
+    for (args, needle) in cases {
+        let mut command = vec!["run", "-q", "fixtures/conv_float.mge"];
+        command.extend(args);
+        refused_lean(&root(), &command, &format!("invalid value '{}'", args[1]));
+        refused_lean(&root(), &command, needle);
+    }
+    let (_, stderr) = run_expecting(
+        mge().args([
+            "run",
+            "-q",
+            "fixtures/conv_float.mge",
+            "--warmup",
+            "0",
+            "--duration",
+            "1000",
+            "--timeout",
+            "10",
+        ]),
+        2,
+    );
+    assert!(
+        stderr.contains("stopped after --timeout 10s during the timed runs of --duration 1000s (at least ")
+            && stderr.contains(" runs done)"),
+        "{stderr}"
+    );
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let (_, stderr) = run_expecting(
+        mge().args([
+            "run",
+            "-q",
+            "fixtures/conv_float.mge",
+            "--iter",
+            "1",
+            "--warmup",
+            "0",
+            "--threads",
+            "64",
+        ]),
+        0,
+    );
+    let warned = format!("warning: --threads 64 is more than the {cores} cores here");
+    assert_eq!(stderr.contains(&warned), cores < 64, "{stderr}");
+}
+
+/// Issue 16, item 8: against what MegEngine computes on the fixture
+/// (`fixtures/nonfinite_manifest.json`): NaN and infinities are said on
+/// stderr, counted in JSON, and fail the run under `--check-finite`.
+#[test]
+fn non_finite_outputs_are_said_and_fail_under_check_finite() {
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root().join("fixtures/nonfinite_manifest.json")).unwrap()).unwrap();
+    let (model, container, feed) = (
+        manifest["model"].as_str().unwrap(),
+        manifest["container"].as_str().unwrap(),
+        manifest["input"].as_str().unwrap(),
+    );
+    let logged = &manifest["outputs"]["logged"];
+    let (nan, inf, size) = (
+        logged["nan"].as_u64().unwrap(),
+        logged["inf"].as_u64().unwrap(),
+        logged["size"].as_u64().unwrap(),
+    );
+    assert_eq!((nan, inf), (1, 1), "the warning below is worded for these counts");
+    let said = format!("output 'logged' holds 1 NaN and 1 infinity among {size} values");
+    let run = ["run", "-q", model, "-i", feed, "--iter", "1", "--json"];
+    let (stdout, stderr) = run_expecting(mge().args(run), 0);
+    assert!(stderr.contains(&format!("warning: {said}")), "{stderr}");
+    let outputs = json_of(&stdout)["outputs"].as_array().unwrap().clone();
+    for output in outputs {
+        let expected = &manifest["outputs"][output["name"].as_str().unwrap()];
+        assert_eq!(
+            (&output["nan"], &output["inf"]),
+            (&expected["nan"], &expected["inf"]),
+            "{output}"
+        );
+    }
+    let (_, stderr) = run_expecting(mge().args(run).arg("--check-finite"), 1);
+    assert!(
+        stderr.contains(&format!("check failed: {said} (--check-finite)")),
+        "{stderr}"
+    );
+
+    let (stdout, _) = run_expecting(mge().args(["check", "-q", container]), 0);
+    assert!(stdout.contains("#0: skipped"), "{stdout}");
+    let (stdout, stderr) = run_expecting(mge().args(["check", "-q", container, "--check-finite"]), 1);
+    assert!(
+        stdout.contains(&format!("#0: FAILED: {said} (--check-finite)")),
+        "{stdout}"
+    );
+    assert!(stderr.contains(&format!("#0: {said}")), "{stderr}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let io = dir.path().join("io");
+    let (_, stderr) = run_expecting(
+        mge()
+            .args(["dump", "-q", model, "-i", feed, "--check-finite", "--io"])
+            .arg(&io),
+        1,
+    );
+    let first = format!(
+        "var '{}' of operator ",
+        manifest["first_non_finite_var"].as_str().unwrap()
+    );
+    assert!(
+        stderr.contains(&format!("check failed: {first}")) && stderr.contains("is the first, in execution order"),
+        "{stderr}"
+    );
+    assert!(io.join("index.json").is_file(), "the dump is written all the same");
+    let (_, stderr) = run_expecting(
+        mge().args(["run", "-q", "fixtures/conv_float.mge", "--iter", "1", "--check-finite"]),
+        0,
+    );
+    assert!(!stderr.contains("warning"), "{stderr}");
+}
+
+/// Issue 16, item 9: a garbled fast-run cache, `--outputs -`, `#rand` ranges
+/// the dtype cannot hold, and model folders with dangling links or one file
+/// under two names.
+#[test]
+fn smaller_hostile_inputs_are_refused_or_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = write(dir.path(), "garbled.cache", b"\x01\0\0\0\xff\xff\xff\x7fnot a cache");
+    let model = root().join("fixtures/conv_float.mge");
+    refused_lean(
+        dir.path(),
+        &["run", "-q", path_arg(&model), "--fast-run-cache", path_arg(&cache)],
+        "garbled.cache is not a fast-run cache the engine wrote",
+    );
+    assert_eq!(std::fs::read(&cache).unwrap(), b"\x01\0\0\0\xff\xff\xff\x7fnot a cache");
+    refused_lean(
+        dir.path(),
+        &["run", "-q", path_arg(&model), "--outputs", "-"],
+        "'-' is no folder name",
+    );
+    for (model, spec, needle) in [
+        (
+            "fixtures/image_uint8.mge",
+            "#rand(0,1000)",
+            "do not fit uint8, which holds 0 to 255",
+        ),
+        ("fixtures/conv_float.mge", "#rand(-1e39,0)", "do not fit float32"),
+    ] {
+        refused(mge().args(["run", "-q", model, "-i", spec]), needle);
+    }
+    assert_eq!(left_in(dir.path()), [cache]);
+
+    let models = dir.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    let original = copy_fixture(&models, "conv_float_tc1.mge", "a.mge");
+    std::os::unix::fs::symlink(&original, models.join("b.mge")).unwrap();
+    std::os::unix::fs::symlink(models.join("gone.mge"), models.join("c.mge")).unwrap();
+    let (stdout, stderr) = run_expecting(mge().args(["check", "--json"]).arg(&models), 1);
+    let report = json_of(&stdout);
+    let checked: Vec<&str> = report["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|model| model["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(checked, [path_arg(&original), path_arg(&models.join("c.mge"))]);
+    assert!(
+        report["models"][1]["error"].as_str().unwrap().contains("c.mge"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("b.mge is the file"), "{stderr}");
 }

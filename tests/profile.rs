@@ -71,9 +71,10 @@ fn span(event: &Value) -> (f64, f64) {
     (ts, ts + event["dur"].as_f64().unwrap())
 }
 
-/// Every operator the engine executes appears once per iteration on each
-/// engine track, with its name and type, inside its iteration.
-fn check_operator_events(model: &Value, trace: &Value) {
+/// Every operator the engine executes appears once per profiled run on each
+/// engine track, with its name and type, inside the run's phase, named
+/// `{runs} N` (`iteration N` for `mge profile`).
+fn check_operator_events(model: &Value, trace: &Value, runs: &str) {
     let name = model["name"].as_str().unwrap();
     let expected: Vec<(u64, String, String)> = model["operators"]
         .as_array()
@@ -100,7 +101,7 @@ fn check_operator_events(model: &Value, trace: &Value) {
         "{name}: {tracks:?}"
     );
     for number in 1..=ITERATIONS {
-        let iteration_name = format!("iteration {number}");
+        let iteration_name = format!("{runs} {number}");
         let phases: Vec<&&Value> = events
             .iter()
             .filter(|e| e["tid"] == phase_tid && e["name"] == iteration_name.as_str())
@@ -133,8 +134,9 @@ fn check_operator_events(model: &Value, trace: &Value) {
     }
 }
 
-/// Load, the warm-up and each iteration, in order and apart, on the phase track.
-fn check_phases(trace: &Value) {
+/// The phases on the phase track, in order and apart: as `expected` names
+/// them, with the operators of the runs named `profiled` recorded.
+fn check_phases(trace: &Value, expected: &[&str], profiled: &str) {
     let tracks = track_names(trace);
     let phase_tid = tracks
         .iter()
@@ -146,16 +148,18 @@ fn check_phases(trace: &Value) {
         .filter(|e| e["tid"] == phase_tid)
         .collect();
     let names: Vec<&str> = phases.iter().map(|e| e["name"].as_str().unwrap()).collect();
-    assert_eq!(
-        names,
-        ["load", "warm-up 1", "iteration 1", "iteration 2", "iteration 3"]
-    );
+    assert_eq!(names, expected);
     for pair in phases.windows(2) {
         assert!(span(pair[0]).1 <= span(pair[1]).0, "{} overlaps {}", pair[0], pair[1]);
     }
-    assert_eq!(phases[1]["args"]["operators_recorded"], false);
-    assert_eq!(phases[2]["args"]["operators_recorded"], true);
+    for phase in phases {
+        let recorded = phase["name"].as_str().unwrap().starts_with(&format!("{profiled} "));
+        assert_eq!(phase["args"]["operators_recorded"], recorded, "{phase}");
+    }
 }
+
+/// `mge profile`'s phases: every timed iteration profiled.
+const PROFILE_PHASES: [&str; 5] = ["load", "warm-up 1", "iteration 1", "iteration 2", "iteration 3"];
 
 /// Sorted by time, shares adding up to 100% with the rows beyond --top.
 fn check_table(report: &Value) -> Vec<&Value> {
@@ -183,8 +187,8 @@ fn every_executed_operator_appears_once_per_iteration() {
     for model in recorded_models() {
         let dir = tempfile::tempdir().unwrap();
         let (report, trace) = profile(&model, dir.path(), &["--top", "1000"]);
-        check_operator_events(&model, &trace);
-        check_phases(&trace);
+        check_operator_events(&model, &trace, "iteration");
+        check_phases(&trace, &PROFILE_PHASES, "iteration");
         let rows = check_table(&report);
         let mut ids: Vec<u64> = rows.iter().map(|r| r["id"].as_u64().unwrap()).collect();
         let mut expected: Vec<u64> = model["operators"]
@@ -263,10 +267,25 @@ fn run_writes_the_same_trace_with_profile() {
         .args(["--iter", &ITERATIONS.to_string(), "--profile"])
         .arg(&trace);
     let (stdout, _) = run_expecting(&mut command, 0);
-    assert_eq!(json_of(&stdout)["timing_ms"]["iterations"], ITERATIONS);
+    let report = json_of(&stdout);
+    assert_eq!(report["timing_ms"]["iterations"], ITERATIONS);
+    assert_eq!(report["profile"]["profiled_runs"], ITERATIONS);
     let trace = read_json(&trace);
-    check_operator_events(model, &trace);
-    check_phases(&trace);
+    // The timed runs are not profiled: a weight-sharing copy's are, after them.
+    check_operator_events(model, &trace, "profiled run");
+    let phases = [
+        "load",
+        "warm-up 1",
+        "iteration 1",
+        "iteration 2",
+        "iteration 3",
+        "load of the profiled copy",
+        "profiled warm-up 1",
+        "profiled run 1",
+        "profiled run 2",
+        "profiled run 3",
+    ];
+    check_phases(&trace, &phases, "profiled run");
 }
 
 #[test]

@@ -177,6 +177,16 @@ fn a_duration_keeps_running_and_all_times_lists_each_run() {
 }
 
 #[test]
+fn a_max_duration_stops_short_of_iter() {
+    let mut command = mge();
+    command.args(["run", "fixtures/conv_float.mge", "-q", "--json"]);
+    command.args(["--iter", "1000000", "--max-duration", "0.3"]);
+    let (stdout, _) = run_expecting(&mut command, 0);
+    let runs = json_of(&stdout)["timing_ms"]["iterations"].as_u64().unwrap();
+    assert!((1..1_000_000).contains(&runs), "{runs} runs");
+}
+
+#[test]
 fn peak_memory_is_reported_after_load_and_after_the_runs() {
     for model in ["fixtures/conv_float.mge", "fixtures/conv_float_tc3.mge"] {
         let (stdout, _) = run_expecting(mge().args(["run", model, "-q", "--json"]), 0);

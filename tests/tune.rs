@@ -30,6 +30,13 @@ fn tune_reports_candidates_and_a_reproducible_best() {
         );
         if status == "ok" {
             assert!(candidate["err"].as_f64().unwrap() <= 1e-4, "{candidate}");
+            // Where its time went lies within the whole of it.
+            let seconds = |name: &str| candidate[name].as_f64().unwrap();
+            assert!(seconds("load_s") > 0.0 && seconds("timed_s") > 0.0, "{candidate}");
+            assert!(
+                seconds("load_s") + seconds("timed_s") <= seconds("seconds"),
+                "{candidate}"
+            );
         }
     }
     let best = &report["best"];

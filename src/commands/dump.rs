@@ -7,14 +7,18 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use tempfile::{TempDir, TempPath};
 
+use super::finite::{failure, warn_non_finite};
 use super::prepare::{prepare, Prepared, Testcases};
 use super::settings::ModelSettings;
 use super::Global;
 use crate::cli::{DumpArgs, IoFormat};
 use crate::engine::{IoDump, Lite, NetworkOptions};
-use crate::iodump::{convert_binary, index_text, read_raw_index, refuse_unless_raw, Index, TEXT_FILE};
+use crate::input_files;
+use crate::iodump::{convert_binary, index_text, read_raw_index, refuse_unless_raw, Converted, Index, TEXT_FILE};
 use crate::model::{ModelFile, EXPECTATION_SUFFIX};
-use crate::output_files::{ensure_writable, npy_files, staged_beside, write_atomically, write_set, write_tensors};
+use crate::output_files::{
+    ensure_set_writable, ensure_writable, npy_files, write_atomically, write_set, write_tensors, StagedSet,
+};
 use crate::profile::{executed_vars, request_engine_profile};
 use crate::report::dump::{DumpReport, Written};
 use crate::report::print;
@@ -40,18 +44,46 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
             .map(|dir| IoRequest::new(dir, args.io_format, options))
             .transpose()
     })?;
-    let mut written = write_from_the_model(&prepared, &args)?;
-    if args.outputs.dir.is_none() && io.is_none() {
-        // Nothing ran: no fast-run cache to save.
-        drop(prepared);
-        return print(&DumpReport { written }, false);
+    let transformed = match &args.layout_transform_model {
+        Some(_) => Some(dump_layout_transformed(&prepared)?),
+        None => None,
+    };
+    let mut written = Vec::new();
+    if let Some(dir) = &args.testcases {
+        let count = dump_testcases(&prepared.lite, &prepared.model, &prepared.session, dir)?;
+        written.push(Written::Testcases {
+            count,
+            dir: dir.display().to_string(),
+        });
     }
-    let feeds = prepared.feeds(global)?;
-    prepared.session.feed(&feeds)?;
-    prepared.session.measure(&Plan::once(global.verbose), &mut ())?;
-    let outputs = prepared.session.read_outputs()?;
-    // The engine finishes its dumps when the network goes.
-    prepared.finish()?;
+    let outputs = match args.outputs.dir.is_some() || io.is_some() {
+        true => {
+            let feeds = prepared.feeds(global)?;
+            prepared.session.feed(&feeds)?;
+            prepared.session.measure(&Plan::once(global.verbose), &mut ())?;
+            let outputs = prepared.session.read_outputs()?;
+            // The engine finishes its dumps when the network goes.
+            prepared.finish()?;
+            outputs
+        }
+        // Nothing ran: no fast-run cache to save.
+        false => {
+            drop(prepared);
+            Vec::new()
+        }
+    };
+    // Written once the engine's output is off stdout again, which may be the target.
+    if let (Some(file), Some(staged)) = (&args.layout_transform_model, transformed) {
+        let model = input_files::read(&staged, &input_files::ENGINE_DUMP)?;
+        write_atomically(file, &model).context("--layout-transform-model")?;
+        written.insert(
+            0,
+            Written::LayoutTransformedModel {
+                file: file.display().to_string(),
+            },
+        );
+    }
+    let mut non_finite = warn_non_finite(&outputs, "", global);
     if let Some(dir) = &args.outputs.dir {
         write_tensors(dir, &outputs).context("--outputs")?;
         written.push(Written::Outputs {
@@ -60,9 +92,19 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
         });
     }
     if let Some(io) = io {
-        written.push(io.convert(&settings.path)?);
+        let (done, first_non_finite) = io.convert(&settings.path)?;
+        written.push(done);
+        if let Some(found) = first_non_finite {
+            global.warn(&found);
+            // Where the values went wrong, rather than where they ended up.
+            non_finite = Some(found);
+        }
     }
-    print(&DumpReport { written }, false)
+    print(&DumpReport { written }, false)?;
+    match non_finite {
+        Some(found) if args.finite.check_finite => Err(failure(&found).into()),
+        _ => Ok(()),
+    }
 }
 
 /// What must hold before the engine starts, and the options the targets need.
@@ -79,6 +121,16 @@ fn check_targets(
             path.display()
         );
     }
+    let sets = [
+        ("--outputs", &args.outputs.dir),
+        ("--io", &args.io),
+        ("--testcases", &args.testcases),
+    ];
+    for (option, dir) in sets {
+        if let Some(dir) = dir {
+            ensure_set_writable(dir).with_context(|| format!("{option} {}", dir.display()))?;
+        }
+    }
     if let Some(file) = &args.layout_transform_model {
         ensure_writable(file).context("--layout-transform-model")?;
         if !options.layout_transform {
@@ -89,32 +141,21 @@ fn check_targets(
     Ok(())
 }
 
-/// What only needs the loaded model: the layout-transformed model and the
-/// embedded testcases.
-fn write_from_the_model(prepared: &Prepared, args: &DumpArgs) -> Result<Vec<Written>> {
-    let mut written = Vec::new();
-    if let Some(file) = &args.layout_transform_model {
-        let staged = staged_beside(file)?;
-        prepared.session.dump_layout_transform_model(staged.path())?;
-        staged
-            .persist(file)
-            .with_context(|| format!("cannot write {}", file.display()))?;
-        written.push(Written::LayoutTransformedModel {
-            file: file.display().to_string(),
-        });
-    }
-    if let Some(dir) = &args.testcases {
-        let count = dump_testcases(&prepared.lite, &prepared.model, &prepared.session, dir)?;
-        written.push(Written::Testcases {
-            count,
-            dir: dir.display().to_string(),
-        });
-    }
-    Ok(written)
+/// The model as the global layout transform left it, in a temporary file the
+/// engine writes (the target is written once the engine is done).
+fn dump_layout_transformed(prepared: &Prepared) -> Result<TempPath> {
+    let staged = tempfile::Builder::new()
+        .prefix("mge-transformed-")
+        .tempfile()
+        .context("cannot create a temporary file for the layout-transformed model")?
+        .into_temp_path();
+    prepared.session.dump_layout_transform_model(&staged)?;
+    Ok(staged)
 }
 
 /// `--io DIR`: the engine writes its dump into a temporary folder; DIR is
-/// made only after the run, from the dump and the vars the profiler saw run.
+/// made only after the run, from the dump and the vars the profiler saw run,
+/// as one set of files.
 struct IoRequest<'a> {
     dir: &'a Path,
     format: IoFormat,
@@ -124,9 +165,6 @@ struct IoRequest<'a> {
 
 impl IoRequest<'_> {
     fn new<'a>(dir: &'a Path, format: IoFormat, options: &mut NetworkOptions) -> Result<IoRequest<'a>> {
-        if dir.exists() && !dir.is_dir() {
-            bail!("--io: {} is a file: name a folder", dir.display());
-        }
         let profile = request_engine_profile(options).context("--io needs the engine's profiler")?;
         let engine_dir = tempfile::Builder::new()
             .prefix("mge-io-")
@@ -144,26 +182,38 @@ impl IoRequest<'_> {
         })
     }
 
-    /// DIR from what the engine wrote.
-    fn convert(self, model: &Path) -> Result<Written> {
+    /// DIR from what the engine wrote; with the first var, in execution order,
+    /// that holds NaN or infinities, said in a line.
+    fn convert(self, model: &Path) -> Result<(Written, Option<String>)> {
         let vars = executed_vars(&self.profile)?;
         let dir = self.dir;
-        std::fs::create_dir_all(dir).with_context(|| format!("--io: cannot create the folder {}", dir.display()))?;
+        let mut set = StagedSet::new(dir).context("--io")?;
         let model_name = model.display().to_string();
-        let index = match self.format {
-            IoFormat::Bin => convert_binary(vars, self.engine_dir.path(), dir, &model_name)?,
+        let converted = match self.format {
+            IoFormat::Bin => convert_binary(vars, self.engine_dir.path(), &mut set, &model_name)?,
             IoFormat::Txt => {
-                let text =
-                    std::fs::read(self.engine_dir.path().join(TEXT_FILE)).context("the engine wrote no text dump")?;
-                write_atomically(&dir.join(TEXT_FILE), &text)?;
-                index_text(vars, dir, &model_name)?
+                let text = input_files::read(&self.engine_dir.path().join(TEXT_FILE), &input_files::ENGINE_DUMP)?;
+                set.add(TEXT_FILE.into(), &text)?;
+                index_text(vars, &mut set, &model_name)?
             }
         };
-        Ok(Written::IoDump {
+        set.commit().context("--io")?;
+        let Converted {
+            index,
+            first_non_finite,
+        } = converted;
+        let first_non_finite = first_non_finite.map(|(var, counted)| {
+            format!(
+                "var '{}' of operator '{}' is the first, in execution order, to hold NaN or infinities: {counted}",
+                var.name, var.operator
+            )
+        });
+        let written = Written::IoDump {
             vars: index.vars.len(),
             operators: operator_count(&index),
             dir: dir.display().to_string(),
-        })
+        };
+        Ok((written, first_non_finite))
     }
 }
 
@@ -178,11 +228,10 @@ fn convert_raw(raw: &Path, dir: &Path, format: IoFormat) -> Result<Written> {
     let index = read_raw_index(raw)?;
     refuse_unless_raw(raw, index.as_ref())?;
     let index = index.expect("refuse_unless_raw passed");
-    if dir.exists() && !dir.is_dir() {
-        bail!("--io: {} is a file: name a folder", dir.display());
-    }
-    std::fs::create_dir_all(dir).with_context(|| format!("--io: cannot create the folder {}", dir.display()))?;
-    let index = convert_binary(index.vars, raw, dir, &raw.display().to_string())?;
+    // After the raw files were read: a folder that holds them is refused.
+    let mut set = StagedSet::new(dir).context("--io")?;
+    let index = convert_binary(index.vars, raw, &mut set, &raw.display().to_string())?.index;
+    set.commit().context("--io")?;
     Ok(Written::ConvertedIoDump {
         vars: index.vars.len(),
         operators: operator_count(&index),

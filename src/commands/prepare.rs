@@ -4,6 +4,7 @@
 //! `Prepared::feeds` resolves the inputs and `Prepared::finish` saves what
 //! the engine learned.
 
+use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
@@ -14,11 +15,12 @@ use super::Global;
 use crate::deploy::Carried;
 use crate::engine::{silence_stdout, AlgoSearch, Lite, NetworkOptions, StdoutSilenced};
 use crate::feeds::{self, Feed, FeedOptions};
+use crate::input_files;
 use crate::model::{Method, ModelFile};
 use crate::options::EngineOption;
 use crate::output_files::{staged_beside, write_atomically};
 use crate::runner::testcase::testcase_feeds;
-use crate::runner::{Outputs, Session};
+use crate::runner::{Outputs, Plan, RunObserver, Runs, Session};
 use crate::runtime;
 use crate::tensor::TensorInfo;
 use crate::text::quoted_list;
@@ -62,9 +64,11 @@ pub struct Prepared<'a> {
     pub testcases: bool,
     /// The network options after the command's hook.
     pub options: NetworkOptions,
-    /// When the engine began to load the model.
+    /// When the engine began to load the model, and when it was done.
     pub loading: Instant,
-    specs: Vec<String>,
+    pub loaded: Instant,
+    /// Reading the model file and loading it into the engine, in milliseconds.
+    pub load_ms: f64,
     settings: &'a ModelSettings,
     /// The settings' engine options with what the model carries.
     engine: EngineSettings,
@@ -89,14 +93,15 @@ pub fn prepare<'a, T>(
     global: &'a Global,
     adjust: impl FnOnce(&Opened, &mut NetworkOptions) -> Result<T>,
 ) -> Result<(Prepared<'a>, T)> {
-    let specs = feeds::expand_specs(&settings.inputs)?;
+    let reading = Instant::now();
     let mut model = read_model(&settings.path, &settings.engine)?;
     if !settings.extra_outputs.is_empty() {
         model.add_outputs(&settings.extra_outputs).context("--output")?;
     }
+    let read = reading.elapsed();
     let engine = with_carried(&settings.engine, &model, &settings.path, global)?;
     let opened = Opened {
-        testcases: testcases != Testcases::Ignore && model.is_container() && specs.is_empty(),
+        testcases: testcases != Testcases::Ignore && model.is_container() && settings.specs.is_empty(),
         model,
     };
     let mut options = engine.network.clone();
@@ -112,6 +117,7 @@ pub fn prepare<'a, T>(
     };
     let loading = Instant::now();
     let session = Session::load(&lite, &opened.model, outputs, &options)?;
+    let loaded = Instant::now();
     let prepared = Prepared {
         session,
         engine_output,
@@ -120,7 +126,8 @@ pub fn prepare<'a, T>(
         testcases: opened.testcases,
         options,
         loading,
-        specs,
+        loaded,
+        load_ms: (read + (loaded - loading)).as_secs_f64() * 1e3,
         settings,
         engine,
         ready,
@@ -249,10 +256,11 @@ pub fn ready_runtime(
     // renamed over the user's file once written whole.
     let tensorrt_cache = match engine.tensorrt_cache() {
         Some(cache) => {
-            let staged = staged_beside(cache).context("--tensorrt-cache")?;
-            if cache.is_file() {
-                std::fs::copy(cache, staged.path())
-                    .with_context(|| format!("--tensorrt-cache: cannot read {}", cache.display()))?;
+            let mut staged = staged_beside(cache).context("--tensorrt-cache")?;
+            if let Some(bytes) = input_files::read_if_present(cache, &input_files::TENSORRT_CACHE)? {
+                staged
+                    .write_all(&bytes)
+                    .with_context(|| format!("--tensorrt-cache: cannot stage {}", cache.display()))?;
             }
             lite.use_tensorrt_cache(staged.path())?;
             Some((staged, cache.to_path_buf()))
@@ -277,8 +285,21 @@ impl Prepared<'_> {
                 ));
                 testcase_feeds(&self.lite, testcase, &self.session, 0).context("testcase 0")
             }
-            _ => resolve_feeds(&self.specs, &self.session.inputs, &self.settings.feeds, global),
+            _ => resolve_feeds(&self.settings.specs, &self.session.inputs, &self.settings.feeds, global),
         }
+    }
+
+    /// Warms up and times the runs of `plan` (see `Session::measure`), with a
+    /// note when `--duration` stopped at the most timed runs one run keeps.
+    pub fn measure(&mut self, plan: &Plan, observer: &mut impl RunObserver) -> Result<Runs> {
+        let runs = self.session.measure(plan, observer)?;
+        if plan.stopped_at_most(runs.timed_ms.len()) {
+            self.global.note(format!(
+                "--duration: stopped after {} timed runs, the most one run keeps",
+                runs.timed_ms.len()
+            ));
+        }
+        Ok(runs)
     }
 
     /// Saves the caches the engine updated, says how the fast-run cache
@@ -366,7 +387,7 @@ fn resolve_feeds(specs: &[String], inputs: &[TensorInfo], options: &FeedOptions,
 fn save_algo_cache(lite: &Lite, cache: &Path) -> Result<()> {
     let dumped = tempfile::NamedTempFile::new().context("--fast-run-cache: cannot create a temporary file")?;
     lite.dump_algo_cache(dumped.path())?;
-    let contents = std::fs::read(dumped.path()).context("--fast-run-cache: cannot read the engine's cache")?;
+    let contents = input_files::read(dumped.path(), &input_files::FAST_RUN_CACHE)?;
     write_atomically(cache, &contents).context("--fast-run-cache")
 }
 

@@ -17,7 +17,8 @@ use crate::report::profile::{
     ProfileSource, Selection,
 };
 use crate::report::trace::{comp_node_name, write_trace, TraceSource};
-use crate::runner::timing::Timing;
+use crate::runner::profile_algorithms;
+use crate::runner::timing::{ColdStart, Timing};
 
 pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
     if let Some(file) = &args.analyze {
@@ -35,10 +36,10 @@ pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
     capture.loaded(prepared.loading, &prepared.session)?;
     let feeds = prepared.feeds(global)?;
     prepared.session.feed(&feeds)?;
-    let samples = prepared
-        .session
-        .measure(&plan(&args.iterations, global), &mut capture)?;
+    let profiling_run = profile_algorithms(&prepared.session, &prepared.lite, &prepared.options, &feeds)?;
+    let runs = prepared.measure(&plan(&args.iterations, global), &mut capture)?;
     let device = prepared.options.device;
+    let prepared_load_ms = prepared.load_ms;
     let lite = prepared.finish()?;
 
     let profile = capture.finish();
@@ -47,9 +48,10 @@ pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
         &profile,
         &TraceSource::run(&settings.path, device, lite.version()?),
     )?;
-    let timing = Timing::from_samples(&samples, args.iterations.all_times).expect("--iter is at least 1");
+    let timing = Timing::from_samples(&runs.timed_ms, args.iterations.all_times).expect("--iter is at least 1");
     let operators = operator_ms(&profile.iterations);
     let measured = Measured {
+        timing_ms: ColdStart::new(prepared_load_ms, profiling_run, runs.first_ms, runs.warmup_ms),
         operator_percent_of_iteration: 100.0 * operators / timing.mean,
         gap: explain_gap(&profile.iterations, operators, timing.mean),
         iteration_ms: timing,

@@ -1,27 +1,35 @@
 //! `mge run`: load, feed, warm up, time, report.
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
+use super::finite::{failure, judge_testcases, warn_non_finite};
 use super::prepare::{prepare, refuse_unchecked_testcases, Prepared, Testcases};
 use super::settings::{comparison_rules, plan, ModelSettings};
 use super::{CheckFailed, Global};
 use crate::cli::RunArgs;
 use crate::compare::{compare_values, Rules};
 use crate::engine::NetworkOptions;
-use crate::feeds;
+use crate::feeds::{self, Feed};
+use crate::input_files;
 use crate::output_files::{ensure_set_writable, npy_files, write_set, write_tensors};
 use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
 use crate::report::print;
 use crate::report::run::{
-    ExpectReport, Measurement, RunReport, Target, TestcaseRunReport, TestcasesRunReport, WrittenOutput,
+    noise_warning, ExpectReport, InstanceReport, InstancesReport, Measurement, OutputDifference, ProfiledRuns,
+    RunReport, Target, TestcaseRunReport, TestcasesRunReport, WrittenOutput,
 };
 use crate::report::trace::{write_trace, TraceSource};
+use crate::runner::instances::{run_concurrently, Concurrent, Instances};
 use crate::runner::memory::{peak_rss_bytes, PeakMemory};
+use crate::runner::noise::Noise;
+use crate::runner::pinning::pinned_threads;
 use crate::runner::testcase::{run_testcases, Judge, TestcaseRun};
-use crate::runner::Plan;
+use crate::runner::timing::{ColdStart, Timing};
+use crate::runner::{profile_algorithms, Plan, Runs};
 use crate::tensor::npy::Npz;
 use crate::tensor::{format_shape, HostTensor};
 use crate::text::quoted_list;
@@ -50,21 +58,22 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     if let Some(dir) = &args.outputs.dir {
         ensure_set_writable(dir).with_context(|| format!("--outputs {}", dir.display()))?;
     }
+    if args.concurrency.share_runtime_memory && args.concurrency.instances < 2 {
+        bail!("--share-runtime-memory shares memory between instances: add --instances 2 or more");
+    }
     let testcases = Testcases::unless(args.no_testcase, Testcases::Run);
-    let (prepared, mut capture) = prepare(&settings, testcases, global, |opened, options| {
-        let capture = args
-            .profile
-            .as_deref()
-            .map(|trace| ProfileCapture::for_trace(trace, options))
-            .transpose()?;
+    let (prepared, mut profile) = prepare(&settings, testcases, global, |opened, options| {
         if opened.testcases {
             refuse_for_testcases(&args, &expectations, options)?;
         }
-        Ok(capture)
+        args.profile
+            .as_deref()
+            .map(|trace| ProfileCapture::for_separate_runs(trace, options))
+            .transpose()
     })?;
     let peak_after_load = peak_rss_bytes();
-    if let Some(capture) = &mut capture {
-        capture.loaded(prepared.loading, &prepared.session)?;
+    if let Some((capture, _)) = &mut profile {
+        capture.phase("load", prepared.loading, prepared.loaded);
     }
     let run = Run {
         model: &settings.path,
@@ -78,9 +87,9 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         args: &args,
     };
     if prepared.testcases {
-        run.testcases(prepared)
+        run.testcases(prepared, global)
     } else {
-        run.fed(prepared, capture, &expectations, &rules, global)
+        run.fed(prepared, profile, &expectations, &rules, global)
     }
 }
 
@@ -92,6 +101,9 @@ fn refuse_for_testcases(args: &RunArgs, expectations: &[Expectation], options: &
     }
     if !expectations.is_empty() {
         bail!("--expect compares fed runs; the testcases of a container carry their own expectations (add --no-testcase and --input to use --expect)");
+    }
+    if args.concurrency.instances > 1 {
+        bail!("--instances runs copies of a network on feeds, not embedded testcases: add --no-testcase");
     }
     refuse_unchecked_testcases(options)
 }
@@ -107,14 +119,15 @@ struct Run<'a> {
 
 impl Run<'_> {
     /// The embedded testcases of a container, each judged by its assertions.
-    fn testcases(self, mut prepared: Prepared) -> Result<()> {
-        let runs = run_testcases(
+    fn testcases(self, mut prepared: Prepared, global: &Global) -> Result<()> {
+        let mut runs = run_testcases(
             &prepared.lite,
             &prepared.model,
             &mut prepared.session,
             &self.plan,
             Judge::Engine,
         )?;
+        judge_testcases(&mut runs, "testcase ", self.args.finite.check_finite, global);
         let memory = PeakMemory::now(self.peak_after_load);
         prepared.finish()?;
         let written = match &self.args.outputs.dir {
@@ -142,31 +155,55 @@ impl Run<'_> {
     fn fed(
         self,
         mut prepared: Prepared,
-        mut capture: Option<ProfileCapture>,
+        profile: Option<(ProfileCapture, NetworkOptions)>,
         expectations: &[Expectation],
         rules: &Rules,
         global: &Global,
     ) -> Result<()> {
         let feeds = prepared.feeds(global)?;
         prepared.session.feed(&feeds)?;
-        let samples = prepared.session.measure(&self.plan, &mut capture)?;
+        let args = self.args;
+        let profiling_run = profile_algorithms(&prepared.session, &prepared.lite, &prepared.options, &feeds)?;
+        let (mut capture, copy_options) = profile.unzip();
+        let measured = match args.concurrency.instances {
+            1 => self.measure_one(&mut prepared, &feeds, profiling_run, capture.as_mut())?,
+            _ => self.measure_instances(&mut prepared, &feeds, profiling_run)?,
+        };
         let memory = PeakMemory::now(self.peak_after_load);
-        let outputs = prepared.session.read_outputs()?;
+        let pinned = match prepared.options.cpu_cores {
+            Some(_) => pinned_threads(),
+            None => Vec::new(),
+        };
+        if let (Some(capture), Some(copy_options)) = (&mut capture, &copy_options) {
+            let started = Instant::now();
+            let mut copy = prepared.session.copy(&prepared.lite, copy_options, false, &feeds)?;
+            capture.loaded(started, &copy)?;
+            copy.measure(&self.plan.profiled(), capture)?;
+        }
         let device = prepared.options.device;
         let lite = prepared.finish()?;
-        let args = self.args;
         if let (Some(capture), Some(trace)) = (capture, &args.profile) {
             let source = TraceSource::run(self.model, device, lite.version()?);
             write_trace(trace, &capture.finish(), &source)?;
         }
+        let outputs = measured.outputs;
         let written = match &args.outputs.dir {
             Some(dir) => write_tensors(dir, &outputs).context("--outputs")?,
             None => Vec::new(),
         };
+        if measured.noise.is_large() {
+            global.warn(noise_warning(&measured.noise));
+        }
         let report = RunReport {
             target: self.target,
-            measurement: Measurement::new(&feeds, &outputs, &samples, args.iterations.all_times)
-                .expect("--iter is at least 1"),
+            measurement: measured.measurement,
+            instances: measured.instances,
+            noise: measured.noise,
+            pinned_threads: pinned,
+            profile: args.profile.as_ref().map(|trace| ProfiledRuns {
+                trace: trace.display().to_string(),
+                profiled_runs: self.plan.profiled().iterations as usize,
+            }),
             memory,
             outputs_written: written
                 .iter()
@@ -175,6 +212,7 @@ impl Run<'_> {
             expect: check_expectations(expectations, &outputs, rules)?,
         };
         print(&report, args.json)?;
+        let non_finite = warn_non_finite(&outputs, "", global);
         let failed: Vec<String> = report
             .expect
             .iter()
@@ -184,7 +222,138 @@ impl Run<'_> {
         if !failed.is_empty() {
             return Err(CheckFailed(format!("output {} differs from --expect", failed.join(", "))).into());
         }
-        Ok(())
+        if let Some(differing) = report
+            .instances
+            .iter()
+            .flat_map(|instances| &instances.each)
+            .find(|instance| !instance.outputs_equal)
+        {
+            return Err(CheckFailed(format!(
+                "instance {}'s outputs differ from the first instance's run alone: the engine is not safe to run this way",
+                differing.instance
+            ))
+            .into());
+        }
+        match non_finite {
+            Some(found) if args.finite.check_finite => Err(failure(&found).into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// The network's runs, the unprofiled phases of `--profile`'s trace recorded.
+    fn measure_one(
+        &self,
+        prepared: &mut Prepared,
+        feeds: &[Feed],
+        profiling_run: Option<f64>,
+        capture: Option<&mut ProfileCapture>,
+    ) -> Result<Measured> {
+        let runs = match capture {
+            Some(capture) => prepared.measure(&self.plan, &mut capture.unprofiled())?,
+            None => prepared.measure(&self.plan, &mut ())?,
+        };
+        let outputs = prepared.session.read_outputs()?;
+        let measurement = Measurement::new(feeds, &outputs, &runs.timed_ms, self.args.iterations.all_times)
+            .expect("--iter is at least 1")
+            .after(cold_start(prepared.load_ms, &runs, profiling_run));
+        Ok(Measured {
+            measurement,
+            noise: Noise::between(&runs.window.0, &runs.window.1, &runs.timed_ms),
+            outputs,
+            instances: None,
+        })
+    }
+
+    /// `--instances`: every instance's runs pooled, the outputs of the first instance run alone.
+    fn measure_instances(
+        &self,
+        prepared: &mut Prepared,
+        feeds: &[Feed],
+        profiling_run: Option<f64>,
+    ) -> Result<Measured> {
+        let instances = Instances {
+            count: self.args.concurrency.instances as usize,
+            share_memory: self.args.concurrency.share_runtime_memory,
+        };
+        let concurrent = run_concurrently(
+            &mut prepared.session,
+            prepared.load_ms,
+            &prepared.lite,
+            &prepared.options,
+            feeds,
+            &self.plan,
+            instances,
+        )?;
+        let all_times = self.args.iterations.all_times;
+        let first = &concurrent.instances[0].runs;
+        let pooled: Vec<f64> = concurrent
+            .instances
+            .iter()
+            .flat_map(|instance| instance.runs.timed_ms.iter().copied())
+            .collect();
+        let measurement = Measurement::new(feeds, &concurrent.reference, &pooled, all_times)
+            .expect("--iter is at least 1")
+            .after(cold_start(prepared.load_ms, first, profiling_run))
+            .with_throughput(pooled.len() as f64 / concurrent.timed_s);
+        Ok(Measured {
+            measurement,
+            noise: Noise::between(&first.window.0, &first.window.1, &first.timed_ms),
+            instances: Some(instances_report(&concurrent, instances, profiling_run, all_times)),
+            outputs: concurrent.reference,
+        })
+    }
+}
+
+/// What the timed runs gave.
+struct Measured {
+    measurement: Measurement,
+    noise: Noise,
+    /// The outputs reported, written and checked against `--expect`.
+    outputs: Vec<(String, HostTensor)>,
+    instances: Option<InstancesReport>,
+}
+
+/// The cold start of a network loaded in `load_ms` that ran `runs`, with
+/// fast-run's profiling run where there was one.
+fn cold_start(load_ms: f64, runs: &Runs, profiling_run: Option<f64>) -> ColdStart {
+    ColdStart::new(load_ms, profiling_run, runs.first_ms, runs.warmup_ms.clone())
+}
+
+/// Each instance's runs, for the report.
+fn instances_report(
+    concurrent: &Concurrent,
+    instances: Instances,
+    profiling_run: Option<f64>,
+    all_times: bool,
+) -> InstancesReport {
+    let each: Vec<InstanceReport> = concurrent
+        .instances
+        .iter()
+        .enumerate()
+        .map(|(index, instance)| {
+            let runs = &instance.runs;
+            let profiling_run = profiling_run.filter(|_| index == 0);
+            let timing = Timing::from_samples(&runs.timed_ms, all_times)
+                .expect("--iter is at least 1")
+                .after(cold_start(instance.load_ms, runs, profiling_run));
+            InstanceReport {
+                instance: index,
+                throughput_per_s: timing.throughput(),
+                timing_ms: timing,
+                outputs_equal: instance.outputs.equal,
+                first_difference: instance
+                    .outputs
+                    .first_difference
+                    .clone()
+                    .map(|(output, at)| OutputDifference { output, at }),
+            }
+        })
+        .collect();
+    InstancesReport {
+        count: instances.count,
+        share_runtime_memory: instances.share_memory,
+        outputs_equal: each.iter().all(|instance| instance.outputs_equal),
+        each,
     }
 }
 
@@ -216,6 +385,7 @@ fn read_expectation(spec: &str) -> Result<Expectation> {
     if !file.is_file() {
         bail!("--expect {spec}: {} is not a file", file.display());
     }
+    input_files::claim(file);
     Ok(expectation)
 }
 

@@ -11,13 +11,11 @@ use crate::cli::{
     parse_engine_words, ComparisonArgs, EngineArgs, IterationArgs, LayoutTransformTarget, LoadArgs, ModelArgs, StatArg,
 };
 use crate::compare::{NamedMaxerr, Rules, Statistic, Tolerance};
-use crate::engine::{AlgoSearch, Device, NetworkOptions};
-use crate::feeds::FeedOptions;
+use crate::engine::{available_cores, AlgoSearch, Device, NetworkOptions};
+use crate::feeds::{self, FeedOptions};
+use crate::input_files;
 use crate::options::{EngineOption, TransformTarget};
 use crate::runner::Plan;
-
-/// The most bytes `--model-key @FILE` reads: keys are tens of bytes.
-const MAX_KEY_BYTES: u64 = 4096;
 
 /// A command's engine options, turned once from its arguments.
 #[derive(Clone)]
@@ -93,6 +91,9 @@ impl EngineSettings {
         if network.tensorrt && device == Device::Cpu {
             bail!("--tensorrt needs --device cuda");
         }
+        if let Some(cores) = &network.cpu_cores {
+            check_cores(cores, device)?;
+        }
         if device == Device::Cpu {
             // This MegEngine build has no JIT compiler for the CPU: the engine fails, or aborts.
             if let Some(level) = network.jit_level.filter(|level| *level > 0) {
@@ -118,6 +119,17 @@ impl EngineSettings {
             network,
             model_key,
         })
+    }
+
+    /// Warns of more CPU worker threads than the machine has cores: the
+    /// engine's workers spin while they wait, so the extra ones only take turns.
+    pub fn warn_oversubscribed(&self, global: &Global) {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        if let Some(threads) = self.network.threads.filter(|&threads| threads > cores) {
+            global.warn(format!(
+                "--threads {threads} is more than the {cores} cores here: the engine's worker threads spin while they wait, so the extra ones slow it down"
+            ));
+        }
     }
 
     /// These settings and `option` (a command's own default).
@@ -172,15 +184,7 @@ pub fn load_options(args: &LoadArgs) -> Vec<EngineOption> {
 /// `--model-key HEX|@FILE`: hex digits, or the raw bytes of FILE.
 fn read_model_key(spec: &str) -> Result<Vec<u8>> {
     let key = match spec.strip_prefix('@') {
-        Some(file) => {
-            let size = std::fs::metadata(file)
-                .with_context(|| format!("--model-key: cannot read {file}"))?
-                .len();
-            if size > MAX_KEY_BYTES {
-                bail!("--model-key: {file} holds {size} bytes, more than a key ({MAX_KEY_BYTES} at most)");
-            }
-            std::fs::read(file).with_context(|| format!("--model-key: cannot read {file}"))?
-        }
+        Some(file) => input_files::read(Path::new(file), &input_files::MODEL_KEY).context("--model-key")?,
         None => {
             let digits = spec.as_bytes();
             if !digits.len().is_multiple_of(2) || !digits.iter().all(u8::is_ascii_hexdigit) {
@@ -238,12 +242,34 @@ pub fn given_options(args: &EngineArgs) -> Result<Vec<EngineOption>> {
             args.fast_run_shared_batch_size
                 .map(EngineOption::FastRunSharedBatchSize),
             args.tensorrt_cache.clone().map(EngineOption::TensorRtCache),
+            args.cpu_cores.clone().map(|cores| EngineOption::CpuCores(cores.0)),
         ]
         .into_iter()
         .flatten(),
     );
     given.extend(load_options(&args.load));
     Ok(given)
+}
+
+/// `--cpu-cores`: CPU threads only, on cores this process may run on.
+fn check_cores(cores: &[usize], device: Device) -> Result<()> {
+    let list = || cores.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+    if device != Device::Cpu {
+        bail!(
+            "--cpu-cores {} pins the engine's CPU threads: it needs --device cpu",
+            list()
+        );
+    }
+    let available = available_cores()?;
+    if let Some(missing) = cores.iter().find(|core| !available.contains(core)) {
+        let have: Vec<String> = available.iter().map(usize::to_string).collect();
+        bail!(
+            "--cpu-cores {}: core {missing} is not one this process may run on (cores {})",
+            list(),
+            have.join(",")
+        );
+    }
+    Ok(())
 }
 
 pub fn parse_device(text: &str) -> Result<Device> {
@@ -262,8 +288,10 @@ pub fn parse_device(text: &str) -> Result<Device> {
 /// A model with its feeds and engine options, turned once from `ModelArgs`.
 pub struct ModelSettings {
     pub path: PathBuf,
-    /// `-i` as given (`@FILE` not read yet).
+    /// `-i` as given, for the processes that run under them.
     pub inputs: Vec<String>,
+    /// Each `SPEC` of `inputs`, `@FILE`s read.
+    pub specs: Vec<String>,
     pub feeds: FeedOptions,
     pub engine: EngineSettings,
     /// Vars made outputs of the model, after its own (`run --output`).
@@ -271,11 +299,22 @@ pub struct ModelSettings {
 }
 
 impl ModelSettings {
+    /// Also claims the model and the files the feeds may read as inputs of
+    /// the command, which no output may replace.
     pub fn from_args(args: &ModelArgs, global: &Global) -> Result<ModelSettings> {
+        let engine = EngineSettings::from_args(&args.engine, global)?;
+        engine.warn_oversubscribed(global);
+        let specs = feeds::expand_specs(&args.feeds.inputs)?;
+        let path = args.model.clone().context("no MODEL given: name the model to run")?;
+        input_files::claim(&path);
+        feeds::source_files(&specs)
+            .iter()
+            .for_each(|file| input_files::claim(file));
         Ok(ModelSettings {
-            engine: EngineSettings::from_args(&args.engine, global)?,
-            path: args.model.clone().context("no MODEL given: name the model to run")?,
+            engine,
+            path,
             inputs: args.feeds.inputs.clone(),
+            specs,
             feeds: FeedOptions {
                 seed: args.feeds.seed,
                 resize_input: args.feeds.resize_input,
@@ -290,6 +329,7 @@ pub fn plan(iterations: &IterationArgs, global: &Global) -> Plan {
         warmup: iterations.warmup,
         iterations: iterations.iter,
         duration: iterations.duration,
+        time_limit: iterations.max_duration,
         verbose: global.verbose,
     }
 }

@@ -10,6 +10,7 @@ use super::settings::{comparison_rules, EngineSettings, ModelSettings};
 use super::Global;
 use crate::cli::{SavedOptions, TuneArgs};
 use crate::deploy;
+use crate::input_files;
 use crate::model::ModelFile;
 use crate::options::EngineOption;
 use crate::output_files::{ensure_writable, write_atomically};
@@ -119,7 +120,7 @@ fn save(file: &Path, tuning: &Tuning, user: &EngineSettings, trials: &Trials) ->
     let mut fast_run_cache = None;
     if best.has(&EngineOption::FastRun) && user.fast_run_cache().is_none() {
         let name = format!("{}.cache", file.file_name().unwrap_or_default().to_string_lossy());
-        let cache = std::fs::read(trials.cache_path()).context("cannot read the fast-run cache of the search")?;
+        let cache = input_files::read(&trials.cache_path(), &input_files::FAST_RUN_CACHE)?;
         write_atomically(&file.with_file_name(&name), &cache).context("--save")?;
         fast_run_cache = Some(name);
     }

@@ -87,7 +87,6 @@ pub struct Criterion {
 
 impl Criterion {
     /// The engine's AssertEqual: every element within `maxerr`.
-    #[cfg(test)]
     pub fn assert_equal(maxerr: f64) -> Criterion {
         Criterion {
             tolerance: Tolerance::AssertEqual { maxerr },

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
+use crate::input_files;
 use crate::iodump::{read_binary, read_index, read_raw_index, Index, IndexVar, RAW_FORMAT};
 use crate::tensor::npy::Npz;
 
@@ -69,7 +70,8 @@ impl Side {
     pub fn open(path: &Path) -> Result<Side> {
         let kind = if path.is_dir() {
             Kind::Folder
-        } else if path.is_file() {
+        } else if path.exists() {
+            // Read as its name says; what is not a regular file is refused then.
             match path
                 .extension()
                 .and_then(|e| e.to_str())
@@ -224,11 +226,9 @@ impl Tensor {
     /// The whole `.npy` file, or `None` for a var the dump holds no values of.
     pub fn read(&self) -> Result<Option<Vec<u8>>> {
         match &self.location {
-            Location::File(path) => std::fs::read(path)
-                .map(Some)
-                .with_context(|| format!("cannot read {}", path.display())),
+            Location::File(path) => input_files::read(path, &input_files::NPY).map(Some),
             Location::Raw(path) => {
-                let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+                let bytes = input_files::read(path, &input_files::RAW_IO_DUMP)?;
                 let dumped = read_binary(&bytes).with_context(|| format!("{}", path.display()))?;
                 Ok(dumped.tensor(&bytes).map(|tensor| tensor.to_npy()))
             }

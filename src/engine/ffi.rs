@@ -9,6 +9,9 @@ use libloading::Library;
 
 pub type LiteNetwork = *mut c_void;
 pub type LiteTensor = *mut c_void;
+/// `LiteThreadAffinityCallback`: called on each of a network's CPU worker
+/// threads with its number (0 to threads - 1; the last is the main worker).
+pub type LiteThreadAffinityCallback = extern "C" fn(c_int) -> c_int;
 
 /// `LAYOUT_MAX_DIM` in `tensor_c.h`.
 pub const LAYOUT_MAX_DIM: usize = 7;
@@ -170,4 +173,11 @@ lite_api! {
     set_loader_lib_path = "LITE_set_loader_lib_path": fn(*const c_char) -> c_int;
     set_tensor_rt_cache = "LITE_set_tensor_rt_cache": fn(*const c_char) -> c_int;
     dump_tensor_rt_cache = "LITE_dump_tensor_rt_cache": fn() -> c_int;
+    // Copies of a network and where their threads run (timing phases, instances, pinning).
+    // (dst, src): dst, not yet loaded, is loaded with src's weights.
+    shared_weight_with_network = "LITE_shared_weight_with_network": fn(LiteNetwork, LiteNetwork) -> c_int;
+    // (dst, src), whatever the header's parameter names say: dst, not yet loaded, plans its memory in src's.
+    share_runtime_memory = "LITE_share_runtime_memroy": fn(LiteNetwork, LiteNetwork) -> c_int;
+    set_stream_id = "LITE_set_stream_id": fn(LiteNetwork, c_int) -> c_int;
+    set_runtime_thread_affinity = "LITE_set_runtime_thread_affinity": fn(LiteNetwork, LiteThreadAffinityCallback) -> c_int;
 }

@@ -1,6 +1,8 @@
 //! The MegEngine Lite runtime behind a small safe API. This module (with `ffi`
 //! and `stdio`) holds the only `unsafe` code of the crate.
 
+mod affinity;
+mod algo_cache;
 mod exit_trap;
 mod ffi;
 mod log_watch;
@@ -17,8 +19,10 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use libloading::Library;
 
+use crate::input_files;
 use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 
+pub use affinity::{available_cores, pinned_threads, PIN_SLOTS};
 pub use exit_trap::{end_with_parent, report_engine_exit_with};
 pub use log_watch::AlgoChoices;
 pub use stdio::{capture_stdout, silence_stdout, take_stdout, StdoutSilenced};
@@ -143,6 +147,35 @@ pub struct NetworkOptions {
     pub io_dump: Option<IoDump>,
     /// The decryption method of a bare encrypted model.
     pub bare_model_decryption: Option<&'static str>,
+    /// Pin the engine's CPU worker threads to these cores: thread `n` of the
+    /// network on `worker` W (of T threads) to the `W * T + n`th, round robin.
+    pub cpu_cores: Option<Vec<usize>>,
+    /// Run on an engine worker of its own, numbered from 1 (CPU: a comp
+    /// node of its own, with its own threads; CUDA: a stream of its own),
+    /// so that networks on different workers run at the same time. Without
+    /// it a network runs on the device's first worker.
+    pub worker: Option<u32>,
+}
+
+impl NetworkOptions {
+    /// Does the engine profile algorithms (fast-run, full-run) during the
+    /// first run? With `--record-comp-seq 2` it records, and so profiles,
+    /// while loading (measured: conv_float's load takes 260 ms with fast-run
+    /// there, 14 ms without, and its first run 0.1 ms either way).
+    pub fn profiles_at_first_run(&self) -> bool {
+        matches!(self.algo_search, AlgoSearch::FastRun | AlgoSearch::FullRun) && self.record_comp_seq != Some(2)
+    }
+
+    /// The same options for a copy of the network that runs beside it on
+    /// `worker` (see `Lite::share_weights`), without the profiler and io dump.
+    pub fn for_copy(&self, worker: Option<u32>) -> NetworkOptions {
+        NetworkOptions {
+            profile_json: None,
+            io_dump: None,
+            worker,
+            ..self.clone()
+        }
+    }
 }
 
 /// Where the engine's io dump plugin writes.
@@ -227,8 +260,17 @@ impl Lite {
         Ok(count)
     }
 
-    /// Uses `path` as the fast-run algorithm cache (read now, written by `dump_algo_cache`).
+    /// Uses `path` as the fast-run algorithm cache (read now, written by
+    /// `dump_algo_cache`), once its framing is checked: a new file is an empty cache.
     pub fn use_algo_cache(&self, path: &Path) -> Result<()> {
+        if let Some(bytes) = input_files::read_if_present(path, &input_files::FAST_RUN_CACHE)? {
+            algo_cache::check_framing(&bytes).map_err(|reason| {
+                anyhow::anyhow!(
+                    "{} is not a fast-run cache the engine wrote ({reason}): delete it, or give --fast-run-cache another file",
+                    path.display()
+                )
+            })?;
+        }
         let path = c_path(path)?;
         // SAFETY: NUL-terminated string that outlives the call (the engine copies it).
         let code = unsafe { (self.api.set_persistent_cache)(path.as_ptr(), 0) };
@@ -304,8 +346,39 @@ impl Lite {
 
     /// Builds a network for `options` and loads `model` (one graph) into it.
     pub fn load_network(&self, model: Vec<u8>, options: &NetworkOptions) -> Result<Network> {
-        let device = options.device;
-        let mut config = self.config(device, options)?;
+        let mut network = self.make_network(Arc::new(model), options)?;
+        let model = Arc::get_mut(&mut network.model).expect("no copy shares a network being loaded");
+        let (data, size) = (model.as_mut_ptr() as *mut c_void, model.len());
+        // SAFETY: the model bytes live in `network.model` for as long as the network
+        // (and its copies), as Lite requires for memory it does not own.
+        let code = unsafe { (self.api.load_model_from_mem)(network.handle, data, size) };
+        self.check("LITE_load_model_from_mem", code)?;
+        network.loaded(options)?;
+        Ok(network)
+    }
+
+    /// A copy of `source` built for `options`, loaded with `source`'s weights
+    /// (which it shares, instead of reading its own). With `share_memory` it
+    /// plans its runtime memory in `source`'s: the two must then never run
+    /// at the same time.
+    pub fn share_weights(&self, source: &Network, options: &NetworkOptions, share_memory: bool) -> Result<Network> {
+        let mut network = self.make_network(Arc::clone(&source.model), options)?;
+        if share_memory {
+            // SAFETY: two live handles; the copy is not loaded yet, as Lite requires.
+            let code = unsafe { (self.api.share_runtime_memory)(network.handle, source.handle) };
+            self.check("LITE_share_runtime_memroy", code)?;
+        }
+        // SAFETY: two live handles, `source` loaded; the weights it shares stay
+        // alive with the model bytes both hold.
+        let code = unsafe { (self.api.shared_weight_with_network)(network.handle, source.handle) };
+        self.check("LITE_shared_weight_with_network", code)?;
+        network.loaded(options)?;
+        Ok(network)
+    }
+
+    /// A network for `options`, configured but not loaded.
+    fn make_network(&self, model: Arc<Vec<u8>>, options: &NetworkOptions) -> Result<Network> {
+        let mut config = self.config(options.device, options)?;
         let decryption = options.bare_model_decryption.map(CString::new).transpose()?;
         if let Some(name) = &decryption {
             config.bare_model_cryption_name = name.as_ptr();
@@ -321,18 +394,9 @@ impl Lite {
             model,
             fake_first: options.fake_first,
             profiler_started: None,
+            pin: None,
         };
         network.configure(options)?;
-        let (data, size) = (network.model.as_mut_ptr() as *mut c_void, network.model.len());
-        // SAFETY: the model bytes live in `network.model` for as long as the network,
-        // as Lite requires for memory it does not own.
-        let code = unsafe { (self.api.load_model_from_mem)(network.handle, data, size) };
-        self.check("LITE_load_model_from_mem", code)?;
-        if let Some(limit) = options.workspace_limit {
-            // SAFETY: live network handle.
-            let code = unsafe { (self.api.set_network_algo_workspace_limit)(network.handle, limit) };
-            self.check("LITE_set_network_algo_workspace_limit", code)?;
-        }
         Ok(network)
     }
 
@@ -345,7 +409,13 @@ impl Lite {
         // SAFETY: non-null, points at a `LiteConfig` of this layout (version checked).
         let mut config = unsafe { *default };
         match device {
-            Device::Cpu => config.device_type = ffi::LITE_CPU,
+            Device::Cpu => {
+                config.device_type = ffi::LITE_CPU;
+                if let Some(worker) = options.worker {
+                    // Each CPU device number is a comp node with threads of its own.
+                    config.device_id = worker as c_int;
+                }
+            }
             Device::Cuda(id) => {
                 config.device_type = ffi::LITE_CUDA;
                 config.device_id = id as c_int;
@@ -416,11 +486,18 @@ impl Lite {
 pub struct Network {
     runtime: Lite,
     handle: ffi::LiteNetwork,
-    // Lite reads the model from this buffer without copying it.
-    model: Vec<u8>,
+    // Lite reads the model from this buffer without copying it; copies share it.
+    model: Arc<Vec<u8>>,
     fake_first: bool,
     profiler_started: Option<Instant>,
+    /// Pins the worker threads at the first run, on the thread that runs it
+    /// (with `cpu_inplace` that thread is the worker).
+    pin: Option<ffi::LiteThreadAffinityCallback>,
 }
+
+// SAFETY: a Lite network is not tied to the thread that made it; `&mut self`
+// on every call that runs it keeps one thread at a time on it.
+unsafe impl Send for Network {}
 
 impl Network {
     fn configure(&mut self, options: &NetworkOptions) -> Result<()> {
@@ -428,6 +505,10 @@ impl Network {
         let handle = self.handle;
         // SAFETY (every call below): `handle` is a live network not yet loaded, which
         // is when Lite accepts these settings.
+        if let (Device::Cuda(_), Some(worker)) = (options.device, options.worker) {
+            let code = unsafe { (api.set_stream_id)(handle, worker as c_int) };
+            self.runtime.check("LITE_set_stream_id", code)?;
+        }
         if options.cpu_inplace {
             self.runtime.check("LITE_set_cpu_inplace_mode", unsafe {
                 (api.set_cpu_inplace_mode)(handle)
@@ -486,6 +567,22 @@ impl Network {
                 let code = unsafe { (api.enable_io_txt_dump)(handle, file.as_ptr()) };
                 self.runtime.check("LITE_enable_io_txt_dump", code)?;
             }
+        }
+        Ok(())
+    }
+
+    /// What follows loading: the workspace limit, and the pinning plan.
+    fn loaded(&mut self, options: &NetworkOptions) -> Result<()> {
+        if let Some(limit) = options.workspace_limit {
+            // SAFETY: live, loaded network handle.
+            let code = unsafe { (self.runtime.api.set_network_algo_workspace_limit)(self.handle, limit) };
+            self.runtime.check("LITE_set_network_algo_workspace_limit", code)?;
+        }
+        if let Some(cores) = options.cpu_cores.as_ref().filter(|cores| !cores.is_empty()) {
+            let threads = options.threads.unwrap_or(1).max(1);
+            let worker = options.worker.unwrap_or(0) as usize;
+            let plan = (0..threads).map(|thread| cores[(worker * threads + thread) % cores.len()]);
+            self.pin = Some(affinity::plan(worker, plan.collect())?);
         }
         Ok(())
     }
@@ -614,6 +711,11 @@ impl Network {
     /// Runs the graph once and waits for it to finish.
     pub fn forward(&mut self) -> Result<()> {
         let api = &self.runtime.api;
+        if let Some(pin) = self.pin.take() {
+            // SAFETY: live, loaded handle; the callback is a plain function that lives forever.
+            let code = unsafe { (api.set_runtime_thread_affinity)(self.handle, pin) };
+            self.runtime.check("LITE_set_runtime_thread_affinity", code)?;
+        }
         // SAFETY: live handle with a loaded model.
         self.runtime
             .check("LITE_forward", unsafe { (api.forward)(self.handle) })?;

@@ -2,6 +2,7 @@
 //! `cv2.imread(path, cv2.IMREAD_COLOR)` (BGR, HWC, 8-bit; JPEG through libjpeg-turbo as OpenCV), `cv2.resize` (bilinear) when asked,
 //! `cv2.cvtColor(BGR2GRAY)` for one channel, then NCHW or NHWC with a batch of one.
 
+use std::io::BufReader;
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
@@ -9,6 +10,7 @@ use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Li
 
 use super::checked_element_count;
 use super::jpeg;
+use crate::input_files;
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
 
 pub(super) fn load(path: &Path, info: &TensorInfo, resize: bool) -> Result<HostTensor> {
@@ -103,8 +105,8 @@ fn read_bgr(path: &Path) -> Result<BgrImage> {
     let cannot_read = |err: std::io::Error| anyhow!("cannot read file: {err}");
     let cannot_decode = |err: ImageError| anyhow!("cannot decode image: {err}");
     // Like OpenCV, trust the content over the extension.
-    let reader = ImageReader::open(path)
-        .map_err(cannot_read)?
+    let (file, _) = input_files::open(path, &input_files::IMAGE)?;
+    let reader = ImageReader::new(BufReader::new(file))
         .with_guessed_format()
         .map_err(cannot_read)?;
     // `cv2.imread` applies the EXIF orientation.

@@ -13,8 +13,11 @@ mod spec;
 
 pub use npy::{load_npy, load_npz_array};
 
+use std::path::{Path, PathBuf};
+
 use anyhow::{anyhow, bail, Result};
 
+use crate::input_files;
 use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 use crate::text::quoted_list;
 use spec::{Source, Spec};
@@ -50,9 +53,16 @@ pub fn expand_specs(args: &[String]) -> Result<Vec<String>> {
     Ok(specs)
 }
 
+/// The files `specs` (expanded) may read: the command's inputs, which its
+/// outputs must spare. Told before the model's inputs are known, so a file
+/// is named when any reading of a spec names it.
+pub fn source_files(specs: &[String]) -> Vec<PathBuf> {
+    specs.iter().flat_map(|spec| spec::named_files(spec)).collect()
+}
+
 /// Reads an `@FILE`. A line may hold several `;`-joined specs, as in MegEngine's own `@file`.
 fn read_spec_file(path: &str) -> Result<Vec<String>> {
-    let text = std::fs::read_to_string(path).map_err(|err| anyhow!("cannot read spec file '{path}': {err}"))?;
+    let text = input_files::read_text(Path::new(path), &input_files::SPEC_LIST)?;
     let mut specs = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -116,14 +126,12 @@ fn has_values(tensor: HostTensor, input: &TensorInfo) -> Result<HostTensor> {
 }
 
 /// The default feed when the user gives none: `#rand(0,1)` for float inputs, `#rand(0,255)` for
-/// integer inputs.
+/// integer inputs (`#rand(0,127)` for int8, which holds no more).
 pub fn default_spec(input: &TensorInfo) -> String {
-    let spec = if input.dtype.is_float() {
-        "#rand(0,1)"
-    } else {
-        "#rand(0,255)"
-    };
-    spec.to_string()
+    if input.dtype.is_float() {
+        return "#rand(0,1)".to_string();
+    }
+    format!("#rand(0,{})", input.dtype.range().1.min(255.0))
 }
 
 /// The inputs a spec feeds: the named one, else the only one, else what the source implies.

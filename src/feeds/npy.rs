@@ -1,10 +1,10 @@
 //! `.npy` files and `.npz` archives of them.
 
-use std::fs::File;
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
 
+use crate::input_files;
 use crate::tensor::npy::{read_whole, Npy, NpyHeader, Npz};
 use crate::tensor::{DType, HostTensor, TensorInfo};
 use crate::text::quoted_list;
@@ -19,8 +19,7 @@ pub fn load_npy(path: &Path, dtype: DType) -> Result<HostTensor> {
 
 /// The values in `dtype`, and the NumPy dtype (`float64`) the file stores.
 pub(super) fn load_npy_checked(path: &Path, dtype: DType, check: ShapeCheck) -> Result<(HostTensor, &'static str)> {
-    let file = File::open(path).map_err(|err| anyhow!("cannot read file: {err}"))?;
-    let len = file.metadata().map_err(|err| anyhow!("cannot read file: {err}"))?.len();
+    let (file, len) = input_files::open(path, &input_files::NPY)?;
     let bytes = read_whole(file, len, &|header: &NpyHeader| check(&header.shape))?;
     decode_npy(&bytes, dtype)
 }

@@ -60,6 +60,18 @@ impl RandomSpec {
     /// Draws the values; the stream depends on the seed and the input's name only, so the order
     /// of the specs does not change them.
     pub fn generate(&self, info: &TensorInfo, seed: u64) -> Result<HostTensor> {
+        // Converted to the dtype, values outside it would saturate (integers) or overflow to inf.
+        let (lowest, highest) = info.dtype.range();
+        if self.min < lowest || self.max > highest {
+            bail!(
+                "values from {} to {} do not fit {}, which holds {} to {}: narrow the range",
+                short(self.min),
+                short(self.max),
+                info.dtype,
+                short(lowest),
+                short(highest)
+            );
+        }
         let shape = match &self.dims {
             None => info.shape.clone(),
             Some(dims) if self.rest_from_input => {
@@ -80,6 +92,15 @@ impl RandomSpec {
         let span = self.max - self.min;
         let values = (0..count).map(|_| self.min + span * rng.next_unit());
         HostTensor::from_f64(shape, info.dtype, values)
+    }
+}
+
+/// A bound of a dtype, readable: `255`, `3.4028234663852886e38`.
+fn short(value: f64) -> String {
+    if value.abs() >= 1e10 {
+        format!("{value:e}")
+    } else {
+        format!("{value}")
     }
 }
 

@@ -80,6 +80,20 @@ fn looks_like_name(prefix: &str) -> bool {
     !prefix.is_empty() && !prefix.contains(['/', '.']) && !starts_like_source
 }
 
+/// The files `text` (a `[NAME:]SOURCE`) may read, told without the model's
+/// inputs: what the whole of it names as a source, and what the text after
+/// each `:` does.
+pub(super) fn named_files(text: &str) -> Vec<PathBuf> {
+    let after_colons = text.match_indices(':').map(|(at, _)| &text[at + 1..]);
+    std::iter::once(text)
+        .chain(after_colons)
+        .filter_map(|source| match Source::parse(source).ok()? {
+            Source::Npy(path) | Source::Image(path) | Source::Npz { path, .. } => Some(path),
+            Source::Random(_) | Source::Json(_) => None,
+        })
+        .collect()
+}
+
 const IMAGE_EXTENSIONS: [&str; 6] = ["png", "jpg", "jpeg", "bmp", "ppm", "pgm"];
 
 impl Source {

@@ -244,7 +244,7 @@ fn spec_files_cannot_nest_or_be_missing() {
     );
     let message = error(expand_specs(&["@/no/such/specs.txt".to_string()]));
     assert!(
-        message.starts_with("cannot read spec file '/no/such/specs.txt': "),
+        message.starts_with("cannot read spec file /no/such/specs.txt: "),
         "{message}"
     );
 }
@@ -309,6 +309,102 @@ fn rand_spec_errors() {
         let message = error(tensor(spec, info.clone()));
         assert!(message.starts_with("input 'data'"), "{spec}: {message}");
         assert!(message.contains(expected), "{spec}: {message}");
+    }
+}
+
+/// Values the dtype cannot hold would saturate or overflow to inf silently.
+#[test]
+fn rand_ranges_must_fit_the_dtype() {
+    for (spec, dtype, holds) in [
+        ("#rand(0,256)", DType::U8, "uint8, which holds 0 to 255"),
+        ("#rand(-1,1)", DType::U16, "uint16, which holds 0 to 65535"),
+        ("#rand(0,255)", DType::I8, "int8, which holds -128 to 127"),
+        (
+            "#rand(-1e39,1)",
+            DType::F32,
+            "float32, which holds -3.4028234663852886e38 to",
+        ),
+        ("#rand(0,70000)", DType::F16, "float16, which holds -65504 to 65504"),
+    ] {
+        let message = error(tensor(spec, input("x", &[2], dtype)));
+        assert!(
+            message.contains(holds) && message.ends_with("narrow the range"),
+            "{message}"
+        );
+    }
+    let edges = tensor("#rand(-128,127,1000)", input("x", &[1], DType::I8)).unwrap();
+    assert!(values(&edges).iter().all(|value| (-128.0..127.0).contains(value)));
+    assert_eq!(default_spec(&input("x", &[1], DType::I8)), "#rand(0,127)");
+}
+
+/// The files a spec may read are told before the model's inputs are known.
+#[test]
+fn source_files_are_every_file_a_spec_may_name() {
+    let specs: Vec<String> = [
+        "data:x.npy",
+        "b.npz:key",
+        "img:cat.png",
+        "#rand(0,1)",
+        "y:[1,2]",
+        "a:b:c.npy",
+    ]
+    .map(String::from)
+    .to_vec();
+    let files: Vec<String> = source_files(&specs)
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
+    assert_eq!(
+        files,
+        [
+            "data:x.npy",
+            "x.npy",
+            "b.npz",
+            "img:cat.png",
+            "cat.png",
+            "a:b:c.npy",
+            "b:c.npy",
+            "c.npy"
+        ]
+    );
+}
+
+/// A quick sweep (the note has a long one): random byte mutations of
+/// an `.npy` file's header and of `#rand` specs are errors or values, never a panic.
+#[test]
+fn mutated_npy_headers_and_specs_never_panic() {
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let original = npy_bytes("<f4", false, &[2, 3], &[0; 24]);
+    let info = input("data", &[2, 3], DType::F32);
+    for _ in 0..2000 {
+        let mut bytes = original.clone();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() % 80) as usize;
+            bytes[at] = next() as u8;
+        }
+        let _ = decode(&bytes, DType::F32);
+        let spec: String = "#rand(-1,1,2,...)"
+            .chars()
+            .map(|c| {
+                if next() % 8 == 0 {
+                    char::from(
+                        b"0123456789.,()e-+#x "
+                            .get((next() % 20) as usize)
+                            .copied()
+                            .unwrap_or(b'1'),
+                    )
+                } else {
+                    c
+                }
+            })
+            .collect();
+        let _ = tensor(&spec, info.clone());
     }
 }
 
@@ -476,7 +572,7 @@ fn npy_bad_files_are_errors() {
 fn npy_file_errors_name_the_input_and_source() {
     assert_eq!(
         error(feed(&["data:/no/such/x.npy"], &data_input())),
-        "input 'data' from '/no/such/x.npy': cannot read file: No such file or directory (os error 2)"
+        "input 'data' from '/no/such/x.npy': cannot read .npy file /no/such/x.npy: No such file or directory (os error 2)"
     );
     let dir = TempDir::new().unwrap();
     let path = write(&dir, "x.npy", &npy_bytes("<i2", false, &[2, 3], &[0; 12]));

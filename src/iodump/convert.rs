@@ -9,19 +9,28 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 
 use super::index::{write_index, Index, IndexVar};
-use crate::output_files::{npy_file_stem, write_atomically};
-use crate::tensor::{format_shape, DType, HostTensor};
+use crate::input_files;
+use crate::output_files::{npy_file_stem, StagedSet};
+use crate::tensor::{format_shape, DType, HostTensor, NonFinite};
+
+/// An io dump made: its index, and the first var in execution order whose
+/// values are not all finite, with how many are not.
+pub struct Converted {
+    pub index: Index,
+    pub first_non_finite: Option<(IndexVar, NonFinite)>,
+}
 
 /// Converts the engine's binary dump in `engine_dir` into `.npy` files in
-/// `out_dir` for the `vars` that have one, and writes the index last. A var
+/// `set` for the `vars` that have one, and adds the index last. A var
 /// names its file in `file` (a raw dump's index), else by its id.
-pub fn convert_binary(vars: Vec<IndexVar>, engine_dir: &Path, out_dir: &Path, model: &str) -> Result<Index> {
+pub fn convert_binary(vars: Vec<IndexVar>, engine_dir: &Path, set: &mut StagedSet, model: &str) -> Result<Converted> {
     let mut dumped_vars = Vec::new();
+    let mut first_non_finite = None;
     for mut var in vars {
         // The engine names its files by var id; a raw dump's index names each file.
         let dumped = engine_dir.join(var.file.take().unwrap_or_else(|| format!("{:06x}", var.id)));
         // Workspaces and vars that held no value this run have no file.
-        let Ok(bytes) = std::fs::read(&dumped) else {
+        let Some(bytes) = input_files::read_if_present(&dumped, &input_files::ENGINE_DUMP)? else {
             continue;
         };
         let read = read_binary(&bytes)
@@ -30,20 +39,30 @@ pub fn convert_binary(vars: Vec<IndexVar>, engine_dir: &Path, out_dir: &Path, mo
         var.dtype = Some(read.dtype_name());
         if let Some(tensor) = read.tensor(&bytes) {
             let file = format!("{:04}_{}.npy", dumped_vars.len(), npy_file_stem(&var.name));
-            write_atomically(&out_dir.join(&file), &tensor.to_npy())?;
+            set.add(file.clone().into(), &tensor.to_npy())?;
             var.file = Some(file);
+            let counted = tensor.non_finite();
+            if counted.any() && first_non_finite.is_none() {
+                first_non_finite = Some((var.clone(), counted));
+            }
         }
         dumped_vars.push(var);
     }
     if dumped_vars.is_empty() {
         bail!("the engine dumped no var");
     }
-    write_index(out_dir, index(model, "bin", dumped_vars))
+    Ok(Converted {
+        index: write_index(set, index(model, "bin", dumped_vars))?,
+        first_non_finite,
+    })
 }
 
 /// The index of a text dump: every var, with the layout the engine planned for it.
-pub fn index_text(vars: Vec<IndexVar>, out_dir: &Path, model: &str) -> Result<Index> {
-    write_index(out_dir, index(model, "txt", vars))
+pub fn index_text(vars: Vec<IndexVar>, set: &mut StagedSet, model: &str) -> Result<Converted> {
+    Ok(Converted {
+        index: write_index(set, index(model, "txt", vars))?,
+        first_non_finite: None,
+    })
 }
 
 fn index(model: &str, format: &str, vars: Vec<IndexVar>) -> Index {

@@ -6,7 +6,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::output_files::write_atomically;
+use crate::input_files;
+use crate::output_files::StagedSet;
 
 /// The index's file name inside a dump folder.
 pub const INDEX_FILE: &str = "index.json";
@@ -40,19 +41,18 @@ pub struct IndexVar {
 /// The file the engine's text dump goes to, inside the dump folder.
 pub const TEXT_FILE: &str = "io.txt";
 
-/// Writes `index` into `out_dir` (last, once every file it names is there).
-pub fn write_index(out_dir: &Path, index: Index) -> Result<Index> {
-    write_atomically(&out_dir.join(INDEX_FILE), &serde_json::to_vec_pretty(&index)?)?;
+/// Adds `index` to the dump's `set` (last, once every file it names is there).
+pub fn write_index(set: &mut StagedSet, index: Index) -> Result<Index> {
+    set.add(INDEX_FILE.into(), &serde_json::to_vec_pretty(&index)?)?;
     Ok(index)
 }
 
 /// Reads the index of the dump in `dir`, if there is one.
 pub fn read_index(dir: &Path) -> Result<Option<Index>> {
     let path = dir.join(INDEX_FILE);
-    if !path.is_file() {
+    let Some(bytes) = input_files::read_if_present(&path, &input_files::IO_DUMP_INDEX)? else {
         return Ok(None);
-    }
-    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    };
     let index = serde_json::from_slice(&bytes).with_context(|| {
         format!(
             "{} is not the index of an io dump written by `mge dump --io`",

@@ -9,6 +9,6 @@ mod convert;
 mod index;
 mod raw;
 
-pub use convert::{convert_binary, index_text, read_binary};
+pub use convert::{convert_binary, index_text, read_binary, Converted};
 pub use index::{read_index, Index, IndexVar, TEXT_FILE};
 pub use raw::{read_raw_index, refuse_unless_raw, RAW_FORMAT};

@@ -13,6 +13,7 @@ use anyhow::{bail, Context, Result};
 
 use super::convert::{read_binary, Dumped};
 use super::index::{Index, IndexVar};
+use crate::input_files;
 
 /// The format of an index made from a raw dump: values in the engine's files.
 pub const RAW_FORMAT: &str = "raw";
@@ -55,7 +56,7 @@ pub fn read_raw_index(dir: &Path) -> Result<Option<Index>> {
         .into_iter()
         .map(|file| {
             let path = dir.join(&file);
-            let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            let bytes = input_files::read(&path, &input_files::RAW_IO_DUMP)?;
             let dumped = read_binary(&bytes).with_context(|| format!("{}", path.display()))?;
             raw_var(file, &dumped).with_context(|| format!("{}: the title does not describe a var", path.display()))
         })

@@ -4,12 +4,13 @@
 //! (`cipher`).
 
 use std::fmt;
-use std::fs::File;
 use std::io::Read;
 use std::ops::Range;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
+
+use crate::input_files;
 
 mod assertions;
 mod builder;
@@ -86,13 +87,8 @@ impl ModelFile {
     /// not fit is refused before the rest of the file is read. `encrypted`
     /// names the method of a bare encrypted model, whose file does not.
     pub fn read(path: &Path, encrypted: Option<Method>) -> Result<ModelFile> {
-        let metadata = std::fs::metadata(path).with_context(|| format!("cannot read model {}", path.display()))?;
-        // A FIFO would block on open, a device never end: a model is a file.
-        if !metadata.is_file() {
-            bail!("model {} is not a regular file", path.display());
-        }
-        let file = File::open(path).with_context(|| format!("cannot read model {}", path.display()))?;
-        ModelFile::from_reader(file, Some(metadata.len()), encrypted)
+        let (file, len) = input_files::open(path, &input_files::MODEL)?;
+        ModelFile::from_reader(file, Some(len), encrypted)
             .with_context(|| format!("{} is not a usable MegEngine model", path.display()))
     }
 

@@ -24,6 +24,7 @@ use anyhow::{bail, Context, Result};
 use tempfile::TempPath;
 
 use crate::engine::NetworkOptions;
+use crate::input_files;
 use crate::iodump::IndexVar;
 use crate::output_files::ensure_writable;
 use crate::runner::{RunKind, RunObserver, Session};
@@ -120,11 +121,15 @@ pub struct ProfiledIteration {
 pub struct Profile {
     pub phases: Vec<Phase>,
     pub iterations: Vec<ProfiledIteration>,
+    /// The profiled runs were a copy's, apart from the timed ones (`run --profile`).
+    pub separate: bool,
 }
 
 /// Arms the engine's profiler for a network and collects what it records.
 pub struct ProfileCapture {
     origin: Instant,
+    /// The profiled network is a copy run apart from the timed one (see `for_separate_runs`).
+    separate: bool,
     /// Where the engine writes; removed when the capture is dropped.
     engine_file: TempPath,
     profiler_started: Option<Instant>,
@@ -143,7 +148,8 @@ struct RecordedIteration {
 /// Places recorded iterations on the tool's clock: host times from
 /// `host_origin_us`, device times by the latest origin that keeps every
 /// device start at or after its host start (see the module's notes).
-fn place(phases: Vec<Phase>, recorded: Vec<RecordedIteration>, host_origin_us: f64) -> Profile {
+/// `separate`: the iterations were a copy's (see `Profile::separate`).
+fn place(phases: Vec<Phase>, recorded: Vec<RecordedIteration>, host_origin_us: f64, separate: bool) -> Profile {
     let earliest = |spans: &[RawSpan]| spans.iter().map(|s| s.start).reduce(f64::min);
     let device_to_host = recorded
         .iter()
@@ -180,14 +186,18 @@ fn place(phases: Vec<Phase>, recorded: Vec<RecordedIteration>, host_origin_us: f
                 .collect(),
         })
         .collect();
-    Profile { phases, iterations }
+    Profile {
+        phases,
+        iterations,
+        separate,
+    }
 }
 
 /// The execution an engine profile file holds (written by load_and_run's
 /// `--profile`, megenginelite's `enable_profile_performance`, or ours), on a
 /// clock from the profiler's creation: one iteration, spanning its operators.
 pub fn read_recorded(file: &Path) -> Result<Profile> {
-    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let bytes = input_files::read(file, &input_files::RECORDED_PROFILE)?;
     let operators = EngineProfile::parse(&bytes)
         .and_then(|profile| profile.operators())
         .with_context(|| format!("{}", file.display()))?;
@@ -217,7 +227,7 @@ pub fn read_recorded(file: &Path) -> Result<Profile> {
         end_us,
         operators,
     };
-    Ok(place(phases, vec![iteration], 0.0))
+    Ok(place(phases, vec![iteration], 0.0, false))
 }
 
 /// Asks for the engine's graph profiler in `options`, which must then build
@@ -240,7 +250,7 @@ pub fn request_engine_profile(options: &mut NetworkOptions) -> Result<TempPath> 
 /// The vars of the graph the engine executed, in order, from the file
 /// `request_engine_profile` returned (after a run).
 pub fn executed_vars(engine_file: &Path) -> Result<Vec<IndexVar>> {
-    let bytes = std::fs::read(engine_file).context("the engine wrote no profile")?;
+    let bytes = input_files::read(engine_file, &input_files::ENGINE_PROFILE)?;
     EngineProfile::parse(&bytes)?.vars()
 }
 
@@ -250,12 +260,25 @@ impl ProfileCapture {
     /// Checks that `trace` can be written, before anything runs, and arms the profiler.
     pub fn for_trace(trace: &Path, options: &mut NetworkOptions) -> Result<ProfileCapture> {
         ensure_writable(trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
-        ProfileCapture::arm(options)
+        ProfileCapture::arm(options, false)
     }
 
-    fn arm(options: &mut NetworkOptions) -> Result<ProfileCapture> {
+    /// As `for_trace`, for profiled runs apart from the timed ones (trtexec's
+    /// `--separateProfileRun`): the network built with `options` runs
+    /// without the profiler, and a copy of it built with the options returned
+    /// (`Session::copy`) runs with it. The timed network's phases are
+    /// recorded through `unprofiled`.
+    pub fn for_separate_runs(trace: &Path, options: &NetworkOptions) -> Result<(ProfileCapture, NetworkOptions)> {
+        ensure_writable(trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
+        let mut copy_options = options.for_copy(options.worker);
+        let capture = ProfileCapture::arm(&mut copy_options, true)?;
+        Ok((capture, copy_options))
+    }
+
+    fn arm(options: &mut NetworkOptions, separate: bool) -> Result<ProfileCapture> {
         Ok(ProfileCapture {
             origin: Instant::now(),
+            separate,
             engine_file: request_engine_profile(options)?,
             profiler_started: None,
             phases: Vec::new(),
@@ -271,19 +294,35 @@ impl ProfileCapture {
                 .profiler_started()
                 .context("the network was built without the options ProfileCapture::arm set")?,
         );
+        let name = if self.separate {
+            "load of the profiled copy"
+        } else {
+            "load"
+        };
+        self.phase(name, started, Instant::now());
+        Ok(())
+    }
+
+    /// Records a phase in which no operator was recorded.
+    pub fn phase(&mut self, name: &str, started: Instant, finished: Instant) {
         self.phases.push(Phase {
-            name: "load".into(),
+            name: name.into(),
             start_us: self.micros(started),
-            end_us: self.micros(Instant::now()),
+            end_us: self.micros(finished),
             profiled: false,
         });
-        Ok(())
+    }
+
+    /// An observer of the timed network's runs, which the profiler does not
+    /// record (see `for_separate_runs`): their phases only.
+    pub fn unprofiled(&mut self) -> UnprofiledRuns<'_> {
+        UnprofiledRuns(self)
     }
 
     /// The recorded phases and iterations, on the tool's clock.
     pub fn finish(self) -> Profile {
         let host_origin_us = self.profiler_started.map_or(0.0, |started| self.micros(started));
-        place(self.phases, self.iterations, host_origin_us)
+        place(self.phases, self.iterations, host_origin_us, self.separate)
     }
 
     fn micros(&self, instant: Instant) -> f64 {
@@ -291,19 +330,39 @@ impl ProfileCapture {
     }
 
     fn read_engine_profile(&self) -> Result<Vec<OperatorRun<RawSpan>>> {
-        let bytes = std::fs::read(&self.engine_file).context("the engine wrote no profile")?;
+        let bytes = input_files::read(&self.engine_file, &input_files::ENGINE_PROFILE)?;
         EngineProfile::parse(&bytes)?.operators()
+    }
+}
+
+/// The name of a run's phase on the trace's phase track.
+fn run_name(kind: RunKind, profiled_copy: bool) -> String {
+    let name = match kind {
+        RunKind::FakeFirst => "first run (allocation only)".to_string(),
+        RunKind::Warmup(n) => format!("warm-up {n}"),
+        RunKind::Measured(n) if profiled_copy => format!("run {n}"),
+        RunKind::Measured(n) => format!("iteration {n}"),
+    };
+    match profiled_copy {
+        true => format!("profiled {name}"),
+        false => name,
+    }
+}
+
+/// See `ProfileCapture::unprofiled`.
+pub struct UnprofiledRuns<'a>(&'a mut ProfileCapture);
+
+impl RunObserver for UnprofiledRuns<'_> {
+    fn after_run(&mut self, kind: RunKind, started: Instant, finished: Instant) -> Result<()> {
+        self.0.phase(&run_name(kind, false), started, finished);
+        Ok(())
     }
 }
 
 impl RunObserver for ProfileCapture {
     fn after_run(&mut self, kind: RunKind, started: Instant, finished: Instant) -> Result<()> {
         let (start_us, end_us) = (self.micros(started), self.micros(finished));
-        let name = match kind {
-            RunKind::FakeFirst => "first run (allocation only)".to_string(),
-            RunKind::Warmup(n) => format!("warm-up {n}"),
-            RunKind::Measured(n) => format!("iteration {n}"),
-        };
+        let name = run_name(kind, self.separate);
         self.phases.push(Phase {
             name,
             start_us,

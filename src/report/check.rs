@@ -37,6 +37,9 @@ pub struct ModelCheck {
     /// ran it is one of the command's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub engine_failed: bool,
+    /// Seconds to read the model and load it into the engine; absent when it did not load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_s: Option<f64>,
     pub testcases: Vec<TestcaseCheck>,
 }
 
@@ -47,6 +50,7 @@ impl ModelCheck {
             model: model.display().to_string(),
             error: Some(error),
             engine_failed: false,
+            load_s: None,
             testcases: Vec::new(),
         }
     }

@@ -1,5 +1,6 @@
 //! JUnit XML as CI systems read it (Jenkins, GitLab, GitHub annotations): a
-//! `testsuite` per model, a `testcase` per embedded testcase.
+//! `testsuite` per model, a `testcase` for loading it (its `time` the load
+//! time; its error when it could not be checked), then one per embedded testcase.
 
 use std::fmt::Write;
 
@@ -22,11 +23,15 @@ pub fn junit_xml(models: &[ModelCheck]) -> String {
             r#"  <testsuite name="{name}" tests="{}" failures="{}" errors="{}" skipped="{}" time="{:.6}">"#,
             suite.tests, suite.failures, suite.errors, suite.skipped, suite.time
         );
+        let load_s = model.load_s.unwrap_or(0.0);
+        let _ = writeln!(
+            suites,
+            r#"    <testcase name="load" classname="{name}" time="{load_s:.6}">"#
+        );
         if let Some(error) = &model.error {
-            let _ = writeln!(suites, r#"    <testcase name="load" classname="{name}" time="0">"#);
             let _ = writeln!(suites, r#"      <error message="{}"/>"#, escape(error));
-            suites.push_str("    </testcase>\n");
         }
+        suites.push_str("    </testcase>\n");
         for testcase in &model.testcases {
             let _ = writeln!(
                 suites,
@@ -68,11 +73,14 @@ impl Suite {
         let count = |status| model.testcases.iter().filter(|t| t.status == status).count();
         let load_error = usize::from(model.error.is_some());
         Suite {
-            tests: model.testcases.len() + load_error,
+            tests: model.testcases.len() + 1,
             failures: count(Status::Failed),
             errors: count(Status::Error) + load_error,
             skipped: count(Status::Skipped),
-            time: model.testcases.iter().fold(0.0, |sum, t| sum + t.time_s),
+            time: model
+                .testcases
+                .iter()
+                .fold(model.load_s.unwrap_or(0.0), |sum, t| sum + t.time_s),
         }
     }
 }

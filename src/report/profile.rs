@@ -4,14 +4,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
+use regex::Regex;
 use serde::Serialize;
 
+use super::run::cold_start_text;
 use super::table::Table;
 use super::Report;
-use regex::Regex;
 
 use crate::profile::{OperatorRun, Profile, ProfiledIteration, Span};
-use crate::runner::timing::Timing;
+use crate::runner::timing::{ColdStart, Timing};
 use crate::tensor::format_shape;
 
 /// The sum of operator times should be this close to the iteration time.
@@ -64,6 +65,8 @@ pub enum ProfileSource {
 /// The iterations a run here measured, against its operator times.
 #[derive(Serialize)]
 pub struct Measured {
+    /// Load, fast-run profiling, the first run and the warm-ups, before the profiled iterations.
+    pub timing_ms: ColdStart,
     /// Forward+wait of the profiled iterations, as the tool measured them.
     pub iteration_ms: Timing,
     /// `operator_ms` against the mean iteration time, in percent.
@@ -359,6 +362,9 @@ impl Report for ProfileReport {
             ProfileSource::Model(model) => writeln!(out, "model    {model} on {}", self.device),
             ProfileSource::ProfileFile(file) => writeln!(out, "profile  {file}, recorded on {}", self.device),
         };
+        if let Some(measured) = &self.measured {
+            out.push_str(&cold_start_text(&measured.timing_ms));
+        }
         let mut header = vec!["#"];
         header.extend(match self.by {
             Grouping::Opr => ["operator", "type"].as_slice(),
@@ -465,6 +471,7 @@ mod tests {
         Profile {
             phases: Vec::new(),
             iterations: vec![iteration(1, 0.0), iteration(2, 200.0)],
+            separate: false,
         }
     }
 

@@ -59,8 +59,9 @@ impl Drop for InstallProgress {
 }
 
 /// What a supervised run shows: a spinner with the elapsed time while the
-/// engine loads (fast-run profiling and the layout transform can take
-/// minutes), then a bar over the warm-up and the timed runs.
+/// engine loads (the layout transform can take minutes) and while it
+/// profiles algorithms for fast-run (as long), then a bar over the warm-up
+/// and the timed runs.
 pub struct RunProgress {
     quiet: bool,
     shown: Option<(Phase, ProgressBar)>,
@@ -75,18 +76,32 @@ impl RunProgress {
         if self.shown.as_ref().map(|(shown, _)| *shown) != Some(phase) {
             self.clear();
             let new = match phase {
-                Phase::Load => {
-                    let spinner = bar(None, "{spinner} {msg} {elapsed}", "loading the model", self.quiet);
+                Phase::Load | Phase::Profiling => {
+                    let message = match phase {
+                        Phase::Load => "loading the model",
+                        _ => "profiling algorithms (fast-run)",
+                    };
+                    let spinner = bar(None, "{spinner} {msg} {elapsed}", message, self.quiet);
                     spinner.enable_steady_tick(Duration::from_millis(120));
                     spinner
                 }
                 Phase::Warmup { runs } => bar(Some(runs), "{msg} [{bar:30}] {pos}/{len}", "warm-up", self.quiet),
-                Phase::Iterations { runs } => bar(
+                Phase::Iterations {
+                    runs,
+                    duration_ms: None,
+                } => bar(
                     Some(runs),
                     "{msg} [{bar:30}] {pos}/{len} ({eta})",
                     "running",
                     self.quiet,
                 ),
+                Phase::Iterations {
+                    duration_ms: Some(_), ..
+                } => {
+                    let spinner = bar(None, "{spinner} {msg} {pos} runs, {elapsed}", "running", self.quiet);
+                    spinner.enable_steady_tick(Duration::from_millis(120));
+                    spinner
+                }
                 Phase::Testcase { .. } => return None,
             };
             self.shown = Some((phase, new));

@@ -12,8 +12,10 @@ use super::Report;
 use crate::compare::{Mismatch, Tolerance, TopkAgreement};
 use crate::feeds::Feed;
 use crate::runner::memory::PeakMemory;
+use crate::runner::noise::Noise;
+use crate::runner::pinning::PinnedThread;
 use crate::runner::testcase::{OutputCheck, Status, TestcaseRun};
-use crate::runner::timing::{Timing, TimingReport};
+use crate::runner::timing::{ColdStart, Timing, TimingReport};
 use crate::tensor::{format_shape, HostTensor};
 
 /// `mge run` with feeds.
@@ -23,6 +25,17 @@ pub struct RunReport {
     pub target: Target,
     #[serde(flatten)]
     pub measurement: Measurement,
+    /// `--instances`: each instance's runs (the measurement above pools them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instances: Option<InstancesReport>,
+    /// How far the timing can be trusted.
+    pub noise: Noise,
+    /// `--cpu-cores`: the engine threads pinned.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pinned_threads: Vec<PinnedThread>,
+    /// `--profile`: the profiled runs, apart from the timed ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfiledRuns>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<PeakMemory>,
     /// The files `--outputs` wrote.
@@ -30,6 +43,45 @@ pub struct RunReport {
     pub outputs_written: Vec<WrittenOutput>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<ExpectReport>,
+}
+
+/// `run --profile`: runs of a weight-sharing copy with the engine's
+/// profiler, after the timed runs and not among them.
+#[derive(Serialize)]
+pub struct ProfiledRuns {
+    pub trace: String,
+    /// How many runs the profiler recorded (after one unrecorded warm-up of the copy).
+    pub profiled_runs: usize,
+}
+
+/// `--instances N`.
+#[derive(Serialize)]
+pub struct InstancesReport {
+    pub count: usize,
+    pub share_runtime_memory: bool,
+    /// Every instance's outputs equal those of the first instance run alone.
+    pub outputs_equal: bool,
+    pub each: Vec<InstanceReport>,
+}
+
+#[derive(Serialize)]
+pub struct InstanceReport {
+    pub instance: usize,
+    /// Its runs; `load` is the first instance's load, or the making of a copy with its weights.
+    pub timing_ms: Timing,
+    /// Its own runs per second (1000 / its mean): what it served beside the others.
+    pub throughput_per_s: f64,
+    pub outputs_equal: bool,
+    /// The first output that differs from the first instance's run alone, and where.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_difference: Option<OutputDifference>,
+}
+
+#[derive(Serialize)]
+pub struct OutputDifference {
+    pub output: String,
+    /// `None` when the shapes differ.
+    pub at: Option<Mismatch>,
 }
 
 /// `mge run` on the testcases a container embeds.
@@ -124,6 +176,9 @@ pub struct TensorStats {
     pub min: f64,
     pub max: f64,
     pub mean: f64,
+    /// How many values are NaN, and how many infinite.
+    pub nan: usize,
+    pub inf: usize,
 }
 
 #[derive(Serialize)]
@@ -173,6 +228,20 @@ impl Measurement {
         })
     }
 
+    /// This measurement with the runs before the timed ones.
+    pub fn after(mut self, cold_start: ColdStart) -> Measurement {
+        self.timing.timing_ms = self.timing.timing_ms.after(cold_start);
+        self
+    }
+
+    /// This measurement with the throughput of several instances together.
+    pub fn with_throughput(self, throughput_per_s: f64) -> Measurement {
+        Measurement {
+            throughput_per_s,
+            ..self
+        }
+    }
+
     fn to_text(&self, out: &mut String) {
         let mut inputs = Table::new(&["input", "shape", "dtype", "source"], &[]);
         for input in &self.inputs {
@@ -186,17 +255,138 @@ impl Measurement {
         out.push_str(&inputs.render(""));
         out.push_str(&stats_table("output", &self.outputs).render(""));
         let t = &self.timing.timing_ms;
+        if let Some(cold_start) = &t.cold_start {
+            out.push_str(&cold_start_text(cold_start));
+        }
         let _ = writeln!(
             out,
             "timing   {} iterations, ms per iteration: min {:.4}  median {:.4}  mean {:.4}  max {:.4}  stddev {:.4}",
             t.iterations, t.min, t.median, t.mean, t.max, t.stddev
         );
-        let _ = writeln!(
+        let _ = write!(
             out,
             "         percentiles: p50 {:.4}  p90 {:.4}  p99 {:.4}",
             t.p50, t.p90, t.p99
         );
+        match t.median_ci95 {
+            Some([low, high]) => writeln!(out, "; median's 95% confidence interval {low:.4} to {high:.4}"),
+            None => writeln!(
+                out,
+                "; too few runs for a 95% confidence interval of the median (6 needed)"
+            ),
+        }
+        .ok();
         let _ = writeln!(out, "throughput {:.2} iterations/s", self.throughput_per_s);
+    }
+}
+
+/// The runs before the timed ones, for people: `cold ...` lines.
+pub fn cold_start_text(cold_start: &ColdStart) -> String {
+    let mut text = format!(
+        "cold     load {:.2} ms, first run {:.2} ms",
+        cold_start.load, cold_start.first_run
+    );
+    if let Some(profiling) = cold_start.profiling {
+        let _ = write!(text, " (fast-run profiling {profiling:.2} ms more, measured apart)");
+    }
+    let warmup: Vec<String> = cold_start.warmup.iter().map(|ms| format!("{ms:.2}")).collect();
+    match warmup.len() {
+        0 => text.push_str(", no warm-up"),
+        runs => {
+            let _ = write!(text, ", warm-up {runs} run{}: {} ms", plural(runs), warmup.join(" "));
+        }
+    }
+    text.push('\n');
+    text
+}
+
+fn plural(count: usize) -> &'static str {
+    if count == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// The noise figures, for people: one `noise` line.
+fn noise_text(noise: &Noise) -> String {
+    let mut parts = Vec::new();
+    if let Some(spread) = noise.spread_percent {
+        parts.push(format!("spread {spread:.1}% of the median (p10 to p90)"));
+    }
+    if let Some(drift) = noise.drift_percent {
+        parts.push(format!("drift {drift:+.1}% (last tenth of the runs against the first)"));
+    }
+    if let Some(load) = noise.other_load_cores {
+        parts.push(format!("other processes used {load:.2} of {} cores", noise.cores));
+    }
+    if let Some(steal) = noise.steal_percent.filter(|steal| *steal > 0.0) {
+        parts.push(format!("steal {steal:.1}%"));
+    }
+    parts.push(match noise.cpu_mhz {
+        Some([low, high]) => format!("cores at {low:.0} to {high:.0} MHz"),
+        None => "CPU frequency not exposed".to_string(),
+    });
+    format!("noise    {}\n", parts.join(", "))
+}
+
+/// The one-line warning about noisy runs (see `Noise::is_large`).
+pub fn noise_warning(noise: &Noise) -> String {
+    let mut text = String::from("the timed runs are noisy:");
+    if let Some(spread) = noise.spread_percent {
+        let _ = write!(text, " spread {spread:.0}% of the median (p10 to p90)");
+    }
+    if let Some(drift) = noise.drift_percent {
+        let _ = write!(text, ", drift {drift:+.0}% from the first tenth to the last");
+    }
+    if let Some(load) = noise.other_load_cores {
+        let _ = write!(text, "; other processes used {load:.1} of {} cores", noise.cores);
+    }
+    text.push_str(" (see noise in --json; more runs, or a quieter machine)");
+    text
+}
+
+impl InstancesReport {
+    fn to_text(&self, out: &mut String) {
+        let memory = if self.share_runtime_memory {
+            ", sharing runtime memory (so taking turns)"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "instances {} at once{memory}:", self.count);
+        let mut table = Table::new(
+            &[
+                "instance",
+                "load ms",
+                "first run ms",
+                "median ms",
+                "p90 ms",
+                "runs/s",
+                "outputs",
+            ],
+            &[0, 1, 2, 3, 4, 5],
+        );
+        for instance in &self.each {
+            let t = &instance.timing_ms;
+            let cold = t.cold_start.as_ref();
+            let outputs = match &instance.first_difference {
+                None => "equal".to_string(),
+                Some(difference) => match &difference.at {
+                    Some(at) => format!("'{}' DIFFERS at {}", difference.output, mismatch_text(at)),
+                    None => format!("'{}' DIFFERS in shape", difference.output),
+                },
+            };
+            table.row(vec![
+                instance.instance.to_string(),
+                cold.map_or("-".into(), |c| format!("{:.2}", c.load)),
+                cold.map_or("-".into(), |c| format!("{:.2}", c.first_run)),
+                format!("{:.4}", t.median),
+                format!("{:.4}", t.p90),
+                format!("{:.2}", instance.throughput_per_s),
+                outputs,
+            ]);
+        }
+        out.push_str(&table.render("  "));
     }
 }
 
@@ -251,6 +441,7 @@ impl TensorStats {
             sum += v;
         }
         let count = value.len();
+        let non_finite = value.non_finite();
         TensorStats {
             name: name.to_string(),
             shape: value.shape.clone(),
@@ -258,6 +449,8 @@ impl TensorStats {
             min: if count == 0 { f64::NAN } else { min },
             max: if count == 0 { f64::NAN } else { max },
             mean: sum / count as f64,
+            nan: non_finite.nan,
+            inf: non_finite.inf,
         }
     }
 }
@@ -297,6 +490,36 @@ impl Report for RunReport {
         let mut out = String::new();
         self.target.to_text(&mut out);
         self.measurement.to_text(&mut out);
+        if let Some(instances) = &self.instances {
+            instances.to_text(&mut out);
+        }
+        out.push_str(&noise_text(&self.noise));
+        for thread in &self.pinned_threads {
+            let name = thread.name.as_deref().unwrap_or("?");
+            let _ = match &thread.error {
+                Some(error) => writeln!(
+                    out,
+                    "pinned   engine thread {name} (tid {}) NOT to core {}: {error}",
+                    thread.tid, thread.core
+                ),
+                None => writeln!(
+                    out,
+                    "pinned   engine thread {name} (tid {}) to core {} (allowed now: {})",
+                    thread.tid,
+                    thread.core,
+                    thread.allowed_cores.as_deref().unwrap_or("thread gone")
+                ),
+            };
+        }
+        if let Some(profile) = &self.profile {
+            let _ = writeln!(
+                out,
+                "profile  {} profiled run{} of a weight-sharing copy, after the timed runs and not among them; trace {}",
+                profile.profiled_runs,
+                plural(profile.profiled_runs),
+                profile.trace
+            );
+        }
         if let Some(memory) = self.memory {
             let _ = writeln!(out, "{}", memory_text(memory));
         }

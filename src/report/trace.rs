@@ -168,7 +168,10 @@ pub fn chrome_trace(profile: &Profile, source: &TraceSource) -> Value {
             "device": source.device,
             "engine": source.engine,
             "tool": concat!("mge ", env!("CARGO_PKG_VERSION")),
-            "profiled": source.profiled,
+            "profiled": match profile.separate {
+                true => "operators of separate profiled runs of a weight-sharing copy of the network, after the timed runs; the timed runs, load and warm-up runs appear as phases only",
+                false => source.profiled,
+            },
             "clock": source.clock,
         },
     })
@@ -210,6 +213,7 @@ mod tests {
                     flops: Some(48),
                 }],
             }],
+            separate: false,
         };
         let source = TraceSource::run(Path::new("m.mge"), Device::Cpu, (1, 13, 0));
         let trace = chrome_trace(&profile, &source);

@@ -54,8 +54,11 @@ pub struct CandidateReport {
     /// Its interval lies wholly above the baseline's.
     pub slower_than_baseline: bool,
     pub reason: Option<String>,
-    /// What it cost of the budget: its whole process, and its timed runs within that.
+    /// What it cost of the budget: its whole process, and within that its
+    /// model's load, fast-run's profiling and its timed runs.
     pub seconds: f64,
+    pub load_s: Option<f64>,
+    pub profiling_s: Option<f64>,
     pub timed_s: Option<f64>,
 }
 
@@ -136,7 +139,7 @@ impl Report for TuneReport {
                 "95% interval",
                 "speed-up",
                 "err",
-                "took s",
+                "took s (load + profiling + timed)",
                 "status",
             ],
             &[1, 3, 4, 5],
@@ -161,7 +164,7 @@ impl Report for TuneReport {
                     .map_or("-".into(), |[low, high]| format!("{low:.3} - {high:.3}")),
                 candidate.speedup.map_or("-".into(), |x| format!("{x:.2}x")),
                 candidate.err.map_or("-".into(), |err| format!("{err:.1e}")),
-                format!("{:.1}", candidate.seconds),
+                candidate.took(),
                 status,
             ]);
         }
@@ -210,7 +213,24 @@ impl CandidateReport {
             slower_than_baseline: row.safe().is_some_and(|m| baseline.beats(m)),
             reason: row.reason.clone(),
             seconds: row.took.as_secs_f64(),
+            load_s: measured.map(|m| m.load.as_secs_f64()),
+            profiling_s: measured
+                .and_then(|m| m.profiling)
+                .map(|profiling| profiling.as_secs_f64()),
             timed_s: measured.map(|m| m.timing.as_secs_f64()),
+        }
+    }
+}
+
+impl CandidateReport {
+    /// Its whole time, and where it went where it was measured.
+    fn took(&self) -> String {
+        let (Some(load), Some(timed)) = (self.load_s, self.timed_s) else {
+            return format!("{:.1}", self.seconds);
+        };
+        match self.profiling_s {
+            Some(profiling) => format!("{:.1} ({load:.1} + {profiling:.1} + {timed:.1})", self.seconds),
+            None => format!("{:.1} ({load:.1} + {timed:.1})", self.seconds),
         }
     }
 }

@@ -1,20 +1,26 @@
 //! Loading a graph, feeding it and timing it: the work behind `run` (and the
 //! commands that build on it).
 
+pub mod instances;
 pub mod memory;
+pub mod noise;
+pub mod pinning;
 pub mod testcase;
 pub mod timing;
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
 
+use crate::cli::MAX_RUNS;
 use crate::engine::{EngineError, Lite, Network, NetworkOptions};
 use crate::feeds::Feed;
 use crate::model::{ModelFile, EXPECTATION_SUFFIX};
 use crate::supervise::child::{announce, RunCounter};
 use crate::supervise::Phase;
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
+use noise::MachineSample;
 
 /// A loaded network with what it declares.
 pub struct Session {
@@ -28,6 +34,9 @@ pub struct Session {
     unread_inputs: Vec<String>,
     /// Inputs fed in another shape than declared, described for error messages.
     reshaped: Vec<String>,
+    /// Taken for each run, when the network shares runtime memory with others
+    /// that run on other threads (see `instances::Instances::share_memory`).
+    turns: Option<Arc<Mutex<()>>>,
 }
 
 pub struct Plan {
@@ -35,8 +44,34 @@ pub struct Plan {
     pub iterations: u64,
     /// Keep running (at least `iterations`) until the timed runs took this long.
     pub duration: Option<Duration>,
+    /// Stop the timed runs once they took this long, even short of `iterations`.
+    pub time_limit: Option<Duration>,
     /// Echo what the engine prints while checking testcases on stderr.
     pub verbose: bool,
+}
+
+/// The runs of a plan, in milliseconds of forward+wait each.
+pub struct Runs {
+    /// The network's first run (see `timing::ColdStart::first_run`).
+    pub first_ms: f64,
+    pub warmup_ms: Vec<f64>,
+    pub timed_ms: Vec<f64>,
+    /// The machine just before the timed runs and just after.
+    pub window: (MachineSample, MachineSample),
+}
+
+/// The runs before the timed ones.
+pub struct WarmedUp {
+    /// The first run, unless the timed runs hold it (no warm-up, no fake first run).
+    pub first_ms: Option<f64>,
+    pub warmup_ms: Vec<f64>,
+}
+
+/// The timed runs.
+pub struct Timed {
+    pub samples: Vec<f64>,
+    /// From the start of the first to the end of the last.
+    pub span: Option<(Instant, Instant)>,
 }
 
 /// Which run of a plan just finished.
@@ -72,6 +107,30 @@ impl<T: RunObserver> RunObserver for Option<T> {
     }
 }
 
+/// Fast-run profiles the algorithms of each operator during a network's
+/// first run (not while it loads) and keeps the winners in the engine's
+/// in-process cache. To tell that profiling from the first run, a copy of
+/// the network that shares its weights and runtime memory runs once before
+/// it: that run profiles and fills the cache, and the network's own first
+/// run then finds every algorithm there. Returns the copy's run in
+/// milliseconds (see `timing::ColdStart::new`); `None`, and nothing run,
+/// when the engine does not profile then.
+pub fn profile_algorithms(
+    session: &Session,
+    lite: &Lite,
+    options: &NetworkOptions,
+    feeds: &[Feed],
+) -> Result<Option<f64>> {
+    if !options.profiles_at_first_run() {
+        return Ok(None);
+    }
+    announce(Phase::Profiling);
+    let mut copy = session
+        .copy(lite, &options.for_copy(options.worker), true, feeds)
+        .context("cannot make the copy of the network that profiles algorithms")?;
+    Ok(Some(copy.run_once()?))
+}
+
 /// Which outputs a testcase container's model is loaded with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outputs {
@@ -89,17 +148,39 @@ impl Plan {
             warmup: 0,
             iterations: 1,
             duration: None,
+            time_limit: None,
             verbose,
         }
     }
 
+    /// The runs of `run --profile`'s profiled copy: one warm-up (its first
+    /// run allocates), then as many runs as `iterations`, without `duration`.
+    pub fn profiled(&self) -> Plan {
+        Plan {
+            warmup: 1,
+            iterations: self.iterations,
+            duration: None,
+            time_limit: self.time_limit,
+            verbose: self.verbose,
+        }
+    }
+
     /// Whether another timed run is due after `done` of them, the first of
-    /// which started at `since`.
+    /// which started at `since`: `--duration` stops at `MAX_RUNS` too.
     fn wants_another(&self, done: u64, since: Option<Instant>) -> bool {
+        let spent = |limit: Duration| since.is_some_and(|since| since.elapsed() >= limit);
+        if self.time_limit.is_some_and(spent) {
+            return false;
+        }
         done < self.iterations
             || self
                 .duration
-                .is_some_and(|duration| since.is_none_or(|since| since.elapsed() < duration))
+                .is_some_and(|duration| done < MAX_RUNS && since.is_none_or(|since| since.elapsed() < duration))
+    }
+
+    /// Whether timed runs under `--duration` stopped at `MAX_RUNS` after `done`.
+    pub fn stopped_at_most(&self, done: usize) -> bool {
+        self.duration.is_some() && done as u64 >= MAX_RUNS
     }
 }
 
@@ -166,6 +247,7 @@ impl Session {
             outputs,
             unread_inputs: Vec::new(),
             reshaped: Vec::new(),
+            turns: None,
         })
     }
 
@@ -202,43 +284,69 @@ impl Session {
     }
 
     /// Runs the fake first run (if asked), `warmup` untimed runs, then the timed
-    /// ones, telling `observer` about each; returns each timed run's
-    /// forward+wait in milliseconds.
-    pub fn measure(&mut self, plan: &Plan, observer: &mut impl RunObserver) -> Result<Vec<f64>> {
-        let warmup = plan.warmup as u64;
-        let timed = Phase::Iterations { runs: plan.iterations };
-        let mut counter = RunCounter::start(if warmup > 0 {
-            Phase::Warmup { runs: warmup }
-        } else {
-            timed
-        });
+    /// ones, telling `observer` about each, and the parent where it is.
+    pub fn measure(&mut self, plan: &Plan, observer: &mut impl RunObserver) -> Result<Runs> {
+        let warmed = self.warm_up(plan, observer, true)?;
+        let before = MachineSample::now();
+        let timed = self.time(plan, observer, true)?;
+        let after = MachineSample::now();
+        Ok(Runs {
+            first_ms: warmed.first_ms.or(timed.samples.first().copied()).unwrap_or(0.0),
+            warmup_ms: warmed.warmup_ms,
+            timed_ms: timed.samples,
+            window: (before, after),
+        })
+    }
+
+    /// The fake first run (if asked) and the warm-up runs; `shown` tells the
+    /// parent how far they are.
+    pub fn warm_up(&mut self, plan: &Plan, observer: &mut impl RunObserver, shown: bool) -> Result<WarmedUp> {
+        let runs = plan.warmup as u64;
+        let mut counter = (shown && runs > 0).then(|| RunCounter::start(Phase::Warmup { runs }));
+        let mut warmed = WarmedUp {
+            first_ms: None,
+            warmup_ms: Vec::with_capacity(plan.warmup),
+        };
         if self.network.wants_fake_run() {
-            let started = Instant::now();
-            self.forward()?;
-            observer.after_run(RunKind::FakeFirst, started, Instant::now())?;
+            let (started, finished) = self.timed_forward()?;
+            observer.after_run(RunKind::FakeFirst, started, finished)?;
+            warmed.first_ms = Some(millis(started, finished));
         }
-        let mut samples = Vec::with_capacity(plan.iterations as usize);
-        let mut measuring_since = None;
-        let mut run = 0;
-        while run < warmup || plan.wants_another(samples.len() as u64, measuring_since) {
-            if run == warmup && warmup > 0 {
-                counter = RunCounter::start(timed);
-            }
-            let started = Instant::now();
-            self.forward()?;
-            let finished = Instant::now();
-            let kind = if run < warmup {
-                RunKind::Warmup(run as usize + 1)
-            } else {
-                measuring_since.get_or_insert(started);
-                samples.push((finished - started).as_secs_f64() * 1e3);
-                RunKind::Measured(run - warmup + 1)
-            };
-            observer.after_run(kind, started, finished)?;
-            run += 1;
-            counter.add_one();
+        for run in 1..=plan.warmup {
+            let (started, finished) = self.timed_forward()?;
+            observer.after_run(RunKind::Warmup(run), started, finished)?;
+            warmed.warmup_ms.push(millis(started, finished));
+            warmed.first_ms.get_or_insert(millis(started, finished));
+            counter.iter_mut().for_each(RunCounter::add_one);
         }
-        Ok(samples)
+        Ok(warmed)
+    }
+
+    /// The timed runs of `plan`; `shown` tells the parent how far they are.
+    pub fn time(&mut self, plan: &Plan, observer: &mut impl RunObserver, shown: bool) -> Result<Timed> {
+        let mut counter = shown.then(|| {
+            RunCounter::start(Phase::Iterations {
+                runs: plan.iterations,
+                duration_ms: plan.duration.map(|duration| duration.as_millis() as u64),
+            })
+        });
+        let mut samples = Vec::with_capacity(plan.iterations.min(MAX_RUNS) as usize);
+        let mut span: Option<(Instant, Instant)> = None;
+        while plan.wants_another(samples.len() as u64, span.map(|(first, _)| first)) {
+            let (started, finished) = self.timed_forward()?;
+            samples.push(millis(started, finished));
+            span = Some((span.map_or(started, |(first, _)| first), finished));
+            observer.after_run(RunKind::Measured(samples.len() as u64), started, finished)?;
+            counter.iter_mut().for_each(RunCounter::add_one);
+        }
+        Ok(Timed { samples, span })
+    }
+
+    /// One run, with when it started and finished.
+    fn timed_forward(&mut self) -> Result<(Instant, Instant)> {
+        let started = Instant::now();
+        self.forward()?;
+        Ok((started, Instant::now()))
     }
 
     /// See `Network::dump_layout_transform_model`.
@@ -251,8 +359,52 @@ impl Session {
         self.network.profiler_started()
     }
 
-    /// One run; a failure after an input changed shape names that input.
+    /// A copy of this session's network built for `options`, sharing its
+    /// weights (and with `share_memory` its runtime memory: see
+    /// `Lite::share_weights`), fed `feeds`.
+    pub fn copy(&self, lite: &Lite, options: &NetworkOptions, share_memory: bool, feeds: &[Feed]) -> Result<Session> {
+        let mut copy = Session {
+            network: lite.share_weights(&self.network, options, share_memory)?,
+            inputs: self.inputs.clone(),
+            outputs: self.outputs.clone(),
+            engine_output_names: self.engine_output_names.clone(),
+            unread_inputs: self.unread_inputs.clone(),
+            reshaped: Vec::new(),
+            turns: None,
+        };
+        copy.feed(feeds)?;
+        Ok(copy)
+    }
+
+    /// One run outside any plan: its forward+wait in milliseconds.
+    pub fn run_once(&mut self) -> Result<f64> {
+        let (started, finished) = self.timed_forward()?;
+        Ok(millis(started, finished))
+    }
+
+    /// One run, in its turn where the network takes turns with others.
     fn forward(&mut self) -> Result<()> {
+        let turns = self.turns.clone();
+        let _turn = turns
+            .as_deref()
+            .map(|turns| turns.lock().unwrap_or_else(|e| e.into_inner()));
+        self.forward_now()
+    }
+
+    /// Every output's value after this network's last run: where it takes
+    /// turns with others that may have run since in the memory it shares
+    /// with them, after a run of its own in its turn.
+    pub fn outputs_of_own_run(&mut self) -> Result<Vec<(String, HostTensor)>> {
+        let Some(turns) = self.turns.clone() else {
+            return self.read_outputs();
+        };
+        let _turn = turns.lock().unwrap_or_else(|e| e.into_inner());
+        self.forward_now()?;
+        self.read_outputs()
+    }
+
+    /// One run; a failure after an input changed shape names that input.
+    fn forward_now(&mut self) -> Result<()> {
         let reshaped = &self.reshaped;
         self.network.forward().map_err(|err| match reshaped.as_slice() {
             [] => err,
@@ -268,4 +420,8 @@ impl Session {
             .map(|(info, engine_name)| Ok((info.name.clone(), self.network.output(engine_name)?)))
             .collect()
     }
+}
+
+fn millis(started: Instant, finished: Instant) -> f64 {
+    (finished - started).as_secs_f64() * 1e3
 }

@@ -159,8 +159,8 @@ fn judge_by_the_engine(
         })
         .collect();
     match result {
-        Ok(samples) => {
-            run.samples = samples;
+        Ok(runs) => {
+            run.samples = runs.timed_ms;
             run.outputs = session.read_outputs()?;
             if assertions.is_empty() {
                 run.status = Status::Skipped;
@@ -191,7 +191,7 @@ fn judge_by_rules(
     rules: &Rules,
 ) -> Result<()> {
     session.feed(&run.feeds)?;
-    run.samples = session.measure(plan, &mut ())?;
+    run.samples = session.measure(plan, &mut ())?.timed_ms;
     run.outputs = session.read_outputs()?;
     let mut failures = Vec::new();
     for assertion in assertions {

@@ -26,6 +26,49 @@ pub struct Timing {
     /// Every timed iteration in run order, when asked for (`--all-times`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iterations_ms: Option<Vec<f64>>,
+    /// A 95% confidence interval for the median (`median_interval`); `None`
+    /// (JSON null) below 6 runs, where no such interval exists.
+    #[serde(default)]
+    pub median_ci95: Option<[f64; 2]>,
+    /// The runs before the timed ones, where the command reports them.
+    #[serde(flatten)]
+    pub cold_start: Option<ColdStart>,
+}
+
+/// What a network costs before it runs at its steady speed, in milliseconds.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ColdStart {
+    /// Reading the model file and loading it into the engine (graph
+    /// optimization, and the global layout transform's profiling, included).
+    pub load: f64,
+    /// Fast-run's profiling of algorithms, which the engine does during the
+    /// first run, measured apart (see `runner::profile_algorithms`); absent
+    /// when the engine does not profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profiling: Option<f64>,
+    /// The network's first forward+wait, without the profiling: with
+    /// `--fake-first` the run that only allocates, else the first warm-up,
+    /// or the first timed run without warm-up.
+    pub first_run: f64,
+    /// Each warm-up run, in order.
+    pub warmup: Vec<f64>,
+}
+
+impl ColdStart {
+    /// The cold start of a network that took `load` ms to load and ran
+    /// first for `first_run` ms, then `warmup`; `profiling_run` is the run of
+    /// the copy that profiled for it (`runner::profile_algorithms`): the
+    /// profiling is what that run took beyond the network's own first run,
+    /// which found every algorithm profiled. One-time costs the copy paid
+    /// first (such as paging the shared weights in) count as profiling.
+    pub fn new(load: f64, profiling_run: Option<f64>, first_run: f64, warmup: Vec<f64>) -> ColdStart {
+        ColdStart {
+            load,
+            profiling: profiling_run.map(|run| (run - first_run).max(0.0)),
+            first_run,
+            warmup,
+        }
+    }
 }
 
 impl Timing {
@@ -52,7 +95,17 @@ impl Timing {
             p90: percentile(&sorted, 90.0),
             p99: percentile(&sorted, 99.0),
             iterations_ms: keep_all.then(|| samples.to_vec()),
+            median_ci95: median_interval(&sorted).map(|(low, high)| [low, high]),
+            cold_start: None,
         })
+    }
+
+    /// These statistics with the runs before them.
+    pub fn after(self, cold_start: ColdStart) -> Timing {
+        Timing {
+            cold_start: Some(cold_start),
+            ..self
+        }
     }
 
     /// Iterations per second at the mean time.
@@ -90,6 +143,35 @@ pub fn median_interval(samples: &[f64]) -> Option<(f64, f64)> {
     let mut sorted = samples.to_vec();
     sorted.sort_by(f64::total_cmp);
     Some((sorted[j - 1], sorted[n - j]))
+}
+
+/// How much the last tenth of the runs (in run order) is slower than the
+/// first, in percent of the first tenth's median; `None` below 20 runs,
+/// where a tenth would be one run and the figure the noise of two runs.
+pub fn drift_percent(samples: &[f64]) -> Option<f64> {
+    if samples.len() < 20 {
+        return None;
+    }
+    let tenth = samples.len() / 10;
+    let median = |part: &[f64]| {
+        let mut sorted = part.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        percentile(&sorted, 50.0)
+    };
+    let first = median(&samples[..tenth]);
+    let last = median(&samples[samples.len() - tenth..]);
+    (first > 0.0).then(|| (last / first - 1.0) * 100.0)
+}
+
+/// The spread of the runs: from the 10th to the 90th percentile, in percent of the median.
+pub fn spread_percent(samples: &[f64]) -> Option<f64> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = percentile(&sorted, 50.0);
+    (median > 0.0).then(|| (percentile(&sorted, 90.0) - percentile(&sorted, 10.0)) / median * 100.0)
 }
 
 /// The `p`th percentile of sorted, non-empty `sorted`: the value at rank
@@ -155,5 +237,84 @@ mod tests {
         close(&Timing::from_samples(&hundred, false).unwrap(), [50.5, 90.1, 99.01]);
         let one = Timing::from_samples(&[7.0], false).unwrap();
         assert_eq!((one.p50, one.p90, one.p99), (7.0, 7.0, 7.0));
+    }
+
+    /// More sizes, against ranks computed independently with exact rational
+    /// arithmetic in Python (no scipy on the machine):
+    ///
+    /// ```python
+    /// from fractions import Fraction; from math import comb
+    /// def ranks(n, conf=Fraction(95, 100)):
+    ///     cdf, best = Fraction(0), None
+    ///     for i in range(n // 2 + 1):
+    ///         cdf += Fraction(comb(n, i), 2 ** n)
+    ///         if cdf > (1 - conf) / 2: break
+    ///         best = i + 1
+    ///     return best and (best, n - best + 1)
+    /// ```
+    #[test]
+    fn the_median_interval_matches_exact_ranks() {
+        for (n, low, high) in [(7, 1, 7), (20, 6, 15), (30, 10, 21), (10000, 4902, 5099)] {
+            let samples: Vec<f64> = (1..=n).map(f64::from).collect();
+            assert_eq!(
+                median_interval(&samples),
+                Some((f64::from(low), f64::from(high))),
+                "n = {n}"
+            );
+        }
+    }
+
+    #[test]
+    fn median_ci_bounds_are_samples_around_the_median() {
+        let samples: Vec<f64> = (0..20).map(|i| ((i * 7) % 20) as f64 + 0.5).collect();
+        let timing = Timing::from_samples(&samples, false).unwrap();
+        // Sorted, the samples are 0.5, 1.5, ..., 19.5: ranks 6 and 15.
+        assert_eq!(timing.median_ci95, Some([5.5, 14.5]));
+        let [low, high] = timing.median_ci95.unwrap();
+        assert!(low <= timing.median && timing.median <= high);
+        assert!(samples.contains(&low) && samples.contains(&high));
+        assert_eq!(Timing::from_samples(&[1.0; 5], false).unwrap().median_ci95, None);
+    }
+
+    #[test]
+    fn drift_compares_the_last_tenth_with_the_first() {
+        let mut samples = vec![10.0; 20];
+        assert_eq!(drift_percent(&samples), Some(0.0));
+        samples[18] = 12.0;
+        samples[19] = 12.0;
+        assert!((drift_percent(&samples).unwrap() - 20.0).abs() < 1e-9);
+        assert_eq!(drift_percent(&samples[..19]), None);
+    }
+
+    #[test]
+    fn spread_is_the_interdecile_range_over_the_median() {
+        let hundred: Vec<f64> = (1..=100).map(f64::from).collect();
+        // NumPy: percentile(1..100, [10, 50, 90]) = 10.9, 50.5, 90.1.
+        let spread = spread_percent(&hundred).unwrap();
+        assert!((spread - (90.1 - 10.9) / 50.5 * 100.0).abs() < 1e-9, "{spread}");
+        assert_eq!(spread_percent(&[]), None);
+    }
+
+    #[test]
+    fn the_cold_start_goes_into_the_same_object_and_back() {
+        let timing = Timing::from_samples(&[2.0, 1.0], false).unwrap().after(ColdStart {
+            load: 30.0,
+            profiling: None,
+            first_run: 5.0,
+            warmup: vec![5.0, 3.0],
+        });
+        let json = serde_json::to_value(TimingReport {
+            timing_ms: timing.clone(),
+        })
+        .unwrap();
+        let object = &json["timing_ms"];
+        assert_eq!(
+            (object["load"].as_f64(), object["first_run"].as_f64()),
+            (Some(30.0), Some(5.0))
+        );
+        assert_eq!(object["warmup"].as_array().unwrap().len(), 2);
+        assert!(object.get("profiling").is_none() && object["median_ci95"].is_null());
+        let back: TimingReport = serde_json::from_value(json).unwrap();
+        assert_eq!(back.timing_ms, timing);
     }
 }

@@ -12,6 +12,8 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::input_files;
+
 /// The record's name inside an install folder.
 const RECORD_FILE: &str = "files.json";
 
@@ -64,12 +66,10 @@ impl Record {
     /// by an older `mge`).
     pub fn read(dir: &Path) -> Result<Option<Record>> {
         let path = dir.join(RECORD_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(err) => return Err(err).with_context(|| format!("cannot read {}", path.display())),
+        let Some(bytes) = input_files::read_if_present(&path, &input_files::RUNTIME_RECORD)? else {
+            return Ok(None);
         };
-        let record = serde_json::from_str(&text).with_context(|| format!("{} is damaged", path.display()))?;
+        let record = serde_json::from_slice(&bytes).with_context(|| format!("{} is damaged", path.display()))?;
         Ok(Some(record))
     }
 

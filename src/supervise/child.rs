@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::{error_line, is_child, Event, Phase, EVENT_MARKER};
 use crate::engine;
+use crate::output_files;
 
 /// Progress is sent no more often than this, so that it costs nothing on a timed path.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
@@ -19,6 +20,12 @@ pub fn init() {
             })
         });
         engine::end_with_parent();
+        output_files::watch_staging(|path, exists| {
+            send(&Event::Staging {
+                path: path.to_path_buf(),
+                exists,
+            })
+        });
         // A panic is the tool's own message, not engine output to hide.
         std::panic::set_hook(Box::new(|info| say(&info.to_string())));
     }

@@ -4,6 +4,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::compare::{Rules, Tolerance};
 use crate::feeds::FeedOptions;
@@ -123,17 +124,27 @@ impl MgeCommand {
         self.arg("--no-testcase")
     }
 
-    /// `--json --all-times --warmup N --iter N --outputs DIR`: a measured run,
-    /// every run's time in its report, for a program to read.
-    pub fn measured(self, warmup: usize, iterations: u64, outputs: &Path) -> MgeCommand {
+    /// `--json --all-times --warmup N --iter N --max-duration S --outputs DIR`:
+    /// a measured run, every run's time in its report, for a program to read.
+    pub fn measured(self, warmup: usize, iterations: u64, time_limit: Duration, outputs: &Path) -> MgeCommand {
         self.arg("--json")
             .arg("--all-times")
             .arg("--warmup")
             .arg(warmup.to_string())
             .arg("--iter")
             .arg(iterations.to_string())
+            .arg("--max-duration")
+            .arg(time_limit.as_secs_f64().to_string())
             .arg("--outputs")
             .arg(outputs)
+    }
+
+    /// `--check-finite`, when `on`.
+    pub fn check_finite(self, on: bool) -> MgeCommand {
+        match on {
+            true => self.arg("--check-finite"),
+            false => self,
+        }
     }
 
     /// `-- MODEL...`

@@ -17,6 +17,7 @@ pub mod command;
 pub mod parent;
 
 use std::fmt;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -41,6 +42,9 @@ pub enum Event {
     Said { text: String },
     /// The error the child ends with, shown as `mge: error: MESSAGE`.
     Error { message: String },
+    /// A staging file or folder beside an output now `exists`, or no longer
+    /// does: the parent removes what a child that died left.
+    Staging { path: PathBuf, exists: bool },
 }
 
 /// How the tool's error reads on stderr, whichever process says it.
@@ -51,14 +55,20 @@ pub fn error_line(message: &str) -> String {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(tag = "name", rename_all = "snake_case")]
 pub enum Phase {
-    /// The engine loads a model (fast-run profiling and the layout transform happen here).
+    /// The engine loads a model (the layout transform's profiling happens here).
     Load,
+    /// The engine profiles algorithms for fast-run (in a first run of a copy of the network).
+    Profiling,
     /// Embedded testcase number `index` (from 0) runs.
     Testcase { index: usize },
     /// `runs` untimed runs.
     Warmup { runs: u64 },
-    /// `runs` timed runs.
-    Iterations { runs: u64 },
+    /// `runs` timed runs, or with `--duration` as many more as fill it.
+    Iterations {
+        runs: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
+    },
 }
 
 /// Where the child was: its last phase and how far it got in it.
@@ -90,8 +100,29 @@ impl fmt::Display for Whereabouts {
             (None, None) => return write!(f, "before the engine loaded the model"),
             (None, Some(index)) => return write!(f, "in testcase #{index}"),
             (Some(Phase::Load), _) => write!(f, "while the engine loaded the model")?,
+            (Some(Phase::Profiling), _) => write!(f, "while the engine profiled algorithms (fast-run)")?,
             (Some(Phase::Warmup { runs }), _) => write!(f, "during the warm-up ({})", runs_done(done, runs))?,
-            (Some(Phase::Iterations { runs }), _) => write!(f, "during the timed runs ({})", runs_done(done, runs))?,
+            (
+                Some(Phase::Iterations {
+                    runs,
+                    duration_ms: None,
+                }),
+                _,
+            ) => write!(f, "during the timed runs ({})", runs_done(done, runs))?,
+            (
+                Some(Phase::Iterations {
+                    duration_ms: Some(ms), ..
+                }),
+                _,
+            ) => write!(
+                f,
+                "during the timed runs of --duration {}s ({})",
+                ms as f64 / 1e3,
+                match done {
+                    0 => "no run done yet".to_string(),
+                    _ => format!("at least {done} runs done"),
+                }
+            )?,
             (Some(Phase::Testcase { .. }), _) => unreachable!("`enter` keeps the testcase apart from the phase"),
         }
         match self.testcase {

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -238,6 +239,8 @@ pub struct Supervisor {
     /// Pass the engine's own lines on too (`-v`).
     show_engine_output: bool,
     work: Work,
+    /// The staging files and folders the child has beside its outputs.
+    staging: Vec<PathBuf>,
 }
 
 impl Supervisor {
@@ -294,6 +297,7 @@ impl Supervisor {
             error: None,
             show_engine_output: false,
             work: Work::default(),
+            staging: Vec::new(),
         })
     }
 
@@ -383,6 +387,8 @@ impl Supervisor {
                 error_line(&message).lines().for_each(|line| watcher.text(line));
                 self.error = Some(message);
             }
+            Event::Staging { path, exists: true } => self.staging.push(path),
+            Event::Staging { path, exists: false } => self.staging.retain(|staged| *staged != path),
         }
     }
 
@@ -430,10 +436,11 @@ impl Supervisor {
         }
     }
 
-    /// Ends a child with nothing more to do: a closed stdin ends a worker's loop.
-    pub fn close(mut self) {
+    /// Ends a child with nothing more to do: a closed stdin ends a worker's
+    /// loop. What it says after its last reply still goes to `watcher`.
+    pub fn close(mut self, watcher: &mut dyn Watcher) {
         drop(self.stdin.take());
-        let _ = self.child.wait();
+        while let Next::Reply(_) = self.next(None, watcher) {}
     }
 }
 
@@ -442,6 +449,16 @@ impl Drop for Supervisor {
         // A child still running here was abandoned (an error, a deadline): stop it.
         if let Ok(None) = self.child.try_wait() {
             self.stop();
+        }
+        // What a child that was stopped or died left half-written; only the
+        // tool's own staging names, whatever the child said.
+        for path in &self.staging {
+            if path
+                .file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with(".mge-"))
+            {
+                let _ = std::fs::remove_dir_all(path).or_else(|_| std::fs::remove_file(path));
+            }
         }
     }
 }

@@ -10,6 +10,7 @@ use ndarray_npy::npy::header::Header;
 use zip::ZipArchive;
 
 use super::{format_shape, Element, TensorView};
+use crate::input_files;
 use crate::text::quoted_list;
 
 /// An `.npy` file parsed in place.
@@ -150,7 +151,7 @@ pub struct Npz {
 
 impl Npz {
     pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|err| anyhow!("cannot read file: {err}"))?;
+        let (file, _) = input_files::open(path, &input_files::NPZ)?;
         let archive = ZipArchive::new(file).map_err(|err| anyhow!("not a valid .npz archive: {err}"))?;
         Ok(Npz { archive })
     }
@@ -185,6 +186,15 @@ impl Npz {
             .by_name(&entry_name)
             .map_err(|err| anyhow!("cannot read array '{key}': {err}"))?;
         let len = entry.size();
+        // Deflate makes at most 1032 bytes of one: a larger claim is a lie, refused
+        // before anything is allocated for it.
+        if len > entry.compressed_size().saturating_mul(1032).saturating_add(1024) {
+            bail!(
+                "not a valid .npz archive: array '{key}' claims {len} bytes from {} compressed",
+                entry.compressed_size()
+            );
+        }
+        input_files::NPY.check_len(format!("'{key}' in the archive"), len)?;
         Ok((entry, len))
     }
 }

@@ -447,6 +447,8 @@ mod tests {
                     mean_ms: median_ms,
                     interval_ms: median_interval(&samples),
                     timing,
+                    load: self.load,
+                    profiling: profiles.then_some(self.profiling),
                 }),
                 reason: None,
                 outputs: None,

@@ -30,6 +30,12 @@ pub enum Status {
     TimedOut,
 }
 
+/// A trial's timed runs stop after this long (twice the time a trial is sized
+/// for, `search::SECONDS_PER_TRIAL`) whatever their count: on a busy
+/// machine, stalls the few calibration runs did not see can make the runs a
+/// trial was sized for take ten times longer.
+const TIMED_RUNS_LIMIT: Duration = Duration::from_secs(3);
+
 /// What a trial gave.
 pub struct Trial {
     pub status: Status,
@@ -53,6 +59,10 @@ pub struct Measured {
     pub interval_ms: Option<(f64, f64)>,
     /// The timed runs' own time, of the process's.
     pub timing: Duration,
+    /// Reading and loading the model, of the process's time.
+    pub load: Duration,
+    /// Fast-run's profiling, where the engine profiled.
+    pub profiling: Option<Duration>,
 }
 
 impl Measured {
@@ -63,6 +73,12 @@ impl Measured {
             mean_ms: timing.mean,
             interval_ms: median_interval(samples),
             timing: Duration::from_secs_f64(samples.iter().sum::<f64>() / 1e3),
+            load: Duration::from_secs_f64(timing.cold_start.as_ref().map_or(0.0, |cold| cold.load) / 1e3),
+            profiling: timing
+                .cold_start
+                .as_ref()
+                .and_then(|cold| cold.profiling)
+                .map(|ms| Duration::from_secs_f64(ms / 1e3)),
         }
     }
 
@@ -123,7 +139,7 @@ impl Runner for Trials {
         if candidate.has(&EngineOption::FastRun) && self.fast_run_cache.is_none() {
             command = command.engine(&[EngineOption::FastRunCache(self.cache_path())]);
         }
-        let command = command.measured(self.warmup, runs, &outputs);
+        let command = command.measured(self.warmup, runs, TIMED_RUNS_LIMIT, &outputs);
         let mut child = Supervisor::spawn(&command, false, true)?;
         let mut report = String::new();
         let ended = loop {

@@ -212,4 +212,8 @@ int LITE_get_tensor_total_size_in_byte(void *tensor, size_t *size) {
     for (size_t i = 0; i < layout->ndim; i++) *size *= layout->shapes[i];
     return 0;
 }
-
+/* Copies of a network and where their threads run. */
+int LITE_shared_weight_with_network(void *dst, void *src) { (void)dst; (void)src; return 0; }
+int LITE_share_runtime_memroy(void *dst, void *src) { (void)dst; (void)src; return 0; }
+int LITE_set_stream_id(void *net, int stream) { (void)net; (void)stream; return 0; }
+int LITE_set_runtime_thread_affinity(void *net, int (*callback)(int)) { (void)net; (void)callback; return 0; }

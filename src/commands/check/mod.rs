@@ -20,6 +20,7 @@ use super::{CheckFailed, Global};
 use crate::cli::{CheckArgs, EngineArgs};
 use crate::compare::Rules;
 use crate::engine::Device;
+use crate::input_files;
 use crate::options::EngineOption;
 use crate::output_files::{ensure_writable, write_atomically};
 use crate::report::check::{CheckReport, ModelCheck, Tally};
@@ -34,12 +35,20 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     // Without any rule, the model's own assertions judge, in the engine.
     let rules = (rules != Rules::default()).then_some(rules);
     if args.worker {
-        return serve(&args.models, &args.engine, rules.as_ref(), global);
+        return serve(
+            &args.models,
+            &args.engine,
+            rules.as_ref(),
+            args.finite.check_finite,
+            global,
+        );
     }
+    args.models = select_models(&args.models, args.shard, global)?;
+    // The workers read them: claimed here, so that no report replaces one.
+    args.models.iter().for_each(|model| input_files::claim(model));
     if let Some(junit) = &args.junit {
         ensure_writable(junit).with_context(|| format!("--junit {}", junit.display()))?;
     }
-    args.models = select_models(&args.models, args.shard, global)?;
     let mut printer = InOrder::new(!args.json);
     let jobs = usize::try_from(args.jobs).unwrap_or(usize::MAX).min(args.models.len());
     let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
@@ -53,6 +62,7 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
         lite_lib: &lite_lib,
         timeout: args.deadline.timeout,
         verbose: global.verbose,
+        check_finite: args.finite.check_finite,
     };
     workers.check_all(jobs, &mut printer)?;
     let models = printer.finish();
@@ -76,6 +86,7 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
 /// workers' spinning threads starve each other.
 fn engine_settings(args: &EngineArgs, global: &Global) -> Result<EngineSettings> {
     let settings = EngineSettings::from_args(args, global)?;
+    settings.warn_oversubscribed(global);
     let placed = settings
         .given
         .iter()

@@ -1,7 +1,8 @@
 //! Which model files `mge check` checks: folders expanded to the `*.mge` files
 //! under them, each file once, and with `--shard` one deterministic slice.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -10,9 +11,10 @@ use crate::cli::Shard;
 use crate::commands::Global;
 
 /// `paths` in the order given, a folder replaced by the `*.mge` files under it
-/// (recursively, sorted by path), repeats dropped; with `shard`, only its slice.
+/// (recursively, sorted by path), a file named twice (by the same path or
+/// another, through a link) kept once; with `shard`, only its slice.
 pub fn select_models(paths: &[PathBuf], shard: Option<Shard>, global: &Global) -> Result<Vec<PathBuf>> {
-    let mut seen = HashSet::new();
+    let mut seen: HashMap<FileKey, PathBuf> = HashMap::new();
     let mut models = Vec::new();
     for path in paths {
         let found = if path.is_dir() {
@@ -26,7 +28,20 @@ pub fn select_models(paths: &[PathBuf], shard: Option<Shard>, global: &Global) -
         } else {
             vec![path.clone()]
         };
-        models.extend(found.into_iter().filter(|model| seen.insert(model.clone())));
+        for model in found {
+            match seen.get(&FileKey::of(&model)) {
+                Some(first) if *first != model => global.note(format!(
+                    "{} is the file {} names: checked once",
+                    model.display(),
+                    first.display()
+                )),
+                Some(_) => {}
+                None => {
+                    seen.insert(FileKey::of(&model), model.clone());
+                    models.push(model);
+                }
+            }
+        }
     }
     let Some(shard) = shard else {
         return Ok(models);
@@ -43,6 +58,23 @@ pub fn select_models(paths: &[PathBuf], shard: Option<Shard>, global: &Global) -
     Ok(slice)
 }
 
+/// Which file a path names: its device and inode when it names one, else
+/// the path (a missing model is reported by its name).
+#[derive(Hash, PartialEq, Eq)]
+enum FileKey {
+    File(u64, u64),
+    Path(PathBuf),
+}
+
+impl FileKey {
+    fn of(path: &Path) -> FileKey {
+        match std::fs::metadata(path) {
+            Ok(metadata) => FileKey::File(metadata.dev(), metadata.ino()),
+            Err(_) => FileKey::Path(path.to_path_buf()),
+        }
+    }
+}
+
 /// Slice `shard` of `models`: sorted by path, model `i` (from 0) belongs to
 /// shard `i mod N + 1`. The slice depends only on the set of paths, not on
 /// their order, and the shards' sizes differ by one at most. Kept in the given order.
@@ -53,8 +85,10 @@ fn shard_of(models: &[PathBuf], shard: Shard) -> Vec<PathBuf> {
     models.iter().filter(|model| mine.contains(model)).cloned().collect()
 }
 
-/// The `*.mge` files under `folder`. Symbolic links to folders are not
-/// followed, so a link cycle cannot make the search endless.
+/// The `*.mge` entries under `folder` that are not folders: files, and links
+/// that lead nowhere (reported as models that cannot be read, not skipped).
+/// Symbolic links to folders are not followed, so a link cycle cannot make
+/// the search endless.
 fn find_models(folder: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
     let entries = std::fs::read_dir(folder).with_context(|| format!("cannot list folder {}", folder.display()))?;
     for entry in entries {
@@ -62,7 +96,7 @@ fn find_models(folder: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
         let path = entry.path();
         if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
             find_models(&path, found)?;
-        } else if path.extension().is_some_and(|ext| ext == "mge") && path.is_file() {
+        } else if path.extension().is_some_and(|ext| ext == "mge") && !path.is_dir() {
             found.push(path);
         }
     }
@@ -123,6 +157,16 @@ mod tests {
             .iter()
             .map(|file| root.join(file))
             .chain([PathBuf::from("missing.mge")])
+            .collect();
+        assert_eq!(models, expected);
+        // A dangling link is a model that cannot be read, not one skipped; one
+        // file reached by two paths is checked once.
+        std::os::unix::fs::symlink(root.join("gone.mge"), root.join("sub/dangling.mge")).unwrap();
+        std::os::unix::fs::symlink(root.join("a.mge"), root.join("sub/deeper/alias.mge")).unwrap();
+        let models = select_models(&[root.to_path_buf()], None, &global).unwrap();
+        let expected: Vec<PathBuf> = ["a.mge", "b.mge", "sub/a.mge", "sub/dangling.mge", "sub/deeper/c.mge"]
+            .iter()
+            .map(|file| root.join(file))
             .collect();
         assert_eq!(models, expected);
         let empty = root.join("sub/empty");

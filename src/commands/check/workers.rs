@@ -13,6 +13,7 @@ use anyhow::{bail, Context, Result};
 
 use super::InOrder;
 use crate::cli::EngineArgs;
+use crate::commands::finite::judge_testcases;
 use crate::commands::prepare::{read_model, ready_runtime, with_carried};
 use crate::commands::settings::EngineSettings;
 use crate::commands::Global;
@@ -36,6 +37,7 @@ pub struct Workers<'a> {
     pub lite_lib: &'a Path,
     pub timeout: Option<Duration>,
     pub verbose: bool,
+    pub check_finite: bool,
 }
 
 impl Workers<'_> {
@@ -59,7 +61,7 @@ impl Workers<'_> {
                         }
                     }
                     if let Some(worker) = worker {
-                        worker.close();
+                        worker.close(&mut PassThrough);
                     }
                 });
             }
@@ -83,6 +85,7 @@ impl Workers<'_> {
             .verbose(self.verbose)
             .engine(self.engine)
             .rules(self.rules)
+            .check_finite(self.check_finite)
             .models(self.models);
         let mut worker = Supervisor::spawn(&command, true, true)?;
         if self.verbose {
@@ -133,9 +136,18 @@ impl Workers<'_> {
 
 /// The worker side: check each model whose index arrives on stdin, answer on
 /// the original stdout. The engine options come from the parent, defaults included.
-pub fn serve(models: &[PathBuf], engine: &EngineArgs, rules: Option<&Rules>, global: &Global) -> Result<()> {
+pub fn serve(
+    models: &[PathBuf],
+    engine: &EngineArgs,
+    rules: Option<&Rules>,
+    check_finite: bool,
+    global: &Global,
+) -> Result<()> {
     let engine = EngineSettings::from_args(engine, global)?;
-    let judge = rules.map_or(Judge::Engine, Judge::Rules);
+    let judging = Judging {
+        judge: rules.map_or(Judge::Engine, Judge::Rules),
+        check_finite,
+    };
     let mut replies = take_stdout()?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose).map_err(|err| format!("{err:#}"));
     for request in std::io::stdin().lock().lines() {
@@ -147,7 +159,7 @@ pub fn serve(models: &[PathBuf], engine: &EngineArgs, rules: Option<&Rules>, glo
             .and_then(|index| models.get(index))
             .with_context(|| format!("unreadable request '{request}'"))?;
         let check = match &lite {
-            Ok(lite) => check_model(lite, path, &engine, judge, global),
+            Ok(lite) => check_model(lite, path, &engine, judging, global),
             Err(error) => ModelCheck::unchecked(path, error.clone()),
         };
         writeln!(replies, "{}", serde_json::to_string(&check)?)?;
@@ -156,26 +168,43 @@ pub fn serve(models: &[PathBuf], engine: &EngineArgs, rules: Option<&Rules>, glo
     Ok(())
 }
 
+/// How a worker judges each testcase.
+#[derive(Clone, Copy)]
+struct Judging<'a> {
+    /// The model's assertions, or the user's comparison rules.
+    judge: Judge<'a>,
+    /// `--check-finite`: outputs that hold NaN or infinities fail the testcase.
+    check_finite: bool,
+}
+
 /// Checks one model in this process; any error is the model's, not the command's.
-fn check_model(lite: &Lite, path: &Path, engine: &EngineSettings, judge: Judge, global: &Global) -> ModelCheck {
-    match check_testcases(lite, path, engine, judge, global) {
+fn check_model(lite: &Lite, path: &Path, engine: &EngineSettings, judging: Judging, global: &Global) -> ModelCheck {
+    let mut load_s = None;
+    match check_testcases(lite, path, engine, judging, global, &mut load_s) {
         Ok(testcases) => ModelCheck {
             model: path.display().to_string(),
             error: None,
             engine_failed: false,
+            load_s,
             testcases,
         },
-        Err(err) => ModelCheck::unchecked(path, format!("{err:#}")),
+        Err(err) => ModelCheck {
+            load_s,
+            ..ModelCheck::unchecked(path, format!("{err:#}"))
+        },
     }
 }
 
+/// The model's testcases, having set `load_s` once the model was read and loaded.
 fn check_testcases(
     lite: &Lite,
     path: &Path,
     engine: &EngineSettings,
-    judge: Judge,
+    judging: Judging,
     global: &Global,
+    load_s: &mut Option<f64>,
 ) -> Result<Vec<TestcaseCheck>> {
+    let loading = Instant::now();
     let model = read_model(path, engine)?;
     if !model.is_container() {
         bail!(
@@ -193,7 +222,15 @@ fn check_testcases(
     ready_runtime(lite, &engine, &model, &engine.network)?;
     let verbose = global.verbose;
     let _engine_output = silence_stdout(verbose);
+    let judge = judging.judge;
     let mut session = Session::load(lite, &model, judge.outputs(), &engine.network)?;
-    let runs = run_testcases(lite, &model, &mut session, &Plan::once(verbose), judge)?;
+    *load_s = Some(loading.elapsed().as_secs_f64());
+    let mut runs = run_testcases(lite, &model, &mut session, &Plan::once(verbose), judge)?;
+    judge_testcases(
+        &mut runs,
+        &format!("{} #", path.display()),
+        judging.check_finite,
+        global,
+    );
     Ok(runs.iter().map(TestcaseCheck::new).collect())
 }

@@ -80,7 +80,7 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
         ));
     }
     let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
-    let staged = runs.keep.as_deref().map(StagedSet::beside).transpose()?;
+    let staged = runs.keep.as_deref().map(StagedSet::new).transpose()?;
     let scratch = tempfile::Builder::new()
         .prefix("mge-compare-")
         .tempdir()
