@@ -34,8 +34,9 @@ complete -c mge -n "__fish_mge_needs_command" -f -a "info" -d 'Show a model\'s f
 complete -c mge -n "__fish_mge_needs_command" -f -a "check" -d 'Run every testcase embedded in each model and report pass or fail'
 complete -c mge -n "__fish_mge_needs_command" -f -a "profile" -d 'Run with the engine\'s profiler: top operators by time and a Chrome trace'
 complete -c mge -n "__fish_mge_needs_command" -f -a "dump" -d 'Write tensors out: outputs, every intermediate var, embedded testcases, the layout-transformed model'
-complete -c mge -n "__fish_mge_needs_command" -f -a "compare" -d 'Compare tensors: .npy files, .npz archives, folders of them or two io dumps'
+complete -c mge -n "__fish_mge_needs_command" -f -a "compare" -d 'Compare tensors (.npy, .npz, folders, io dumps), or two runs of models to the first diverging operator'
 complete -c mge -n "__fish_mge_needs_command" -f -a "tune" -d 'Find the fastest engine options that keep the outputs, each tried in its own process'
+complete -c mge -n "__fish_mge_needs_command" -f -a "pack-testcases" -d 'Run a model on feeds and write a testcase container: the feeds, and the outputs as expectations its AssertEqual operators check'
 complete -c mge -n "__fish_mge_needs_command" -f -a "runtime" -d 'Install or inspect the MegEngine Lite runtime'
 complete -c mge -n "__fish_mge_needs_command" -f -a "completions" -d 'Print shell completions'
 complete -c mge -n "__fish_mge_needs_command" -f -a "man" -d 'Write manual pages (mge.1 and one per subcommand) into DIR'
@@ -74,10 +75,16 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l iter -d 'Timed runs (at 
 complete -c mge -n "__fish_mge_using_subcommand run" -l duration -d 'Keep running timed runs until they took SECONDS in all (at most 1000000 runs)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l max-duration -d 'Stop the timed runs once they took SECONDS, even short of --iter' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l outputs -d 'Write each output to DIR/NAME.npy (DIR/INDEX/NAME.npy per embedded testcase)' -r -F
-complete -c mge -n "__fish_mge_using_subcommand run" -l expect -d 'Compare output NAME with FILE.npy using the engine\'s AssertEqual error (repeatable)' -r
-complete -c mge -n "__fish_mge_using_subcommand run" -l maxerr -d 'The largest error --expect accepts' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l expect -d 'Compare output NAME with FILE.npy, or every output with the array of its name in FILE.npz (repeatable)' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l maxerr -d 'The largest AssertEqual error |a-b| / max(min(|a|,|b|), 1) accepted [default: 1e-4]; NAME:X for tensor NAME only (repeatable)' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l stat -d 'The statistic of a tensor\'s element errors held against --maxerr' -r -f -a "max\t'Every element within the bound (the engine\'s AssertEqual)'
+mean\t'The mean element error'
+median\t'The median element error'"
+complete -c mge -n "__fish_mge_using_subcommand run" -l allow-outliers -d 'The fraction of a tensor\'s elements whose errors may exceed the tolerance (e.g. 0.001)' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l topk -d 'Judge each tensor by its K largest indices along the last axis instead of its values (classifiers)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l profile -d 'Write a Chrome trace of separate profiled runs, after the timed ones, to FILE' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l output -d 'Make the internal var VAR an output too, by its name in `mge dump --io`\'s index (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l instances -d 'Run N copies of the network at once, each on a thread and an engine worker of its own, sharing weights' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l resize-input -d 'Resize images to the input\'s height and width'
@@ -107,6 +114,7 @@ SIMPLE_FAST_RC4_default\t''"
 complete -c mge -n "__fish_mge_using_subcommand info" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand info" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand info" -l json -d 'Print one JSON document on stdout'
+complete -c mge -n "__fish_mge_using_subcommand info" -l ops -d 'Also list the operators by type with their parameters, MACs and FLOPs, read from the graph'
 complete -c mge -n "__fish_mge_using_subcommand info" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand info" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand info" -s h -l help -d 'Print help'
@@ -141,6 +149,12 @@ RC4_default\t''
 SIMPLE_FAST_RC4_default\t''"
 complete -c mge -n "__fish_mge_using_subcommand check" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
+complete -c mge -n "__fish_mge_using_subcommand check" -l maxerr -d 'The largest AssertEqual error |a-b| / max(min(|a|,|b|), 1) accepted [default: 1e-4]; NAME:X for tensor NAME only (repeatable)' -r
+complete -c mge -n "__fish_mge_using_subcommand check" -l stat -d 'The statistic of a tensor\'s element errors held against --maxerr' -r -f -a "max\t'Every element within the bound (the engine\'s AssertEqual)'
+mean\t'The mean element error'
+median\t'The median element error'"
+complete -c mge -n "__fish_mge_using_subcommand check" -l allow-outliers -d 'The fraction of a tensor\'s elements whose errors may exceed the tolerance (e.g. 0.001)' -r
+complete -c mge -n "__fish_mge_using_subcommand check" -l topk -d 'Judge each tensor by its K largest indices along the last axis instead of its values (classifiers)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l json -d 'Print one JSON document on stdout instead of a line per testcase'
 complete -c mge -n "__fish_mge_using_subcommand check" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
@@ -197,6 +211,17 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -l top -d 'Rows to list
 complete -c mge -n "__fish_mge_using_subcommand profile" -l by -d 'One row per operator or per operator type' -r -f -a "opr\t''
 type\t''"
 complete -c mge -n "__fish_mge_using_subcommand profile" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l analyze -d 'Read an engine profile written elsewhere (load_and_run --profile, megenginelite) instead of running a model' -r -F
+complete -c mge -n "__fish_mge_using_subcommand profile" -l type -d 'Only operators of type T, e.g. ConvolutionForward (repeatable)' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l opr-name -d 'Only operators whose name matches REGEX from its start (Python\'s re.match)' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l order-by -d 'Sort rows by time or FLOPs (largest first), or by name' -r -f -a "time\t''
+flops\t''
+name\t''"
+complete -c mge -n "__fish_mge_using_subcommand profile" -l min-time -d 'Only operator executions that took at least MS milliseconds' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l aggregate -d 'One row per operator type, its operators combined by FUNC [default: sum]' -r -f -a "sum\t''
+mean\t''
+max\t''
+min\t''"
 complete -c mge -n "__fish_mge_using_subcommand profile" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
@@ -250,6 +275,7 @@ complete -c mge -n "__fish_mge_using_subcommand dump" -l io-format -d 'bin: a .n
 txt\t''"
 complete -c mge -n "__fish_mge_using_subcommand dump" -l testcases -d 'Write each embedded testcase\'s tensors to DIR/INDEX/INPUT.npy (expectations as OUTPUT.expect.npy)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l layout-transform-model -d 'Write the model after the engine\'s global layout transform to FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand dump" -l convert -d 'Convert the raw io dump in RAW_DIR (load_and_run --bin-io-dump, megenginelite\'s io_bin_dump) to --io DIR instead of running a model' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l outputs -d 'Write each output to DIR/NAME.npy, as `run --outputs` does' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
@@ -270,14 +296,66 @@ complete -c mge -n "__fish_mge_using_subcommand dump" -l check-finite -d 'Fail (
 complete -c mge -n "__fish_mge_using_subcommand dump" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand dump" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c mge -n "__fish_mge_using_subcommand compare" -l maxerr -d 'The largest AssertEqual error accepted: |a-b| / max(min(|a|,|b|), 1)' -r
-complete -c mge -n "__fish_mge_using_subcommand compare" -l atol -d 'Accept |a-b| <= ATOL + RTOL*|b| instead (NumPy\'s allclose)' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l maxerr -d 'The largest AssertEqual error |a-b| / max(min(|a|,|b|), 1) accepted [default: 1e-4]; NAME:X for tensor NAME only (repeatable)' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l stat -d 'The statistic of a tensor\'s element errors held against --maxerr' -r -f -a "max\t'Every element within the bound (the engine\'s AssertEqual)'
+mean\t'The mean element error'
+median\t'The median element error'"
+complete -c mge -n "__fish_mge_using_subcommand compare" -l allow-outliers -d 'The fraction of a tensor\'s elements whose errors may exceed the tolerance (e.g. 0.001)' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l topk -d 'Judge each tensor by its K largest indices along the last axis instead of its values (classifiers)' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l atol -d 'Accept |a-b| <= ATOL + RTOL*|b| instead of the AssertEqual error (NumPy\'s allclose)' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l rtol -d 'See --atol' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -s i -l input -d 'Input feed: [NAME:]SOURCE with SOURCE one of #rand(MIN,MAX[,SHAPE]), FILE.npy, FILE.npz[:KEY], an image or a JSON literal; several joined by \';\'; @FILE reads one per line' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l seed -d 'Seed for #rand feeds' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l threads -d 'CPU worker threads' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l fast-run-cache -d 'The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled' -r -F
+complete -c mge -n "__fish_mge_using_subcommand compare" -l record-comp-seq -d 'Record the kernel sequence on the first run: 1, or 2 to also free extra memory' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l graph-opt-level -d 'Graph optimization level (0 to 3)' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l async-level -d 'Asynchronous dispatch level' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l jit -d 'JIT level (CUDA only): 1 elemwise, 2 also reductions' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l workspace-limit -d 'Workspace limit for operators with several algorithms' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l layout -d 'Convert the graph to this memory layout' -r -f -a "nchw44\t''
+nchw44-dot\t''
+nchw88\t''
+nhwcd4\t''
+nchw4\t''
+nchw32\t''
+nchw64\t''"
+complete -c mge -n "__fish_mge_using_subcommand compare" -l layout-transform -d 'Let the engine choose the best layout for the whole graph' -r -f -a "auto\t'The device the model runs on'
+cpu\t''
+cuda\t''"
+complete -c mge -n "__fish_mge_using_subcommand compare" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand compare" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand compare" -l cpu-cores -d 'Pin the engine\'s CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
+RC4_default\t''
+SIMPLE_FAST_RC4_default\t''"
+complete -c mge -n "__fish_mge_using_subcommand compare" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
+complete -c mge -n "__fish_mge_using_subcommand compare" -l a-options -d 'Engine options of run A only, as `mge run` takes them, e.g. \'--threads 1\'' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l b-options -d 'Engine options of run B only, e.g. \'--layout nchw44\' or \'--fast-run\'' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l keep -d 'Keep both runs\' io dumps and outputs in DIR/a and DIR/b (a new or empty folder)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand compare" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand compare" -l json -d 'Print one JSON document on stdout instead of the table'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l resize-input -d 'Resize images to the input\'s height and width'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l reproducible -d 'Use only reproducible algorithms'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l weight-preprocess -d 'Preprocess constant weights once at load'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l fuse-preprocess -d 'Fuse preprocessing patterns (astype + pad_channel + dimshuffle)'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l const-shape -d 'Assume input shapes never change (saves memory)'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l fake-first -d 'Make the first execution only allocate (an extra untimed run)'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l no-sanity-check -d 'Skip the var sanity check of the first run'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l tensorrt -d 'Run through TensorRT (CUDA only)'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l b-naive -d 'Run B on megdnn\'s naive reference kernels (CPU)'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l no-testcase -d 'Feed a testcase container #rand instead of its first testcase when there is no --input'
 complete -c mge -n "__fish_mge_using_subcommand compare" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand compare" -s q -l quiet -d 'Print no notes or progress on stderr'
-complete -c mge -n "__fish_mge_using_subcommand compare" -s h -l help -d 'Print help'
+complete -c mge -n "__fish_mge_using_subcommand compare" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mge -n "__fish_mge_using_subcommand tune" -s i -l input -d 'Input feed: [NAME:]SOURCE with SOURCE one of #rand(MIN,MAX[,SHAPE]), FILE.npy, FILE.npz[:KEY], an image or a JSON literal; several joined by \';\'; @FILE reads one per line' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
@@ -308,7 +386,12 @@ RC4_default\t''
 SIMPLE_FAST_RC4_default\t''"
 complete -c mge -n "__fish_mge_using_subcommand tune" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand tune" -l budget -d 'Seconds to spend on the search' -r
-complete -c mge -n "__fish_mge_using_subcommand tune" -l maxerr -d 'The largest AssertEqual error between a candidate\'s outputs and the baseline\'s' -r
+complete -c mge -n "__fish_mge_using_subcommand tune" -l maxerr -d 'The largest AssertEqual error |a-b| / max(min(|a|,|b|), 1) accepted [default: 1e-4]; NAME:X for tensor NAME only (repeatable)' -r
+complete -c mge -n "__fish_mge_using_subcommand tune" -l stat -d 'The statistic of a tensor\'s element errors held against --maxerr' -r -f -a "max\t'Every element within the bound (the engine\'s AssertEqual)'
+mean\t'The mean element error'
+median\t'The median element error'"
+complete -c mge -n "__fish_mge_using_subcommand tune" -l allow-outliers -d 'The fraction of a tensor\'s elements whose errors may exceed the tolerance (e.g. 0.001)' -r
+complete -c mge -n "__fish_mge_using_subcommand tune" -l topk -d 'Judge each tensor by its K largest indices along the last axis instead of its values (classifiers)' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l save -d 'Save the best options to FILE (and its fast-run cache beside it) for `--options FILE`' -r -F
 complete -c mge -n "__fish_mge_using_subcommand tune" -l save-model -d 'Write a Lite packed model to OUT.mge: the model with the best options and the fast-run cache it used, for `mge run OUT.mge` and MegEngine Lite' -r -F
 complete -c mge -n "__fish_mge_using_subcommand tune" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
@@ -328,6 +411,55 @@ complete -c mge -n "__fish_mge_using_subcommand tune" -l json -d 'Print one JSON
 complete -c mge -n "__fish_mge_using_subcommand tune" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand tune" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand tune" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s i -l input -d 'Input feed: [NAME:]SOURCE with SOURCE one of #rand(MIN,MAX[,SHAPE]), FILE.npy, FILE.npz[:KEY], an image or a JSON literal; several joined by \';\'; @FILE reads one per line' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l seed -d 'Seed for #rand feeds' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l threads -d 'CPU worker threads' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l fast-run-cache -d 'The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled' -r -F
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l record-comp-seq -d 'Record the kernel sequence on the first run: 1, or 2 to also free extra memory' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l graph-opt-level -d 'Graph optimization level (0 to 3)' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l async-level -d 'Asynchronous dispatch level' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l jit -d 'JIT level (CUDA only): 1 elemwise, 2 also reductions' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l workspace-limit -d 'Workspace limit for operators with several algorithms' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l layout -d 'Convert the graph to this memory layout' -r -f -a "nchw44\t''
+nchw44-dot\t''
+nchw88\t''
+nhwcd4\t''
+nchw4\t''
+nchw32\t''
+nchw64\t''"
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l layout-transform -d 'Let the engine choose the best layout for the whole graph' -r -f -a "auto\t'The device the model runs on'
+cpu\t''
+cuda\t''"
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l options -d 'Add the engine options saved by `mge tune --save FILE`' -r -F
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l fast-run-shared-batch-size -d 'Profile with this batch size whatever the model\'s (fast-run\'s shared batch size)' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l tensorrt-cache -d 'Read and update TensorRT\'s engine cache in FILE (with --tensorrt)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l cpu-cores -d 'Pin the engine\'s CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l model-key -d 'The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l model-decryption -d 'The method a bare encrypted model was encrypted with (a packed model names its own)' -r -f -a "AES_default\t''
+RC4_default\t''
+SIMPLE_FAST_RC4_default\t''"
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s o -l output -d 'The testcase container to write (.mge)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l maxerr -d 'The largest AssertEqual error the container\'s assertions accept' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l resize-input -d 'Resize images to the input\'s height and width'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l reproducible -d 'Use only reproducible algorithms'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l weight-preprocess -d 'Preprocess constant weights once at load'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l fuse-preprocess -d 'Fuse preprocessing patterns (astype + pad_channel + dimshuffle)'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l const-shape -d 'Assume input shapes never change (saves memory)'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l fake-first -d 'Make the first execution only allocate (an extra untimed run)'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l no-sanity-check -d 'Skip the var sanity check of the first run'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l tensorrt -d 'Run through TensorRT (CUDA only)'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l json -d 'Print one JSON document on stdout instead of the summary'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s v -l verbose -d 'Show engine logs and backtraces'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s q -l quiet -d 'Print no notes or progress on stderr'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -s q -l quiet -d 'Print no notes or progress on stderr'
@@ -357,16 +489,17 @@ complete -c mge -n "__fish_mge_using_subcommand man" -l lite-lib -d 'The MegEngi
 complete -c mge -n "__fish_mge_using_subcommand man" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand man" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand man" -s h -l help -d 'Print help'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "run" -d 'Load a model, feed it, run it and report outputs and timing'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "info" -d 'Show a model\'s format, inputs, outputs and testcases'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "check" -d 'Run every testcase embedded in each model and report pass or fail'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "profile" -d 'Run with the engine\'s profiler: top operators by time and a Chrome trace'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "dump" -d 'Write tensors out: outputs, every intermediate var, embedded testcases, the layout-transformed model'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "compare" -d 'Compare tensors: .npy files, .npz archives, folders of them or two io dumps'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "tune" -d 'Find the fastest engine options that keep the outputs, each tried in its own process'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "runtime" -d 'Install or inspect the MegEngine Lite runtime'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "completions" -d 'Print shell completions'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "man" -d 'Write manual pages (mge.1 and one per subcommand) into DIR'
-complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune runtime completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune pack-testcases runtime completions man help" -f -a "run" -d 'Load a model, feed it, run it and report outputs and timing'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune pack-testcases runtime completions man help" -f -a "info" -d 'Show a model\'s format, inputs, outputs and testcases'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune pack-testcases runtime completions man help" -f -a "check" -d 'Run every testcase embedded in each model and report pass or fail'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune pack-testcases runtime completions man help" -f -a "profile" -d 'Run with the engine\'s profiler: top operators by time and a Chrome trace'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune pack-testcases runtime completions man help" -f -a "dump" -d 'Write tensors out: outputs, every intermediate var, embedded testcases, the layout-transformed model'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune pack-testcases runtime completions man help" -f -a "compare" -d 'Compare tensors (.npy, .npz, folders, io dumps), or two runs of models to the first diverging operator'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune pack-testcases runtime completions man help" -f -a "tune" -d 'Find the fastest engine options that keep the outputs, each tried in its own process'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune pack-testcases runtime completions man help" -f -a "pack-testcases" -d 'Run a model on feeds and write a testcase container: the feeds, and the outputs as expectations its AssertEqual operators check'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune pack-testcases runtime completions man help" -f -a "runtime" -d 'Install or inspect the MegEngine Lite runtime'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune pack-testcases runtime completions man help" -f -a "completions" -d 'Print shell completions'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune pack-testcases runtime completions man help" -f -a "man" -d 'Write manual pages (mge.1 and one per subcommand) into DIR'
+complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune pack-testcases runtime completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c mge -n "__fish_mge_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "install" -d 'Download MegEngine\'s wheel with pip and keep its runtime libraries in the cache folder'
 complete -c mge -n "__fish_mge_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "info" -d 'Show which runtime is used: path, version, devices'

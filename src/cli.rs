@@ -49,10 +49,12 @@ pub enum Command {
     Profile(Box<ProfileArgs>),
     /// Write tensors out: outputs, every intermediate var, embedded testcases, the layout-transformed model
     Dump(Box<DumpArgs>),
-    /// Compare tensors: .npy files, .npz archives, folders of them or two io dumps
-    Compare(CompareArgs),
+    /// Compare tensors (.npy, .npz, folders, io dumps), or two runs of models to the first diverging operator
+    Compare(Box<CompareArgs>),
     /// Find the fastest engine options that keep the outputs, each tried in its own process
     Tune(Box<TuneArgs>),
+    /// Run a model on feeds and write a testcase container: the feeds, and the outputs as expectations its AssertEqual operators check
+    PackTestcases(Box<PackArgs>),
     /// Install or inspect the MegEngine Lite runtime
     #[command(subcommand)]
     Runtime(RuntimeCommand),
@@ -70,11 +72,14 @@ pub enum Command {
 }
 
 /// A model, its feeds and the engine options to run it under: what run,
-/// profile, dump and tune share (check shares the engine options).
+/// profile, dump and tune share (check shares the engine options). The model
+/// is required but where a command reads something else instead (`profile
+/// --analyze`, `dump --convert`).
 #[derive(Args, Debug)]
 pub struct ModelArgs {
     /// The model (.mge), plain or a testcase container
-    pub model: PathBuf,
+    #[arg(required = true)]
+    pub model: Option<PathBuf>,
 
     #[command(flatten)]
     pub feeds: FeedArgs,
@@ -114,13 +119,13 @@ pub struct RunArgs {
     #[command(flatten)]
     pub outputs: OutputsArg,
 
-    /// Compare output NAME with FILE.npy using the engine's AssertEqual error (repeatable)
-    #[arg(long, value_name = "NAME:FILE.npy")]
+    /// Compare output NAME with FILE.npy, or every output with the array of its name in FILE.npz (repeatable)
+    #[arg(long, value_name = "NAME:FILE.npy|FILE.npz")]
     pub expect: Vec<String>,
 
-    /// The largest error --expect accepts
-    #[arg(long, default_value_t = DEFAULT_MAXERR, value_name = "X")]
-    pub maxerr: f64,
+    /// How --expect judges
+    #[command(flatten)]
+    pub comparison: ComparisonArgs,
 
     /// Print one JSON document on stdout instead of the report
     #[arg(long)]
@@ -132,6 +137,10 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub deadline: DeadlineArgs,
+
+    /// Make the internal var VAR an output too, by its name in `mge dump --io`'s index (repeatable)
+    #[arg(long = "output", value_name = "VAR")]
+    pub extra_outputs: Vec<String>,
 
     #[command(flatten)]
     pub concurrency: ConcurrencyArgs,
@@ -156,7 +165,7 @@ pub struct ConcurrencyArgs {
 const FIRST_TESTCASE_MODEL: &str = "The model (.mge); a testcase container without --input runs on its first testcase";
 
 #[derive(Args, Debug)]
-#[command(mut_arg("model", |model| model.help(FIRST_TESTCASE_MODEL)))]
+#[command(mut_arg("model", |model| model.help(FIRST_TESTCASE_MODEL).required(false).required_unless_present("analyze")))]
 pub struct ProfileArgs {
     #[command(flatten)]
     pub model: ModelArgs,
@@ -186,6 +195,57 @@ pub struct ProfileArgs {
 
     #[command(flatten)]
     pub deadline: DeadlineArgs,
+
+    /// Read an engine profile written elsewhere (load_and_run --profile, megenginelite) instead of running a model
+    #[arg(long, value_name = "FILE.json", conflicts_with = "model", help_heading = "Analysis")]
+    pub analyze: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub filters: ProfileFilterArgs,
+}
+
+/// Which operators `profile` lists, as MegEngine's profile_analyze filters them.
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Analysis")]
+pub struct ProfileFilterArgs {
+    /// Only operators of type T, e.g. ConvolutionForward (repeatable)
+    #[arg(long = "type", value_name = "T")]
+    pub types: Vec<String>,
+
+    /// Only operators whose name matches REGEX from its start (Python's re.match)
+    #[arg(long, value_name = "REGEX", value_parser = parse_name_regex)]
+    pub opr_name: Option<regex::Regex>,
+
+    /// Sort rows by time or FLOPs (largest first), or by name
+    #[arg(long, value_enum, default_value = "time")]
+    pub order_by: ProfileOrder,
+
+    /// Only operator executions that took at least MS milliseconds
+    #[arg(long, value_name = "MS")]
+    pub min_time: Option<f64>,
+
+    /// One row per operator type, its operators combined by FUNC [default: sum]
+    #[arg(long, value_enum, value_name = "FUNC", num_args = 0..=1, default_missing_value = "sum")]
+    pub aggregate: Option<ProfileAggregate>,
+}
+
+fn parse_name_regex(text: &str) -> Result<regex::Regex, String> {
+    regex::Regex::new(text).map_err(|err| format!("not a regular expression: {err}"))
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProfileOrder {
+    Time,
+    Flops,
+    Name,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProfileAggregate {
+    Sum,
+    Mean,
+    Max,
+    Min,
 }
 
 /// What `mge tune --save` writes and `--options FILE` reads.
@@ -230,7 +290,9 @@ impl Cli {
             Command::Profile(args) => &args.model.engine,
             Command::Dump(args) => &args.model.engine,
             Command::Tune(args) => &args.model.engine,
+            Command::PackTestcases(args) => &args.model.engine,
             Command::Check(args) => &args.engine,
+            Command::Compare(args) => &args.runs.engine,
             _ => return None,
         };
         engine.options_file.as_deref()
@@ -259,9 +321,9 @@ pub struct TuneArgs {
     #[arg(long, default_value = "120", value_name = "SECONDS", value_parser = parse_seconds)]
     pub budget: Duration,
 
-    /// The largest AssertEqual error between a candidate's outputs and the baseline's
-    #[arg(long, default_value_t = DEFAULT_MAXERR, value_name = "X")]
-    pub maxerr: f64,
+    /// How a candidate's outputs are held against the baseline's
+    #[command(flatten)]
+    pub comparison: ComparisonArgs,
 
     /// Print one JSON document on stdout instead of the table
     #[arg(long)]
@@ -277,6 +339,29 @@ pub struct TuneArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(mut_arg("model", |model| model.help("The plain model (.mge, FBS v2) to run and pack")))]
+pub struct PackArgs {
+    /// The model, the feeds of its one testcase, and the engine options the expected outputs are computed under
+    #[command(flatten)]
+    pub model: ModelArgs,
+
+    /// The testcase container to write (.mge)
+    #[arg(short, long, value_name = "OUT.mge")]
+    pub output: PathBuf,
+
+    /// The largest AssertEqual error the container's assertions accept
+    #[arg(long, default_value_t = DEFAULT_MAXERR, value_name = "X")]
+    pub maxerr: f64,
+
+    /// Print one JSON document on stdout instead of the summary
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub deadline: DeadlineArgs,
+}
+
+#[derive(Args, Debug)]
 pub struct DeadlineArgs {
     /// Stop the engine's work after SECONDS and fail (for check: per model)
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
@@ -286,7 +371,7 @@ pub struct DeadlineArgs {
 #[derive(Args, Debug)]
 #[command(group(clap::ArgGroup::new("what").required(true).multiple(true)
     .args(["outputs", "io", "testcases", "layout_transform_model"])))]
-#[command(mut_arg("model", |model| model.help(FIRST_TESTCASE_MODEL)))]
+#[command(mut_arg("model", |model| model.help(FIRST_TESTCASE_MODEL).required(false).required_unless_present("convert")))]
 #[command(mut_arg("outputs", |outputs| outputs.help("Write each output to DIR/NAME.npy, as `run --outputs` does")))]
 #[command(mut_arg("check_finite", |check| check.help("Fail (exit 1) when an output, or with --io any var, holds NaN or an infinity (said on stderr either way)")))]
 pub struct DumpArgs {
@@ -316,6 +401,10 @@ pub struct DumpArgs {
     #[arg(long, value_name = "FILE")]
     pub layout_transform_model: Option<PathBuf>,
 
+    /// Convert the raw io dump in RAW_DIR (load_and_run --bin-io-dump, megenginelite's io_bin_dump) to --io DIR instead of running a model
+    #[arg(long, value_name = "RAW_DIR", requires = "io", conflicts_with_all = ["model", "outputs", "testcases", "layout_transform_model"])]
+    pub convert: Option<PathBuf>,
+
     #[command(flatten)]
     pub deadline: DeadlineArgs,
 
@@ -331,17 +420,17 @@ pub enum IoFormat {
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// A .npy file, a .npz archive, a folder of them or an io dump (`mge dump --io`)
+    /// A .npy file, a .npz archive, a folder of them, an io dump (`mge dump --io`, or a raw one
+    /// from load_and_run --bin-io-dump or megenginelite), or a model to run
     pub a: PathBuf,
 
-    /// The reference, of the same kind as A
-    pub b: PathBuf,
+    /// The reference, of the same kind as A; left out, model A runs twice (--a-options, --b-options, --b-naive)
+    pub b: Option<PathBuf>,
 
-    /// The largest AssertEqual error accepted: |a-b| / max(min(|a|,|b|), 1)
-    #[arg(long, value_name = "X", conflicts_with_all = ["atol", "rtol"])]
-    pub maxerr: Option<f64>,
+    #[command(flatten)]
+    pub comparison: ComparisonArgs,
 
-    /// Accept |a-b| <= ATOL + RTOL*|b| instead (NumPy's allclose)
+    /// Accept |a-b| <= ATOL + RTOL*|b| instead of the AssertEqual error (NumPy's allclose)
     #[arg(long, value_name = "X")]
     pub atol: Option<f64>,
 
@@ -352,6 +441,122 @@ pub struct CompareArgs {
     /// Print one JSON document on stdout instead of the table
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten)]
+    pub runs: TwoRunArgs,
+}
+
+/// How `compare` runs models A and B: the same feeds, the run options of
+/// both, and each side's own.
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Two runs (A and B models)")]
+pub struct TwoRunArgs {
+    #[command(flatten)]
+    pub feeds: FeedArgs,
+
+    /// Engine options of both runs
+    #[command(flatten)]
+    pub engine: EngineArgs,
+
+    /// Engine options of run A only, as `mge run` takes them, e.g. '--threads 1'
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub a_options: Option<String>,
+
+    /// Engine options of run B only, e.g. '--layout nchw44' or '--fast-run'
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub b_options: Option<String>,
+
+    /// Run B on megdnn's naive reference kernels (CPU)
+    #[arg(long)]
+    pub b_naive: bool,
+
+    /// Keep both runs' io dumps and outputs in DIR/a and DIR/b (a new or empty folder)
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
+
+    /// Feed a testcase container #rand instead of its first testcase when there is no --input
+    #[arg(long)]
+    pub no_testcase: bool,
+
+    /// Stop a run that takes longer than SECONDS
+    #[command(flatten)]
+    pub deadline: DeadlineArgs,
+}
+
+/// Splits `text` as a shell would and reads it as engine options
+/// (`--a-options`, `--b-options`).
+pub fn parse_engine_options(text: &str) -> Result<EngineArgs, String> {
+    let words = shlex::split(text).ok_or_else(|| format!("'{text}': unbalanced quotes"))?;
+    parse_engine_words(words).map_err(|err| format!("'{text}': {err}"))
+}
+
+/// How two sets of tensors are held against each other: run's `--expect`,
+/// compare, tune, and check when given.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ComparisonArgs {
+    /// The largest AssertEqual error |a-b| / max(min(|a|,|b|), 1) accepted [default: 1e-4];
+    /// NAME:X for tensor NAME only (repeatable)
+    #[arg(long, value_name = "[NAME:]X", value_parser = parse_maxerr)]
+    pub maxerr: Vec<Maxerr>,
+
+    /// The statistic of a tensor's element errors held against --maxerr
+    #[arg(long, value_enum, default_value = "max")]
+    pub stat: StatArg,
+
+    /// The fraction of a tensor's elements whose errors may exceed the tolerance (e.g. 0.001)
+    #[arg(long, value_name = "RATIO", default_value_t = 0.0, value_parser = parse_ratio)]
+    pub allow_outliers: f64,
+
+    /// Judge each tensor by its K largest indices along the last axis instead of its values (classifiers)
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    pub topk: Option<u64>,
+}
+
+/// `--maxerr X` or `--maxerr NAME:X`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Maxerr {
+    pub name: Option<String>,
+    pub maxerr: f64,
+}
+
+/// `X`, or `NAME:X` (the last `:` ends the name, which may hold others, as `feat:expect`).
+fn parse_maxerr(text: &str) -> Result<Maxerr, String> {
+    let number = |value: &str| {
+        value
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|x| *x >= 0.0)
+            .ok_or_else(|| format!("'{value}' is not an error bound (a number, at least 0)"))
+    };
+    match text.rsplit_once(':') {
+        Some((name, value)) if !name.is_empty() => Ok(Maxerr {
+            name: Some(name.to_string()),
+            maxerr: number(value)?,
+        }),
+        _ => Ok(Maxerr {
+            name: None,
+            maxerr: number(text)?,
+        }),
+    }
+}
+
+fn parse_ratio(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|ratio| (0.0..1.0).contains(ratio))
+        .ok_or_else(|| format!("'{text}' is not a fraction of the elements (at least 0, below 1)"))
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StatArg {
+    /// Every element within the bound (the engine's AssertEqual)
+    #[default]
+    Max,
+    /// The mean element error
+    Mean,
+    /// The median element error
+    Median,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -530,12 +735,23 @@ pub struct EngineArgs {
     pub load: LoadArgs,
 }
 
-/// Engine options alone, as words: what a packed model's `extra_info` holds.
+/// Engine options alone, as words: what `compare --a-options` holds and a
+/// packed model's `extra_info` carries.
 #[derive(Parser, Debug)]
-#[command(no_binary_name = true)]
-pub struct EngineWords {
+#[command(name = "options", no_binary_name = true)]
+struct EngineWords {
     #[command(flatten)]
-    pub engine: EngineArgs,
+    engine: EngineArgs,
+}
+
+/// Reads `words` (as on the command line: `--layout`, `nchw44`) as engine
+/// options, by the same definitions as the command line.
+pub fn parse_engine_words(words: impl IntoIterator<Item = String>) -> Result<EngineArgs, String> {
+    let parsed = EngineWords::try_parse_from(words).map_err(|err| first_line(&err))?;
+    if parsed.engine.options_file.is_some() {
+        return Err("--options FILE is not read here: give the options it holds".to_string());
+    }
+    Ok(parsed.engine)
 }
 
 /// How a model file is opened: its decryption and the extern operators it
@@ -614,6 +830,10 @@ pub struct InfoArgs {
 
     #[command(flatten)]
     pub load: LoadArgs,
+
+    /// Also list the operators by type with their parameters, MACs and FLOPs, read from the graph
+    #[arg(long)]
+    pub ops: bool,
 }
 
 #[derive(Args, Debug)]
@@ -644,6 +864,10 @@ pub struct CheckArgs {
 
     #[command(flatten)]
     pub deadline: DeadlineArgs,
+
+    /// Judge the outputs by these rules against the expectations instead of the model's AssertEqual operators
+    #[command(flatten)]
+    pub comparison: ComparisonArgs,
 
     #[command(flatten)]
     pub finite: FiniteArg,

@@ -41,6 +41,11 @@ pub const NPY: Kind = Kind::input(".npy file", 4 * GIB + 128 * KIB);
 pub const NPZ: Kind = Kind::input(".npz archive", 64 * GIB);
 pub const IMAGE: Kind = Kind::input("image", GIB);
 pub const IO_DUMP_INDEX: Kind = Kind::input("io dump index", GIB);
+/// A file of an io dump written elsewhere (load_and_run, megenginelite): one
+/// var as `ENGINE_DUMP` holds it.
+pub const RAW_IO_DUMP: Kind = Kind::input("raw io dump file", 4 * GIB + MIB);
+/// An engine profile written elsewhere (`profile --analyze`), as `ENGINE_PROFILE`.
+pub const RECORDED_PROFILE: Kind = Kind::input("engine profile", 4 * GIB);
 pub const FAST_RUN_CACHE: Kind = Kind::internal("fast-run cache", GIB);
 /// TensorRT's serialized engines, read and written back like the fast-run cache.
 pub const TENSORRT_CACHE: Kind = Kind::internal("TensorRT cache", 4 * GIB);

@@ -268,17 +268,17 @@ pub fn write_set(dir: &Path, files: impl IntoIterator<Item = (PathBuf, Vec<u8>)>
 }
 
 /// Files (paths relative to `dir`) written whole or not at all: each is
-/// written into a staging folder beside `dir` as it comes, and `commit` moves
-/// them in. A new `dir` is that folder renamed; into an existing one the files
-/// are renamed one by one, which needs no space, so only the staging can fail
-/// for a full disk. A set that fails, or is dropped before `commit`, leaves
-/// nothing behind, not even an empty `dir`.
+/// written into a staging folder beside `dir` as it comes (by `add`, or by a
+/// child process told its `path`), and `commit` moves them in. A new `dir` is
+/// that folder renamed; into an existing one the files are renamed one by
+/// one, which needs no space, so only the staging can fail for a full disk. A
+/// set that fails, or is dropped before `commit`, leaves nothing behind, not
+/// even an empty `dir`.
 pub struct StagedSet {
     dir: PathBuf,
     /// Dropped before the announcement that it is gone (fields drop in order).
     staging: Option<tempfile::TempDir>,
     _announced: Announced,
-    written: Vec<PathBuf>,
 }
 
 impl StagedSet {
@@ -289,51 +289,67 @@ impl StagedSet {
             dir: dir.to_path_buf(),
             _announced: Announced::new(staging.path()),
             staging: Some(staging),
-            written: Vec::new(),
         })
     }
 
-    fn staging(&self) -> &Path {
+    /// Where the set is staged: what a child process writes there is the set's.
+    pub fn path(&self) -> &Path {
         self.staging.as_ref().expect("kept until the set is dropped").path()
     }
 
     /// Writes `file` (relative to the set's folder) into the staging folder.
     pub fn add(&mut self, file: PathBuf, contents: &[u8]) -> Result<()> {
-        let path = self.staging().join(&file);
+        let path = self.path().join(&file);
         fs::create_dir_all(folder_of(&path))
             .and_then(|()| fs::write(&path, contents))
             .and_then(|()| fs::File::open(&path)?.sync_all())
             .with_context(|| format!("cannot write {}", self.dir.join(&file).display()))?;
-        self.written.push(file);
         Ok(())
     }
 
-    /// Moves the files into the set's folder.
+    /// Moves every staged file into the set's folder.
     pub fn commit(mut self) -> Result<()> {
         let dir = self.dir.clone();
-        fs::set_permissions(self.staging(), Permissions::from_mode(0o755))
+        let mut written = Vec::new();
+        staged_files(self.path(), Path::new(""), &mut written)
+            .with_context(|| format!("cannot write into {}", dir.display()))?;
+        fs::set_permissions(self.path(), Permissions::from_mode(0o755))
             .with_context(|| format!("cannot write into {}", dir.display()))?;
         if !dir.exists() {
-            fs::rename(self.staging(), &dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            fs::rename(self.path(), &dir).with_context(|| format!("cannot create {}", dir.display()))?;
             // The staging folder is `dir` now: nothing left to remove.
             let _ = self.staging.take().map(tempfile::TempDir::keep);
             return Ok(());
         }
         // Checked first, so that a name taken by a folder or an input stops the set before any file moves.
-        for target in self.written.iter().map(|file| dir.join(file)) {
+        for target in written.iter().map(|file| dir.join(file)) {
             if target.is_dir() {
                 bail!("cannot write {}: it is a folder", target.display());
             }
             refuse_input_at(&target)?;
         }
-        for file in &self.written {
+        for file in &written {
             let target = dir.join(file);
             fs::create_dir_all(folder_of(&target))
-                .and_then(|()| fs::rename(self.staging().join(file), &target))
+                .and_then(|()| fs::rename(self.path().join(file), &target))
                 .with_context(|| format!("cannot write {}", target.display()))?;
         }
         Ok(())
     }
+}
+
+/// The files under `root`, as paths relative to it (`relative` so far).
+fn staged_files(root: &Path, relative: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in fs::read_dir(root.join(relative))? {
+        let entry = entry?;
+        let path = relative.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            staged_files(root, &path, files)?;
+        } else {
+            files.push(path);
+        }
+    }
+    Ok(())
 }
 
 /// A file name for a tensor's name: characters a file name cannot hold become

@@ -14,7 +14,7 @@ use super::Global;
 use crate::cli::{DumpArgs, IoFormat};
 use crate::engine::{IoDump, Lite, NetworkOptions};
 use crate::input_files;
-use crate::iodump::{convert_binary, index_text, Converted, TEXT_FILE};
+use crate::iodump::{convert_binary, index_text, read_raw_index, refuse_unless_raw, Converted, Index, TEXT_FILE};
 use crate::model::{ModelFile, EXPECTATION_SUFFIX};
 use crate::output_files::{
     ensure_set_writable, ensure_writable, npy_files, write_atomically, write_set, write_tensors, StagedSet,
@@ -27,10 +27,18 @@ use crate::runner::{Plan, Session};
 use crate::tensor::HostTensor;
 
 pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
+    if let (Some(raw), Some(dir)) = (&args.convert, &args.io) {
+        return print(
+            &DumpReport {
+                written: vec![convert_raw(raw, dir, args.io_format)?],
+            },
+            false,
+        );
+    }
     let settings = ModelSettings::from_args(&args.model, global)?;
     let testcases = Testcases::unless(args.no_testcase, Testcases::FeedFirst);
     let (mut prepared, io) = prepare(&settings, testcases, global, |opened, options| {
-        check_targets(&args, &opened.model, options, global)?;
+        check_targets(&args, &settings.path, &opened.model, options, global)?;
         args.io
             .as_deref()
             .map(|dir| IoRequest::new(dir, args.io_format, options))
@@ -100,11 +108,17 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
 }
 
 /// What must hold before the engine starts, and the options the targets need.
-fn check_targets(args: &DumpArgs, model: &ModelFile, options: &mut NetworkOptions, global: &Global) -> Result<()> {
+fn check_targets(
+    args: &DumpArgs,
+    path: &Path,
+    model: &ModelFile,
+    options: &mut NetworkOptions,
+    global: &Global,
+) -> Result<()> {
     if args.testcases.is_some() && !model.is_container() {
         bail!(
             "--testcases: {} embeds no testcases (it is not a container dumped with input_data)",
-            args.model.model.display()
+            path.display()
         );
     }
     let sets = [
@@ -188,8 +202,6 @@ impl IoRequest<'_> {
             index,
             first_non_finite,
         } = converted;
-        let mut operators: Vec<&str> = index.vars.iter().map(|var| var.operator.as_str()).collect();
-        operators.dedup();
         let first_non_finite = first_non_finite.map(|(var, counted)| {
             format!(
                 "var '{}' of operator '{}' is the first, in execution order, to hold NaN or infinities: {counted}",
@@ -198,11 +210,41 @@ impl IoRequest<'_> {
         });
         let written = Written::IoDump {
             vars: index.vars.len(),
-            operators: operators.len(),
+            operators: operator_count(&index),
             dir: dir.display().to_string(),
         };
         Ok((written, first_non_finite))
     }
+}
+
+/// `--convert RAW_DIR --io DIR`: a raw io dump from elsewhere in the format `--io` writes.
+fn convert_raw(raw: &Path, dir: &Path, format: IoFormat) -> Result<Written> {
+    if format != IoFormat::Bin {
+        bail!("--convert writes .npy files: --io-format txt is the engine's own text, which only a run writes");
+    }
+    if !raw.is_dir() {
+        bail!("--convert: {} is not a folder", raw.display());
+    }
+    let index = read_raw_index(raw)?;
+    refuse_unless_raw(raw, index.as_ref())?;
+    let index = index.expect("refuse_unless_raw passed");
+    // After the raw files were read: a folder that holds them is refused.
+    let mut set = StagedSet::new(dir).context("--io")?;
+    let index = convert_binary(index.vars, raw, &mut set, &raw.display().to_string())?.index;
+    set.commit().context("--io")?;
+    Ok(Written::ConvertedIoDump {
+        vars: index.vars.len(),
+        operators: operator_count(&index),
+        from: raw.display().to_string(),
+        dir: dir.display().to_string(),
+    })
+}
+
+/// How many operators made the vars of `index` (listed in order, so each once).
+fn operator_count(index: &Index) -> usize {
+    let mut operators: Vec<&str> = index.vars.iter().map(|var| var.operator.as_str()).collect();
+    operators.dedup();
+    operators.len()
 }
 
 /// Each testcase's tensors as `DIR/INDEX/INPUT.npy`; the expected value of an

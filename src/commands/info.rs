@@ -21,6 +21,8 @@ pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
     let engine = EngineSettings::from_given(load_options(&args.load), global)?;
     let model = read_model(&args.model, &engine)?;
     let packing = packing(&model)?;
+    // Read from the graph before the engine is asked anything: it runs nothing.
+    let ops = args.ops.then(|| model.cost()).transpose()?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
     ready_runtime(&lite, &engine, &model, &engine.network)?;
     let engine_output = silence_stdout(global.verbose);
@@ -50,6 +52,7 @@ pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
         outputs: session.outputs.iter().map(Tensor::from).collect(),
         testcases: model.testcase_count(),
         testcase_values,
+        ops,
     };
     print(&info, args.json)
 }

@@ -7,6 +7,7 @@ mod dump;
 mod finite;
 mod info;
 mod man;
+mod pack_testcases;
 mod prepare;
 mod profile;
 mod run;
@@ -79,14 +80,19 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     let supervisor = !supervise::is_child();
     match cli.command {
         Command::Run(args) if supervisor => supervised(args.deadline.timeout, Work::Model, &global),
-        Command::Profile(args) if supervisor => supervised(args.deadline.timeout, Work::Model, &global),
-        Command::Dump(args) if supervisor => {
+        // An analysis of a file runs no engine.
+        Command::Profile(args) if supervisor && args.analyze.is_none() => {
+            supervised(args.deadline.timeout, Work::Model, &global)
+        }
+        // A conversion runs no engine.
+        Command::Dump(args) if supervisor && args.convert.is_none() => {
             let work = match args.layout_transform_model {
                 Some(_) => Work::LayoutTransformModel,
                 None => Work::Model,
             };
             supervised(args.deadline.timeout, work, &global)
         }
+        Command::PackTestcases(args) if supervisor => supervised(args.deadline.timeout, Work::Model, &global),
         // Info loads the model into the engine to read its inputs, which a broken graph can crash.
         Command::Info(_) if supervisor => supervised(None, Work::Model, &global),
         Command::Run(args) => run::run(*args, &global),
@@ -94,8 +100,9 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Check(args) => check::check(*args, &global),
         Command::Profile(args) => profile::profile(*args, &global),
         Command::Dump(args) => dump::dump(*args, &global),
-        Command::Compare(args) => compare::compare(args),
+        Command::Compare(args) => compare::compare(*args, &global),
         Command::Tune(args) => tune::tune(*args, &global),
+        Command::PackTestcases(args) => pack_testcases::pack(*args, &global),
         Command::Runtime(RuntimeCommand::Install { version, force }) => runtime::install(&version, force, &global),
         Command::Runtime(RuntimeCommand::Info { json }) => runtime::info(json, &global),
         Command::Completions { shell } => completions::completions(shell),

@@ -94,7 +94,10 @@ pub fn prepare<'a, T>(
     adjust: impl FnOnce(&Opened, &mut NetworkOptions) -> Result<T>,
 ) -> Result<(Prepared<'a>, T)> {
     let reading = Instant::now();
-    let model = read_model(&settings.path, &settings.engine)?;
+    let mut model = read_model(&settings.path, &settings.engine)?;
+    if !settings.extra_outputs.is_empty() {
+        model.add_outputs(&settings.extra_outputs).context("--output")?;
+    }
     let read = reading.elapsed();
     let engine = with_carried(&settings.engine, &model, &settings.path, global)?;
     let opened = Opened {

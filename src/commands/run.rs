@@ -7,10 +7,10 @@ use anyhow::{bail, Context, Result};
 
 use super::finite::{failure, judge_testcases, warn_non_finite};
 use super::prepare::{prepare, refuse_unchecked_testcases, Prepared, Testcases};
-use super::settings::{plan, ModelSettings};
+use super::settings::{comparison_rules, plan, ModelSettings};
 use super::{CheckFailed, Global};
 use crate::cli::RunArgs;
-use crate::compare::{compare_values, Tolerance};
+use crate::compare::{compare_values, Rules};
 use crate::engine::NetworkOptions;
 use crate::feeds::{self, Feed};
 use crate::input_files;
@@ -22,26 +22,34 @@ use crate::report::run::{
     noise_warning, ExpectReport, InstanceReport, InstancesReport, Measurement, OutputDifference, ProfiledRuns,
     RunReport, Target, TestcaseRunReport, TestcasesRunReport, WrittenOutput,
 };
-use crate::report::trace::write_trace;
+use crate::report::trace::{write_trace, TraceSource};
 use crate::runner::instances::{run_concurrently, Concurrent, Instances};
 use crate::runner::memory::{peak_rss_bytes, PeakMemory};
 use crate::runner::noise::Noise;
 use crate::runner::pinning::pinned_threads;
-use crate::runner::testcase::{run_testcases, TestcaseRun};
+use crate::runner::testcase::{run_testcases, Judge, TestcaseRun};
 use crate::runner::timing::{ColdStart, Timing};
 use crate::runner::{profile_algorithms, Plan, Runs};
+use crate::tensor::npy::Npz;
 use crate::tensor::{format_shape, HostTensor};
 use crate::text::quoted_list;
 
-/// `--expect NAME:FILE.npy`; the file is checked before the engine starts and
-/// read, in the output's dtype, once the output exists.
-struct Expectation {
-    output: String,
-    file: PathBuf,
+/// `--expect NAME:FILE.npy` or `--expect FILE.npz`; the file is checked
+/// before the engine starts and read, in the output's dtype, once the
+/// outputs exist.
+enum Expectation {
+    /// One output's expected value.
+    Output { output: String, file: PathBuf },
+    /// Every output's, each the array of the output's name.
+    Bundle(PathBuf),
 }
 
 pub fn run(args: RunArgs, global: &Global) -> Result<()> {
-    let settings = ModelSettings::from_args(&args.model, global)?;
+    let settings = ModelSettings {
+        extra_outputs: args.extra_outputs.clone(),
+        ..ModelSettings::from_args(&args.model, global)?
+    };
+    let rules = comparison_rules(&args.comparison, None)?;
     let expectations = args
         .expect
         .iter()
@@ -68,6 +76,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         capture.phase("load", prepared.loading, prepared.loaded);
     }
     let run = Run {
+        model: &settings.path,
         target: Target {
             model: settings.path.display().to_string(),
             format: prepared.model.format(),
@@ -80,7 +89,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     if prepared.testcases {
         run.testcases(prepared, global)
     } else {
-        run.fed(prepared, profile, &expectations, global)
+        run.fed(prepared, profile, &expectations, &rules, global)
     }
 }
 
@@ -102,6 +111,7 @@ fn refuse_for_testcases(args: &RunArgs, expectations: &[Expectation], options: &
 /// A loaded model's run, either way.
 struct Run<'a> {
     target: Target,
+    model: &'a Path,
     plan: Plan,
     peak_after_load: Option<u64>,
     args: &'a RunArgs,
@@ -110,7 +120,13 @@ struct Run<'a> {
 impl Run<'_> {
     /// The embedded testcases of a container, each judged by its assertions.
     fn testcases(self, mut prepared: Prepared, global: &Global) -> Result<()> {
-        let mut runs = run_testcases(&prepared.lite, &prepared.model, &mut prepared.session, &self.plan)?;
+        let mut runs = run_testcases(
+            &prepared.lite,
+            &prepared.model,
+            &mut prepared.session,
+            &self.plan,
+            Judge::Engine,
+        )?;
         judge_testcases(&mut runs, "testcase ", self.args.finite.check_finite, global);
         let memory = PeakMemory::now(self.peak_after_load);
         prepared.finish()?;
@@ -141,6 +157,7 @@ impl Run<'_> {
         mut prepared: Prepared,
         profile: Option<(ProfileCapture, NetworkOptions)>,
         expectations: &[Expectation],
+        rules: &Rules,
         global: &Global,
     ) -> Result<()> {
         let feeds = prepared.feeds(global)?;
@@ -166,7 +183,8 @@ impl Run<'_> {
         let device = prepared.options.device;
         let lite = prepared.finish()?;
         if let (Some(capture), Some(trace)) = (capture, &args.profile) {
-            write_trace(trace, &capture.finish(), &args.model.model, device, lite.version()?)?;
+            let source = TraceSource::run(self.model, device, lite.version()?);
+            write_trace(trace, &capture.finish(), &source)?;
         }
         let outputs = measured.outputs;
         let written = match &args.outputs.dir {
@@ -191,7 +209,7 @@ impl Run<'_> {
                 .iter()
                 .map(|(name, file)| WrittenOutput::new(name, file))
                 .collect(),
-            expect: check_expectations(expectations, &outputs, args.maxerr)?,
+            expect: check_expectations(expectations, &outputs, rules)?,
         };
         print(&report, args.json)?;
         let non_finite = warn_non_finite(&outputs, "", global);
@@ -202,7 +220,7 @@ impl Run<'_> {
             .map(|e| format!("'{}' (err {:e})", e.name, e.err))
             .collect();
         if !failed.is_empty() {
-            return Err(CheckFailed(format!("output {} above --maxerr {:e}", failed.join(", "), args.maxerr)).into());
+            return Err(CheckFailed(format!("output {} differs from --expect", failed.join(", "))).into());
         }
         if let Some(differing) = report
             .instances
@@ -355,55 +373,97 @@ fn write_testcase_outputs(dir: &Path, runs: &[TestcaseRun]) -> Result<Vec<Writte
 }
 
 fn read_expectation(spec: &str) -> Result<Expectation> {
-    let (output, file) = spec
-        .rsplit_once(':')
-        .filter(|(output, file)| !output.is_empty() && !file.is_empty())
-        .with_context(|| format!("--expect {spec}: expected NAME:FILE.npy"))?;
-    let file = PathBuf::from(file);
+    let expectation = match spec.rsplit_once(':') {
+        Some((output, file)) if !output.is_empty() && !file.is_empty() => Expectation::Output {
+            output: output.to_string(),
+            file: PathBuf::from(file),
+        },
+        _ if spec.to_ascii_lowercase().ends_with(".npz") => Expectation::Bundle(PathBuf::from(spec)),
+        _ => bail!("--expect {spec}: expected NAME:FILE.npy, or FILE.npz holding an array per output"),
+    };
+    let (Expectation::Output { file, .. } | Expectation::Bundle(file)) = &expectation;
     if !file.is_file() {
         bail!("--expect {spec}: {} is not a file", file.display());
     }
-    input_files::claim(&file);
-    Ok(Expectation {
-        output: output.to_string(),
-        file,
-    })
+    input_files::claim(file);
+    Ok(expectation)
+}
+
+/// Each expected output with its value, in the output's dtype, and where it came from.
+fn expected_values(
+    expectations: &[Expectation],
+    outputs: &[(String, HostTensor)],
+) -> Result<Vec<(String, HostTensor, String)>> {
+    let names: Vec<&str> = outputs.iter().map(|(name, _)| name.as_str()).collect();
+    let output = |name: &str| {
+        outputs
+            .iter()
+            .find(|(output, _)| output == name)
+            .map(|(_, tensor)| tensor)
+            .with_context(|| {
+                format!(
+                    "--expect: the model has no output '{name}' (outputs: {})",
+                    quoted_list(&names)
+                )
+            })
+    };
+    let mut expected = Vec::new();
+    for expectation in expectations {
+        match expectation {
+            Expectation::Output { output: name, file } => {
+                let value = feeds::load_npy(file, output(name)?.dtype)
+                    .with_context(|| format!("--expect {name}:{}", file.display()))?;
+                expected.push((name.clone(), value, file.display().to_string()));
+            }
+            Expectation::Bundle(file) => {
+                let keys = Npz::open(file)
+                    .with_context(|| format!("--expect {}", file.display()))?
+                    .keys();
+                for key in keys {
+                    let dtype = output(&key)
+                        .with_context(|| format!("--expect {}: array '{key}'", file.display()))?
+                        .dtype;
+                    let value = feeds::load_npz_array(file, &key, dtype)
+                        .with_context(|| format!("--expect {}", file.display()))?;
+                    expected.push((key.clone(), value, format!("{}:{key}", file.display())));
+                }
+            }
+        }
+    }
+    Ok(expected)
 }
 
 fn check_expectations(
     expectations: &[Expectation],
     outputs: &[(String, HostTensor)],
-    maxerr: f64,
+    rules: &Rules,
 ) -> Result<Vec<ExpectReport>> {
-    expectations
-        .iter()
-        .map(|expectation| {
-            let Some((_, actual)) = outputs.iter().find(|(name, _)| *name == expectation.output) else {
-                let names: Vec<&str> = outputs.iter().map(|(name, _)| name.as_str()).collect();
+    let expected = expected_values(expectations, outputs)?;
+    rules.check_names(expected.iter().map(|(name, _, _)| name.as_str()))?;
+    expected
+        .into_iter()
+        .map(|(name, expected, source)| {
+            let actual = &outputs
+                .iter()
+                .find(|(output, _)| *output == name)
+                .expect("checked above")
+                .1;
+            let criterion = rules.criterion(&name);
+            let Some(comparison) = compare_values(actual.view(), expected.view(), &criterion) else {
                 bail!(
-                    "--expect: the model has no output '{}' (outputs: {})",
-                    expectation.output,
-                    quoted_list(&names)
-                );
-            };
-            let expected = feeds::load_npy(&expectation.file, actual.dtype)
-                .with_context(|| format!("--expect {}:{}", expectation.output, expectation.file.display()))?;
-            let tolerance = Tolerance::AssertEqual { maxerr };
-            let Some(comparison) = compare_values(actual.view(), expected.view(), tolerance) else {
-                bail!(
-                    "--expect: output '{}' has shape {}, {} holds {}",
-                    expectation.output,
+                    "--expect: output '{name}' has shape {}, {source} holds {}",
                     format_shape(&actual.shape),
-                    expectation.file.display(),
                     format_shape(&expected.shape)
                 );
             };
             Ok(ExpectReport {
-                name: expectation.output.clone(),
-                file: expectation.file.display().to_string(),
+                name,
+                file: source,
                 err: comparison.err,
-                maxerr,
-                passed: comparison.passed(),
+                stat_err: comparison.judged.filter(|_| criterion.judges_more_than_the_largest()),
+                tolerance: criterion.tolerance,
+                topk: comparison.topk,
+                passed: comparison.passed,
                 first_mismatch: comparison.first_mismatch,
             })
         })

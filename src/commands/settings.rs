@@ -5,10 +5,12 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use clap::Parser;
 
 use super::Global;
-use crate::cli::{EngineArgs, EngineWords, IterationArgs, LayoutTransformTarget, LoadArgs, ModelArgs};
+use crate::cli::{
+    parse_engine_words, ComparisonArgs, EngineArgs, IterationArgs, LayoutTransformTarget, LoadArgs, ModelArgs, StatArg,
+};
+use crate::compare::{NamedMaxerr, Rules, Statistic, Tolerance};
 use crate::engine::{available_cores, AlgoSearch, Device, NetworkOptions};
 use crate::feeds::{self, FeedOptions};
 use crate::input_files;
@@ -170,11 +172,7 @@ pub fn engine_words(words: &[String]) -> Result<Vec<EngineOption>> {
     if words.is_empty() {
         return Ok(Vec::new());
     }
-    let parsed = EngineWords::try_parse_from(words).map_err(|err| {
-        let message = err.to_string();
-        anyhow::anyhow!("{}", message.lines().next().unwrap_or("").trim_start_matches("error: "))
-    })?;
-    given_options(&parsed.engine)
+    given_options(&parse_engine_words(words.iter().cloned()).map_err(anyhow::Error::msg)?)
 }
 
 /// The options of `args` that say how to open the model.
@@ -207,7 +205,7 @@ fn read_model_key(spec: &str) -> Result<Vec<u8>> {
 }
 
 /// The options `args` give, in the order a command line lists them.
-fn given_options(args: &EngineArgs) -> Result<Vec<EngineOption>> {
+pub fn given_options(args: &EngineArgs) -> Result<Vec<EngineOption>> {
     let mut given = Vec::new();
     let device = parse_device(&args.device)?;
     if device != Device::Cpu {
@@ -298,6 +296,8 @@ pub struct ModelSettings {
     pub specs: Vec<String>,
     pub feeds: FeedOptions,
     pub engine: EngineSettings,
+    /// Vars made outputs of the model, after its own (`run --output`).
+    pub extra_outputs: Vec<String>,
 }
 
 impl ModelSettings {
@@ -307,19 +307,21 @@ impl ModelSettings {
         let engine = EngineSettings::from_args(&args.engine, global)?;
         engine.warn_oversubscribed(global);
         let specs = feeds::expand_specs(&args.feeds.inputs)?;
-        input_files::claim(&args.model);
+        let path = args.model.clone().context("no MODEL given: name the model to run")?;
+        input_files::claim(&path);
         feeds::source_files(&specs)
             .iter()
             .for_each(|file| input_files::claim(file));
         Ok(ModelSettings {
             engine,
-            path: args.model.clone(),
+            path,
             inputs: args.feeds.inputs.clone(),
             specs,
             feeds: FeedOptions {
                 seed: args.feeds.seed,
                 resize_input: args.feeds.resize_input,
             },
+            extra_outputs: Vec::new(),
         })
     }
 }
@@ -332,6 +334,41 @@ pub fn plan(iterations: &IterationArgs, global: &Global) -> Plan {
         time_limit: iterations.max_duration,
         verbose: global.verbose,
     }
+}
+
+/// The comparison rules `args` give; `close` is compare's `--atol/--rtol`,
+/// which take the place of an unnamed `--maxerr`.
+pub fn comparison_rules(args: &ComparisonArgs, close: Option<Tolerance>) -> Result<Rules> {
+    let mut unnamed = args.maxerr.iter().filter(|rule| rule.name.is_none());
+    let maxerr = unnamed.next().map(|rule| rule.maxerr);
+    if unnamed.next().is_some() {
+        bail!("--maxerr X is given more than once: give one bound for every tensor, and NAME:X for others");
+    }
+    if maxerr.is_some() && close.is_some() {
+        bail!("--maxerr X and --atol/--rtol are two ways to state the tolerance: give one (--maxerr NAME:X may go with either)");
+    }
+    let by_name = args
+        .maxerr
+        .iter()
+        .filter_map(|rule| {
+            rule.name.as_ref().map(|name| NamedMaxerr {
+                name: name.clone(),
+                maxerr: rule.maxerr,
+            })
+        })
+        .collect();
+    let stat = match args.stat {
+        StatArg::Max => Statistic::Max,
+        StatArg::Mean => Statistic::Mean,
+        StatArg::Median => Statistic::Median,
+    };
+    Rules::new(
+        close.or(maxerr.map(|maxerr| Tolerance::AssertEqual { maxerr })),
+        by_name,
+        stat,
+        args.allow_outliers,
+        args.topk.map(|k| usize::try_from(k).unwrap_or(usize::MAX)),
+    )
 }
 
 #[cfg(test)]

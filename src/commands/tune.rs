@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::prepare::read_model;
-use super::settings::{EngineSettings, ModelSettings};
+use super::settings::{comparison_rules, EngineSettings, ModelSettings};
 use super::Global;
 use crate::cli::{SavedOptions, TuneArgs};
 use crate::deploy;
@@ -67,7 +67,7 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     };
     let options = TuneOptions {
         budget: args.budget,
-        maxerr: args.maxerr,
+        rules: comparison_rules(&args.comparison, None)?,
     };
     // The singles, and about as many combinations of the winners at most.
     let mut progress = TuneProgress::new(singles.len() as u64 * 3 / 2, global.quiet);

@@ -7,6 +7,8 @@
 //! sides at the same index counts as equal; NaN on one side only is a mismatch
 //! and makes the errors NaN.
 
+mod relayout;
+pub mod rules;
 pub mod sides;
 
 use anyhow::{Context, Result};
@@ -14,29 +16,12 @@ use serde::Serialize;
 
 use crate::tensor::npy::Npy;
 use crate::tensor::TensorView;
+pub use rules::{Criterion, NamedMaxerr, Rules, Statistic, Tolerance, TopkAgreement};
+use rules::{ErrorStatistics, TopkRows};
 use sides::{pair, Side, Tensor};
 
 /// How many diverging vars after the first a report lists.
 const DIVERGENCE_FOLLOWERS: usize = 5;
-
-/// What a tensor may differ by.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum Tolerance {
-    /// The AssertEqual error of every element at most `maxerr`.
-    AssertEqual { maxerr: f64 },
-    /// `|a - b| <= atol + rtol * |b|` for every element, as NumPy's `allclose`.
-    Close { atol: f64, rtol: f64 },
-}
-
-impl Tolerance {
-    fn accepts(self, diff: f64, err: f64, b: f64) -> bool {
-        match self {
-            Tolerance::AssertEqual { maxerr } => err <= maxerr,
-            Tolerance::Close { atol, rtol } => diff <= atol + rtol * b.abs(),
-        }
-    }
-}
 
 /// The first element outside the tolerance.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -54,47 +39,67 @@ pub struct ValueComparison {
     pub max_abs: f64,
     /// Largest `|a - b| / |b|` (infinite where `b` is 0 and `a` is not).
     pub max_rel: f64,
-    /// The AssertEqual error.
+    /// The AssertEqual error: the largest of the elements'.
     pub err: f64,
     pub first_mismatch: Option<Mismatch>,
+    /// How many elements are outside the tolerance.
+    pub mismatches: usize,
+    /// The statistic of the element errors the verdict held against the
+    /// tolerance (`--stat`, without the `--allow-outliers`); none for `allclose`.
+    pub judged: Option<f64>,
+    pub topk: Option<TopkAgreement>,
+    pub passed: bool,
 }
 
-impl ValueComparison {
-    pub fn passed(&self) -> bool {
-        self.first_mismatch.is_none()
-    }
-}
-
-/// Compares the values of two views of the same shape; `None` when the shapes differ.
-pub fn compare_values(a: TensorView, b: TensorView, tolerance: Tolerance) -> Option<ValueComparison> {
+/// Compares the values of two views of the same shape under `criterion`;
+/// `None` when the shapes differ.
+pub fn compare_values(a: TensorView, b: TensorView, criterion: &Criterion) -> Option<ValueComparison> {
     if a.shape != b.shape {
         return None;
     }
-    let mut result = ValueComparison {
-        max_abs: 0.0,
-        max_rel: 0.0,
-        err: 0.0,
-        first_mismatch: None,
-    };
+    let mut statistics = ErrorStatistics::new(*criterion, a.len());
+    let mut topk = criterion.topk.map(|k| TopkRows::new(k, a.shape));
+    let (mut max_abs, mut max_rel, mut max_err) = (0.0, 0.0, 0.0);
+    let mut first_mismatch = None;
+    let mut mismatches = 0;
     for (position, (x, y)) in a.values().zip(b.values()).enumerate() {
+        if let Some(rows) = &mut topk {
+            rows.add(x, y);
+        }
         // Equal infinities, and NaN facing NaN, are equal.
         if x == y || (x.is_nan() && y.is_nan()) {
             continue;
         }
         let diff = (x - y).abs();
         let err = diff / x.abs().min(y.abs()).max(1.0);
-        result.max_abs = worst(result.max_abs, diff);
-        result.max_rel = worst(result.max_rel, diff / y.abs());
-        result.err = worst(result.err, err);
-        if result.first_mismatch.is_none() && !tolerance.accepts(diff, err, y) {
-            result.first_mismatch = Some(Mismatch {
+        max_abs = worst(max_abs, diff);
+        max_rel = worst(max_rel, diff / y.abs());
+        max_err = worst(max_err, err);
+        statistics.add(err);
+        if !criterion.tolerance.accepts(diff, err, y) {
+            mismatches += 1;
+            first_mismatch.get_or_insert_with(|| Mismatch {
                 index: unravel(position, a.shape),
                 a: x,
                 b: y,
             });
         }
     }
-    Some(result)
+    let (judged, within) = statistics.verdict(max_err, mismatches);
+    let topk = topk.map(TopkRows::finish);
+    Some(ValueComparison {
+        max_abs,
+        max_rel,
+        err: max_err,
+        first_mismatch,
+        mismatches,
+        judged,
+        passed: match &topk {
+            Some(agreement) => agreement.differing_rows == 0,
+            None => within,
+        },
+        topk,
+    })
 }
 
 /// The verdict on one tensor.
@@ -139,52 +144,96 @@ pub struct TensorRow {
     pub max_rel: Option<f64>,
     pub err: Option<f64>,
     pub first_mismatch: Option<Mismatch>,
+    /// Elements outside the tolerance, when compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mismatches: Option<usize>,
+    /// The `--stat` of the element errors (past the `--allow-outliers`), when
+    /// the rules judge by more than the largest error; None when NaN.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stat_err: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topk: Option<TopkAgreement>,
+    /// How a var one run kept in a blocked layout was read to compare it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relayout: Option<String>,
     pub status: Status,
     /// The operator that produced the var (io dumps).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operator: Option<String>,
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub op_type: Option<String>,
-    /// Made by an operator from other vars (not a constant or a model input).
+    /// The vars its operator read (io dumps): none for a constant or a model input.
     #[serde(skip)]
-    pub computed: bool,
+    pub inputs: Vec<String>,
+}
+
+impl TensorRow {
+    /// Made by an operator from other vars (not a constant or a model input).
+    pub fn computed(&self) -> bool {
+        !self.inputs.is_empty()
+    }
+
+    /// A row for a tensor whose values are not compared.
+    fn unjudged(name: &str, shape: Vec<usize>, dtype: String, status: Status) -> TensorRow {
+        TensorRow {
+            name: name.to_string(),
+            shape,
+            dtype,
+            shape_b: None,
+            dtype_b: None,
+            max_abs: None,
+            max_rel: None,
+            err: None,
+            first_mismatch: None,
+            mismatches: None,
+            stat_err: None,
+            topk: None,
+            relayout: None,
+            status,
+            operator: None,
+            op_type: None,
+            inputs: Vec::new(),
+        }
+    }
 }
 
 /// Compares two views: values when the shapes agree, whatever the dtypes
 /// (a dtype difference still fails).
-pub fn compare_views(name: &str, a: TensorView, b: TensorView, tolerance: Tolerance) -> TensorRow {
-    let values = compare_values(a, b, tolerance);
+pub fn compare_views(name: &str, a: TensorView, b: TensorView, criterion: &Criterion) -> TensorRow {
+    let values = compare_values(a, b, criterion);
     let status = match &values {
         None => Status::ShapeMismatch,
         Some(_) if a.element != b.element => Status::DtypeMismatch,
-        Some(values) if values.passed() => Status::Pass,
+        Some(values) if values.passed => Status::Pass,
         Some(_) => Status::Fail,
     };
     let finite = |value: f64| (!value.is_nan()).then_some(value);
-    TensorRow {
-        name: name.to_string(),
-        shape: a.shape.to_vec(),
-        dtype: a.element.name().to_string(),
-        shape_b: (a.shape != b.shape).then(|| b.shape.to_vec()),
-        dtype_b: (a.element != b.element).then(|| b.element.name().to_string()),
-        max_abs: values.as_ref().and_then(|v| finite(v.max_abs)),
-        max_rel: values.as_ref().and_then(|v| finite(v.max_rel)),
-        err: values.as_ref().and_then(|v| finite(v.err)),
-        first_mismatch: values.and_then(|v| v.first_mismatch),
-        status,
-        operator: None,
-        op_type: None,
-        computed: false,
+    let mut row = TensorRow::unjudged(name, a.shape.to_vec(), a.element.name().to_string(), status);
+    row.shape_b = (a.shape != b.shape).then(|| b.shape.to_vec());
+    row.dtype_b = (a.element != b.element).then(|| b.element.name().to_string());
+    if let Some(values) = values {
+        row.max_abs = finite(values.max_abs);
+        row.max_rel = finite(values.max_rel);
+        row.err = finite(values.err);
+        row.mismatches = Some(values.mismatches);
+        row.stat_err = values
+            .judged
+            .filter(|_| criterion.judges_more_than_the_largest())
+            .and_then(finite);
+        row.first_mismatch = values.first_mismatch;
+        row.topk = values.topk;
     }
+    row
 }
 
-/// Compares every tensor of two sides, reading two at a time.
-pub fn compare_sides(a: &Side, b: &Side, tolerance: Tolerance) -> Result<Vec<TensorRow>> {
+/// Compares every tensor of two sides, reading two at a time, each under
+/// the rules for its name.
+pub fn compare_sides(a: &Side, b: &Side, rules: &Rules) -> Result<Vec<TensorRow>> {
     pair(a, b)?
         .into_iter()
         .map(|pair| {
             let mut row = match (&pair.a, &pair.b) {
-                (Some(x), Some(y)) => compare_tensors(x, y, tolerance)?,
+                (Some(x), Some(y)) => compare_tensors(x, y, &rules.criterion(&x.name))?,
                 (Some(x), None) => unpaired(x, Status::OnlyInA)?,
                 (None, Some(y)) => unpaired(y, Status::OnlyInB)?,
                 (None, None) => unreachable!("a pair has a tensor on at least one side"),
@@ -192,20 +241,58 @@ pub fn compare_sides(a: &Side, b: &Side, tolerance: Tolerance) -> Result<Vec<Ten
             if let Some(var) = pair.a.as_ref().or(pair.b.as_ref()).and_then(|t| t.var.as_ref()) {
                 row.operator = Some(var.operator.clone());
                 row.op_type = Some(var.op_type.clone());
-                row.computed = !var.inputs.is_empty();
+                row.inputs.clone_from(&var.inputs);
             }
             Ok(row)
         })
         .collect()
 }
 
-fn compare_tensors(a: &Tensor, b: &Tensor, tolerance: Tolerance) -> Result<TensorRow> {
+fn compare_tensors(a: &Tensor, b: &Tensor, criterion: &Criterion) -> Result<TensorRow> {
     let (Some(a_bytes), Some(b_bytes)) = (a.read()?, b.read()?) else {
         return unpaired(a, Status::NoValues);
     };
     let a_npy = Npy::parse(&a_bytes).with_context(|| a.location())?;
     let b_npy = Npy::parse(&b_bytes).with_context(|| b.location())?;
-    Ok(compare_views(&a.name, a_npy.view(), b_npy.view(), tolerance))
+    let (a_view, b_view) = (a_npy.view(), b_npy.view());
+    if a_view.shape != b_view.shape && a.var.is_some() {
+        if let Some(row) = compare_across_layouts(&a.name, a_view, b_view, criterion) {
+            return Ok(row);
+        }
+    }
+    Ok(compare_views(&a.name, a_view, b_view, criterion))
+}
+
+/// The row of a var one run kept blocked (NCHW44, NCHW88) and the other in
+/// NCHW, compared as NCHW; `None` when the shapes are not such a pair.
+fn compare_across_layouts(name: &str, a: TensorView, b: TensorView, criterion: &Criterion) -> Option<TensorRow> {
+    let (side, (data, k)) = match relayout::as_nchw(b, a.shape) {
+        Some(read) => ("b", read),
+        None => ("a", relayout::as_nchw(a, b.shape)?),
+    };
+    let (a_read, b_read) = match side {
+        "b" => (
+            a,
+            TensorView {
+                shape: a.shape,
+                data: &data,
+                ..b
+            },
+        ),
+        _ => (
+            TensorView {
+                shape: b.shape,
+                data: &data,
+                ..a
+            },
+            b,
+        ),
+    };
+    let mut row = compare_views(name, a_read, b_read, criterion);
+    row.shape = a.shape.to_vec();
+    row.shape_b = Some(b.shape.to_vec());
+    row.relayout = Some(format!("{side} read as NCHW from blocks of {k} channels"));
+    Some(row)
 }
 
 /// A row for a tensor that is not compared; read to tell its shape and dtype.
@@ -222,21 +309,7 @@ fn unpaired(tensor: &Tensor, status: Status) -> Result<TensorRow> {
         ),
         (None, None) => (Vec::new(), String::new()),
     };
-    Ok(TensorRow {
-        name: tensor.name.clone(),
-        shape,
-        dtype,
-        shape_b: None,
-        dtype_b: None,
-        max_abs: None,
-        max_rel: None,
-        err: None,
-        first_mismatch: None,
-        status,
-        operator: None,
-        op_type: None,
-        computed: false,
-    })
+    Ok(TensorRow::unjudged(&tensor.name, shape, dtype, status))
 }
 
 /// Where two runs of one model part ways: the first var, in execution order,
@@ -257,26 +330,63 @@ pub struct DivergingVar {
     pub op_type: String,
     /// None when NaN or not comparable (shapes differ).
     pub err: Option<f64>,
+    /// How it differs: its values (`fail`), its shape or its dtype.
+    pub status: Status,
 }
 
 /// The first divergence among rows in execution order (an io dump's). Vars
 /// no operator computes (weights, inputs) are where a difference comes
-/// from, not where computing parts ways: they are rows, not divergences.
+/// from, not where computing parts ways: `differing_sources` lists them.
 pub fn first_divergence(rows: &[TensorRow]) -> Option<Divergence> {
     let mut diverging = rows
         .iter()
-        .filter(|row| row.computed && row.status.diverged())
+        .filter(|row| row.computed() && row.status.diverged())
         .map(|row| DivergingVar {
             var: row.name.clone(),
             operator: row.operator.clone().unwrap_or_default(),
             op_type: row.op_type.clone().unwrap_or_default(),
             err: row.err,
+            status: row.status,
         });
     let first = diverging.next()?;
     Some(Divergence {
         first,
         then: diverging.take(DIVERGENCE_FOLLOWERS).collect(),
     })
+}
+
+/// A constant or a model input whose values differ between the two runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct DifferingSource {
+    pub var: String,
+    pub operator: String,
+    #[serde(rename = "type")]
+    pub op_type: String,
+    /// The operators that read it, in execution order.
+    pub readers: Vec<String>,
+}
+
+/// The vars of an io dump's rows that no operator computes and that differ,
+/// each with the operators reading it: where a difference comes from.
+pub fn differing_sources(rows: &[TensorRow]) -> Vec<DifferingSource> {
+    rows.iter()
+        .filter(|row| !row.computed() && row.status.diverged())
+        .map(|source| {
+            let mut readers: Vec<String> = Vec::new();
+            for row in rows.iter().filter(|row| row.inputs.contains(&source.name)) {
+                let operator = row.operator.clone().unwrap_or_default();
+                if !readers.contains(&operator) {
+                    readers.push(operator);
+                }
+            }
+            DifferingSource {
+                var: source.name.clone(),
+                operator: source.operator.clone().unwrap_or_default(),
+                op_type: source.op_type.clone().unwrap_or_default(),
+                readers,
+            }
+        })
+        .collect()
 }
 
 /// The larger, NaN winning: a NaN error never hides behind a finite one.
@@ -310,7 +420,11 @@ mod tests {
     const STRICT: Tolerance = Tolerance::AssertEqual { maxerr: 1e-4 };
 
     fn compare(a: &HostTensor, b: &HostTensor, tolerance: Tolerance) -> ValueComparison {
-        compare_values(a.view(), b.view(), tolerance).unwrap()
+        let criterion = Criterion {
+            tolerance,
+            ..Criterion::assert_equal(0.0)
+        };
+        compare_values(a.view(), b.view(), &criterion).unwrap()
     }
 
     #[test]
@@ -337,32 +451,57 @@ mod tests {
                 b: 4.0
             })
         );
-        assert!(compare(&b, &b, STRICT).passed());
-        assert!(compare_values(a.view(), tensor(&[3, 2], &[0.0; 6]).view(), STRICT).is_none());
+        assert!(compare(&b, &b, STRICT).passed);
+        assert!(compare_values(
+            a.view(),
+            tensor(&[3, 2], &[0.0; 6]).view(),
+            &Criterion::assert_equal(1e-4)
+        )
+        .is_none());
     }
 
     #[test]
     fn nan_on_both_sides_is_equal_on_one_side_a_mismatch() {
         let nan = f64::NAN;
         let both = compare(&tensor(&[2], &[nan, 1.0]), &tensor(&[2], &[nan, 1.0]), STRICT);
-        assert!(both.passed() && both.err == 0.0, "{both:?}");
+        assert!(both.passed && both.err == 0.0, "{both:?}");
         let one = compare(&tensor(&[2], &[1.0, 1.0]), &tensor(&[2], &[1.0, nan]), STRICT);
         assert_eq!(one.first_mismatch.as_ref().map(|m| m.index.clone()), Some(vec![1]));
         assert!(one.err.is_nan() && one.max_abs.is_nan());
         let inf = f64::INFINITY;
-        assert!(compare(&tensor(&[1], &[inf]), &tensor(&[1], &[inf]), STRICT).passed());
-        assert!(!compare(&tensor(&[1], &[inf]), &tensor(&[1], &[-inf]), STRICT).passed());
+        assert!(compare(&tensor(&[1], &[inf]), &tensor(&[1], &[inf]), STRICT).passed);
+        assert!(!compare(&tensor(&[1], &[inf]), &tensor(&[1], &[-inf]), STRICT).passed);
     }
 
     #[test]
     fn absolute_and_relative_tolerance_like_allclose() {
         let (a, b) = (tensor(&[2], &[1.05, 10.5]), tensor(&[2], &[1.0, 10.0]));
-        let close = |atol, rtol| compare(&a, &b, Tolerance::Close { atol, rtol }).passed();
+        let close = |atol, rtol| compare(&a, &b, Tolerance::Close { atol, rtol }).passed;
         assert!(close(0.5, 0.0));
         assert!(!close(0.1, 0.0));
         assert!(close(0.0, 0.06));
         assert!(!close(0.0, 0.04));
         // The relative part scales with the reference, `b`.
         assert!(close(0.0, 0.05));
+    }
+
+    #[test]
+    fn counts_mismatches_and_judges_by_the_statistic_or_the_top_k() {
+        let b = tensor(&[2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        let a = tensor(&[2, 3], &[0.0, 1.0, 2.5, 3.0, 4.0, 5.2]);
+        let strict = compare(&a, &b, STRICT);
+        assert_eq!((strict.mismatches, strict.passed), (2, false));
+        let median = Criterion {
+            stat: Statistic::Median,
+            ..Criterion::assert_equal(1e-4)
+        };
+        let judged = compare_values(a.view(), b.view(), &median).unwrap();
+        assert_eq!((judged.judged, judged.passed), (Some(0.0), true));
+        let top2 = Criterion {
+            topk: Some(2),
+            ..Criterion::assert_equal(1e-4)
+        };
+        let judged = compare_values(a.view(), b.view(), &top2).unwrap();
+        assert!(judged.passed && judged.topk.unwrap().rows == 2);
     }
 }

@@ -1,5 +1,6 @@
 //! The two sides of `mge compare`: `.npy` files, `.npz` archives, folders of
-//! them, or io dumps; their tensors listed and paired by name.
+//! them, or io dumps (ours, or raw ones from load_and_run and megenginelite);
+//! their tensors listed and paired by name.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -8,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use crate::input_files;
-use crate::iodump::{read_index, Index, IndexVar};
+use crate::iodump::{read_binary, read_index, read_raw_index, Index, IndexVar, RAW_FORMAT};
 use crate::tensor::npy::Npz;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +50,8 @@ pub struct Tensor {
 
 enum Location {
     File(PathBuf),
+    /// A file of the engine's binary dump, as a raw io dump holds it.
+    Raw(PathBuf),
     Archived {
         archive: PathBuf,
         key: String,
@@ -82,9 +85,15 @@ impl Side {
         } else {
             bail!("{} does not exist", path.display());
         };
-        let index = if kind == Kind::Folder { read_index(path)? } else { None };
+        let index = match kind {
+            Kind::Folder => match read_index(path)? {
+                Some(index) => Some(index),
+                None => read_raw_index(path)?,
+            },
+            _ => None,
+        };
         if let Some(index) = &index {
-            if index.format != "bin" {
+            if index.format == "txt" {
                 bail!(
                     "{} is a text io dump: it holds printed values, not tensors (dump with --io-format bin to compare)",
                     path.display()
@@ -137,6 +146,7 @@ impl Side {
     fn dumped_vars(&self) -> Vec<Tensor> {
         let mut seen: HashMap<&str, usize> = HashMap::new();
         let index = self.index.as_ref().expect("an io dump has an index");
+        let raw = index.format == RAW_FORMAT;
         index
             .vars
             .iter()
@@ -151,6 +161,7 @@ impl Side {
                         format!("{}#{count}", var.name)
                     },
                     location: match &var.file {
+                        Some(file) if raw => Location::Raw(self.path.join(file)),
                         Some(file) => Location::File(self.path.join(file)),
                         None => Location::NoValues,
                     },
@@ -216,6 +227,11 @@ impl Tensor {
     pub fn read(&self) -> Result<Option<Vec<u8>>> {
         match &self.location {
             Location::File(path) => input_files::read(path, &input_files::NPY).map(Some),
+            Location::Raw(path) => {
+                let bytes = input_files::read(path, &input_files::RAW_IO_DUMP)?;
+                let dumped = read_binary(&bytes).with_context(|| format!("{}", path.display()))?;
+                Ok(dumped.tensor(&bytes).map(|tensor| tensor.to_npy()))
+            }
             Location::Archived { archive, key } => Npz::open(archive)
                 .and_then(|mut npz| npz.bytes(key))
                 .map(Some)
@@ -227,7 +243,7 @@ impl Tensor {
     /// Where it is, for messages.
     pub fn location(&self) -> String {
         match &self.location {
-            Location::File(path) => path.display().to_string(),
+            Location::File(path) | Location::Raw(path) => path.display().to_string(),
             Location::Archived { archive, key } => format!("{}:{key}", archive.display()),
             Location::NoValues => format!("var '{}'", self.name),
         }

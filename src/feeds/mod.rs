@@ -11,7 +11,7 @@ mod npy;
 mod random;
 mod spec;
 
-pub use npy::load_npy;
+pub use npy::{load_npy, load_npz_array};
 
 use std::path::{Path, PathBuf};
 

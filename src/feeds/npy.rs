@@ -24,6 +24,16 @@ pub(super) fn load_npy_checked(path: &Path, dtype: DType, check: ShapeCheck) -> 
     decode_npy(&bytes, dtype)
 }
 
+/// Array `key` of an archive in `dtype`.
+pub fn load_npz_array(path: &Path, key: &str, dtype: DType) -> Result<HostTensor> {
+    let mut npz = Npz::open(path)?;
+    let (entry, len) = npz.entry(key)?;
+    read_whole(entry, len, &|_| Ok(()))
+        .and_then(|bytes| decode_npy(&bytes, dtype))
+        .map(|(tensor, _)| tensor)
+        .map_err(|err| anyhow!("array '{key}': {err:#}"))
+}
+
 /// Loads one array of an archive (see `array_key`), as `load_npy_checked`.
 pub(super) fn load_npz(
     path: &Path,

@@ -21,27 +21,24 @@ pub struct Converted {
 }
 
 /// Converts the engine's binary dump in `engine_dir` into `.npy` files in
-/// `set` for the `vars` that have one, and adds the index last.
+/// `set` for the `vars` that have one, and adds the index last. A var
+/// names its file in `file` (a raw dump's index), else by its id.
 pub fn convert_binary(vars: Vec<IndexVar>, engine_dir: &Path, set: &mut StagedSet, model: &str) -> Result<Converted> {
     let mut dumped_vars = Vec::new();
     let mut first_non_finite = None;
     for mut var in vars {
-        let dumped = engine_dir.join(format!("{:06x}", var.id));
+        // The engine names its files by var id; a raw dump's index names each file.
+        let dumped = engine_dir.join(var.file.take().unwrap_or_else(|| format!("{:06x}", var.id)));
         // Workspaces and vars that held no value this run have no file.
         let Some(bytes) = input_files::read_if_present(&dumped, &input_files::ENGINE_DUMP)? else {
             continue;
         };
-        let (shape, dtype) = read_binary(&bytes)
+        let read = read_binary(&bytes)
             .with_context(|| format!("the engine's dump of var '{}' ({})", var.name, dumped.display()))?;
-        var.shape = Some(shape.clone());
-        var.dtype = Some(match &dtype {
-            Ok(dtype) => dtype.to_string(),
-            Err(code) => format!("megdnn dtype {code}"),
-        });
-        if let Ok(dtype) = dtype {
-            let data = bytes[bytes.len() - shape.iter().product::<usize>() * dtype.size()..].to_vec();
+        var.shape = Some(read.shape.clone());
+        var.dtype = Some(read.dtype_name());
+        if let Some(tensor) = read.tensor(&bytes) {
             let file = format!("{:04}_{}.npy", dumped_vars.len(), npy_file_stem(&var.name));
-            let tensor = HostTensor { shape, dtype, data };
             set.add(file.clone().into(), &tensor.to_npy())?;
             var.file = Some(file);
             let counted = tensor.non_finite();
@@ -76,9 +73,39 @@ fn index(model: &str, format: &str, vars: Vec<IndexVar>) -> Index {
     }
 }
 
-/// The shape and dtype of one file of the engine's binary dump, checked
-/// against its length; the dtype's megdnn code when `.npy` cannot hold it.
-fn read_binary(bytes: &[u8]) -> Result<(Vec<usize>, Result<DType, u32>)> {
+/// One file of the engine's binary dump, its header read.
+#[derive(Clone)]
+pub struct Dumped {
+    /// What the engine says of the var (`var={id:..., owner:..., name:...} owner_opr_inputs=...`).
+    pub title: String,
+    pub shape: Vec<usize>,
+    /// The megdnn dtype code where `.npy` cannot hold the values.
+    pub dtype: Result<DType, u32>,
+    /// Where the values start.
+    pub data_offset: usize,
+}
+
+impl Dumped {
+    pub fn dtype_name(&self) -> String {
+        match &self.dtype {
+            Ok(dtype) => dtype.to_string(),
+            Err(code) => format!("megdnn dtype {code}"),
+        }
+    }
+
+    /// The values of the file `bytes` this header was read from, where `.npy` can hold them.
+    pub fn tensor(&self, bytes: &[u8]) -> Option<HostTensor> {
+        let dtype = self.dtype.ok()?;
+        Some(HostTensor {
+            shape: self.shape.clone(),
+            dtype,
+            data: bytes.get(self.data_offset..)?.to_vec(),
+        })
+    }
+}
+
+/// The header of one file of the engine's binary dump, checked against its length.
+pub fn read_binary(bytes: &[u8]) -> Result<Dumped> {
     let word = |index: usize| -> Result<u32> {
         let start = index * 4;
         let slice = bytes
@@ -96,7 +123,10 @@ fn read_binary(bytes: &[u8]) -> Result<(Vec<usize>, Result<DType, u32>)> {
     while shape.last() == Some(&0) {
         shape.pop();
     }
-    let header = 4 * (3 + max_ndim) + name_len;
+    let data_offset = 4 * (3 + max_ndim) + name_len;
+    let title = bytes
+        .get(4 * (3 + max_ndim)..data_offset)
+        .context("truncated title: not a file of the engine's binary io dump")?;
     let dtype = match code {
         0 => Ok(DType::F32),
         1 | 100_000 => Ok(DType::U8),
@@ -107,16 +137,24 @@ fn read_binary(bytes: &[u8]) -> Result<(Vec<usize>, Result<DType, u32>)> {
         other => Err(other),
     };
     if let Ok(dtype) = dtype {
-        let needed = shape.iter().product::<usize>() * dtype.size();
-        if bytes.len() != header + needed {
+        let needed = shape
+            .iter()
+            .try_fold(dtype.size(), |bytes, &dim| bytes.checked_mul(dim))
+            .context("the header's shape is too large")?;
+        if bytes.len() != data_offset + needed {
             bail!(
-                "shape {} of {dtype} needs {needed} bytes after the {header}-byte header, the file has {}",
+                "shape {} of {dtype} needs {needed} bytes after the {data_offset}-byte header, the file has {}",
                 format_shape(&shape),
-                bytes.len().saturating_sub(header)
+                bytes.len().saturating_sub(data_offset)
             );
         }
     }
-    Ok((shape, dtype))
+    Ok(Dumped {
+        title: String::from_utf8_lossy(title).into_owned(),
+        shape,
+        dtype,
+        data_offset,
+    })
 }
 
 #[cfg(test)]
@@ -139,10 +177,15 @@ mod tests {
     #[test]
     fn reads_the_engine_binary_format() {
         let data: Vec<u8> = [1.0f32, 2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
-        let (shape, dtype) = read_binary(&binary(0, &[1, 2], "var={id:3}", &data)).unwrap();
-        assert_eq!((shape, dtype), (vec![1, 2], Ok(DType::F32)));
+        let bytes = binary(0, &[1, 2], "var={id:3}", &data);
+        let read = read_binary(&bytes).unwrap();
+        assert_eq!(
+            (&read.shape, read.dtype, read.title.as_str()),
+            (&vec![1, 2], Ok(DType::F32), "var={id:3}")
+        );
+        assert_eq!(read.tensor(&bytes).unwrap().data, data);
         assert!(read_binary(&binary(0, &[1, 3], "t", &data)).is_err());
-        assert_eq!(read_binary(&binary(8, &[4], "t", &[0; 4])).unwrap().1, Err(8));
+        assert_eq!(read_binary(&binary(8, &[4], "t", &[0; 4])).unwrap().dtype, Err(8));
         assert!(read_binary(&[1, 0, 0]).is_err());
     }
 }

@@ -2,10 +2,13 @@
 //! it: a `.npy` file per var and `index.json`, which lists the vars in
 //! execution order with the operator that made each. `index` is that format,
 //! which `mge compare` reads to match two dumps; `convert` makes it from what
-//! the engine wrote.
+//! the engine wrote; `raw` reads the engine's files as another machine left
+//! them, without an index.
 
 mod convert;
 mod index;
+mod raw;
 
-pub use convert::{convert_binary, index_text, Converted};
+pub use convert::{convert_binary, index_text, read_binary, Converted};
 pub use index::{read_index, Index, IndexVar, TEXT_FILE};
+pub use raw::{read_raw_index, refuse_unless_raw, RAW_FORMAT};

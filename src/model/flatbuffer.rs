@@ -62,6 +62,17 @@ impl<'a> Table<'a> {
         self.field(index)?.map(|pos| read_u32(self.buf, pos)).transpose()
     }
 
+    /// Where the table starts in its buffer.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Where the object field `index` refers to (a table, vector or string)
+    /// starts, or `None` when the field is absent.
+    pub fn target(&self, index: usize) -> Result<Option<usize>> {
+        self.field(index)?.map(|pos| self.follow(pos)).transpose()
+    }
+
     pub fn f32(&self, index: usize) -> Result<Option<f32>> {
         self.field(index)?
             .map(|pos| read_u32(self.buf, pos).map(f32::from_bits))

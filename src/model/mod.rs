@@ -13,14 +13,20 @@ use anyhow::{bail, Context, Result};
 use crate::input_files;
 
 mod assertions;
+mod builder;
 mod cipher;
+mod cost;
+mod edit;
 mod flatbuffer;
+mod graph;
 pub mod pack;
 mod schema;
 mod unassert;
 
 pub use assertions::{checked_output, Assertion, DEFAULT_MAXERR};
 pub use cipher::{Method, NO_ENCRYPTION};
+pub use cost::GraphCost;
+pub use edit::TensorSpec;
 use pack::{Pack, PACK_TAG};
 
 /// How MegEngine names the input holding an output's expected value.
@@ -86,7 +92,7 @@ impl ModelFile {
             .with_context(|| format!("{} is not a usable MegEngine model", path.display()))
     }
 
-    #[cfg(test)]
+    /// A model file in memory, checked as `read` checks one on disk.
     pub fn parse(bytes: Vec<u8>) -> Result<ModelFile> {
         let len = bytes.len() as u64;
         ModelFile::from_reader(std::io::Cursor::new(bytes), Some(len), None)
@@ -325,6 +331,87 @@ impl ModelFile {
         let names = unassert::rewrite(graphs.format, &mut graph[flatbuffer])
             .context("cannot take the model's outputs from before its AssertEqual operators")?;
         Ok((graph, names))
+    }
+
+    /// Fails unless the model graph can be edited (an FBS v2 graph, as
+    /// MegEngine dumps it), which `what` needs.
+    pub fn check_editable(&self, what: &str) -> Result<()> {
+        self.editable_flatbuffer(what).map(drop)
+    }
+
+    /// The model graph's flatbuffer, refused unless `check_editable` passes.
+    fn editable_flatbuffer(&self, what: &str) -> Result<&[u8]> {
+        if !matches!(self.wrapping, Wrapping::Bare) {
+            bail!(
+                "{what} needs the model as MegEngine dumps it, and this one is {}: give the plain model",
+                self.format()
+            );
+        }
+        self.v2_flatbuffer(what)
+    }
+
+    /// The model graph's flatbuffer, refused unless FBS v2 (what `what` needs).
+    fn v2_flatbuffer(&self, what: &str) -> Result<&[u8]> {
+        let Some(graphs) = &self.graphs else {
+            bail!("{what} reads the model's graph, and this one is {}", self.format());
+        };
+        if graphs.format != GraphFormat::FbsV2 {
+            bail!(
+                "{what} needs an FBS v2 graph, and this one is FBS v1 (an older MegEngine, or dump_format=\"FBS\"): \
+                 dump it again with MegEngine 1.13's trace.dump"
+            );
+        }
+        Ok(&self.bytes[graphs.graph_flatbuffer.clone()])
+    }
+
+    /// The model's cost without running it (see `cost`).
+    pub fn cost(&self) -> Result<GraphCost> {
+        cost::graph_cost(self.v2_flatbuffer("--ops")?).context("cannot read the model's operators")
+    }
+
+    /// Makes the vars named `names` outputs of the model graph, after its own.
+    pub fn add_outputs(&mut self, names: &[String]) -> Result<()> {
+        let graph = edit::with_outputs(self.editable_flatbuffer("a new output")?, names)?;
+        self.replace_graph(graph)
+    }
+
+    /// A testcase container of this plain model: the model with an
+    /// AssertEqual operator per output (`outputs`, as the engine reports
+    /// them) at `maxerr`, and one testcase holding `values` (the inputs'
+    /// and the `<output>:expect` values, any order).
+    pub fn as_container(&self, outputs: &[TensorSpec], maxerr: f32, values: &[(TensorSpec, &[u8])]) -> Result<Vec<u8>> {
+        if self.is_container() {
+            bail!("it is a testcase container already: pack the plain model it was dumped from");
+        }
+        let flatbuffer = self.editable_flatbuffer("a testcase container")?;
+        let model = edit::with_assertions(flatbuffer, outputs, maxerr)?;
+        let mut sorted = values.to_vec();
+        sorted.sort_by(|a, b| a.0.name.cmp(b.0.name));
+        let mge_version = flatbuffer::Table::root(flatbuffer)?.u32(graph::model::MGE_VERSION)?;
+        let testcase = edit::constants_graph(&sorted, mge_version);
+        let mut container = CONTAINER_MAGIC.to_vec();
+        container.extend(1u32.to_le_bytes());
+        container.extend(model);
+        container.extend(testcase);
+        // What the engine will be handed is checked as any model file is.
+        ModelFile::parse(container.clone()).context("the container written does not verify")?;
+        Ok(container)
+    }
+
+    /// Puts `graph` (a whole graph, size-prefixed) in the model graph's place
+    /// (of a bare file: `check_editable`).
+    fn replace_graph(&mut self, graph: Vec<u8>) -> Result<()> {
+        let range = self
+            .graphs
+            .as_ref()
+            .context("the model's graph is not readable")?
+            .graph
+            .clone();
+        let mut bytes = self.bytes[..range.start].to_vec();
+        bytes.extend(graph);
+        bytes.extend(&self.bytes[range.end..]);
+        *self = ModelFile::parse(bytes).context("the edited graph does not verify")?;
+        Ok(())
     }
 
     /// The testcase graphs of a container, in file order (none for a plain model).

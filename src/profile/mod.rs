@@ -145,6 +145,91 @@ struct RecordedIteration {
     operators: Vec<OperatorRun<RawSpan>>,
 }
 
+/// Places recorded iterations on the tool's clock: host times from
+/// `host_origin_us`, device times by the latest origin that keeps every
+/// device start at or after its host start (see the module's notes).
+/// `separate`: the iterations were a copy's (see `Profile::separate`).
+fn place(phases: Vec<Phase>, recorded: Vec<RecordedIteration>, host_origin_us: f64, separate: bool) -> Profile {
+    let earliest = |spans: &[RawSpan]| spans.iter().map(|s| s.start).reduce(f64::min);
+    let device_to_host = recorded
+        .iter()
+        .flat_map(|iteration| &iteration.operators)
+        .filter_map(|operator| Some(earliest(&operator.host)? - earliest(&operator.device)?))
+        .reduce(f64::max)
+        .unwrap_or(0.0);
+    let on_clock = |spans: Vec<RawSpan>, offset: f64| -> Vec<Span> {
+        let at = |seconds: f64| host_origin_us + (seconds + offset) * 1e6;
+        spans
+            .into_iter()
+            .map(|span| Span {
+                track: span.track,
+                start_us: at(span.start),
+                kernel_start_us: span.kernel_start.map(at),
+                end_us: at(span.end),
+            })
+            .collect()
+    };
+    let iterations = recorded
+        .into_iter()
+        .map(|iteration| ProfiledIteration {
+            number: iteration.number,
+            start_us: iteration.start_us,
+            end_us: iteration.end_us,
+            operators: iteration
+                .operators
+                .into_iter()
+                .map(|mut raw| {
+                    let host = on_clock(std::mem::take(&mut raw.host), 0.0);
+                    let device = on_clock(std::mem::take(&mut raw.device), device_to_host);
+                    raw.with_spans(host, device)
+                })
+                .collect(),
+        })
+        .collect();
+    Profile {
+        phases,
+        iterations,
+        separate,
+    }
+}
+
+/// The execution an engine profile file holds (written by load_and_run's
+/// `--profile`, megenginelite's `enable_profile_performance`, or ours), on a
+/// clock from the profiler's creation: one iteration, spanning its operators.
+pub fn read_recorded(file: &Path) -> Result<Profile> {
+    let bytes = input_files::read(file, &input_files::RECORDED_PROFILE)?;
+    let operators = EngineProfile::parse(&bytes)
+        .and_then(|profile| profile.operators())
+        .with_context(|| format!("{}", file.display()))?;
+    if operators.is_empty() {
+        bail!(
+            "{} holds no operator times: the engine writes them once a run ended",
+            file.display()
+        );
+    }
+    let host = || operators.iter().flat_map(|operator| &operator.host);
+    let start_us = host().map(|span| span.start).fold(f64::INFINITY, f64::min) * 1e6;
+    let end_us = host().map(|span| span.end).fold(f64::NEG_INFINITY, f64::max) * 1e6;
+    let (start_us, end_us) = if start_us <= end_us {
+        (start_us, end_us)
+    } else {
+        (0.0, 0.0)
+    };
+    let phases = vec![Phase {
+        name: "recorded execution".into(),
+        start_us,
+        end_us,
+        profiled: true,
+    }];
+    let iteration = RecordedIteration {
+        number: 1,
+        start_us,
+        end_us,
+        operators,
+    };
+    Ok(place(phases, vec![iteration], 0.0, false))
+}
+
 /// Asks for the engine's graph profiler in `options`, which must then build
 /// the network: the returned temporary file is where the engine writes.
 pub fn request_engine_profile(options: &mut NetworkOptions) -> Result<TempPath> {
@@ -236,55 +321,8 @@ impl ProfileCapture {
 
     /// The recorded phases and iterations, on the tool's clock.
     pub fn finish(self) -> Profile {
-        let device_to_host = self.device_to_host();
         let host_origin_us = self.profiler_started.map_or(0.0, |started| self.micros(started));
-        let place = |spans: Vec<RawSpan>, offset: f64| -> Vec<Span> {
-            let at = |seconds: f64| host_origin_us + (seconds + offset) * 1e6;
-            spans
-                .into_iter()
-                .map(|span| Span {
-                    track: span.track,
-                    start_us: at(span.start),
-                    kernel_start_us: span.kernel_start.map(at),
-                    end_us: at(span.end),
-                })
-                .collect()
-        };
-        let iterations = self
-            .iterations
-            .into_iter()
-            .map(|iteration| ProfiledIteration {
-                number: iteration.number,
-                start_us: iteration.start_us,
-                end_us: iteration.end_us,
-                operators: iteration
-                    .operators
-                    .into_iter()
-                    .map(|mut raw| {
-                        let host = place(std::mem::take(&mut raw.host), 0.0);
-                        let device = place(std::mem::take(&mut raw.device), device_to_host);
-                        raw.with_spans(host, device)
-                    })
-                    .collect(),
-            })
-            .collect();
-        Profile {
-            phases: self.phases,
-            iterations,
-            separate: self.separate,
-        }
-    }
-
-    /// Seconds to add to a device time to get a host time: the largest
-    /// host start minus device start of any operator (see the module's notes).
-    fn device_to_host(&self) -> f64 {
-        let earliest = |spans: &[RawSpan]| spans.iter().map(|s| s.start).reduce(f64::min);
-        self.iterations
-            .iter()
-            .flat_map(|iteration| &iteration.operators)
-            .filter_map(|operator| Some(earliest(&operator.host)? - earliest(&operator.device)?))
-            .reduce(f64::max)
-            .unwrap_or(0.0)
+        place(self.phases, self.iterations, host_origin_us, self.separate)
     }
 
     fn micros(&self, instant: Instant) -> f64 {

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::table::Table;
 use super::Report;
-use crate::compare::{Divergence, Mismatch, Status, TensorRow, Tolerance};
+use crate::compare::{DifferingSource, Divergence, DivergingVar, Mismatch, Rules, Status, TensorRow, Tolerance};
 use crate::tensor::format_shape;
 use crate::text::quoted_list;
 
@@ -15,32 +15,43 @@ use crate::text::quoted_list;
 pub struct CompareReport {
     pub a: String,
     pub b: String,
+    /// The tolerance of the tensors no `--maxerr NAME:X` names.
     pub tolerance: Tolerance,
+    pub rules: Rules,
     pub tensors: Vec<TensorRow>,
     pub passed: usize,
     pub failed: usize,
+    /// Only for two io dumps: constants and inputs that differ, with their readers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differing_sources: Option<Vec<DifferingSource>>,
     /// Only for two io dumps; null when nothing diverges.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_divergence: Option<Option<Divergence>>,
 }
 
+/// Where the runs part ways, for two io dumps.
+pub struct Walk {
+    pub sources: Vec<DifferingSource>,
+    pub divergence: Option<Divergence>,
+}
+
 impl CompareReport {
-    pub fn new(
-        a: String,
-        b: String,
-        tolerance: Tolerance,
-        tensors: Vec<TensorRow>,
-        divergence: Option<Option<Divergence>>,
-    ) -> CompareReport {
+    pub fn new(a: String, b: String, rules: Rules, tensors: Vec<TensorRow>, walk: Option<Walk>) -> CompareReport {
         let failed = tensors.iter().filter(|row| row.status.failed()).count();
         let passed = tensors.iter().filter(|row| row.status == Status::Pass).count();
+        let (sources, divergence) = match walk {
+            Some(walk) => (Some(walk.sources), Some(walk.divergence)),
+            None => (None, None),
+        };
         CompareReport {
             a,
             b,
-            tolerance,
+            tolerance: rules.default_tolerance(),
+            rules,
             tensors,
             passed,
             failed,
+            differing_sources: sources,
             first_divergence: divergence,
         }
     }
@@ -48,89 +59,239 @@ impl CompareReport {
 
 impl Report for CompareReport {
     fn to_text(&self) -> String {
-        let mut out = String::new();
-        let tolerance = match self.tolerance {
-            Tolerance::AssertEqual { maxerr } => format!("AssertEqual error <= {maxerr:e}"),
-            Tolerance::Close { atol, rtol } => format!("|a - b| <= {atol:e} + {rtol:e} * |b|"),
-        };
-        let _ = writeln!(out, "a  {}\nb  {}\ntolerance  {tolerance}\n", self.a, self.b);
-        let io_dump = self.first_divergence.is_some();
-        let mut header = vec!["tensor"];
-        if io_dump {
-            header.push("type");
-        }
-        header.extend([
-            "shape",
-            "dtype",
-            "max abs",
-            "max rel",
-            "err",
-            "status",
-            "first mismatch",
-        ]);
-        let numbers = if io_dump { [4, 5, 6] } else { [3, 4, 5] };
-        let mut table = Table::new(&header, &numbers);
-        for row in &self.tensors {
-            let mut cells = vec![row.name.clone()];
-            if io_dump {
-                cells.push(row.op_type.clone().unwrap_or_default());
-            }
-            cells.extend([
-                side_by_side(format_shape(&row.shape), row.shape_b.as_deref().map(format_shape)),
-                side_by_side(row.dtype.clone(), row.dtype_b.clone()),
-                number(row.max_abs, row.status),
-                number(row.max_rel, row.status),
-                number(row.err, row.status),
-                status_text(row.status).to_string(),
-                row.first_mismatch.as_ref().map(mismatch_text).unwrap_or_default(),
-            ]);
-            table.row(cells);
-        }
-        out.push_str(&table.render(""));
+        let mut out = heading(&self.a, &self.b, &self.rules);
+        out.push_str(&tensor_table("tensor", &self.tensors, self.first_divergence.is_some()));
         let others = self.tensors.len() - self.passed - self.failed;
         let _ = write!(out, "\n{} passed, {} failed", self.passed, self.failed);
         if others > 0 {
             let _ = write!(out, ", {others} without values");
         }
         out.push('\n');
-        match &self.first_divergence {
-            None => {}
-            Some(None) => out.push_str("no computed var diverges\n"),
-            Some(Some(divergence)) => {
-                let sources: Vec<&str> = self
-                    .tensors
-                    .iter()
-                    .filter(|row| {
-                        !row.computed
-                            && matches!(row.status, Status::Fail | Status::ShapeMismatch | Status::DtypeMismatch)
-                    })
-                    .map(|row| row.name.as_str())
-                    .collect();
-                if !sources.is_empty() {
-                    let _ = writeln!(out, "constants or inputs that differ: {}", quoted_list(&sources));
-                }
-                let first = &divergence.first;
-                let _ = writeln!(
-                    out,
-                    "first divergence: var '{}' of operator '{}' ({}), err {}",
-                    first.var,
-                    first.operator,
-                    first.op_type,
-                    error_text(first.err)
-                );
-                for next in &divergence.then {
-                    let _ = writeln!(
-                        out,
-                        "  then '{}' of '{}' ({}), err {}",
-                        next.var,
-                        next.operator,
-                        next.op_type,
-                        error_text(next.err)
-                    );
-                }
-            }
+        if let Some(divergence) = &self.first_divergence {
+            walk_text(
+                &mut out,
+                self.differing_sources.as_deref().unwrap_or_default(),
+                divergence.as_ref(),
+            );
         }
         out
+    }
+}
+
+/// What was compared with what, and how.
+fn heading(a: &str, b: &str, rules: &Rules) -> String {
+    format!("a  {a}\nb  {b}\ntolerance  {}\n\n", rules.describe())
+}
+
+/// A row per tensor; for an io dump's vars with the operator type.
+fn tensor_table(what: &str, rows: &[TensorRow], vars: bool) -> String {
+    let mut header = vec![what];
+    if vars {
+        header.push("type");
+    }
+    header.extend([
+        "shape",
+        "dtype",
+        "max abs",
+        "max rel",
+        "err",
+        "status",
+        "first mismatch",
+    ]);
+    let numbers = if vars { [4, 5, 6] } else { [3, 4, 5] };
+    let mut table = Table::new(&header, &numbers);
+    for row in rows {
+        let mut cells = vec![row.name.clone()];
+        if vars {
+            cells.push(row.op_type.clone().unwrap_or_default());
+        }
+        cells.extend([
+            side_by_side(format_shape(&row.shape), row.shape_b.as_deref().map(format_shape)),
+            side_by_side(row.dtype.clone(), row.dtype_b.clone()),
+            number(row.max_abs, row.status),
+            number(row.max_rel, row.status),
+            number(row.err, row.status),
+            status_text(row.status).to_string(),
+            detail(row),
+        ]);
+        table.row(cells);
+    }
+    table.render("")
+}
+
+/// Where two runs part ways: the constants and inputs that differ, then the first divergence.
+fn walk_text(out: &mut String, sources: &[DifferingSource], divergence: Option<&Divergence>) {
+    for source in sources {
+        let kind = if source.op_type == "Host2DeviceCopy" {
+            "input"
+        } else {
+            "constant"
+        };
+        let _ = write!(out, "{kind} '{}' differs", source.var);
+        match source.readers.as_slice() {
+            [] => out.push('\n'),
+            readers => {
+                let readers: Vec<&str> = readers.iter().map(String::as_str).collect();
+                let _ = writeln!(out, ", read by {}", quoted_list(&readers));
+            }
+        }
+    }
+    let Some(divergence) = divergence else {
+        out.push_str("no computed var diverges\n");
+        return;
+    };
+    let first = &divergence.first;
+    let _ = writeln!(
+        out,
+        "first divergence: var '{}' of operator '{}' ({}), {}",
+        first.var,
+        first.operator,
+        first.op_type,
+        how_it_differs(first)
+    );
+    for next in &divergence.then {
+        let _ = writeln!(
+            out,
+            "  then '{}' of '{}' ({}), {}",
+            next.var,
+            next.operator,
+            next.op_type,
+            how_it_differs(next)
+        );
+    }
+}
+
+/// One of the two runs of `mge compare A.mge B.mge`.
+#[derive(Serialize)]
+pub struct RunSide {
+    pub model: String,
+    /// Its engine options, as `mge run` takes them.
+    pub options: Vec<String>,
+    /// On megdnn's naive reference kernels (`--b-naive`).
+    pub naive_kernels: bool,
+}
+
+impl RunSide {
+    /// `model.mge --layout nchw44, on naive kernels`.
+    pub fn describe(&self) -> String {
+        let mut words = vec![self.model.clone()];
+        words.extend(self.options.iter().cloned());
+        let mut text = words.join(" ");
+        if self.naive_kernels {
+            text.push_str(", on megdnn's naive kernels");
+        }
+        text
+    }
+}
+
+/// Two runs compared: their outputs (the verdict), then every var of both,
+/// walked to where they part.
+#[derive(Serialize)]
+pub struct TwoRunReport {
+    pub a: RunSide,
+    pub b: RunSide,
+    /// The tolerance of the tensors no `--maxerr NAME:X` names.
+    pub tolerance: Tolerance,
+    pub rules: Rules,
+    pub outputs: Vec<TensorRow>,
+    /// Outputs that passed and failed: the verdict.
+    pub passed: usize,
+    pub failed: usize,
+    /// Every var of both runs, paired by name, by the rules without `--topk`.
+    pub vars: Vec<TensorRow>,
+    pub differing_sources: Vec<DifferingSource>,
+    /// Null when no computed var diverges.
+    pub first_divergence: Option<Divergence>,
+    /// Where both runs' io dumps and outputs were kept (`--keep`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept: Option<String>,
+}
+
+impl TwoRunReport {
+    pub fn new(
+        sides: (RunSide, RunSide),
+        rules: Rules,
+        outputs: Vec<TensorRow>,
+        differing_sources: Vec<DifferingSource>,
+        first_divergence: Option<Divergence>,
+        vars: Vec<TensorRow>,
+        kept: Option<String>,
+    ) -> TwoRunReport {
+        TwoRunReport {
+            a: sides.0,
+            b: sides.1,
+            tolerance: rules.default_tolerance(),
+            rules,
+            passed: outputs.iter().filter(|row| row.status == Status::Pass).count(),
+            failed: outputs.iter().filter(|row| row.status.failed()).count(),
+            outputs,
+            vars,
+            differing_sources,
+            first_divergence,
+            kept,
+        }
+    }
+}
+
+impl Report for TwoRunReport {
+    fn to_text(&self) -> String {
+        let mut out = heading(&self.a.describe(), &self.b.describe(), &self.rules);
+        out.push_str(&tensor_table("output", &self.outputs, false));
+        let _ = writeln!(out, "\n{} passed, {} failed", self.passed, self.failed);
+        let count = |status: Status| self.vars.iter().filter(|row| row.status == status).count();
+        let compared = count(Status::Pass) + count(Status::Fail) + count(Status::DtypeMismatch);
+        let differing = self.vars.iter().filter(|row| row.status.failed()).count()
+            - count(Status::OnlyInA)
+            - count(Status::OnlyInB);
+        let _ = write!(out, "vars  {compared} compared, {differing} differ");
+        let relaid = self.vars.iter().filter(|row| row.relayout.is_some()).count();
+        if relaid > 0 {
+            let _ = write!(out, " ({relaid} read across layouts)");
+        }
+        let _ = writeln!(
+            out,
+            "; {} only in a, {} only in b",
+            count(Status::OnlyInA),
+            count(Status::OnlyInB)
+        );
+        walk_text(&mut out, &self.differing_sources, self.first_divergence.as_ref());
+        if let Some(dir) = &self.kept {
+            let _ = writeln!(
+                out,
+                "kept  {dir}/a and {dir}/b: io/ (every var) and outputs/ of each run; `mge compare {dir}/a/io {dir}/b/io` lists every var"
+            );
+        }
+        out
+    }
+}
+
+/// What the last column tells: the top-k difference, or the first element
+/// outside the tolerance with how many are.
+fn detail(row: &TensorRow) -> String {
+    if let Some(topk) = &row.topk {
+        return match &topk.first_difference {
+            Some(first) => format!(
+                "top-{} differ in {} of {} rows; row {}: {:?} vs {:?}",
+                topk.k,
+                topk.differing_rows,
+                topk.rows,
+                format_shape(&first.row),
+                first.a,
+                first.b
+            ),
+            None => format!("top-{} agree in {} rows", topk.k, topk.rows),
+        };
+    }
+    let mut text = row.first_mismatch.as_ref().map(mismatch_text).unwrap_or_default();
+    if let Some(relayout) = &row.relayout {
+        let _ = write!(text, "{}{relayout}", if text.is_empty() { "" } else { "; " });
+    }
+    if let Some(err) = row.stat_err {
+        let _ = write!(text, "{}stat {err:.3e}", if text.is_empty() { "" } else { "; " });
+    }
+    match row.mismatches {
+        Some(count) if count > 1 => format!("{text} ({count} elements outside)"),
+        _ => text,
     }
 }
 
@@ -163,8 +324,13 @@ fn number(value: Option<f64>, status: Status) -> String {
     }
 }
 
-fn error_text(err: Option<f64>) -> String {
-    err.map_or_else(|| "nan".into(), |err| format!("{err:.3e}"))
+fn how_it_differs(var: &DivergingVar) -> String {
+    match (var.status, var.err) {
+        (Status::ShapeMismatch, _) => "its shape differs".into(),
+        (Status::DtypeMismatch, _) => "its dtype differs".into(),
+        (_, Some(err)) => format!("err {err:.3e}"),
+        (_, None) => "err nan".into(),
+    }
 }
 
 /// `(1, 2): 0.5 vs 0.25`: the index and the values of A and B there.

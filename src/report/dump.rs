@@ -8,10 +8,29 @@ use super::Report;
 #[derive(Serialize)]
 #[serde(tag = "what", rename_all = "snake_case")]
 pub enum Written {
-    LayoutTransformedModel { file: String },
-    Testcases { count: usize, dir: String },
-    Outputs { count: usize, dir: String },
-    IoDump { vars: usize, operators: usize, dir: String },
+    LayoutTransformedModel {
+        file: String,
+    },
+    Testcases {
+        count: usize,
+        dir: String,
+    },
+    Outputs {
+        count: usize,
+        dir: String,
+    },
+    IoDump {
+        vars: usize,
+        operators: usize,
+        dir: String,
+    },
+    /// A raw io dump from elsewhere, converted: its vars in var-id order.
+    ConvertedIoDump {
+        vars: usize,
+        operators: usize,
+        from: String,
+        dir: String,
+    },
 }
 
 #[derive(Serialize)]
@@ -30,6 +49,14 @@ impl Report for DumpReport {
                 Written::Outputs { count, dir } => format!("outputs  {count} in {dir}"),
                 Written::IoDump { vars, operators, dir } => {
                     format!("io dump  {vars} vars of {operators} operators in {dir} (index.json in execution order)")
+                }
+                Written::ConvertedIoDump {
+                    vars,
+                    operators,
+                    from,
+                    dir,
+                } => {
+                    format!("io dump  {vars} vars of {operators} operators from {from} in {dir} (index.json in var-id order)")
                 }
             })
             .collect();

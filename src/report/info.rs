@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::run::{stats_table, TensorStats};
 use super::table::Table;
 use super::Report;
-use crate::model::EXPECTATION_SUFFIX;
+use crate::model::{GraphCost, EXPECTATION_SUFFIX};
 use crate::tensor::{format_shape, TensorInfo};
 
 #[derive(Serialize)]
@@ -52,6 +52,9 @@ pub struct ModelInfo {
     pub testcases: usize,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub testcase_values: Vec<Testcase>,
+    /// The operators by type and what they cost (`--ops`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ops: Option<GraphCost>,
 }
 
 /// A Lite packed model's header and what its info carries.
@@ -132,6 +135,79 @@ impl Report for ModelInfo {
                 text += &table.render("  ");
             }
         }
+        if let Some(ops) = &self.ops {
+            text += &ops_text(ops);
+        }
         text
+    }
+}
+
+/// The operators by type: count, parameters, MACs and FLOPs, and the totals.
+fn ops_text(ops: &GraphCost) -> String {
+    let mut table = Table::new(
+        &["type", "count", "parameters", "bytes", "MACs", "FLOPs"],
+        &[1, 2, 3, 4, 5],
+    );
+    let operations = |value: Option<u64>| value.map_or_else(|| "-".to_string(), scaled);
+    for row in &ops.types {
+        let (count, bytes) = match row.parameters {
+            Some(parameters) => (grouped(parameters.count), grouped(parameters.bytes)),
+            None => (String::new(), String::new()),
+        };
+        table.row(vec![
+            row.op_type.clone(),
+            row.count.to_string(),
+            count,
+            bytes,
+            operations(row.macs),
+            operations(row.flops),
+        ]);
+    }
+    table.row(vec![
+        "total".into(),
+        ops.operators.to_string(),
+        grouped(ops.parameters.count),
+        grouped(ops.parameters.bytes),
+        scaled(ops.macs),
+        scaled(ops.flops),
+    ]);
+    let mut text = format!("\noperators: {} in {} types\n", ops.operators, ops.types.len());
+    text += &table.render("");
+    text += &format!(
+        "parameters: {} in {} constant tensors ({} bytes); MACs and FLOPs from the shapes the graph stores (its batch as dumped)\n",
+        grouped(ops.parameters.count),
+        ops.parameters.tensors,
+        grouped(ops.parameters.bytes)
+    );
+    if ops.uncounted > 0 {
+        text += &format!(
+            "{} operators are not counted: the graph stores no shape for their vars\n",
+            ops.uncounted
+        );
+    }
+    text
+}
+
+/// `11,683,816`.
+fn grouped(value: u64) -> String {
+    let digits = value.to_string();
+    let mut text = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            text.push(',');
+        }
+        text.push(digit);
+    }
+    text
+}
+
+/// `1.814 G`, `512.0 K`, `896`.
+fn scaled(value: u64) -> String {
+    let value = value as f64;
+    match value {
+        v if v >= 1e9 => format!("{:.3} G", v / 1e9),
+        v if v >= 1e6 => format!("{:.3} M", v / 1e6),
+        v if v >= 1e3 => format!("{:.1} K", v / 1e3),
+        v => format!("{v}"),
     }
 }

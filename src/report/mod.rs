@@ -5,6 +5,7 @@ pub mod compare;
 pub mod dump;
 pub mod info;
 pub mod junit;
+pub mod pack;
 pub mod profile;
 pub mod progress;
 pub mod run;

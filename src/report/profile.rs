@@ -4,12 +4,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
+use regex::Regex;
 use serde::Serialize;
 
 use super::run::cold_start_text;
 use super::table::Table;
 use super::Report;
-use crate::profile::{Profile, ProfiledIteration};
+
+use crate::profile::{OperatorRun, Profile, ProfiledIteration, Span};
 use crate::runner::timing::{ColdStart, Timing};
 use crate::tensor::format_shape;
 
@@ -27,27 +29,51 @@ pub enum Grouping {
 
 #[derive(Serialize)]
 pub struct ProfileReport {
-    pub model: String,
+    /// What was profiled: a model run here, or a profile file written elsewhere.
+    #[serde(flatten)]
+    pub source: ProfileSource,
     pub device: String,
     pub trace: String,
     pub by: Grouping,
-    /// Load, fast-run profiling, the first run and the warm-ups, before the profiled iterations.
-    pub timing_ms: ColdStart,
+    /// How a type's row combines its operators (`--aggregate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aggregate: Option<Aggregate>,
     pub profiled_iterations: usize,
-    /// Forward+wait of the profiled iterations, as the tool measured them.
-    pub iteration_ms: Timing,
     /// Sum of operator times per iteration (mean over the profiled iterations).
     pub operator_ms: f64,
-    /// `operator_ms` against the mean iteration time, in percent.
-    pub operator_percent_of_iteration: f64,
-    /// Why the two differ by more than 15%, when they do.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gap: Option<String>,
+    /// Sum of each operator's host time per iteration (profile_analyze's "total host time").
+    pub operator_host_ms: f64,
+    /// How the operator times compare with the measured iterations (a run here).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<Measured>,
     /// The top rows by time.
     pub rows: Vec<ProfileRow>,
     /// What the rows beyond `--top` add up to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rest: Option<RestRow>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProfileSource {
+    /// The model `mge profile` ran.
+    Model(String),
+    /// An engine profile file, analysed (`--analyze`).
+    ProfileFile(String),
+}
+
+/// The iterations a run here measured, against its operator times.
+#[derive(Serialize)]
+pub struct Measured {
+    /// Load, fast-run profiling, the first run and the warm-ups, before the profiled iterations.
+    pub timing_ms: ColdStart,
+    /// Forward+wait of the profiled iterations, as the tool measured them.
+    pub iteration_ms: Timing,
+    /// `operator_ms` against the mean iteration time, in percent.
+    pub operator_percent_of_iteration: f64,
+    /// Why the two differ by more than 15%, when they do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gap: Option<String>,
 }
 
 #[derive(Serialize, Debug)]
@@ -84,55 +110,119 @@ pub struct RestRow {
     pub share: f64,
 }
 
-/// Totals of the executions that fall in one row.
-#[derive(Default)]
+/// How rows are sorted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Order {
+    /// Largest time first.
+    #[default]
+    Time,
+    /// Most FLOPs first; rows without known FLOPs last.
+    Flops,
+    /// By name.
+    Name,
+}
+
+/// How the operators of one type make its row.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Aggregate {
+    #[default]
+    Sum,
+    Mean,
+    Max,
+    Min,
+}
+
+/// Which operators make the table and how (MegEngine's profile_analyze filters).
+pub struct Selection {
+    pub by: Grouping,
+    /// How `Grouping::Type` combines the operators of a type.
+    pub aggregate: Aggregate,
+    pub top: usize,
+    /// Only these types, when any.
+    pub types: Vec<String>,
+    /// Only operators whose name this matches from its start.
+    pub name: Option<Regex>,
+    /// Only operator executions that took at least this long.
+    pub min_time_ms: Option<f64>,
+    pub order: Order,
+}
+
+impl Selection {
+    fn keeps(&self, operator: &OperatorRun) -> bool {
+        (self.types.is_empty() || self.types.contains(&operator.op_type))
+            && self
+                .name
+                .as_ref()
+                .is_none_or(|name| name.find(&operator.name).is_some_and(|found| found.start() == 0))
+            && self.min_time_ms.is_none_or(|ms| operator.time_us() >= ms * 1e3)
+    }
+}
+
+/// Totals of the executions that fall in one row, per iteration.
+#[derive(Default, Clone)]
 struct Accumulated {
     id: Option<u64>,
     name: String,
     op_type: String,
     operators: BTreeSet<u64>,
     time_us: f64,
-    flops: f64,
+    flops: Option<f64>,
     flops_time_us: f64,
-    flops_known: bool,
-    memory: f64,
-    memory_known: bool,
+    memory: Option<f64>,
     in_shapes: Option<Vec<Vec<usize>>>,
     out_shapes: Option<Vec<Vec<usize>>>,
 }
 
-/// Rows for every operator (or type) of `profile`, sorted by time, largest
-/// first; `top` of them are kept and the rest summed.
-pub fn rows(profile: &Profile, by: Grouping, top: usize) -> (Vec<ProfileRow>, Option<RestRow>) {
-    let iterations = profile.iterations.len().max(1) as f64;
-    let mut groups: BTreeMap<(String, u64), Accumulated> = BTreeMap::new();
-    for operator in profile.iterations.iter().flat_map(|i| &i.operators) {
-        let (key, name) = match by {
-            Grouping::Opr => (operator.id, &operator.name),
-            Grouping::Type => (0, &operator.op_type),
-        };
-        let group = groups.entry((name.clone(), key)).or_default();
-        group.name.clone_from(name);
-        if by == Grouping::Opr {
-            group.id = Some(operator.id);
-            group.in_shapes.get_or_insert_with(|| operator.in_shapes.clone());
-            group.out_shapes.get_or_insert_with(|| operator.out_shapes.clone());
-        }
-        group.op_type.clone_from(&operator.op_type);
-        group.operators.insert(operator.id);
-        let time = operator.time_us();
-        group.time_us += time;
-        if let Some(flops) = operator.flops {
-            group.flops += flops as f64;
-            group.flops_time_us += time;
-            group.flops_known = true;
-        }
-        if let Some(memory) = operator.memory_bytes {
-            group.memory += memory as f64;
-            group.memory_known = true;
-        }
+/// Adds `value` to a total that stays unknown until something is known.
+fn add_known(total: &mut Option<f64>, value: Option<f64>) {
+    if let Some(value) = value {
+        *total = Some(total.unwrap_or(0.0) + value);
     }
-    let total_us: f64 = groups.values().map(|g| g.time_us).sum();
+}
+
+/// The rows `selection` asks for from `profile`, sorted; the first `top` of
+/// them are kept and the rest summed.
+pub fn rows(profile: &Profile, selection: &Selection) -> (Vec<ProfileRow>, Option<RestRow>) {
+    let iterations = profile.iterations.len().max(1) as f64;
+    // Each operator's executions, per iteration.
+    let mut operators: BTreeMap<(String, u64), Accumulated> = BTreeMap::new();
+    for operator in profile.iterations.iter().flat_map(|i| &i.operators) {
+        if !selection.keeps(operator) {
+            continue;
+        }
+        let total = operators.entry((operator.name.clone(), operator.id)).or_default();
+        total.id = Some(operator.id);
+        total.name.clone_from(&operator.name);
+        total.op_type.clone_from(&operator.op_type);
+        total.operators.insert(operator.id);
+        total.in_shapes.get_or_insert_with(|| operator.in_shapes.clone());
+        total.out_shapes.get_or_insert_with(|| operator.out_shapes.clone());
+        let time = operator.time_us() / iterations;
+        total.time_us += time;
+        if let Some(flops) = operator.flops {
+            add_known(&mut total.flops, Some(flops as f64 / iterations));
+            total.flops_time_us += time;
+        }
+        add_known(
+            &mut total.memory,
+            operator.memory_bytes.map(|bytes| bytes as f64 / iterations),
+        );
+    }
+    let groups: Vec<Accumulated> = match selection.by {
+        Grouping::Opr => operators.into_values().collect(),
+        Grouping::Type => {
+            let mut types: BTreeMap<String, Vec<Accumulated>> = BTreeMap::new();
+            for operator in operators.into_values() {
+                types.entry(operator.op_type.clone()).or_default().push(operator);
+            }
+            types
+                .into_iter()
+                .map(|(op_type, members)| combine(op_type, &members, selection.aggregate))
+                .collect()
+        }
+    };
+    let total_us: f64 = groups.iter().map(|g| g.time_us).sum();
     let share = |time_us: f64| {
         if total_us > 0.0 {
             100.0 * time_us / total_us
@@ -141,24 +231,38 @@ pub fn rows(profile: &Profile, by: Grouping, top: usize) -> (Vec<ProfileRow>, Op
         }
     };
     let mut rows: Vec<ProfileRow> = groups
-        .into_values()
+        .into_iter()
         .map(|group| ProfileRow {
-            id: group.id,
+            id: group.id.filter(|_| selection.by == Grouping::Opr),
             name: group.name,
             op_type: group.op_type,
             count: group.operators.len(),
-            time_ms: group.time_us / iterations / 1e3,
+            time_ms: group.time_us / 1e3,
             share: share(group.time_us),
-            flops: group.flops_known.then_some(group.flops / iterations),
-            gflops_per_s: (group.flops_known && group.flops_time_us > 0.0)
-                .then(|| group.flops / (group.flops_time_us * 1e-6) / 1e9),
-            memory_bytes: group.memory_known.then_some(group.memory / iterations),
-            in_shapes: group.in_shapes,
-            out_shapes: group.out_shapes,
+            flops: group.flops,
+            gflops_per_s: group
+                .flops
+                .filter(|_| group.flops_time_us > 0.0)
+                .map(|flops| flops / (group.flops_time_us * 1e-6) / 1e9),
+            memory_bytes: group.memory,
+            in_shapes: group.in_shapes.filter(|_| selection.by == Grouping::Opr),
+            out_shapes: group.out_shapes.filter(|_| selection.by == Grouping::Opr),
         })
         .collect();
-    rows.sort_by(|a, b| b.time_ms.total_cmp(&a.time_ms).then_with(|| a.name.cmp(&b.name)));
-    let rest: Vec<ProfileRow> = rows.split_off(top.min(rows.len()));
+    rows.sort_by(|a, b| {
+        let by_time = b.time_ms.total_cmp(&a.time_ms);
+        match selection.order {
+            Order::Time => by_time,
+            Order::Flops => b
+                .flops
+                .unwrap_or(-1.0)
+                .total_cmp(&a.flops.unwrap_or(-1.0))
+                .then(by_time),
+            Order::Name => std::cmp::Ordering::Equal,
+        }
+        .then_with(|| a.name.cmp(&b.name))
+    });
+    let rest: Vec<ProfileRow> = rows.split_off(selection.top.min(rows.len()));
     let rest = (!rest.is_empty()).then(|| RestRow {
         rows: rest.len(),
         count: rest.iter().map(|r| r.count).sum(),
@@ -168,9 +272,49 @@ pub fn rows(profile: &Profile, by: Grouping, top: usize) -> (Vec<ProfileRow>, Op
     (rows, rest)
 }
 
+/// The row of one type from its operators' rows, as `aggregate` says.
+fn combine(op_type: String, members: &[Accumulated], aggregate: Aggregate) -> Accumulated {
+    let pick = |values: Vec<f64>| -> Option<f64> {
+        let count = values.len() as f64;
+        match aggregate {
+            Aggregate::Sum => values.into_iter().reduce(|a, b| a + b),
+            Aggregate::Mean => values.into_iter().reduce(|a, b| a + b).map(|sum| sum / count),
+            Aggregate::Max => values.into_iter().reduce(f64::max),
+            Aggregate::Min => values.into_iter().reduce(f64::min),
+        }
+    };
+    let known = |field: fn(&Accumulated) -> Option<f64>| pick(members.iter().filter_map(field).collect());
+    Accumulated {
+        id: None,
+        name: op_type.clone(),
+        op_type,
+        operators: members.iter().flat_map(|m| m.operators.iter().copied()).collect(),
+        time_us: pick(members.iter().map(|m| m.time_us).collect()).unwrap_or(0.0),
+        flops: known(|m| m.flops),
+        flops_time_us: pick(
+            members
+                .iter()
+                .filter(|m| m.flops.is_some())
+                .map(|m| m.flops_time_us)
+                .collect(),
+        )
+        .unwrap_or(0.0),
+        memory: known(|m| m.memory),
+        in_shapes: None,
+        out_shapes: None,
+    }
+}
+
 /// Mean per iteration of the sum of operator times, in milliseconds.
 pub fn operator_ms(iterations: &[ProfiledIteration]) -> f64 {
     let total: f64 = iterations.iter().flat_map(|i| &i.operators).map(|o| o.time_us()).sum();
+    total / iterations.len().max(1) as f64 / 1e3
+}
+
+/// Mean per iteration of the sum of each operator's longest host span, in milliseconds.
+pub fn operator_host_ms(iterations: &[ProfiledIteration]) -> f64 {
+    let longest = |operator: &OperatorRun| operator.host.iter().map(Span::duration_us).fold(0.0, f64::max);
+    let total: f64 = iterations.iter().flat_map(|i| &i.operators).map(longest).sum();
     total / iterations.len().max(1) as f64 / 1e3
 }
 
@@ -214,8 +358,13 @@ fn optional(value: Option<f64>, format: impl Fn(f64) -> String) -> String {
 impl Report for ProfileReport {
     fn to_text(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "model    {} on {}", self.model, self.device);
-        out.push_str(&cold_start_text(&self.timing_ms));
+        let _ = match &self.source {
+            ProfileSource::Model(model) => writeln!(out, "model    {model} on {}", self.device),
+            ProfileSource::ProfileFile(file) => writeln!(out, "profile  {file}, recorded on {}", self.device),
+        };
+        if let Some(measured) = &self.measured {
+            out.push_str(&cold_start_text(&measured.timing_ms));
+        }
         let mut header = vec!["#"];
         header.extend(match self.by {
             Grouping::Opr => ["operator", "type"].as_slice(),
@@ -259,14 +408,25 @@ impl Report for ProfileReport {
                 rest.rows, rest.time_ms, rest.share
             );
         }
-        let t = &self.iteration_ms;
-        let _ = writeln!(
-            out,
-            "total    operators {:.3} ms per iteration = {:.1}% of the profiled iteration time {:.3} ms (mean of {}, forward+wait)",
-            self.operator_ms, self.operator_percent_of_iteration, t.mean, t.iterations
-        );
-        if let Some(gap) = &self.gap {
-            let _ = writeln!(out, "note     {gap}");
+        match &self.measured {
+            Some(measured) => {
+                let t = &measured.iteration_ms;
+                let _ = writeln!(
+                    out,
+                    "total    operators {:.3} ms per iteration = {:.1}% of the profiled iteration time {:.3} ms (mean of {}, forward+wait)",
+                    self.operator_ms, measured.operator_percent_of_iteration, t.mean, t.iterations
+                );
+                if let Some(gap) = &measured.gap {
+                    let _ = writeln!(out, "note     {gap}");
+                }
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "total    operators {:.3} ms on the device, {:.3} ms on the host (the execution the file holds)",
+                    self.operator_ms, self.operator_host_ms
+                );
+            }
         }
         let _ = writeln!(out, "trace    {}", self.trace);
         out
@@ -315,9 +475,47 @@ mod tests {
         }
     }
 
+    fn selection(by: Grouping, top: usize) -> Selection {
+        Selection {
+            by,
+            aggregate: Aggregate::Sum,
+            top,
+            types: Vec::new(),
+            name: None,
+            min_time_ms: None,
+            order: Order::Time,
+        }
+    }
+
+    #[test]
+    fn filters_and_aggregates_as_profile_analyze() {
+        let profile = profile();
+        let only = |edit: fn(&mut Selection)| {
+            let mut chosen = selection(Grouping::Opr, 20);
+            edit(&mut chosen);
+            rows(&profile, &chosen)
+                .0
+                .into_iter()
+                .map(|r| r.name)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(only(|s| s.types = vec!["Elemwise".into()]), ["op2", "op3"]);
+        assert_eq!(only(|s| s.name = Some(Regex::new("op[13]").unwrap())), ["op1", "op3"]);
+        // A match from the start only, as Python's re.match.
+        assert!(only(|s| s.name = Some(Regex::new("p1").unwrap())).is_empty());
+        assert_eq!(only(|s| s.min_time_ms = Some(0.02)), ["op1"]);
+        assert_eq!(only(|s| s.order = Order::Name), ["op1", "op2", "op3"]);
+        assert_eq!(only(|s| s.order = Order::Flops)[0], "op1");
+        let mut mean = selection(Grouping::Type, 20);
+        mean.aggregate = Aggregate::Mean;
+        let (types, _) = rows(&profile, &mean);
+        let elemwise = types.iter().find(|r| r.name == "Elemwise").unwrap();
+        assert!((elemwise.time_ms - 0.01).abs() < 1e-12 && elemwise.count == 2);
+    }
+
     #[test]
     fn rows_are_sorted_per_iteration_and_shares_add_up() {
-        let (rows, rest) = rows(&profile(), Grouping::Opr, 2);
+        let (rows, rest) = rows(&profile(), &selection(Grouping::Opr, 2));
         assert_eq!(rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["op1", "op2"]);
         assert!((rows[0].time_ms - 0.06).abs() < 1e-12);
         assert!((rows[0].share - 75.0).abs() < 1e-9);
@@ -332,7 +530,7 @@ mod tests {
 
     #[test]
     fn by_type_counts_operators() {
-        let (rows, rest) = rows(&profile(), Grouping::Type, 20);
+        let (rows, rest) = rows(&profile(), &selection(Grouping::Type, 20));
         assert!(rest.is_none());
         assert_eq!(rows[1].name, "Elemwise");
         assert_eq!(rows[1].count, 2);

@@ -9,7 +9,7 @@ use super::check::{check_summary, Tally};
 use super::compare::mismatch_text;
 use super::table::Table;
 use super::Report;
-use crate::compare::Mismatch;
+use crate::compare::{Mismatch, Tolerance, TopkAgreement};
 use crate::feeds::Feed;
 use crate::runner::memory::PeakMemory;
 use crate::runner::noise::Noise;
@@ -185,9 +185,17 @@ pub struct TensorStats {
 pub struct ExpectReport {
     pub name: String,
     pub file: String,
-    /// NaN (JSON null) when a value was NaN.
+    /// The AssertEqual error; NaN (JSON null) when a value was NaN.
     pub err: f64,
-    pub maxerr: f64,
+    /// The `--stat` of the element errors held against the tolerance, when
+    /// the rules judge by more than the largest error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stat_err: Option<f64>,
+    /// `maxerr`, or `atol` and `rtol`.
+    #[serde(flatten)]
+    pub tolerance: Tolerance,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topk: Option<TopkAgreement>,
     pub passed: bool,
     pub first_mismatch: Option<Mismatch>,
 }
@@ -518,12 +526,23 @@ impl Report for RunReport {
         self.outputs_written.iter().for_each(|file| file.to_text(&mut out));
         for expect in &self.expect {
             let verdict = if expect.passed { "ok" } else { "MISMATCH" };
+            let judged = match (expect.stat_err, expect.tolerance) {
+                (Some(stat), Tolerance::AssertEqual { maxerr }) => format!("stat {stat:e} (maxerr {maxerr:e})"),
+                (None, Tolerance::AssertEqual { maxerr }) => format!("(maxerr {maxerr:e})"),
+                (_, Tolerance::Close { atol, rtol }) => format!("(atol {atol:e}, rtol {rtol:e})"),
+            };
             let _ = write!(
                 out,
-                "expect   {} vs {}: err {:e} (maxerr {:e}) {verdict}",
-                expect.name, expect.file, expect.err, expect.maxerr
+                "expect   {} vs {}: err {:e} {judged} {verdict}",
+                expect.name, expect.file, expect.err
             );
-            if let Some(mismatch) = &expect.first_mismatch {
+            if let Some(topk) = &expect.topk {
+                let _ = write!(
+                    out,
+                    ", top-{} differ in {} of {} rows",
+                    topk.k, topk.differing_rows, topk.rows
+                );
+            } else if let Some(mismatch) = &expect.first_mismatch {
                 let _ = write!(out, ", first at {}", mismatch_text(mismatch));
             }
             out.push('\n');

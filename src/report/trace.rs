@@ -16,10 +16,40 @@ const PID: u32 = 1;
 const PHASE_TID: u32 = 1;
 
 /// What the trace says about where it came from.
-pub struct TraceSource<'a> {
-    pub model: &'a str,
-    pub device: &'a str,
-    pub engine_version: &'a str,
+pub struct TraceSource {
+    title: String,
+    model: String,
+    device: String,
+    engine: String,
+    profiled: &'static str,
+    clock: &'static str,
+}
+
+impl TraceSource {
+    /// A run of `model` here, by the engine of `version`.
+    pub fn run(model: &Path, device: Device, version: (i32, i32, i32)) -> TraceSource {
+        let (major, minor, patch) = version;
+        TraceSource {
+            title: format!("mge profile {}", model.display()),
+            model: model.display().to_string(),
+            device: device.to_string(),
+            engine: format!("MegEngine Lite {major}.{minor}.{patch}"),
+            profiled: "operators of every timed iteration; load and warm-up runs appear as phases only",
+            clock: "microseconds since profiling began; engine host times placed by the instant its profiler started, device times by taking the first operator's device start in the first run as its host start",
+        }
+    }
+
+    /// The execution an engine profile `file` written elsewhere holds, on `device`.
+    pub fn recorded(file: &Path, device: &str) -> TraceSource {
+        TraceSource {
+            title: format!("mge profile --analyze {}", file.display()),
+            model: file.display().to_string(),
+            device: device.to_string(),
+            engine: "the MegEngine that wrote the profile".to_string(),
+            profiled: "the one execution the engine's profile file holds",
+            clock: "microseconds since the engine's profiler was created; device times placed so that no operator starts on the device before its host start",
+        }
+    }
 }
 
 /// Trace timestamps are microseconds; nanoseconds are the finest worth keeping.
@@ -46,7 +76,7 @@ fn metadata(name: &str, tid: u32, args: Value) -> Value {
 }
 
 /// `CompNode("cpu0:0" from "cpu0:0")` names the comp node `cpu0:0`.
-fn comp_node_name(track: &str) -> &str {
+pub fn comp_node_name(track: &str) -> &str {
     track.split('"').nth(1).unwrap_or(track)
 }
 
@@ -81,21 +111,9 @@ fn operator_args(operator: &OperatorRun, iteration: u64, span: &Span) -> Value {
     })
 }
 
-/// Writes the trace of `profile`, a run of `model` on `device` by the engine of `version`.
-pub fn write_trace(
-    trace: &Path,
-    profile: &Profile,
-    model: &Path,
-    device: Device,
-    version: (i32, i32, i32),
-) -> Result<()> {
-    let (major, minor, patch) = version;
-    let source = TraceSource {
-        model: &model.display().to_string(),
-        device: &device.to_string(),
-        engine_version: &format!("{major}.{minor}.{patch}"),
-    };
-    write_atomically(trace, &serde_json::to_vec(&chrome_trace(profile, &source))?)
+/// Writes the trace of `profile` to `trace`.
+pub fn write_trace(trace: &Path, profile: &Profile, source: &TraceSource) -> Result<()> {
+    write_atomically(trace, &serde_json::to_vec(&chrome_trace(profile, source))?)
 }
 
 pub fn chrome_trace(profile: &Profile, source: &TraceSource) -> Value {
@@ -132,11 +150,7 @@ pub fn chrome_trace(profile: &Profile, source: &TraceSource) -> Value {
         }
     }
     let mut header = vec![
-        metadata(
-            "process_name",
-            PHASE_TID,
-            json!({"name": format!("mge profile {}", source.model)}),
-        ),
+        metadata("process_name", PHASE_TID, json!({"name": source.title})),
         metadata("thread_name", PHASE_TID, json!({"name": "mge phases"})),
         metadata("thread_sort_index", PHASE_TID, json!({"sort_index": 0})),
     ];
@@ -152,14 +166,13 @@ pub fn chrome_trace(profile: &Profile, source: &TraceSource) -> Value {
         "otherData": {
             "model": source.model,
             "device": source.device,
-            "engine": format!("MegEngine Lite {}", source.engine_version),
+            "engine": source.engine,
             "tool": concat!("mge ", env!("CARGO_PKG_VERSION")),
-            "profiled": if profile.separate {
-                "operators of separate profiled runs of a weight-sharing copy of the network, after the timed runs; the timed runs, load and warm-up runs appear as phases only"
-            } else {
-                "operators of every timed iteration; load and warm-up runs appear as phases only"
+            "profiled": match profile.separate {
+                true => "operators of separate profiled runs of a weight-sharing copy of the network, after the timed runs; the timed runs, load and warm-up runs appear as phases only",
+                false => source.profiled,
             },
-            "clock": "microseconds since profiling began; engine host times placed by the instant its profiler started, device times by taking the first operator's device start in the first run as its host start",
+            "clock": source.clock,
         },
     })
 }
@@ -202,11 +215,7 @@ mod tests {
             }],
             separate: false,
         };
-        let source = TraceSource {
-            model: "m.mge",
-            device: "cpu",
-            engine_version: "1.13.0",
-        };
+        let source = TraceSource::run(Path::new("m.mge"), Device::Cpu, (1, 13, 0));
         let trace = chrome_trace(&profile, &source);
         let events = trace["traceEvents"].as_array().unwrap();
         let names: Vec<&str> = events

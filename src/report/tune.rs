@@ -8,7 +8,7 @@ use super::table::Table;
 use super::Report;
 use crate::supervise::command::MgeCommand;
 use crate::tune::trial::{Measured, Status};
-use crate::tune::{Row, Skipped, Tuning};
+use crate::tune::{Confirmation, Contender, Row, Skipped, Tuning};
 
 #[derive(Serialize)]
 pub struct TuneReport {
@@ -73,13 +73,25 @@ pub struct UntriedReport {
     pub estimate_ms: Option<f64>,
 }
 
+/// The fastest winners and the baseline measured again, back to back.
 #[derive(Serialize)]
 pub struct ConfirmationReport {
-    pub options: String,
+    pub rounds: usize,
+    /// The median of the baseline's rounds.
     pub baseline_ms: f64,
-    pub best_ms: f64,
+    pub contenders: Vec<ContenderReport>,
+    /// The contender kept as the best; `None`: none held, the baseline is kept.
+    pub kept: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct ContenderReport {
+    pub options: String,
+    /// The median of its rounds.
+    pub median_ms: f64,
     pub speedup: f64,
-    pub confirmed: bool,
+    /// It beat the baseline's trial of the same round in most rounds.
+    pub held: bool,
 }
 
 fn interval(measured: &Measured) -> Option<[f64; 2]> {
@@ -117,13 +129,10 @@ impl TuneReport {
             },
             candidates,
             untried: tuning.untried.iter().map(UntriedReport::new).collect(),
-            confirmation: tuning.confirmation.as_ref().map(|again| ConfirmationReport {
-                options: again.candidate.to_string(),
-                baseline_ms: again.baseline.median_ms,
-                best_ms: again.best.median_ms,
-                speedup: again.baseline.median_ms / again.best.median_ms,
-                confirmed: again.confirmed,
-            }),
+            confirmation: tuning
+                .confirmation
+                .as_ref()
+                .map(|again| ConfirmationReport::new(again, tuning)),
             budget_s: tuning.budget.as_secs_f64(),
             used_s: tuning.used.as_secs_f64(),
         }
@@ -179,15 +188,26 @@ impl Report for TuneReport {
         }
         let _ = writeln!(out, "budget: {:.0} s of {:.0} s used", self.used_s, self.budget_s);
         if let Some(again) = &self.confirmation {
-            let verdict = match again.confirmed {
-                true => "confirmed",
-                false => "not confirmed: the baseline is kept",
-            };
             let _ = writeln!(
                 out,
-                "measured again: {} {:.3} ms against the baseline's {:.3} ms, {:.2}x ({verdict})",
-                again.options, again.best_ms, again.baseline_ms, again.speedup
+                "measured again, back to back ({} rounds): the baseline at {:.3} ms",
+                again.rounds, again.baseline_ms
             );
+            for contender in &again.contenders {
+                let verdict = match (contender.held, again.kept.as_ref() == Some(&contender.options)) {
+                    (true, true) => "held: the best",
+                    (true, false) => "held",
+                    (false, _) => "did not hold",
+                };
+                let _ = writeln!(
+                    out,
+                    "  {}: {:.3} ms, {:.2}x ({verdict})",
+                    contender.options, contender.median_ms, contender.speedup
+                );
+            }
+            if again.kept.is_none() {
+                let _ = writeln!(out, "  none held: the baseline is kept");
+            }
         }
         let _ = writeln!(
             out,
@@ -231,6 +251,28 @@ impl CandidateReport {
         match self.profiling_s {
             Some(profiling) => format!("{:.1} ({load:.1} + {profiling:.1} + {timed:.1})", self.seconds),
             None => format!("{:.1} ({load:.1} + {timed:.1})", self.seconds),
+        }
+    }
+}
+
+impl ConfirmationReport {
+    fn new(again: &Confirmation, tuning: &Tuning) -> ConfirmationReport {
+        let baseline_ms = again.baseline_ms();
+        let options = |contender: &Contender| tuning.rows[contender.row].candidate.to_string();
+        ConfirmationReport {
+            rounds: again.baseline.len(),
+            baseline_ms,
+            contenders: again
+                .contenders
+                .iter()
+                .map(|contender| ContenderReport {
+                    options: options(contender),
+                    median_ms: contender.median_ms(),
+                    speedup: baseline_ms / contender.median_ms(),
+                    held: contender.held,
+                })
+                .collect(),
+            kept: again.kept.map(|at| options(&again.contenders[at])),
         }
     }
 }

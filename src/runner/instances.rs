@@ -12,7 +12,7 @@ use anyhow::{anyhow, Context, Result};
 
 use super::noise::MachineSample;
 use super::{Plan, Runs, Session};
-use crate::compare::{compare_values, Mismatch, Tolerance};
+use crate::compare::{compare_values, Criterion, Mismatch};
 use crate::engine::{Lite, NetworkOptions};
 use crate::feeds::Feed;
 use crate::tensor::HostTensor;
@@ -188,9 +188,8 @@ fn run_together(
 /// `outputs` against `reference`, value for value (the one tensor comparison, no tolerance).
 fn check_outputs(outputs: &[(String, HostTensor)], reference: &[(String, HostTensor)]) -> OutputsCheck {
     for ((name, value), (_, expected)) in outputs.iter().zip(reference) {
-        let exact = Tolerance::AssertEqual { maxerr: 0.0 };
-        match compare_values(value.view(), expected.view(), exact) {
-            Some(comparison) if comparison.passed() => {}
+        match compare_values(value.view(), expected.view(), &Criterion::assert_equal(0.0)) {
+            Some(comparison) if comparison.passed => {}
             compared => {
                 return OutputsCheck {
                     equal: false,

@@ -6,13 +6,14 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::{Plan, Session};
+use super::{Outputs, Plan, Session};
+use crate::compare::{compare_values, Rules, Tolerance};
 use crate::engine::{capture_stdout, EngineError, Lite, NetworkOptions};
 use crate::feeds::Feed;
-use crate::model::{checked_output, Assertion, ModelFile};
+use crate::model::{checked_output, Assertion, ModelFile, EXPECTATION_SUFFIX};
 use crate::supervise::child::announce;
 use crate::supervise::Phase;
-use crate::tensor::HostTensor;
+use crate::tensor::{HostTensor, TensorView};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -47,25 +48,63 @@ pub struct TestcaseRun {
     pub outputs: Vec<(String, HostTensor)>,
 }
 
-/// Runs every testcase of `model` in turn on one network, as load_and_run does;
-/// a failed testcase leaves the network usable for the next.
-pub fn run_testcases(lite: &Lite, model: &ModelFile, session: &mut Session, plan: &Plan) -> Result<Vec<TestcaseRun>> {
+/// Who judges a testcase's outputs.
+#[derive(Clone, Copy)]
+pub enum Judge<'a> {
+    /// The model's own AssertEqual operators, in the engine.
+    Engine,
+    /// The tool's comparison under these rules, of the real outputs with the
+    /// values the testcase holds for `<output>:expect`; an output no rule
+    /// gives a tolerance keeps its assertion's maxerr.
+    Rules(&'a Rules),
+}
+
+impl Judge<'_> {
+    /// Which outputs the model must be loaded with for this judge.
+    pub fn outputs(self) -> Outputs {
+        match self {
+            Judge::Engine => Outputs::Asserted,
+            Judge::Rules(_) => Outputs::Real,
+        }
+    }
+}
+
+/// Runs every testcase of `model` in turn on one network (loaded with
+/// `judge.outputs()`), as load_and_run does; a failed testcase leaves the
+/// network usable for the next.
+pub fn run_testcases(
+    lite: &Lite,
+    model: &ModelFile,
+    session: &mut Session,
+    plan: &Plan,
+    judge: Judge,
+) -> Result<Vec<TestcaseRun>> {
     let assertions = model.assertions()?;
+    if let Judge::Rules(rules) = judge {
+        rules.check_names(assertions.iter().map(Assertion::output))?;
+    }
     Ok(model
         .testcases()
         .enumerate()
-        .map(|(index, graph)| run_testcase(lite, session, index, graph, &assertions, plan))
+        .map(|(index, graph)| run_testcase(lite, session, Testcase { index, graph }, &assertions, plan, judge))
         .collect())
+}
+
+/// One testcase graph of a container, and its place.
+struct Testcase<'a> {
+    index: usize,
+    graph: &'a [u8],
 }
 
 fn run_testcase(
     lite: &Lite,
     session: &mut Session,
-    index: usize,
-    graph: &[u8],
+    testcase: Testcase,
     assertions: &[Assertion],
     plan: &Plan,
+    judge: Judge,
 ) -> TestcaseRun {
+    let Testcase { index, graph } = testcase;
     announce(Phase::Testcase { index });
     let started = Instant::now();
     let mut run = TestcaseRun {
@@ -78,11 +117,15 @@ fn run_testcase(
         samples: Vec::new(),
         outputs: Vec::new(),
     };
-    let judged = testcase_feeds(lite, graph, session, index)
+    let judged = testcase_values(lite, graph, &session.testcase_inputs())
         .context("cannot read the testcase")
-        .and_then(|feeds| {
+        .and_then(|values| {
+            let (feeds, expected) = split_values(values, session, index);
             run.feeds = feeds;
-            judge(&mut run, session, assertions, plan)
+            match judge {
+                Judge::Engine => judge_by_the_engine(&mut run, session, assertions, plan),
+                Judge::Rules(rules) => judge_by_rules(&mut run, session, &expected, assertions, plan, rules),
+            }
         });
     if let Err(err) = judged {
         run.message = Some(format!("{err:#}"));
@@ -93,7 +136,12 @@ fn run_testcase(
 
 /// Feeds the testcase, runs it and sets its status, checks and message; an
 /// error is a testcase that could not run (its status stays `Error`).
-fn judge(run: &mut TestcaseRun, session: &mut Session, assertions: &[Assertion], plan: &Plan) -> Result<()> {
+fn judge_by_the_engine(
+    run: &mut TestcaseRun,
+    session: &mut Session,
+    assertions: &[Assertion],
+    plan: &Plan,
+) -> Result<()> {
     let capture = capture_stdout()?;
     let result = session.feed(&run.feeds).and_then(|()| session.measure(plan, &mut ()));
     let printed = capture.finish()?;
@@ -130,6 +178,75 @@ fn judge(run: &mut TestcaseRun, session: &mut Session, assertions: &[Assertion],
         },
     }
     Ok(())
+}
+
+/// Feeds the testcase, runs the model with its real outputs and holds each
+/// asserted output against its expected value under `rules`.
+fn judge_by_rules(
+    run: &mut TestcaseRun,
+    session: &mut Session,
+    expected: &[(String, HostTensor)],
+    assertions: &[Assertion],
+    plan: &Plan,
+    rules: &Rules,
+) -> Result<()> {
+    session.feed(&run.feeds)?;
+    run.samples = session.measure(plan, &mut ())?.timed_ms;
+    run.outputs = session.read_outputs()?;
+    let mut failures = Vec::new();
+    for assertion in assertions {
+        let name = assertion.output();
+        let (actual, expectation) = (
+            named(&run.outputs, name)?,
+            named(expected, &format!("{name}{EXPECTATION_SUFFIX}"))?,
+        );
+        let criterion = rules.or_maxerr(assertion.maxerr).criterion(name);
+        let comparison = compare_values(actual, expectation, &criterion)
+            .with_context(|| format!("'{name}' and its expected value differ in shape"))?;
+        let maxerr = match criterion.tolerance {
+            Tolerance::AssertEqual { maxerr } => maxerr,
+            // `check` takes no --atol/--rtol: what stands here is only what is reported.
+            Tolerance::Close { .. } => assertion.maxerr,
+        };
+        let err = comparison.judged.unwrap_or(comparison.err);
+        run.checks.push(OutputCheck {
+            name: name.to_string(),
+            err: Some(err),
+            maxerr,
+        });
+        if !comparison.passed {
+            failures.push(match (&comparison.topk, &comparison.first_mismatch) {
+                (Some(topk), _) => format!(
+                    "'{name}': top-{} indices differ in {} of {} rows",
+                    topk.k, topk.differing_rows, topk.rows
+                ),
+                (None, Some(first)) => format!(
+                    "'{name}': err {err:e} above {maxerr:e}, {} of {} elements outside; first at {:?}: got {}, expected {}",
+                    comparison.mismatches,
+                    actual.len(),
+                    first.index,
+                    first.a,
+                    first.b
+                ),
+                (None, None) => format!("'{name}': err {err:e} above {maxerr:e}"),
+            });
+        }
+    }
+    (run.status, run.message) = match (assertions.is_empty(), failures.is_empty()) {
+        (true, _) => (Status::Skipped, Some("no expectations".to_string())),
+        (false, true) => (Status::Passed, None),
+        (false, false) => (Status::Failed, Some(failures.join("; "))),
+    };
+    Ok(())
+}
+
+/// The value called `name` among `values`.
+fn named<'a>(values: &'a [(String, HostTensor)], name: &str) -> Result<TensorView<'a>> {
+    values
+        .iter()
+        .find(|(found, _)| found == name)
+        .map(|(_, tensor)| tensor.view())
+        .with_context(|| format!("the testcase has no value for '{name}'"))
 }
 
 /// `(output, err)` from each `AssertEqual: err=<g> (name=<var> id=<n>)` line the
@@ -202,17 +319,31 @@ fn describe_mismatch(message: &str) -> String {
 /// A testcase's values as feeds of the inputs `session` reads, with
 /// `testcase INDEX` as their source.
 pub fn testcase_feeds(lite: &Lite, graph: &[u8], session: &Session, index: usize) -> Result<Vec<Feed>> {
+    let values = testcase_values(lite, graph, &session.testcase_inputs())?;
+    Ok(split_values(values, session, index).0)
+}
+
+/// A testcase's values split into feeds of the inputs `session` reads and
+/// the rest (the expectations of a session loaded with `Outputs::Real`).
+fn split_values(
+    values: Vec<(String, HostTensor)>,
+    session: &Session,
+    index: usize,
+) -> (Vec<Feed>, Vec<(String, HostTensor)>) {
     let source = format!("testcase {index}");
-    Ok(testcase_values(lite, graph, &session.testcase_inputs())?
+    let (read, unread): (Vec<_>, Vec<_>) = values
         .into_iter()
-        .filter(|(name, _)| session.inputs.iter().any(|input| input.name == *name))
+        .partition(|(name, _)| session.inputs.iter().any(|input| input.name == *name));
+    let feeds = read
+        .into_iter()
         .map(|(name, tensor)| Feed {
             name,
             source: source.clone(),
             converted_from: None,
             tensor,
         })
-        .collect())
+        .collect();
+    (feeds, unread)
 }
 
 /// The values a testcase graph of a container holds, named. Such a graph has no

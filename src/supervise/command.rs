@@ -6,6 +6,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::compare::{Rules, Tolerance};
 use crate::feeds::FeedOptions;
 use crate::options::EngineOption;
 
@@ -15,12 +16,30 @@ pub struct MgeCommand {
     global: Vec<OsString>,
     /// The subcommand and its arguments.
     command: Vec<OsString>,
+    /// Variables added to the child's environment, for the engine.
+    env: Vec<(OsString, OsString)>,
 }
+
+/// The engine's switch for megdnn's naive reference kernels on the CPU
+/// (`CompNodeEnv`'s MegDNN handle debug level: 0 optimized, 1 fallback, 2 naive).
+const NAIVE_KERNELS_ENV: (&str, &str) = ("MGB_USE_MEGDNN_DBG", "2");
 
 impl MgeCommand {
     /// `mge run MODEL`.
     pub fn run(model: &Path) -> MgeCommand {
         MgeCommand::new(["run".into(), model.into()])
+    }
+
+    /// `mge dump MODEL --io IO --outputs OUTPUTS`: every var of one run, and its outputs.
+    pub fn dump_io(model: &Path, io: &Path, outputs: &Path) -> MgeCommand {
+        MgeCommand::new([
+            "dump".into(),
+            model.into(),
+            "--io".into(),
+            io.into(),
+            "--outputs".into(),
+            outputs.into(),
+        ])
     }
 
     /// `mge check --worker`: a worker that takes the models' indices on stdin.
@@ -37,6 +56,7 @@ impl MgeCommand {
         MgeCommand {
             global: Vec::new(),
             command: command.into_iter().collect(),
+            env: Vec::new(),
         }
     }
 
@@ -69,6 +89,34 @@ impl MgeCommand {
             .into_iter()
             .flat_map(EngineOption::args)
             .fold(self, MgeCommand::arg)
+    }
+
+    /// The comparison rules as `--maxerr [NAME:]X`, `--stat`, `--allow-outliers`
+    /// and `--topk`; nothing for `None`. (`--atol/--rtol` are compare's alone,
+    /// which starts no child with them.)
+    pub fn rules(mut self, rules: Option<&Rules>) -> MgeCommand {
+        let Some(rules) = rules else {
+            return self;
+        };
+        if let Some(Tolerance::AssertEqual { maxerr }) = rules.tolerance {
+            self = self.arg("--maxerr").arg(maxerr.to_string());
+        }
+        for named in &rules.by_name {
+            self = self.arg("--maxerr").arg(format!("{}:{}", named.name, named.maxerr));
+        }
+        self = self.arg("--stat").arg(rules.stat.name());
+        self = self.arg("--allow-outliers").arg(rules.allow_outliers.to_string());
+        match rules.topk {
+            Some(k) => self.arg("--topk").arg(k.to_string()),
+            None => self,
+        }
+    }
+
+    /// The engine runs megdnn's naive reference kernels instead of the optimized ones.
+    pub fn naive_kernels(mut self) -> MgeCommand {
+        let (name, value) = NAIVE_KERNELS_ENV;
+        self.env.push((name.into(), value.into()));
+        self
     }
 
     /// `--no-testcase`: a container's model on feeds, with its real outputs.
@@ -107,6 +155,11 @@ impl MgeCommand {
     fn arg(mut self, arg: impl Into<OsString>) -> MgeCommand {
         self.command.push(arg.into());
         self
+    }
+
+    /// The variables to add to the child's environment.
+    pub fn env(&self) -> impl Iterator<Item = &(OsString, OsString)> {
+        self.env.iter()
     }
 
     /// The arguments to start `mge` with.

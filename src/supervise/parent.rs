@@ -258,6 +258,7 @@ impl Supervisor {
             .context("cannot create a temporary folder for the engine's process")?;
         let mut child = Command::new(exe)
             .args(command.args())
+            .envs(command.env().map(|(name, value)| (name, value)))
             .env(CHILD_ENV, "1")
             .env("TMPDIR", scratch.path())
             .stdin(piped_if(requests))

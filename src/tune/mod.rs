@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use crate::compare::Rules;
 use crate::options::EngineOption;
 use candidate::Candidate;
 use trial::{Measured, Runner, Status};
@@ -52,14 +53,50 @@ pub enum Skipped {
     CannotBeatTheBest { estimate_ms: f64 },
 }
 
-/// The best and the baseline measured again, back to back, at the end.
+/// The fastest winners and the baseline measured again at the end, back to
+/// back in rounds, so that a load that came and went between their first
+/// trials does not pick the best.
 pub struct Confirmation {
-    pub baseline: Measured,
-    pub best: Measured,
-    /// The best still beat the baseline beyond the noise; if not, the baseline is kept.
-    pub confirmed: bool,
-    /// The candidate that was measured again.
-    pub candidate: Candidate,
+    /// The baseline's trial in each round.
+    pub baseline: Vec<Measured>,
+    pub contenders: Vec<Contender>,
+    /// Index into `contenders` of the one kept as the best, if any held.
+    pub kept: Option<usize>,
+}
+
+/// A winner measured again.
+pub struct Contender {
+    /// Index into `Tuning::rows`.
+    pub row: usize,
+    /// Its trial in each round, beside the baseline's.
+    pub rounds: Vec<Measured>,
+    /// It beat the baseline's trial of the same round in most rounds.
+    pub held: bool,
+}
+
+impl Confirmation {
+    /// The median of the baseline's rounds.
+    pub fn baseline_ms(&self) -> f64 {
+        median_of_rounds(&self.baseline)
+    }
+}
+
+impl Contender {
+    /// The median of its rounds: what it gave back to back with the baseline.
+    pub fn median_ms(&self) -> f64 {
+        median_of_rounds(&self.rounds)
+    }
+}
+
+/// The median of the rounds' medians.
+fn median_of_rounds(rounds: &[Measured]) -> f64 {
+    let mut medians: Vec<f64> = rounds.iter().map(|round| round.median_ms).collect();
+    medians.sort_by(f64::total_cmp);
+    let middle = medians.len() / 2;
+    match medians.len() % 2 {
+        1 => medians[middle],
+        _ => (medians[middle - 1] + medians[middle]) / 2.0,
+    }
 }
 
 /// Told about each candidate as it is tried.
@@ -70,7 +107,8 @@ pub trait TuneWatcher {
 
 pub struct TuneOptions {
     pub budget: Duration,
-    pub maxerr: f64,
+    /// How a candidate's outputs are held against the baseline's.
+    pub rules: Rules,
 }
 
 pub struct Tuning {

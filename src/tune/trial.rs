@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::candidate::Candidate;
 use crate::compare::sides::Side;
-use crate::compare::{compare_sides, Status as CompareStatus, Tolerance};
+use crate::compare::{compare_sides, Rules, Status as CompareStatus};
 use crate::options::EngineOption;
 use crate::runner::timing::{median_interval, Timing, TimingReport};
 use crate::supervise::command::MgeCommand;
@@ -187,13 +187,9 @@ impl Runner for Trials {
 
 /// A candidate's outputs against the baseline's (`NAME.npy` each, by the one
 /// comparison of `mge compare`): the largest AssertEqual error (NaN where an
-/// output could not be compared), and what differs beyond `maxerr`, if anything.
-pub fn compare_outputs(baseline: &Path, candidate: &Path, maxerr: f64) -> Result<(f64, Option<String>)> {
-    let rows = compare_sides(
-        &Side::open(baseline)?,
-        &Side::open(candidate)?,
-        Tolerance::AssertEqual { maxerr },
-    )?;
+/// output could not be compared), and what differs beyond the `rules`, if anything.
+pub fn compare_outputs(baseline: &Path, candidate: &Path, rules: &Rules) -> Result<(f64, Option<String>)> {
+    let rows = compare_sides(&Side::open(baseline)?, &Side::open(candidate)?, rules)?;
     // NaN is worse than any error (and `max` would drop it).
     let err = rows
         .iter()
@@ -212,7 +208,7 @@ pub fn compare_outputs(baseline: &Path, candidate: &Path, maxerr: f64) -> Result
             CompareStatus::OnlyInA => "is missing".to_string(),
             CompareStatus::OnlyInB => "is new".to_string(),
             _ => match row.err {
-                Some(err) => format!("differs: err {err:e} > --maxerr {maxerr:e}"),
+                Some(err) => format!("differs: err {err:e}, beyond {}", rules.describe()),
                 None => "differs: NaN".to_string(),
             },
         };

@@ -15,9 +15,10 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Context, Result};
 
 use super::prepare::refuse_unchecked_testcases;
-use super::settings::EngineSettings;
+use super::settings::{comparison_rules, EngineSettings};
 use super::{CheckFailed, Global};
 use crate::cli::{CheckArgs, EngineArgs};
+use crate::compare::Rules;
 use crate::engine::Device;
 use crate::input_files;
 use crate::options::EngineOption;
@@ -30,8 +31,17 @@ use models::select_models;
 use workers::{serve, Workers};
 
 pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
+    let rules = comparison_rules(&args.comparison, None)?;
+    // Without any rule, the model's own assertions judge, in the engine.
+    let rules = (rules != Rules::default()).then_some(rules);
     if args.worker {
-        return serve(&args.models, &args.engine, args.finite.check_finite, global);
+        return serve(
+            &args.models,
+            &args.engine,
+            rules.as_ref(),
+            args.finite.check_finite,
+            global,
+        );
     }
     args.models = select_models(&args.models, args.shard, global)?;
     // The workers read them: claimed here, so that no report replaces one.
@@ -48,6 +58,7 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     let workers = Workers {
         models: &args.models,
         engine: &engine.given,
+        rules: rules.as_ref(),
         lite_lib: &lite_lib,
         timeout: args.deadline.timeout,
         verbose: global.verbose,

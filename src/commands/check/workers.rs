@@ -17,11 +17,12 @@ use crate::commands::finite::judge_testcases;
 use crate::commands::prepare::{read_model, ready_runtime, with_carried};
 use crate::commands::settings::EngineSettings;
 use crate::commands::Global;
+use crate::compare::Rules;
 use crate::engine::{silence_stdout, take_stdout, Lite};
 use crate::options::EngineOption;
 use crate::report::check::{ModelCheck, TestcaseCheck};
-use crate::runner::testcase::run_testcases;
-use crate::runner::{Outputs, Plan, Session};
+use crate::runner::testcase::{run_testcases, Judge};
+use crate::runner::{Plan, Session};
 use crate::runtime;
 use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{interruption, Next, PassThrough, Supervisor};
@@ -31,6 +32,8 @@ pub struct Workers<'a> {
     pub models: &'a [PathBuf],
     /// The user's engine options, for each worker to check under.
     pub engine: &'a [EngineOption],
+    /// The user's comparison rules, when the outputs are judged by them.
+    pub rules: Option<&'a Rules>,
     pub lite_lib: &'a Path,
     pub timeout: Option<Duration>,
     pub verbose: bool,
@@ -81,6 +84,7 @@ impl Workers<'_> {
             .lite_lib(self.lite_lib)
             .verbose(self.verbose)
             .engine(self.engine)
+            .rules(self.rules)
             .check_finite(self.check_finite)
             .models(self.models);
         let mut worker = Supervisor::spawn(&command, true, true)?;
@@ -132,8 +136,18 @@ impl Workers<'_> {
 
 /// The worker side: check each model whose index arrives on stdin, answer on
 /// the original stdout. The engine options come from the parent, defaults included.
-pub fn serve(models: &[PathBuf], engine: &EngineArgs, check_finite: bool, global: &Global) -> Result<()> {
+pub fn serve(
+    models: &[PathBuf],
+    engine: &EngineArgs,
+    rules: Option<&Rules>,
+    check_finite: bool,
+    global: &Global,
+) -> Result<()> {
     let engine = EngineSettings::from_args(engine, global)?;
+    let judging = Judging {
+        judge: rules.map_or(Judge::Engine, Judge::Rules),
+        check_finite,
+    };
     let mut replies = take_stdout()?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose).map_err(|err| format!("{err:#}"));
     for request in std::io::stdin().lock().lines() {
@@ -145,7 +159,7 @@ pub fn serve(models: &[PathBuf], engine: &EngineArgs, check_finite: bool, global
             .and_then(|index| models.get(index))
             .with_context(|| format!("unreadable request '{request}'"))?;
         let check = match &lite {
-            Ok(lite) => check_model(lite, path, &engine, check_finite, global),
+            Ok(lite) => check_model(lite, path, &engine, judging, global),
             Err(error) => ModelCheck::unchecked(path, error.clone()),
         };
         writeln!(replies, "{}", serde_json::to_string(&check)?)?;
@@ -154,10 +168,19 @@ pub fn serve(models: &[PathBuf], engine: &EngineArgs, check_finite: bool, global
     Ok(())
 }
 
+/// How a worker judges each testcase.
+#[derive(Clone, Copy)]
+struct Judging<'a> {
+    /// The model's assertions, or the user's comparison rules.
+    judge: Judge<'a>,
+    /// `--check-finite`: outputs that hold NaN or infinities fail the testcase.
+    check_finite: bool,
+}
+
 /// Checks one model in this process; any error is the model's, not the command's.
-fn check_model(lite: &Lite, path: &Path, engine: &EngineSettings, check_finite: bool, global: &Global) -> ModelCheck {
+fn check_model(lite: &Lite, path: &Path, engine: &EngineSettings, judging: Judging, global: &Global) -> ModelCheck {
     let mut load_s = None;
-    match check_testcases(lite, path, engine, check_finite, global, &mut load_s) {
+    match check_testcases(lite, path, engine, judging, global, &mut load_s) {
         Ok(testcases) => ModelCheck {
             model: path.display().to_string(),
             error: None,
@@ -177,7 +200,7 @@ fn check_testcases(
     lite: &Lite,
     path: &Path,
     engine: &EngineSettings,
-    check_finite: bool,
+    judging: Judging,
     global: &Global,
     load_s: &mut Option<f64>,
 ) -> Result<Vec<TestcaseCheck>> {
@@ -199,9 +222,15 @@ fn check_testcases(
     ready_runtime(lite, &engine, &model, &engine.network)?;
     let verbose = global.verbose;
     let _engine_output = silence_stdout(verbose);
-    let mut session = Session::load(lite, &model, Outputs::Asserted, &engine.network)?;
+    let judge = judging.judge;
+    let mut session = Session::load(lite, &model, judge.outputs(), &engine.network)?;
     *load_s = Some(loading.elapsed().as_secs_f64());
-    let mut runs = run_testcases(lite, &model, &mut session, &Plan::once(verbose))?;
-    judge_testcases(&mut runs, &format!("{} #", path.display()), check_finite, global);
+    let mut runs = run_testcases(lite, &model, &mut session, &Plan::once(verbose), judge)?;
+    judge_testcases(
+        &mut runs,
+        &format!("{} #", path.display()),
+        judging.check_finite,
+        global,
+    );
     Ok(runs.iter().map(TestcaseCheck::new).collect())
 }

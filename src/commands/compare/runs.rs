@@ -1,0 +1,237 @@
+//! `mge compare A.mge B.mge` and `mge compare MODEL --b-options ARGS`: both
+//! runs in supervised child processes (`mge dump --io --outputs`) on the same
+//! feeds, then their outputs compared and their vars walked to the first
+//! divergence.
+
+use std::mem::discriminant;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use crate::cli::{parse_engine_options, CompareArgs, TwoRunArgs};
+use crate::commands::settings::{given_options, EngineSettings};
+use crate::commands::Global;
+use crate::compare::sides::Side;
+use crate::compare::{compare_sides, differing_sources, first_divergence, Rules};
+use crate::engine::Device;
+use crate::feeds::FeedOptions;
+use crate::options::EngineOption;
+use crate::output_files::{ensure_set_writable, StagedSet};
+use crate::report::compare::{RunSide, TwoRunReport};
+use crate::runtime;
+use crate::supervise::command::MgeCommand;
+use crate::supervise::parent::{How, Interrupted, Muted, Next, Supervisor};
+
+/// One of the two runs.
+struct Run {
+    name: &'static str,
+    model: PathBuf,
+    options: Vec<EngineOption>,
+    naive: bool,
+}
+
+impl Run {
+    fn side(&self) -> RunSide {
+        RunSide {
+            model: self.model.display().to_string(),
+            options: self.options.iter().flat_map(EngineOption::args).collect(),
+            naive_kernels: self.naive,
+        }
+    }
+}
+
+/// Whether `path` names a model to run rather than tensors to read.
+pub fn is_model(path: &Path) -> bool {
+    let tensors = path
+        .extension()
+        .and_then(|ext| ext.to_str())
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("npy") || ext.eq_ignore_ascii_case("npz"));
+    path.is_file() && !tensors
+}
+
+/// Whether any option that only two runs take was given.
+pub fn wants_runs(args: &TwoRunArgs) -> Result<bool> {
+    Ok(args.a_options.is_some()
+        || args.b_options.is_some()
+        || args.b_naive
+        || args.keep.is_some()
+        || args.no_testcase
+        || args.deadline.timeout.is_some()
+        || !args.feeds.inputs.is_empty()
+        || !given_options(&args.engine)?.is_empty())
+}
+
+pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result<TwoRunReport> {
+    let runs = &args.runs;
+    let (a, b) = two_runs(args, global)?;
+    if let Some(dir) = &runs.keep {
+        ensure_set_writable(dir).with_context(|| format!("--keep {}", dir.display()))?;
+        if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
+            bail!(
+                "--keep {}: the folder is not empty; name a new or empty one",
+                dir.display()
+            );
+        }
+    }
+    if runs.feeds.inputs.is_empty() {
+        global.note(format!(
+            "no --input given: both runs are fed the same #rand values (--seed {}), or a container's testcase 0",
+            runs.feeds.seed
+        ));
+    }
+    let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
+    let staged = runs.keep.as_deref().map(StagedSet::new).transpose()?;
+    let scratch = tempfile::Builder::new()
+        .prefix("mge-compare-")
+        .tempdir()
+        .context("cannot create a temporary folder for the two runs")?;
+    let root = staged.as_ref().map_or(scratch.path(), StagedSet::path).to_path_buf();
+    let feeds = FeedOptions {
+        seed: runs.feeds.seed,
+        resize_input: runs.feeds.resize_input,
+    };
+    for run in [&a, &b] {
+        global.note(format!("{}: {}", run.name, run.side().describe()));
+        let folder = root.join(run.name);
+        std::fs::create_dir(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
+        let mut command = MgeCommand::dump_io(&run.model, &folder.join("io"), &folder.join("outputs"))
+            .feeds(&runs.feeds.inputs, &feeds)
+            .engine(&run.options)
+            .lite_lib(&lite_lib)
+            .verbose(global.verbose);
+        if runs.no_testcase {
+            command = command.no_testcase();
+        }
+        if run.naive {
+            command = command.naive_kernels();
+        }
+        supervise(&command, run, runs, global.verbose)?;
+    }
+    let side = |run: &Run, what: &str| Side::open(&root.join(run.name).join(what));
+    let mut outputs = compare_sides(&side(&a, "outputs")?, &side(&b, "outputs")?, &rules)?;
+    for row in &mut outputs {
+        // `NAME.npy`, as the runs wrote each output: named by the output.
+        if let Some(stem) = row.name.strip_suffix(".npy") {
+            row.name = stem.to_string();
+        }
+    }
+    let vars = compare_sides(&side(&a, "io")?, &side(&b, "io")?, &rules.for_values())?;
+    rules.check_names(outputs.iter().chain(&vars).map(|row| row.name.as_str()))?;
+    if let (Some(staged), Some(dir)) = (staged, &runs.keep) {
+        staged.commit().with_context(|| format!("--keep {}", dir.display()))?;
+    }
+    Ok(TwoRunReport::new(
+        (a.side(), b.side()),
+        rules,
+        outputs,
+        differing_sources(&vars),
+        first_divergence(&vars),
+        vars,
+        runs.keep.as_ref().map(|dir| dir.display().to_string()),
+    ))
+}
+
+/// The two runs `args` ask for: two models, or one under two sets of options.
+fn two_runs(args: &CompareArgs, global: &Global) -> Result<(Run, Run)> {
+    let runs = &args.runs;
+    let model_b = match &args.b {
+        Some(b) => {
+            if !is_model(b) {
+                bail!(
+                    "A is a model and B is not ({}): give two models, or two sets of tensors",
+                    b.display()
+                );
+            }
+            b.clone()
+        }
+        None if runs.a_options.is_none() && runs.b_options.is_none() && !runs.b_naive => bail!(
+            "one model runs twice only under two configurations: add --a-options ARGS, --b-options ARGS or --b-naive (or give model B)"
+        ),
+        None => args.a.clone(),
+    };
+    let common = given_options(&runs.engine)?;
+    let side = |name: &'static str, model: PathBuf, own: &Option<String>, naive: bool| -> Result<Run> {
+        let own = match own {
+            Some(text) => {
+                let parsed = parse_engine_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?;
+                given_options(&parsed)?
+            }
+            None => Vec::new(),
+        };
+        let options = merged(&common, own);
+        let settings = EngineSettings::from_given(options.clone(), global).with_context(|| format!("run {name}"))?;
+        if naive && settings.network.device != Device::Cpu {
+            bail!(
+                "--b-naive: megdnn's naive kernels are the CPU's; run b is on {}",
+                settings.network.device
+            );
+        }
+        Ok(Run {
+            name,
+            model,
+            options,
+            naive,
+        })
+    };
+    Ok((
+        side("a", args.a.clone(), &runs.a_options, false)?,
+        side("b", model_b, &runs.b_options, runs.b_naive)?,
+    ))
+}
+
+/// The options of both runs with one side's own: a side's option replaces
+/// the common one of the same kind (`--threads 1` for a, `--threads 2` for both).
+fn merged(common: &[EngineOption], own: Vec<EngineOption>) -> Vec<EngineOption> {
+    let mut options: Vec<EngineOption> = common
+        .iter()
+        .filter(|option| !own.iter().any(|mine| discriminant(*option) == discriminant(mine)))
+        .cloned()
+        .collect();
+    options.extend(own);
+    options
+}
+
+/// Runs one side's child to its end; a failure names the side.
+fn supervise(command: &MgeCommand, run: &Run, runs: &TwoRunArgs, verbose: bool) -> Result<()> {
+    let mut child = Supervisor::spawn(command, false, true)?;
+    if verbose {
+        child.show_engine_output();
+    }
+    let deadline = runs
+        .deadline
+        .timeout
+        .map(|limit| (std::time::Instant::now() + limit, limit));
+    let what = format!("run {} ({})", run.name, run.side().describe());
+    loop {
+        match child.next(deadline, &mut Muted) {
+            // The dump's own report: not ours to print.
+            Next::Reply(_) => {}
+            Next::Exited(0) => return Ok(()),
+            Next::Exited(_) => bail!("{what}: {}", child.error().unwrap_or("it failed")),
+            Next::Failed(failure) => match failure.how {
+                How::Interrupted(signal) => return Err(Interrupted(signal).into()),
+                _ => bail!("{what}: {failure}"),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::GraphLayout;
+
+    #[test]
+    fn a_side_option_replaces_the_common_one_of_its_kind() {
+        let common = [EngineOption::Threads(2), EngineOption::FastRun];
+        let own = vec![EngineOption::Threads(1), EngineOption::Layout(GraphLayout::Nchw44)];
+        assert_eq!(
+            merged(&common, own),
+            [
+                EngineOption::FastRun,
+                EngineOption::Threads(1),
+                EngineOption::Layout(GraphLayout::Nchw44)
+            ]
+        );
+    }
+}

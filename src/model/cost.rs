@@ -1,0 +1,201 @@
+//! What a model costs, read from its graph without running it: operators by
+//! type, parameters and static multiply-accumulates and FLOPs, by the rules
+//! of MegEngine's `network_visualize.py --cal_params --cal_flops`.
+//!
+//! - Parameters: every `ImmutableTensor` (weights, folded biases, but also
+//!   shape constants and scalars), as network_visualize counts them.
+//! - Convolution: N·Cout·H·W·(Cin/groups·kh·kw) MACs (ConvBias adds one per
+//!   output, its bias); matrix multiplication: M·N·K (batched: B·M·N·K).
+//!   FLOPs are twice the MACs, as the engine's own profiler counts them.
+//! - Elementwise: one FLOP per output element, no MACs.
+//! - Other operators are not counted (network_visualize counts none either).
+//!
+//! Shapes are the ones the graph stores for its vars: as dumped, batch
+//! included (network_visualize sets the batch to 1 first).
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::flatbuffer::Table;
+use super::graph::{operator, tensor, Graph, Operator};
+
+/// `param.MatrixMul` fields `transposeA`, `transposeB`.
+const TRANSPOSE_A: usize = 0;
+
+/// The cost of a model's operators of one type.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TypeCost {
+    #[serde(rename = "type")]
+    pub op_type: String,
+    pub count: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Parameters>,
+    /// None for a type whose operations are not counted.
+    pub macs: Option<u64>,
+    pub flops: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Parameters {
+    pub count: u64,
+    pub bytes: u64,
+    pub tensors: usize,
+}
+
+/// A model's cost: per operator type and in total.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct GraphCost {
+    pub operators: usize,
+    /// Sorted by FLOPs, then count.
+    pub types: Vec<TypeCost>,
+    pub parameters: Parameters,
+    pub macs: u64,
+    pub flops: u64,
+    /// Operators of a counted type whose cost needs a shape the graph does not store.
+    pub uncounted: usize,
+}
+
+/// What one operator costs.
+#[derive(Default)]
+struct Cost {
+    parameters: Option<Parameters>,
+    /// None: not a counted type. Some(None): counted, but a shape is missing.
+    operations: Option<Option<(u64, u64)>>,
+}
+
+pub fn graph_cost(flatbuffer: &[u8]) -> Result<GraphCost> {
+    let graph = Graph::read(flatbuffer)?;
+    let mut types: BTreeMap<String, TypeCost> = BTreeMap::new();
+    let mut total = GraphCost {
+        operators: graph.operators.len(),
+        ..GraphCost::default()
+    };
+    for operator in &graph.operators {
+        let name = type_name(operator.op_type);
+        let cost = operator_cost(&graph, operator, name)?;
+        let row = types.entry(name.to_string()).or_insert_with(|| TypeCost {
+            op_type: name.to_string(),
+            ..TypeCost::default()
+        });
+        row.count += 1;
+        if let Some(parameters) = cost.parameters {
+            let sum = row.parameters.get_or_insert_with(Parameters::default);
+            for into in [sum, &mut total.parameters] {
+                into.count += parameters.count;
+                into.bytes += parameters.bytes;
+                into.tensors += parameters.tensors;
+            }
+        }
+        match cost.operations {
+            None => {}
+            Some(None) => total.uncounted += 1,
+            Some(Some((macs, flops))) => {
+                *row.macs.get_or_insert(0) += macs;
+                *row.flops.get_or_insert(0) += flops;
+                total.macs += macs;
+                total.flops += flops;
+            }
+        }
+    }
+    total.types = types.into_values().collect();
+    total.types.sort_by(|a, b| {
+        b.flops
+            .cmp(&a.flops)
+            .then(b.count.cmp(&a.count))
+            .then(a.op_type.cmp(&b.op_type))
+    });
+    Ok(total)
+}
+
+/// The type without the registry's version suffix: `MatrixMulV2` is a `MatrixMul`.
+fn type_name(registered: &str) -> &str {
+    match registered.rfind('V') {
+        Some(at) if at > 0 && registered.len() > at + 1 && registered[at + 1..].bytes().all(|b| b.is_ascii_digit()) => {
+            &registered[..at]
+        }
+        _ => registered,
+    }
+}
+
+fn operator_cost(graph: &Graph, operator: &Operator, name: &str) -> Result<Cost> {
+    let shape = |id: Option<&u32>| id.and_then(|&id| graph.shape(id));
+    let elements = |shape: &[usize]| shape.iter().map(|&dim| dim as u64).product::<u64>();
+    let output = shape(operator.outputs.first());
+    let counted = |operations: Option<(u64, u64)>| Cost {
+        parameters: None,
+        operations: Some(operations),
+    };
+    Ok(match name {
+        "ImmutableTensor" => Cost {
+            parameters: constant(operator.table)?,
+            operations: None,
+        },
+        "Convolution" | "ConvBias" => counted((|| {
+            let (output, weight) = (output?, shape(operator.inputs.get(1))?);
+            let per_output = elements(&weight[weight.len().checked_sub(3)?..]);
+            let macs = elements(output) * per_output;
+            let bias = if name == "ConvBias" { elements(output) } else { 0 };
+            Some((macs + bias, 2 * macs + bias))
+        })()),
+        "MatrixMul" | "BatchedMatrixMul" => {
+            let transposed = match operator.table.table(operator::PARAM)? {
+                Some(param) => param.u8(TRANSPOSE_A)?.unwrap_or(0) != 0,
+                None => false,
+            };
+            counted((|| {
+                let (output, a) = (output?, shape(operator.inputs.first())?);
+                let inner = *a.get(a.len().checked_sub(if transposed { 2 } else { 1 })?)?;
+                let macs = elements(output) * inner as u64;
+                Some((macs, 2 * macs))
+            })())
+        }
+        "Elemwise" | "ElemwiseMultiType" => counted(output.map(|output| (0, elements(output)))),
+        _ => Cost::default(),
+    })
+}
+
+/// The parameters an `ImmutableTensor` holds: its tensor's elements and bytes.
+fn constant(operator: Table) -> Result<Option<Parameters>> {
+    let Some(value) = operator.tables(operator::TENSORS)?.into_iter().next() else {
+        return Ok(None);
+    };
+    let count: u64 = value.u32s(tensor::SHAPE)?.iter().map(|&dim| u64::from(dim)).product();
+    let dtype = match value.table(tensor::DTYPE)? {
+        Some(dtype) => dtype.u8(0)?.unwrap_or(0),
+        None => 0,
+    };
+    Ok(Some(Parameters {
+        count,
+        bytes: (count * dtype_bits(dtype)).div_ceil(8),
+        tensors: 1,
+    }))
+}
+
+/// Bits per element of megdnn's `DTypeEnum` (`dtype.fbs`).
+fn dtype_bits(dtype: u8) -> u64 {
+    match dtype {
+        5 | 20 => 1,           // IntB1, QuantizedS1
+        6 => 2,                // IntB2
+        7 | 10 | 14 | 15 => 4, // IntB4, UintB4, Quantized4Asymm, QuantizedS4
+        1 | 2 | 8 | 11 | 13 | 18 => 8,
+        3 | 9 | 16 | 17 | 19 => 16,
+        21 => 64, // Complex64
+        _ => 32,  // Float32, Int32, QuantizedS32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_types_without_their_version() {
+        assert_eq!(type_name("MatrixMulV2"), "MatrixMul");
+        assert_eq!(type_name("PoolingV1"), "Pooling");
+        assert_eq!(type_name("Convolution"), "Convolution");
+        assert_eq!(type_name("Convolution3D"), "Convolution3D");
+        assert_eq!(type_name("V2"), "V2");
+    }
+}

@@ -1,0 +1,48 @@
+//! `mge pack-testcases`: the container written and what it holds.
+
+use serde::Serialize;
+
+use super::Report;
+use crate::tensor::format_shape;
+
+#[derive(Serialize)]
+pub struct PackedTensor {
+    pub name: String,
+    pub shape: Vec<usize>,
+    pub dtype: String,
+}
+
+#[derive(Serialize)]
+pub struct PackReport {
+    pub container: String,
+    pub model: String,
+    pub size_bytes: usize,
+    pub testcases: usize,
+    /// The feeds the testcase holds.
+    pub inputs: Vec<PackedTensor>,
+    /// The outputs its assertions expect.
+    pub expected: Vec<PackedTensor>,
+    pub maxerr: f64,
+}
+
+impl Report for PackReport {
+    fn to_text(&self) -> String {
+        let list = |tensors: &[PackedTensor]| {
+            let described: Vec<String> = tensors
+                .iter()
+                .map(|t| format!("{} {} {}", t.name, format_shape(&t.shape), t.dtype))
+                .collect();
+            described.join(", ")
+        };
+        format!(
+            "packed   {} ({} bytes): {} with {} testcase\ninputs   {}\nexpected {} (AssertEqual maxerr {:e})\n",
+            self.container,
+            self.size_bytes,
+            self.model,
+            self.testcases,
+            list(&self.inputs),
+            list(&self.expected),
+            self.maxerr
+        )
+    }
+}

@@ -1,0 +1,160 @@
+//! `mge info --ops` against network_visualize's statistics of the fixtures
+//! (`fixtures/deploy_manifest.json` `cost`), and `run --output VAR` against the
+//! vars megenginelite dumped.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn deploy_manifest() -> Value {
+    let text = std::fs::read_to_string(root().join("fixtures/deploy_manifest.json")).expect("the deploy manifest");
+    serde_json::from_str(&text).expect("the deploy manifest is JSON")
+}
+
+/// The batch a fixture model was dumped with: network_visualize counts batch
+/// 1, `info --ops` the shapes the graph stores.
+fn dumped_batch(name: &str) -> u64 {
+    let manifest = manifest();
+    match entries(&manifest, "models").iter().find(|model| model["name"] == name) {
+        Some(model) => model["inputs"][0]["shape"][0].as_u64().unwrap(),
+        // divergence_a, dumped for its feed.
+        None => read_f32(&root().join(manifest["divergence"]["input"].as_str().unwrap())).shape()[0] as u64,
+    }
+}
+
+#[test]
+fn parameters_and_operations_match_network_visualize() {
+    let manifest = deploy_manifest();
+    let costs = manifest["cost"].as_object().unwrap();
+    let mut checked = 0;
+    for (name, cost) in costs {
+        let file = cost["model_file"].as_str().unwrap();
+        if !file.ends_with(".mge") {
+            continue; // ResNet-18 is made by bench/resnet18.py, not kept in the repository
+        }
+        let (stdout, _) = run_expecting(mge().args(["info", file, "--ops", "--json", "-q"]), 0);
+        let ops = &json_of(&stdout)["ops"];
+        assert_eq!(ops["parameters"]["count"], cost["param_count"], "{name}: {ops}");
+        assert_eq!(ops["parameters"]["bytes"], cost["param_bytes"], "{name}");
+        assert_eq!(ops["parameters"]["tensors"], cost["param_tensors"], "{name}");
+        let row = |op_type: &str| {
+            ops["types"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|row| row["type"] == op_type)
+                .unwrap_or_else(|| panic!("{name}: no {op_type} row in {ops}"))
+                .clone()
+        };
+        let batch = dumped_batch(name);
+        let mut macs = 0;
+        for (op_type, expected) in cost["flops_by_type"].as_object().unwrap() {
+            let row = row(op_type);
+            assert_eq!(row["count"], expected["count"], "{name} {op_type}");
+            // network_visualize's "flops" are MACs for convolutions and matrix
+            // multiplications, output elements for elementwise operators.
+            let expected = expected["flops"].as_u64().unwrap() * batch;
+            let counted = if op_type == "Elemwise" {
+                &row["flops"]
+            } else {
+                &row["macs"]
+            };
+            assert_eq!(counted.as_u64(), Some(expected), "{name} {op_type}: {row}");
+            if op_type != "Elemwise" {
+                macs += expected;
+                assert_eq!(row["flops"].as_u64(), Some(2 * expected));
+            }
+        }
+        assert_eq!(ops["macs"].as_u64(), Some(macs), "{name}");
+        checked += 1;
+    }
+    assert!(checked >= 7, "{checked}");
+}
+
+#[test]
+fn ops_are_listed_in_the_text_report() {
+    let (stdout, _) = run_expecting(mge().args(["info", "fixtures/conv_float.mge", "--ops", "-q"]), 0);
+    assert!(stdout.contains("operators: 9 in 6 types"), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|line| line.starts_with("total") && line.contains("224")),
+        "{stdout}"
+    );
+    let (_, stderr) = run_expecting(mge().args(["info", "fixtures/conv_float_fbs1.mge", "--ops", "-q"]), 2);
+    assert!(stderr.contains("needs an FBS v2 graph"), "{stderr}");
+}
+
+/// The values of an internal var made an output are the ones megenginelite's
+/// io dump wrote for it (`fixtures/deploy/iodump`).
+#[test]
+fn an_internal_var_becomes_an_output() {
+    let manifest = deploy_manifest();
+    let dump = manifest["io_dumps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "divergence_a")
+        .unwrap();
+    let var = "Convolution[1]";
+    let entry = dump["files_sorted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["var_name"] == var)
+        .unwrap();
+    let raw = std::fs::read(
+        root()
+            .join(dump["folder"].as_str().unwrap())
+            .join(entry["file"].as_str().unwrap()),
+    )
+    .unwrap();
+    let expected: Vec<f32> = raw[entry["data_offset"].as_u64().unwrap() as usize..]
+        .chunks_exact(4)
+        .map(|bytes| f32::from_le_bytes(bytes.try_into().unwrap()))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = mge();
+    command.args([
+        "run",
+        dump["model_file"].as_str().unwrap(),
+        "-q",
+        "--iter",
+        "1",
+        "--threads",
+        "1",
+        "--json",
+    ]);
+    command.args(["--output", var, "--outputs"]).arg(dir.path());
+    for spec in dump["inputs"].as_array().unwrap() {
+        command.args(["-i", spec.as_str().unwrap()]);
+    }
+    let report = json_of(&run_expecting(&mut command, 0).0);
+    let names: Vec<&str> = report["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["out", var], "{report}");
+    let written = read_f32(&dir.path().join("Convolution_1_.npy"));
+    assert_eq!(
+        written.shape(),
+        entry["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap() as usize)
+            .collect::<Vec<_>>()
+            .as_slice()
+    );
+    for (got, want) in written.iter().zip(&expected) {
+        assert!((got - want).abs() <= 1e-5 * want.abs().max(1.0), "{got} vs {want}");
+    }
+    let (_, stderr) = run_expecting(
+        mge().args(["run", "fixtures/conv_float.mge", "-q", "--output", "nope"]),
+        2,
+    );
+    assert!(stderr.contains("no var named 'nope'"), "{stderr}");
+}

@@ -1,0 +1,187 @@
+//! `mge compare` running two models, or one model under two configurations:
+//! the fixture models differing in one layer's weights (`fixtures/manifest.json`
+//! names the layer the generator changed) and configurations that must agree.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn compare_runs(args: &[&str], code: i32) -> Value {
+    let (stdout, _) = run_expecting(mge().arg("compare").args(args).args(["-q", "--json"]), code);
+    json_of(&stdout)
+}
+
+#[test]
+fn two_models_name_the_changed_layer_as_the_first_divergence() {
+    let manifest = manifest();
+    let case = &manifest["divergence"];
+    let report = compare_runs(
+        &[
+            case["a"].as_str().unwrap(),
+            case["b"].as_str().unwrap(),
+            "-i",
+            case["input"].as_str().unwrap(),
+        ],
+        1,
+    );
+    let changed = &case["changed_layer"];
+    let first = &report["first_divergence"];
+    assert_eq!(first["operator"], changed["operator"], "{report}");
+    assert_eq!(first["type"], changed["type"]);
+    assert_eq!(report["failed"], 1, "the output differs: {report}");
+    // The weight that differs, and the layer that reads it.
+    let sources = report["differing_sources"].as_array().unwrap();
+    assert_eq!(sources.len(), 1, "{report}");
+    assert_eq!(sources[0]["readers"], serde_json::json!([changed["operator"]]));
+    // A model against itself does not diverge.
+    let same = compare_runs(
+        &[
+            case["a"].as_str().unwrap(),
+            case["a"].as_str().unwrap(),
+            "-i",
+            case["input"].as_str().unwrap(),
+        ],
+        0,
+    );
+    assert!(same["first_divergence"].is_null(), "{same}");
+    assert_eq!(same["passed"], 1);
+}
+
+/// NCHW44 holds on every CPU here: the outputs agree with the plain run's at
+/// 1e-4, and the vars it lays out in blocks of 4 channels are read back as NCHW.
+#[test]
+fn a_layout_compares_clean_against_the_plain_run() {
+    let report = compare_runs(
+        &[
+            "fixtures/conv_float.mge",
+            "-i",
+            "fixtures/feeds/conv_data.npy",
+            "--b-options",
+            "--layout nchw44",
+            "--maxerr",
+            "1e-4",
+        ],
+        0,
+    );
+    assert_eq!(
+        (report["passed"].as_u64(), report["failed"].as_u64()),
+        (Some(1), Some(0)),
+        "{report}"
+    );
+    assert!(report["first_divergence"].is_null(), "{report}");
+    assert_eq!(report["b"]["options"], serde_json::json!(["--layout", "nchw44"]));
+    let relaid = report["vars"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|row| row["relayout"].is_string())
+        .count();
+    assert!(relaid > 0, "{report}");
+    // The output against megenginelite's reference, from the kept run.
+    let dir = tempfile::tempdir().unwrap();
+    let keep = dir.path().join("kept");
+    run_expecting(
+        mge()
+            .args([
+                "compare",
+                "fixtures/conv_float.mge",
+                "-q",
+                "-i",
+                "fixtures/feeds/conv_data.npy",
+            ])
+            .args(["--b-options", "--layout nchw44", "--keep"])
+            .arg(&keep),
+        0,
+    );
+    let reference = read_f32(&root().join("fixtures/ref/conv_float__conv_data/feat.npy"));
+    for side in ["a", "b"] {
+        assert_close(&read_f32(&keep.join(side).join("outputs/feat.npy")), &reference, side);
+        assert!(keep.join(side).join("io/index.json").is_file());
+    }
+    let (_, stderr) = run_expecting(
+        mge()
+            .args(["compare", "fixtures/conv_float.mge", "--b-naive", "--keep"])
+            .arg(&keep),
+        2,
+    );
+    assert!(stderr.contains("is not empty"), "{stderr}");
+}
+
+/// The engine's naive reference kernels (MGB_USE_MEGDNN_DBG=2) agree with its
+/// optimized ones on the fixture's reference run.
+#[test]
+fn naive_kernels_agree_with_the_optimized_ones() {
+    let report = compare_runs(
+        &[
+            "fixtures/divergence_a.mge",
+            "-i",
+            "fixtures/feeds/divergence_data.npy",
+            "--b-naive",
+        ],
+        0,
+    );
+    assert_eq!(report["b"]["naive_kernels"], true);
+    assert!(report["first_divergence"].is_null(), "{report}");
+}
+
+#[test]
+fn side_options_are_read_as_engine_options() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["fixtures/conv_float.mge"],
+            "add --a-options ARGS, --b-options ARGS or --b-naive",
+        ),
+        (
+            &["fixtures/conv_float.mge", "--b-options", "--layout nchw99"],
+            "--b-options '--layout nchw99'",
+        ),
+        (
+            &["fixtures/conv_float.mge", "--a-options", "--threads"],
+            "--a-options '--threads'",
+        ),
+        (
+            &["fixtures/conv_float.mge", "fixtures/feeds/conv_data.npy"],
+            "A is a model and B is not",
+        ),
+        (
+            &[
+                "fixtures/feeds/conv_data.npy",
+                "fixtures/feeds/conv_data.npy",
+                "--threads",
+                "2",
+            ],
+            "is not a model",
+        ),
+    ];
+    for (args, message) in cases {
+        let (_, stderr) = run_expecting(mge().arg("compare").args(args), 2);
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+}
+
+/// A run the engine takes down is named, and nothing is kept.
+#[test]
+fn a_failing_run_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let keep = dir.path().join("kept");
+    let (_, stderr) = run_expecting(
+        mge()
+            .args([
+                "compare",
+                "fixtures/conv_float.mge",
+                "fixtures/not_a_model.mge",
+                "-q",
+                "--keep",
+            ])
+            .arg(&keep),
+        2,
+    );
+    assert!(
+        stderr.starts_with("mge: error: run b (fixtures/not_a_model.mge): "),
+        "{stderr}"
+    );
+    assert!(!keep.exists());
+    assert!(left_in(dir.path()).is_empty(), "{:?}", left_in(dir.path()));
+}
