@@ -254,6 +254,11 @@ fn extern_operators_load_from_their_library() {
         stderr.contains("--c-opr-lib /nonexistent/lib.so: no such file"),
         "{stderr}"
     );
+    let (_, stderr) = run_expecting(mge().args(["run", model, "-q", "--c-opr-lib", "/dev/zero"]), 2);
+    assert!(
+        stderr.contains("--c-opr-lib /dev/zero is not a regular file"),
+        "{stderr}"
+    );
 }
 
 /// Without a GPU, `--tensorrt-cache` is refused in one line (it needs

@@ -44,7 +44,7 @@ impl EngineSettings {
         for option in &given {
             match option {
                 EngineOption::ModelKey(spec) => model_key = Some(read_model_key(spec)?),
-                EngineOption::COprLib(library) if !library.is_file() => {
+                EngineOption::COprLib(library) if !library.exists() => {
                     bail!("--c-opr-lib {}: no such file", library.display())
                 }
                 EngineOption::COprLib(library) => runtime::ensure_whole_library(library, "--c-opr-lib")?,

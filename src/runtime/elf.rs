@@ -30,6 +30,10 @@ fn u64_at(bytes: &[u8], pos: usize) -> u64 {
 /// is left to the loader, which refuses it in words.
 pub fn ensure_whole(path: &Path, what: &str) -> Result<()> {
     let cannot_read = || format!("{what} {}: cannot read it", path.display());
+    // Opening a FIFO would block; a device is no library.
+    if !std::fs::metadata(path).with_context(cannot_read)?.is_file() {
+        bail!("{what} {} is not a regular file: give a library", path.display());
+    }
     let mut file = File::open(path).with_context(cannot_read)?;
     let len = file.metadata().with_context(cannot_read)?.len();
     let mut header = [0; HEADER_LEN];
