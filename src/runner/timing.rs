@@ -153,14 +153,16 @@ pub fn drift_percent(samples: &[f64]) -> Option<f64> {
         return None;
     }
     let tenth = samples.len() / 10;
-    let median = |part: &[f64]| {
-        let mut sorted = part.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        percentile(&sorted, 50.0)
-    };
     let first = median(&samples[..tenth]);
     let last = median(&samples[samples.len() - tenth..]);
     (first > 0.0).then(|| (last / first - 1.0) * 100.0)
+}
+
+/// The median of non-empty `samples`, in any order.
+pub fn median(samples: &[f64]) -> f64 {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    percentile(&sorted, 50.0)
 }
 
 /// The spread of the runs: from the 10th to the 90th percentile, in percent of the median.

@@ -17,6 +17,7 @@ use anyhow::Result;
 
 use crate::compare::Rules;
 use crate::options::EngineOption;
+use crate::runner::timing::median;
 use candidate::Candidate;
 use trial::{Measured, Runner, Status};
 
@@ -90,13 +91,7 @@ impl Contender {
 
 /// The median of the rounds' medians.
 fn median_of_rounds(rounds: &[Measured]) -> f64 {
-    let mut medians: Vec<f64> = rounds.iter().map(|round| round.median_ms).collect();
-    medians.sort_by(f64::total_cmp);
-    let middle = medians.len() / 2;
-    match medians.len() % 2 {
-        1 => medians[middle],
-        _ => (medians[middle - 1] + medians[middle]) / 2.0,
-    }
+    median(&rounds.iter().map(|round| round.median_ms).collect::<Vec<_>>())
 }
 
 /// Told about each candidate as it is tried.

@@ -11,7 +11,7 @@ use super::candidate::Candidate;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, Rules, Status as CompareStatus};
 use crate::options::EngineOption;
-use crate::runner::timing::{median_interval, Timing, TimingReport};
+use crate::runner::timing::{Timing, TimingReport};
 use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{How, Interrupted, Muted, Next, Supervisor};
 
@@ -71,7 +71,7 @@ impl Measured {
         Measured {
             median_ms: timing.median,
             mean_ms: timing.mean,
-            interval_ms: median_interval(samples),
+            interval_ms: timing.median_ci95.map(|[low, high]| (low, high)),
             timing: Duration::from_secs_f64(samples.iter().sum::<f64>() / 1e3),
             load: Duration::from_secs_f64(timing.cold_start.as_ref().map_or(0.0, |cold| cold.load) / 1e3),
             profiling: timing
