@@ -390,7 +390,7 @@ pub fn differing_sources(rows: &[TensorRow]) -> Vec<DifferingSource> {
 }
 
 /// The larger, NaN winning: a NaN error never hides behind a finite one.
-fn worst(current: f64, candidate: f64) -> f64 {
+pub fn worst(current: f64, candidate: f64) -> f64 {
     if current.is_nan() || candidate.is_nan() {
         f64::NAN
     } else {

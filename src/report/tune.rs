@@ -94,10 +94,6 @@ pub struct ContenderReport {
     pub held: bool,
 }
 
-fn interval(measured: &Measured) -> Option<[f64; 2]> {
-    measured.interval_ms.map(|(low, high)| [low, high])
-}
-
 impl TuneReport {
     /// `baseline` is the `mge run` command line without the winner's options.
     pub fn new(tuning: &Tuning, baseline: &MgeCommand) -> TuneReport {
@@ -118,12 +114,12 @@ impl TuneReport {
             baseline: Baseline {
                 options: tuning.baseline.candidate.to_string(),
                 median_ms: base.median_ms,
-                ci95_ms: interval(base),
+                ci95_ms: base.interval_ms,
             },
             best: Best {
                 options: best_row.candidate.to_string(),
                 median_ms: best.median_ms,
-                ci95_ms: interval(best),
+                ci95_ms: best.interval_ms,
                 speedup: base.median_ms / best.median_ms,
                 command: shell_line(&baseline.clone().engine(&best_row.candidate.0).words()),
             },
@@ -225,7 +221,7 @@ impl CandidateReport {
         CandidateReport {
             options: row.candidate.to_string(),
             median_ms: measured.map(|m| m.median_ms),
-            ci95_ms: measured.and_then(interval),
+            ci95_ms: measured.and_then(|m| m.interval_ms),
             speedup: measured.map(|m| baseline.median_ms / m.median_ms),
             err: row.err,
             status: row.status,

@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::{Outputs, Plan, Session};
-use crate::compare::{compare_values, Rules, Tolerance};
+use crate::compare::{compare_values, worst, Rules, Tolerance};
 use crate::engine::{capture_stdout, EngineError, Lite, NetworkOptions};
 use crate::feeds::Feed;
 use crate::model::{checked_output, Assertion, ModelFile, EXPECTATION_SUFFIX};
@@ -270,7 +270,7 @@ fn errors_by_assertion(assertions: &[Assertion], printed: &[(String, f64)]) -> V
             .iter()
             .filter(|(name, _)| name == output)
             .map(|&(_, err)| err)
-            .reduce(|a, b| if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) })
+            .reduce(worst)
     };
     let mut errors: Vec<Option<f64>> = assertions.iter().map(|a| largest(a.output())).collect();
     // An FBS v1 graph loses var names at load, so the engine prints other names

@@ -124,11 +124,10 @@ impl MgeCommand {
         self.arg("--no-testcase")
     }
 
-    /// `--json --all-times --warmup N --iter N --max-duration S --outputs DIR`:
-    /// a measured run, every run's time in its report, for a program to read.
+    /// `--json --warmup N --iter N --max-duration S --outputs DIR`:
+    /// a measured run, its statistics in its report, for a program to read.
     pub fn measured(self, warmup: usize, iterations: u64, time_limit: Duration, outputs: &Path) -> MgeCommand {
         self.arg("--json")
-            .arg("--all-times")
             .arg("--warmup")
             .arg(warmup.to_string())
             .arg("--iter")

@@ -94,6 +94,11 @@ fn median_of_rounds(rounds: &[Measured]) -> f64 {
     median(&rounds.iter().map(|round| round.median_ms).collect::<Vec<_>>())
 }
 
+/// The row at `best` in `rows`, or the baseline when there is none.
+fn best_of<'r>(best: Option<usize>, baseline: &'r Row, rows: &'r [Row]) -> &'r Row {
+    best.map_or(baseline, |index| &rows[index])
+}
+
 /// Told about each candidate as it is tried.
 pub trait TuneWatcher {
     fn trying(&mut self, candidate: &Candidate);
@@ -122,7 +127,7 @@ pub struct Tuning {
 
 impl Tuning {
     pub fn best_row(&self) -> &Row {
-        self.best.map_or(&self.baseline, |index| &self.rows[index])
+        best_of(self.best, &self.baseline, &self.rows)
     }
 
     pub fn baseline_measured(&self) -> &Measured {

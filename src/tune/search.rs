@@ -30,7 +30,7 @@ use anyhow::{bail, Result};
 use super::candidate::{interacts_with_fast_run, Candidate};
 use super::cost::{budget_ran_out, Costs};
 use super::trial::{compare_outputs, Measured, Runner, Status, Trial};
-use super::{Confirmation, Contender, Row, Skipped, TuneOptions, TuneWatcher, Tuning, Untried};
+use super::{best_of, Confirmation, Contender, Row, Skipped, TuneOptions, TuneWatcher, Tuning, Untried};
 use crate::options::EngineOption;
 
 /// Seconds of timed runs each candidate gets (the run count follows from the baseline).
@@ -177,7 +177,7 @@ impl<'a> Search<'a> {
     }
 
     fn best_row(&self) -> &Row {
-        self.best.map_or(&self.baseline, |index| &self.rows[index])
+        best_of(self.best, &self.baseline, &self.rows)
     }
 
     /// Tries `candidate` unless it was tried or the budget has no time for it;
@@ -220,7 +220,7 @@ impl<'a> Search<'a> {
             self.best = Some(index);
         }
         let baseline_ms = self.baseline_measured().median_ms;
-        let best = self.best.map_or(&self.baseline, |best| &self.rows[best]);
+        let best = best_of(self.best, &self.baseline, &self.rows);
         self.watcher.tried(&self.rows[index], best, baseline_ms);
         Ok(Some(index))
     }
@@ -295,7 +295,7 @@ impl<'a> Search<'a> {
             }
             let best = *self.best_row().safe().expect("the best was measured");
             let estimate_ms = best.median_ms * alone.median_ms / baseline.median_ms;
-            if estimate_ms >= best.interval_ms.map_or(best.median_ms, |(low, _)| low) {
+            if estimate_ms >= best.interval_ms.map_or(best.median_ms, |[low, _]| low) {
                 self.untried.push(Untried {
                     candidate: combined,
                     why: Skipped::CannotBeatTheBest { estimate_ms },
@@ -485,7 +485,7 @@ mod tests {
                 measured: Some(Measured {
                     median_ms,
                     mean_ms: median_ms,
-                    interval_ms: median_interval(&samples),
+                    interval_ms: median_interval(&samples).map(|(low, high)| [low, high]),
                     timing,
                     load: self.load,
                     profiling: profiles.then_some(self.profiling),

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::candidate::Candidate;
 use crate::compare::sides::Side;
-use crate::compare::{compare_sides, Rules, Status as CompareStatus};
+use crate::compare::{compare_sides, worst, Rules, Status as CompareStatus};
 use crate::options::EngineOption;
 use crate::runner::timing::{Timing, TimingReport};
 use crate::supervise::command::MgeCommand;
@@ -56,7 +56,7 @@ pub struct Measured {
     /// What one run takes on average, stalls included: what sizes a trial.
     pub mean_ms: f64,
     /// `None` with fewer than 6 runs.
-    pub interval_ms: Option<(f64, f64)>,
+    pub interval_ms: Option<[f64; 2]>,
     /// The timed runs' own time, of the process's.
     pub timing: Duration,
     /// Reading and loading the model, of the process's time.
@@ -67,12 +67,11 @@ pub struct Measured {
 
 impl Measured {
     fn of(timing: &Timing) -> Measured {
-        let samples = timing.iterations_ms.as_deref().unwrap_or_default();
         Measured {
             median_ms: timing.median,
             mean_ms: timing.mean,
-            interval_ms: timing.median_ci95.map(|[low, high]| (low, high)),
-            timing: Duration::from_secs_f64(samples.iter().sum::<f64>() / 1e3),
+            interval_ms: timing.median_ci95,
+            timing: Duration::from_secs_f64(timing.mean * timing.iterations as f64 / 1e3),
             load: Duration::from_secs_f64(timing.cold_start.as_ref().map_or(0.0, |cold| cold.load) / 1e3),
             profiling: timing
                 .cold_start
@@ -85,7 +84,7 @@ impl Measured {
     /// Faster beyond the noise: this interval lies wholly below `other`'s.
     pub fn beats(&self, other: &Measured) -> bool {
         match (self.interval_ms, other.interval_ms) {
-            (Some((_, high)), Some((low, _))) => high < low,
+            (Some([_, high]), Some([low, _])) => high < low,
             _ => false,
         }
     }
@@ -190,17 +189,7 @@ impl Runner for Trials {
 /// output could not be compared), and what differs beyond the `rules`, if anything.
 pub fn compare_outputs(baseline: &Path, candidate: &Path, rules: &Rules) -> Result<(f64, Option<String>)> {
     let rows = compare_sides(&Side::open(baseline)?, &Side::open(candidate)?, rules)?;
-    // NaN is worse than any error (and `max` would drop it).
-    let err = rows
-        .iter()
-        .map(|row| row.err.unwrap_or(f64::NAN))
-        .fold(0.0, |worst: f64, err| {
-            if worst.is_nan() || err.is_nan() {
-                f64::NAN
-            } else {
-                worst.max(err)
-            }
-        });
+    let err = rows.iter().map(|row| row.err.unwrap_or(f64::NAN)).fold(0.0, worst);
     let difference = rows.iter().find(|row| row.status.failed()).map(|row| {
         let what = match row.status {
             CompareStatus::ShapeMismatch => "has another shape".to_string(),
