@@ -82,7 +82,10 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
             format: prepared.model.format(),
             device: prepared.options.device.to_string(),
         },
-        plan: plan(&args.iterations, global),
+        plan: Plan {
+            sample_machine: true,
+            ..plan(&args.iterations, global)
+        },
         peak_after_load,
         args: &args,
     };
@@ -170,10 +173,8 @@ impl Run<'_> {
             _ => self.measure_instances(&mut prepared, &feeds, profiling_run)?,
         };
         let memory = PeakMemory::now(self.peak_after_load);
-        let pinned = match prepared.options.cpu_cores {
-            Some(_) => pinned_threads(),
-            None => Vec::new(),
-        };
+        // Empty unless --cpu-cores pinned the engine's threads.
+        let pinned = pinned_threads();
         if let (Some(capture), Some(copy_options)) = (&mut capture, &copy_options) {
             let started = Instant::now();
             let mut copy = prepared.session.copy(&prepared.lite, copy_options, false, &feeds)?;
@@ -258,7 +259,7 @@ impl Run<'_> {
             .after(cold_start(prepared.load_ms, &runs, profiling_run));
         Ok(Measured {
             measurement,
-            noise: Noise::between(&runs.window.0, &runs.window.1, &runs.timed_ms),
+            noise: noise_of(&runs),
             outputs,
             instances: None,
         })
@@ -297,7 +298,7 @@ impl Run<'_> {
             .with_throughput(pooled.len() as f64 / concurrent.timed_s);
         Ok(Measured {
             measurement,
-            noise: Noise::between(&first.window.0, &first.window.1, &first.timed_ms),
+            noise: noise_of(first),
             instances: Some(instances_report(&concurrent, instances, profiling_run, all_times)),
             outputs: concurrent.reference,
         })
@@ -311,6 +312,12 @@ struct Measured {
     /// The outputs reported, written and checked against `--expect`.
     outputs: Vec<(String, HostTensor)>,
     instances: Option<InstancesReport>,
+}
+
+/// How far `runs` of run's plan, which samples the machine, can be trusted.
+fn noise_of(runs: &Runs) -> Noise {
+    let (before, after) = runs.window.as_ref().expect("run's plan samples the machine");
+    Noise::between(before, after, &runs.timed_ms)
 }
 
 /// The cold start of a network loaded in `load_ms` that ran `runs`, with

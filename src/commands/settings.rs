@@ -333,6 +333,7 @@ pub fn plan(iterations: &IterationArgs, global: &Global) -> Plan {
         duration: iterations.duration,
         time_limit: iterations.max_duration,
         verbose: global.verbose,
+        sample_machine: false,
     }
 }
 

@@ -100,7 +100,7 @@ pub fn run_concurrently(
                 first_ms: done.first_ms,
                 warmup_ms: done.warmup_ms,
                 timed_ms: done.timed_ms,
-                window: window.clone(),
+                window: Some(window.clone()),
             },
         });
     }

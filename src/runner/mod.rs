@@ -48,6 +48,9 @@ pub struct Plan {
     pub time_limit: Option<Duration>,
     /// Echo what the engine prints while checking testcases on stderr.
     pub verbose: bool,
+    /// Sample the machine around the timed runs (`run`'s noise report):
+    /// over a hundred small reads of `/proc` and `/sys` the others need not pay.
+    pub sample_machine: bool,
 }
 
 /// The runs of a plan, in milliseconds of forward+wait each.
@@ -56,8 +59,8 @@ pub struct Runs {
     pub first_ms: f64,
     pub warmup_ms: Vec<f64>,
     pub timed_ms: Vec<f64>,
-    /// The machine just before the timed runs and just after.
-    pub window: (MachineSample, MachineSample),
+    /// The machine just before the timed runs and just after, when the plan samples it.
+    pub window: Option<(MachineSample, MachineSample)>,
 }
 
 /// The runs before the timed ones.
@@ -150,6 +153,7 @@ impl Plan {
             duration: None,
             time_limit: None,
             verbose,
+            sample_machine: false,
         }
     }
 
@@ -162,6 +166,7 @@ impl Plan {
             duration: None,
             time_limit: self.time_limit,
             verbose: self.verbose,
+            sample_machine: false,
         }
     }
 
@@ -287,14 +292,14 @@ impl Session {
     /// ones, telling `observer` about each, and the parent where it is.
     pub fn measure(&mut self, plan: &Plan, observer: &mut impl RunObserver) -> Result<Runs> {
         let warmed = self.warm_up(plan, observer, true)?;
-        let before = MachineSample::now();
+        let before = plan.sample_machine.then(MachineSample::now);
         let timed = self.time(plan, observer, true)?;
-        let after = MachineSample::now();
+        let after = plan.sample_machine.then(MachineSample::now);
         Ok(Runs {
             first_ms: warmed.first_ms.or(timed.samples.first().copied()).unwrap_or(0.0),
             warmup_ms: warmed.warmup_ms,
             timed_ms: timed.samples,
-            window: (before, after),
+            window: before.zip(after),
         })
     }
 
