@@ -24,7 +24,7 @@ pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
     // Read from the graph before the engine is asked anything: it runs nothing.
     let ops = args.ops.then(|| model.cost()).transpose()?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
-    ready_runtime(&lite, &engine, &model, &engine.network)?;
+    let _ready = ready_runtime(&lite, &engine, &model, &engine.network)?;
     let engine_output = silence_stdout(global.verbose);
     let session = Session::load(&lite, &model, Outputs::Asserted, &engine.network)?;
     let testcase_values = model

@@ -77,6 +77,7 @@ pub struct Prepared<'a> {
 }
 
 /// What `ready_runtime` set up.
+#[must_use = "the staged TensorRT cache the engine was given is removed with it"]
 pub struct Ready {
     /// Whether the engine's algorithm choices are counted (see `Lite::watch_algorithm_choices`).
     watching: bool,

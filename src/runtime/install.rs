@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::record::{Damage, FileRecord, Hashing, Record, Scrutiny};
-use super::{home, install_dir, release_number, LITE_LIB_IN_WHEEL};
+use super::{files_in, home, install_dir, release_number, Files, LITE_LIB_IN_WHEEL};
 use crate::engine::Lite;
 use crate::supervise::parent::{catch_interruptions, interruption};
 
@@ -60,7 +60,7 @@ pub fn install(version: &str, force: bool, quiet: bool, watcher: &mut dyn Instal
         }
     };
     if !force {
-        if let Installed::Intact = installed(&target)? {
+        if let Some(Files::Verified) = installed(&target)? {
             already();
             if let Some(_lock) = try_lock(&home()) {
                 remove_abandoned_staging(runtime_root);
@@ -74,14 +74,18 @@ pub fn install(version: &str, force: bool, quiet: bool, watcher: &mut dyn Instal
     let _lock = lock(&home(), quiet)?;
     remove_abandoned_staging(runtime_root);
     match installed(&target)? {
-        Installed::Intact if !force => {
+        Some(Files::Verified) if !force => {
             already();
             return Ok(library);
         }
-        Installed::Damaged(damage) if !quiet => {
-            eprintln!("repairing MegEngine {version} in {}: {damage}", target.display())
+        Some(Files::Damaged(damage)) if !quiet => {
+            eprintln!(
+                "repairing MegEngine {version} in {}: {}",
+                target.display(),
+                list(&damage)
+            )
         }
-        Installed::Unrecorded if !quiet => eprintln!(
+        Some(Files::Unrecorded) if !quiet => eprintln!(
             "MegEngine {version} in {} has no record of its files (installed by an older mge): reinstalling",
             target.display()
         ),
@@ -113,29 +117,12 @@ pub fn install(version: &str, force: bool, quiet: bool, watcher: &mut dyn Instal
     Ok(library)
 }
 
-/// What an install folder holds.
-enum Installed {
-    Absent,
-    /// Every file as its record says, to the byte.
-    Intact,
-    /// Installed by an older `mge`, which kept no record: it cannot be verified.
-    Unrecorded,
-    /// What differs from the record, in one line.
-    Damaged(String),
-}
-
-fn installed(target: &Path) -> Result<Installed> {
-    if !target.exists() {
-        return Ok(Installed::Absent);
+/// The install folder's files checked to the byte, or `None` when there is none.
+fn installed(target: &Path) -> Result<Option<Files>> {
+    match target.exists() {
+        true => files_in(target, Scrutiny::Contents).map(Some),
+        false => Ok(None),
     }
-    let Some(record) = Record::read(target)? else {
-        return Ok(Installed::Unrecorded);
-    };
-    let damage = record.damage(target, Scrutiny::Contents)?;
-    Ok(match damage.is_empty() {
-        true => Installed::Intact,
-        false => Installed::Damaged(list(&damage)),
-    })
 }
 
 /// `a; b; c`: damage in one line.

@@ -68,18 +68,23 @@ pub enum Files {
 impl Located {
     /// The install's files against their record, looked at as closely as `scrutiny` says.
     pub fn files(&self, scrutiny: Scrutiny) -> Result<Files> {
-        let Some(dir) = &self.install else {
-            return Ok(Files::NotOurs);
-        };
-        let Some(record) = Record::read(dir)? else {
-            return Ok(Files::Unrecorded);
-        };
-        let damage = record.damage(dir, scrutiny)?;
-        Ok(match damage.is_empty() {
-            true => Files::Verified,
-            false => Files::Damaged(damage),
-        })
+        match &self.install {
+            Some(dir) => files_in(dir, scrutiny),
+            None => Ok(Files::NotOurs),
+        }
     }
+}
+
+/// The files of the install in `dir` against their record.
+fn files_in(dir: &Path, scrutiny: Scrutiny) -> Result<Files> {
+    let Some(record) = Record::read(dir)? else {
+        return Ok(Files::Unrecorded);
+    };
+    let damage = record.damage(dir, scrutiny)?;
+    Ok(match damage.is_empty() {
+        true => Files::Verified,
+        false => Files::Damaged(damage),
+    })
 }
 
 /// The error for a damaged install, and what repairs it.

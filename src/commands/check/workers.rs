@@ -219,7 +219,7 @@ fn check_testcases(
         quiet: true,
     };
     let engine = with_carried(engine, &model, path, &quiet)?;
-    ready_runtime(lite, &engine, &model, &engine.network)?;
+    let _ready = ready_runtime(lite, &engine, &model, &engine.network)?;
     let verbose = global.verbose;
     let _engine_output = silence_stdout(verbose);
     let judge = judging.judge;
