@@ -565,11 +565,15 @@ fn numbers_out_of_range_are_one_line_usage_errors() {
         refused_lean(&root(), &command, &format!("invalid value '{}'", args[1]));
         refused_lean(&root(), &command, needle);
     }
+    // --duration stops at 1,000,000 runs, which a batch of one finishes in under
+    // 10 s on a quiet machine; a batch of 64 (~0.4 ms a run) outlasts the timeout.
     let (_, stderr) = run_expecting(
         mge().args([
             "run",
             "-q",
             "fixtures/conv_float.mge",
+            "-i",
+            "data:#rand(0,1,64,3,16,16)",
             "--warmup",
             "0",
             "--duration",
