@@ -2,11 +2,9 @@
 //! the io dump against the operators megenginelite's profiler recorded, and the
 //! first divergence of two models made to differ in one layer.
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn read_json(path: &Path) -> Value {
@@ -216,7 +214,7 @@ fn layout_transformed_model_runs_again_with_the_same_outputs() {
     dump.args(["dump", "fixtures/conv_float.mge", "-q", "--layout-transform-model"])
         .arg(&transformed);
     // The transform runs oneDNN's kernels, which fail on some CPUs (see common).
-    if common::run_or_onednn_exit(&mut dump).is_none() {
+    if crate::common::run_or_onednn_exit(&mut dump).is_none() {
         assert!(!transformed.exists(), "no model written after the engine's exit");
         return;
     }

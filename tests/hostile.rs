@@ -5,12 +5,10 @@
 //! normal result, never a crash, and nothing is overwritten or left
 //! half-written.
 
-mod common;
-
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::common::*;
 
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(root().join("fixtures").join(name)).unwrap()

@@ -2,12 +2,10 @@
 //! model executes come from `fixtures/operators.json`, recorded by
 //! megenginelite's own profiler (`fixtures/record_operators.py`).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// Trace timestamps are rounded to nanoseconds; sums of rounded values may

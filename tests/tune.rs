@@ -1,9 +1,7 @@
 //! `mge tune` on the real engine: the search runs within its budget and every
 //! candidate it calls safe computes the baseline's outputs.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn tune_reports_candidates_and_a_reproducible_best() {

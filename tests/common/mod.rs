@@ -2,8 +2,6 @@
 //! Expected values come from `fixtures/`, written by MegEngine's Python API
 //! (`fixtures/make_fixtures.py`), never from `mge` itself.
 
-#![allow(dead_code)] // each test file uses its own part of this module
-
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -3,11 +3,9 @@
 //! written here with NumPy's format, or is the fixtures' references; each
 //! expected verdict follows from how the data was changed.
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use ndarray::{ArrayD, IxDyn};
 use ndarray_npy::{NpzWriter, WriteNpyExt};
 use serde_json::Value;

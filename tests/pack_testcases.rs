@@ -3,11 +3,9 @@
 //! that they are right is what megenginelite's references and the engine's
 //! assertions tell, never `mge`.
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn pack(model: &str, input: &str, out: &Path, extra: &[&str]) -> Value {

@@ -4,11 +4,9 @@
 //! hangs, where MegEngine 1.13 does so only on some CPUs. Each must end `mge`
 //! with exit 2 and one line within seconds, and leave no files behind.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{fault_library, mge, root, run_expecting};
+use crate::common::{fault_library, mge, root, run_expecting};
 
 /// Every fault must be reported well within this.
 const PROMPTLY: Duration = Duration::from_secs(10);
@@ -75,7 +73,7 @@ fn the_engines_last_words_appear_only_in_the_error_line_without_verbose() {
     let started = Instant::now();
     let (_, stderr) = run_expecting(&mut command, 2);
     assert!(started.elapsed() < PROMPTLY);
-    common::assert_onednn_exit(&stderr);
+    crate::common::assert_onednn_exit(&stderr);
 
     let mut verbose = mge_failing(
         "exit",
@@ -248,8 +246,8 @@ fn an_interrupt_stops_the_engine_and_leaves_no_temporary_files() {
             .expect("mge starts");
         // Hanging in the engine by now, with the profiler's file in the child's temporary folder.
         std::thread::sleep(Duration::from_secs(1));
-        common::interrupt(&mut child, signal, PROMPTLY);
-        let left = common::left_in(tmp.path());
+        crate::common::interrupt(&mut child, signal, PROMPTLY);
+        let left = crate::common::left_in(tmp.path());
         assert!(left.is_empty(), "SIG{signal}: left behind: {left:?}");
     }
 }
@@ -265,7 +263,7 @@ fn tune_rows(fault: &str, only_with: &str, args: &[&str]) -> (serde_json::Value,
         .args(args);
     let started = Instant::now();
     let (stdout, _) = run_expecting(&mut command, 0);
-    (common::json_of(&stdout), started.elapsed())
+    (crate::common::json_of(&stdout), started.elapsed())
 }
 
 fn row<'a>(report: &'a serde_json::Value, options: &str) -> &'a serde_json::Value {

@@ -1,8 +1,11 @@
 //! `mge run` on the real engine against MegEngine's reference outputs.
 
-mod common;
+mod deploy;
+mod errors;
+mod measure;
+mod no_testcase;
 
-use common::*;
+use crate::common::*;
 
 #[test]
 fn every_reference_case_matches_megenginelite() {
@@ -306,7 +309,7 @@ fn layout_options_run_or_fail_cleanly_on_any_cpu() {
         for threads in ["1", "2", "4"] {
             let mut command = conv_float_expecting_its_reference(options);
             command.args(["-q", "--threads", threads]);
-            common::run_or_onednn_exit(&mut command);
+            crate::common::run_or_onednn_exit(&mut command);
         }
     }
 }

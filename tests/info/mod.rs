@@ -1,8 +1,8 @@
 //! `mge info` against what the fixture generator recorded from megenginelite.
 
-mod common;
+mod cost;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 #[test]

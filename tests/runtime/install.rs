@@ -3,14 +3,12 @@
 //! library is the fault library, its other files a few bytes), and the cache
 //! folder is the test's own (`MGE_HOME`).
 
-mod common;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{fault_library, mge, run_expecting};
+use crate::common::{fault_library, mge, run_expecting};
 
 const LITE_IN_WHEEL: &str = "megenginelite/libs/liblite_shared_whl.cpython-310-x86_64-linux-gnu.so";
 const ENGINE_IN_WHEEL: &str = "megengine/core/lib/libmegengine_shared.so";
@@ -86,7 +84,7 @@ fn a_damaged_runtime_is_refused_before_loading_named_and_repaired_without_force(
         "{stderr}"
     );
     let (stdout, _) = run_expecting(&mut mge_in(home, wheels, &["runtime", "info", "--json"]), 2);
-    let info = common::json_of(&stdout);
+    let info = crate::common::json_of(&stdout);
     assert_eq!(info["files"]["state"], "damaged", "{info}");
     assert_eq!(info["files"]["damage"][0]["path"], ENGINE_IN_WHEEL, "{info}");
     assert_eq!(
@@ -234,10 +232,10 @@ fn an_interrupted_install_leaves_nothing_behind() {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        common::interrupt(&mut install, signal, Duration::from_secs(30));
-        let left = common::left_in(&runtime);
+        crate::common::interrupt(&mut install, signal, Duration::from_secs(30));
+        let left = crate::common::left_in(&runtime);
         assert!(left.is_empty(), "SIG{signal}: left in the cache folder: {left:?}");
-        let left = common::left_in(tmp.path());
+        let left = crate::common::left_in(tmp.path());
         assert!(left.is_empty(), "SIG{signal}: left in TMPDIR: {left:?}");
     }
 }

@@ -2,9 +2,7 @@
 //! the fixture models differing in one layer's weights (`fixtures/manifest.json`
 //! names the layer the generator changed) and configurations that must agree.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn compare_runs(args: &[&str], code: i32) -> Value {

@@ -2,11 +2,9 @@
 //! fast-run's modes and caches, extern operators, `tune --save-model`.
 //! References come from megenginelite (`fixtures/make_deploy_fixtures.py`).
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// The extra arguments a fixture needs: a bare encrypted one names its method,

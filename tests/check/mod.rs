@@ -2,9 +2,7 @@
 //! or have nothing to check comes from how `fixtures/make_fixtures.py` built
 //! each container (`expected_pass`), not from `mge`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn containers(manifest: &Value) -> Vec<&Value> {

@@ -1,8 +1,8 @@
 //! `mge runtime info`, `mge completions` and `mge man`.
 
-mod common;
+mod install;
 
-use common::*;
+use crate::common::*;
 
 #[test]
 fn runtime_info_reports_the_engine() {

@@ -2,9 +2,7 @@
 //! (`fixtures/deploy_manifest.json` `cost`), and `run --output VAR` against the
 //! vars megenginelite dumped.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn deploy_manifest() -> Value {

@@ -1,11 +1,9 @@
 //! A testcase container's model run on other feeds than its testcases
 //! (`--no-testcase`, `-i`): its real outputs, as the plain model's reference.
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// Containers with expectations, FBS v1 and v2, one to several inputs and outputs.

@@ -3,12 +3,10 @@
 //! pinned threads. Nothing here asserts a duration: only that the figures are
 //! there, fit together, and that outputs stay MegEngine's reference.
 
-mod common;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 const MODEL: &str = "fixtures/conv_float.mge";

@@ -2,9 +2,7 @@
 //! files that megenginelite wrote (`fixtures/deploy/`, with MegEngine's own
 //! analysis of them in `fixtures/deploy_manifest.json`).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn deploy_manifest() -> Value {

@@ -1,11 +1,13 @@
 //! `mge compare` on files written here with NumPy's format (ndarray-npy); the
 //! expected verdicts follow from how each file was changed.
 
-mod common;
+mod artifacts;
+mod rules;
+mod two_runs;
 
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use ndarray::{arr1, ArrayD, IxDyn};
 use ndarray_npy::{NpzWriter, WriteNpyExt};
 

@@ -1,8 +1,6 @@
 //! Every error a user can cause exits 2 with one clear line and no panic.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 fn fails_with(args: &[&str], needles: &[&str]) {
     let (stdout, stderr) = run_expecting(mge().args(args), 2);

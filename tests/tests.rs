@@ -1,0 +1,19 @@
+//! The integration tests, one binary of modules by command (as ripgrep's
+//! `tests/tests.rs`), with the concerns that cross every command beside them:
+//! hostile input and the engine's faults under supervision. Every `mge` a test
+//! starts has a deadline (`crate::common::mge`). Expected values come from MegEngine
+//! (`fixtures/`), never from `mge` itself.
+
+mod common;
+
+mod check;
+mod compare;
+mod dump;
+mod hostile;
+mod info;
+mod pack_testcases;
+mod profile;
+mod run;
+mod runtime;
+mod supervision;
+mod tune;
