@@ -387,12 +387,19 @@ fn shards_cover_each_container_exactly_once() {
 
 #[test]
 fn a_folder_is_checked_as_its_models_sorted_and_an_empty_shard_passes() {
-    let mut expected: Vec<String> = std::fs::read_dir(root().join("fixtures"))
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.ends_with(".mge"))
-        .map(|name| format!("fixtures/{name}"))
-        .collect();
+    fn models_under(dir: &str, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(root().join(dir)).unwrap() {
+            let entry = entry.unwrap();
+            let path = format!("{dir}/{}", entry.file_name().to_string_lossy());
+            if entry.file_type().unwrap().is_dir() {
+                models_under(&path, found);
+            } else if path.ends_with(".mge") {
+                found.push(path);
+            }
+        }
+    }
+    let mut expected = Vec::new();
+    models_under("fixtures", &mut expected);
     expected.sort();
     let (stdout, _) = run_expecting(mge().args(["check", "--json", "fixtures", "-q"]), 1);
     let report = json_of(&stdout);
