@@ -41,7 +41,7 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     if args.save_model.is_some() {
         deploy::ensure_packable(&model)?;
     }
-    let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
+    let located = runtime::locate(global.lite_lib.as_deref())?;
     let scratch = tempfile::Builder::new()
         .prefix("mge-tune-")
         .tempdir()
@@ -59,7 +59,7 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let singles = singles(&settings.engine.given, device, cores);
     let mut trials = Trials {
-        baseline: baseline.clone().lite_lib(&lite_lib).verbose(false),
+        baseline: baseline.clone().runtime(Ok(&located)).verbose(false),
         warmup: WARMUP,
         fast_run_cache: settings.engine.fast_run_cache().map(Path::to_path_buf),
         scratch: scratch.path().to_path_buf(),

@@ -9,14 +9,15 @@ use std::time::Duration;
 use crate::compare::{Rules, Tolerance};
 use crate::feeds::FeedOptions;
 use crate::options::EngineOption;
+use crate::runtime::{self, Located};
 
 #[derive(Clone, Debug)]
 pub struct MgeCommand {
-    /// The options before the subcommand (`--lite-lib`, `--quiet`).
+    /// The options before the subcommand (`--quiet`, `--verbose`).
     global: Vec<OsString>,
     /// The subcommand and its arguments.
     command: Vec<OsString>,
-    /// Variables added to the child's environment, for the engine.
+    /// Variables added to the child's environment, for the engine and the runtime's look-up.
     env: Vec<(OsString, OsString)>,
 }
 
@@ -60,9 +61,10 @@ impl MgeCommand {
         }
     }
 
-    /// `--lite-lib LIBRARY`: the runtime this process found, so the child need not look again.
-    pub fn lite_lib(mut self, library: &Path) -> MgeCommand {
-        self.global.extend(["--lite-lib".into(), library.into()]);
+    /// The outcome of this process's look-up of the runtime, handed down: the
+    /// child loads that library (or says why there is none) without looking again.
+    pub fn runtime(mut self, lookup: Result<&Located, &anyhow::Error>) -> MgeCommand {
+        self.env.extend(runtime::hand_down(lookup));
         self
     }
 
@@ -186,14 +188,11 @@ mod tests {
         let command = MgeCommand::run(Path::new("m.mge"))
             .feeds(&["x:#rand(0,1)".into()], &feeds)
             .engine(&[EngineOption::Threads(2)])
-            .lite_lib(Path::new("lite.so"))
             .verbose(false);
         let args: Vec<&OsString> = command.args().collect();
         assert_eq!(
             args,
             [
-                "--lite-lib",
-                "lite.so",
                 "--quiet",
                 "run",
                 "m.mge",
@@ -211,6 +210,6 @@ mod tests {
         assert!(words[3..]
             .iter()
             .map(String::as_str)
-            .eq(args[5..].iter().map(|arg| arg.to_str().unwrap())));
+            .eq(args[3..].iter().map(|arg| arg.to_str().unwrap())));
     }
 }
