@@ -16,7 +16,9 @@ use crate::options::LAYOUTS;
 
 // `--help` groups each command's options under these headings, as ripgrep
 // does; an option keeps its heading in every command that takes it. The
-// global options and `--help` stay under clap's plain "Options".
+// global options and `--help` stay under clap's plain "Options". A shared
+// struct's `next_help_heading` stays in force after its flatten, so each
+// field of a command's own struct names its heading.
 const INPUT: &str = "Input options";
 const ENGINE: &str = "Engine options";
 const FAST_RUN: &str = "Fast-run options";
