@@ -9,7 +9,7 @@ use super::table::Table;
 use super::Report;
 use crate::compare::{DifferingSource, Divergence, DivergingVar, Mismatch, Rules, Status, TensorRow, Tolerance};
 use crate::tensor::format_shape;
-use crate::text::quoted_list;
+use crate::text::{printable, quoted_list};
 
 #[derive(Serialize)]
 pub struct CompareReport {
@@ -80,7 +80,12 @@ impl Report for CompareReport {
 
 /// What was compared with what, and how.
 fn heading(a: &str, b: &str, rules: &Rules) -> String {
-    format!("a  {a}\nb  {b}\ntolerance  {}\n\n", rules.describe())
+    format!(
+        "a  {}\nb  {}\ntolerance  {}\n\n",
+        printable(a),
+        printable(b),
+        printable(&rules.describe())
+    )
 }
 
 /// A row per tensor; for an io dump's vars with the operator type.
@@ -127,12 +132,12 @@ fn walk_text(out: &mut String, sources: &[DifferingSource], divergence: Option<&
         } else {
             "constant"
         };
-        let _ = write!(out, "{kind} '{}' differs", source.var);
+        let _ = write!(out, "{kind} '{}' differs", printable(&source.var));
         match source.readers.as_slice() {
             [] => out.push('\n'),
             readers => {
-                let readers: Vec<&str> = readers.iter().map(String::as_str).collect();
-                let _ = writeln!(out, ", read by {}", quoted_list(&readers));
+                let readers = readers.iter().map(|reader| printable(reader));
+                let _ = writeln!(out, ", read by {}", quoted_list(readers));
             }
         }
     }
@@ -144,18 +149,18 @@ fn walk_text(out: &mut String, sources: &[DifferingSource], divergence: Option<&
     let _ = writeln!(
         out,
         "first divergence: var '{}' of operator '{}' ({}), {}",
-        first.var,
-        first.operator,
-        first.op_type,
+        printable(&first.var),
+        printable(&first.operator),
+        printable(&first.op_type),
         how_it_differs(first)
     );
     for next in &divergence.then {
         let _ = writeln!(
             out,
             "  then '{}' of '{}' ({}), {}",
-            next.var,
-            next.operator,
-            next.op_type,
+            printable(&next.var),
+            printable(&next.operator),
+            printable(&next.op_type),
             how_it_differs(next)
         );
     }
@@ -258,7 +263,8 @@ impl Report for TwoRunReport {
         if let Some(dir) = &self.kept {
             let _ = writeln!(
                 out,
-                "kept  {dir}/a and {dir}/b: io/ (every var) and outputs/ of each run; `mge compare {dir}/a/io {dir}/b/io` lists every var"
+                "kept  {dir}/a and {dir}/b: io/ (every var) and outputs/ of each run; `mge compare {dir}/a/io {dir}/b/io` lists every var",
+                dir = printable(dir)
             );
         }
         out
