@@ -1,8 +1,10 @@
 //! Pieces of messages shared by every layer: names and paths as text output
-//! shows them.
+//! shows them, and words as a shell reads them back.
 
 use std::borrow::Cow;
+use std::ffi::OsStr;
 use std::fmt::Write;
+use std::os::unix::ffi::OsStrExt;
 
 /// Names for a message: `'a', 'b', 'c'`.
 pub fn quoted_list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
@@ -59,8 +61,57 @@ fn push_printable(shown: &mut String, c: char) {
     }
 }
 
+/// `word` quoted for a shell (bash, zsh, ksh) to read back byte for byte: as
+/// it is when plain, in single quotes when printable, else as `$'...'` with
+/// hidden characters (see `is_hidden`) and bytes that are not UTF-8 as `\xHH`.
+pub fn shell_word(word: &OsStr) -> String {
+    let bytes = word.as_bytes();
+    let plain = |byte: &u8| byte.is_ascii_alphanumeric() || b"_-./:=@%+,".contains(byte);
+    if !bytes.is_empty() && bytes.iter().all(plain) {
+        return String::from_utf8_lossy(bytes).into_owned();
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) if !text.chars().any(is_hidden) => format!("'{}'", text.replace('\'', r"'\''")),
+        _ => {
+            let mut quoted = String::from("$'");
+            for chunk in bytes.utf8_chunks() {
+                for c in chunk.valid().chars() {
+                    match c {
+                        '\\' | '\'' => {
+                            quoted.push('\\');
+                            quoted.push(c);
+                        }
+                        c if is_hidden(c) => {
+                            let mut utf8 = [0; 4];
+                            for byte in c.encode_utf8(&mut utf8).bytes() {
+                                let _ = write!(quoted, "\\x{byte:02x}");
+                            }
+                        }
+                        c => quoted.push(c),
+                    }
+                }
+                for byte in chunk.invalid() {
+                    let _ = write!(quoted, "\\x{byte:02x}");
+                }
+            }
+            quoted.push('\'');
+            quoted
+        }
+    }
+}
+
+/// Words as one command line a shell runs as given (see `shell_word`).
+pub fn shell_line<W: AsRef<OsStr>>(words: impl IntoIterator<Item = W>) -> String {
+    let quoted: Vec<String> = words.into_iter().map(|word| shell_word(word.as_ref())).collect();
+    quoted.join(" ")
+}
+
 #[cfg(test)]
 mod tests {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    use std::process::Command;
+
     use super::*;
 
     #[test]
@@ -70,5 +121,38 @@ mod tests {
         assert_eq!(printable("x\x1b[31mred\x07\t\r\u{85}"), "x\\x1b[31mred\\x07\\t\\r\\x85");
         assert_eq!(printable("abc\u{202e}def\u{200b}"), "abc\\u{202e}def\\u{200b}");
         assert_eq!(printable_lines("a\x1b[0m\nb\n"), "a\\x1b[0m\nb\n");
+    }
+
+    /// What bash reads back from each quoted word is the word, byte for byte.
+    #[test]
+    fn quotes_words_a_shell_reads_back_exactly() {
+        let words: Vec<OsString> = [
+            &b"plain-1.mge"[..],
+            b"-m.mge",
+            b"a b.mge",
+            b"it's",
+            b"#rand(0,1)",
+            b"",
+            b"~x",
+            b"line1\nline2",
+            b"x\x1b[31m\\'\x07",
+            b"\xff\xfe.mge",
+            "输出 \u{202e}".as_bytes(),
+            b"$HOME `id` \"*\"",
+        ]
+        .iter()
+        .map(|bytes| OsString::from_vec(bytes.to_vec()))
+        .collect();
+        assert_eq!(shell_word(&words[0]), "plain-1.mge");
+        assert_eq!(shell_word(&words[3]), r"'it'\''s'");
+        assert_eq!(shell_word(&words[7]), r"$'line1\x0aline2'");
+        let line = shell_line(&words);
+        assert!(!line.chars().any(is_hidden), "{line}");
+        let script = format!("for word in {line}; do printf '%s\\0' \"$word\"; done");
+        let output = Command::new("bash").arg("-c").arg(&script).output().unwrap();
+        assert!(output.status.success(), "{line}");
+        let read: Vec<&[u8]> = output.stdout.split(|&byte| byte == 0).collect();
+        let expected: Vec<&[u8]> = words.iter().map(|word| word.as_bytes()).chain([&b""[..]]).collect();
+        assert_eq!(read, expected, "{line}");
     }
 }
