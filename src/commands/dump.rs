@@ -77,6 +77,7 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
     // Written once the engine's output is off stdout again, which may be the target.
     if let (Some(file), Some(staged)) = (&args.layout_transform_model, transformed) {
         let model = input_files::read(&staged, &input_files::ENGINE_DUMP)?;
+        let model = ModelFile::restore_names(model, &names).context("--layout-transform-model")?;
         write_atomically(file, &model).context("--layout-transform-model")?;
         written.insert(
             0,

@@ -358,6 +358,21 @@ impl ModelFile {
         Ok((graph, names))
     }
 
+    /// A graph the engine wrote of a network that knew `names` under
+    /// placeholders (a layout-transformed model), with the model's names back.
+    pub fn restore_names(bytes: Vec<u8>, names: &EngineNames) -> Result<Vec<u8>> {
+        if names.is_empty() {
+            return Ok(bytes);
+        }
+        let model = ModelFile::parse(bytes)?;
+        match (&model.wrapping, &model.graphs) {
+            (Wrapping::Bare, Some(graphs)) if graphs.testcases.is_none() => {
+                names::restore(graphs.format, &model.bytes, graphs.graph_flatbuffer.start, names)
+            }
+            _ => bail!("the engine wrote no plain graph"),
+        }
+    }
+
     /// Fails unless the model graph can be edited (an FBS v2 graph, as
     /// MegEngine dumps it), which `what` needs.
     pub fn check_editable(&self, what: &str) -> Result<()> {

@@ -169,8 +169,7 @@ fn name_slots(format: GraphFormat, flatbuffer: &[u8]) -> Result<Vec<(usize, &str
 /// its end, its length in the four bytes before) with the names the engine
 /// cannot write under placeholders, and those names.
 pub(super) fn rename(format: GraphFormat, graph: &[u8], flatbuffer_start: usize) -> Result<(Vec<u8>, EngineNames)> {
-    let flatbuffer = &graph[flatbuffer_start..];
-    let slots = name_slots(format, flatbuffer).context("cannot read the graph's names")?;
+    let slots = name_slots(format, &graph[flatbuffer_start..]).context("cannot read the graph's names")?;
     let mut marker = String::from("@mge");
     while slots.iter().any(|(_, name)| name.contains(&marker)) {
         marker.push('_');
@@ -179,35 +178,67 @@ pub(super) fn rename(format: GraphFormat, graph: &[u8], flatbuffer_start: usize)
         originals: Vec::new(),
         marker,
     };
-    let mut index_of: HashMap<&str, usize> = HashMap::new();
-    let mut renamed = Vec::new();
-    for &(slot, name) in slots.iter().filter(|(_, name)| !writable(name)) {
-        let index = *index_of.entry(name).or_insert_with(|| {
+    for (_, name) in slots {
+        if !writable(name) && !names.originals.iter().any(|original| original == name) {
             names.originals.push(name.to_string());
-            names.originals.len() - 1
-        });
-        renamed.push((slot, index));
+        }
     }
-    if names.is_empty() {
-        return Ok((graph.to_vec(), names));
-    }
-    // The placeholders after the flatbuffer, 4-aligned from its start as
-    // strings are, each NUL-terminated; every offset then points forward.
+    let renamed = replace_names(format, graph, flatbuffer_start, |name| {
+        (!writable(name)).then(|| names.engine_name(name).into_owned())
+    })?;
+    Ok((renamed, names))
+}
+
+/// `graph` (a graph the engine wrote of a network that knew `names` under
+/// placeholders, framed as for `rename`) with the model's names back.
+pub(super) fn restore(
+    format: GraphFormat,
+    graph: &[u8],
+    flatbuffer_start: usize,
+    names: &EngineNames,
+) -> Result<Vec<u8>> {
+    replace_names(format, graph, flatbuffer_start, |name| match names.restore(name) {
+        Cow::Owned(restored) => Some(restored),
+        Cow::Borrowed(_) => None,
+    })
+}
+
+/// `graph` (framed as for `rename`) with each name that `replacement` gives
+/// another for replaced: the new names are appended to the flatbuffer,
+/// 4-aligned from its start as strings are and NUL-terminated, and the
+/// fields pointed at them (every offset then points forward); nothing else moves.
+fn replace_names(
+    format: GraphFormat,
+    graph: &[u8],
+    flatbuffer_start: usize,
+    replacement: impl Fn(&str) -> Option<String>,
+) -> Result<Vec<u8>> {
+    let slots = name_slots(format, &graph[flatbuffer_start..]).context("cannot read the graph's names")?;
     let mut edited = graph.to_vec();
-    let mut placed = Vec::new();
-    for index in 0..names.originals.len() {
-        edited.resize(
-            flatbuffer_start + (edited.len() - flatbuffer_start).next_multiple_of(4),
-            0,
-        );
-        placed.push(edited.len() - flatbuffer_start);
-        let placeholder = names.placeholder(index);
-        edited.extend((placeholder.len() as u32).to_le_bytes());
-        edited.extend(placeholder.as_bytes());
-        edited.push(0);
+    let mut placed: HashMap<String, usize> = HashMap::new();
+    let mut pointed = Vec::new();
+    for (slot, name) in slots {
+        let Some(new_name) = replacement(name) else {
+            continue;
+        };
+        let at = match placed.get(&new_name) {
+            Some(&at) => at,
+            None => {
+                let aligned = (edited.len() - flatbuffer_start).next_multiple_of(4);
+                edited.resize(flatbuffer_start + aligned, 0);
+                edited.extend((new_name.len() as u32).to_le_bytes());
+                edited.extend(new_name.as_bytes());
+                edited.push(0);
+                *placed.entry(new_name).or_insert(aligned)
+            }
+        };
+        pointed.push((slot, at));
     }
-    for (slot, index) in renamed {
-        let offset = u32::try_from(placed[index] - slot).context("a graph of 4 GB or more")?;
+    if pointed.is_empty() {
+        return Ok(edited);
+    }
+    for (slot, at) in pointed {
+        let offset = u32::try_from(at - slot).context("a graph of 4 GB or more")?;
         edited[flatbuffer_start + slot..][..4].copy_from_slice(&offset.to_le_bytes());
     }
     let len = u32::try_from(edited.len() - flatbuffer_start).context("a graph of 4 GB or more")?;
@@ -216,9 +247,8 @@ pub(super) fn rename(format: GraphFormat, graph: &[u8], flatbuffer_start: usize)
         GraphFormat::FbsV1 => &schema::GRAPH_V1,
         GraphFormat::FbsV2 => &schema::MODEL_V2,
     };
-    flatbuffer::verify(&edited[flatbuffer_start..], root)
-        .context("the graph with placeholder names does not verify")?;
-    Ok((edited, names))
+    flatbuffer::verify(&edited[flatbuffer_start..], root).context("the graph with names replaced does not verify")?;
+    Ok(edited)
 }
 
 #[cfg(test)]
@@ -281,6 +311,28 @@ mod tests {
             "conv(输入,w)[4] 输出 @mge9@ @mge"
         );
         assert_eq!(names.engine_name("w"), "w");
+    }
+
+    /// The names come back into a graph the engine wrote under placeholders,
+    /// in either format.
+    #[test]
+    fn restores_the_names_of_a_renamed_graph() {
+        for file in ["named/unicode_ops.mge", "named/unicode_fbs1.mge"] {
+            let model = fixture(file);
+            let (renamed, names) = model.with_writable_names(model.graph().to_vec()).unwrap();
+            assert!(!names.is_empty(), "{file}");
+            let restored = ModelFile::parse(ModelFile::restore_names(renamed, &names).unwrap()).unwrap();
+            let format = model.graph_format();
+            let names_of = |flatbuffer| -> Vec<String> {
+                let slots = name_slots(format, flatbuffer).unwrap();
+                slots.into_iter().map(|(_, name)| name.to_string()).collect()
+            };
+            assert_eq!(
+                names_of(model.graph_flatbuffer()),
+                names_of(restored.graph_flatbuffer()),
+                "{file}"
+            );
+        }
     }
 
     #[test]
