@@ -27,7 +27,7 @@ use crate::engine::NetworkOptions;
 use crate::input_files;
 use crate::iodump::IndexVar;
 use crate::model::EngineNames;
-use crate::output_files::ensure_writable;
+use crate::output_files::claim_file;
 use crate::runner::{RunKind, RunObserver, Session};
 use engine_json::{EngineProfile, RawSpan};
 
@@ -265,7 +265,7 @@ impl ProfileCapture {
     /// must then build the network.
     /// Checks that `trace` can be written, before anything runs, and arms the profiler.
     pub fn for_trace(trace: &Path, options: &mut NetworkOptions) -> Result<ProfileCapture> {
-        ensure_writable(trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
+        claim_file("-o", trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
         ProfileCapture::arm(options, false)
     }
 
@@ -275,7 +275,7 @@ impl ProfileCapture {
     /// (`Session::copy`) runs with it. The timed network's phases are
     /// recorded through `unprofiled`.
     pub fn for_separate_runs(trace: &Path, options: &mut NetworkOptions) -> Result<(ProfileCapture, NetworkOptions)> {
-        ensure_writable(trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
+        claim_file("--profile", trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
         // The copy runs the network's graph, names and all.
         options.writable_names = true;
         let mut copy_options = options.for_copy(options.worker);

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::common::*;
 
+mod aliases;
 mod names;
 
 fn fixture(name: &str) -> Vec<u8> {
