@@ -317,6 +317,11 @@ impl Supervisor {
         self.error.as_deref()
     }
 
+    /// The last line the engine printed, if any.
+    pub fn last_words(&self) -> Option<&str> {
+        self.last_words.as_deref()
+    }
+
     /// Forgets where the child was: it starts on a new piece of work.
     pub fn new_task(&mut self) {
         self.whereabouts = Whereabouts::default();

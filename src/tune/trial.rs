@@ -170,7 +170,7 @@ impl Runner for Trials {
                     took: started.elapsed(),
                 }
             }
-            Next::Exited(_) => unmeasured(Status::Failed, child.error().map(str::to_string)),
+            Next::Exited(code) => unmeasured(Status::Failed, Some(why_it_exited(&child, code))),
             Next::Failed(failure) => match failure.how {
                 How::Interrupted(signal) => return Err(Interrupted(signal).into()),
                 How::TimedOut(_) => unmeasured(Status::TimedOut, None),
@@ -182,6 +182,20 @@ impl Runner for Trials {
             Next::Reply(_) => unreachable!("replies are read in the loop above"),
         })
     }
+}
+
+/// Why a candidate's process exited without a report: the error it said, or
+/// else (something in it ended it with a code of its own) the code and the
+/// engine's last words.
+fn why_it_exited(child: &Supervisor, code: i32) -> String {
+    if let Some(error) = child.error() {
+        return error.to_string();
+    }
+    let mut reason = format!("the engine's process exited with code {code}");
+    if let Some(words) = child.last_words() {
+        reason += &format!("; it said last: '{words}'");
+    }
+    reason
 }
 
 /// A candidate's outputs against the baseline's (`NAME.npy` each, by the one

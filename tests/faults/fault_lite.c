@@ -15,6 +15,9 @@
  *   hang   never returns
  *   wrong  the output is all ones instead of zeros
  *   error  the call fails after the engine's kind of log entry and backtrace
+ *   quit   says what glibc says when a thread's TLS cannot be allocated and
+ *          ends the process with _exit(MGE_FAULT_STATUS, default 127), which
+ *          no exit handler (and no trap of the tool's) sees
  * MGE_FAULT_ONLY_WITH limits the failure to networks built with one option:
  * "layout-transform" or "cpu-inplace".
  * Without MGE_FAULT it behaves like a model with input "data" (1,3,16,16)
@@ -108,6 +111,10 @@ static int fail_here(const char *where) {
         for (;;) pause();
     } else if (!strcmp(fault, "wrong")) {
         for (size_t i = 0; i < 8; i++) output.data[i] = 1.0f;
+    } else if (!strcmp(fault, "quit")) {
+        const char *status = getenv("MGE_FAULT_STATUS");
+        fprintf(stderr, "cannot allocate memory for thread-local data: ABORT\n");
+        _exit(status ? atoi(status) : 127);
     } else if (!strcmp(fault, "error")) {
         fprintf(stderr, "[23 08:29:00 apply@framework.cpp:580][ERR] fault: the pass failed\n\nbacktrace:\n"
                         "/lib/libmegengine_shared.so(_ZN3mgb13MegBrainErrorC1ERKSs+0x4a) [0x7fb86344686a]\n"
