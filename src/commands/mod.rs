@@ -81,10 +81,13 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     };
     let supervisor = !supervise::is_child();
     match cli.command {
-        Command::Run(args) if supervisor => supervised(args.deadline.timeout, Work::Model, &global),
+        Command::Run(args) if supervisor => {
+            let reproducer = run::Reproducer::claim(&args)?;
+            supervised(args.deadline.timeout, Work::Model, reproducer, &global)
+        }
         // An analysis of a file runs no engine.
         Command::Profile(args) if supervisor && args.analyze.is_none() => {
-            supervised(args.deadline.timeout, Work::Model, &global)
+            supervised(args.deadline.timeout, Work::Model, None, &global)
         }
         // A conversion runs no engine.
         Command::Dump(args) if supervisor && args.convert.is_none() => {
@@ -92,11 +95,11 @@ pub fn dispatch(cli: Cli) -> Result<()> {
                 Some(_) => Work::LayoutTransformModel,
                 None => Work::Model,
             };
-            supervised(args.deadline.timeout, work, &global)
+            supervised(args.deadline.timeout, work, None, &global)
         }
-        Command::PackTestcases(args) if supervisor => supervised(args.deadline.timeout, Work::Model, &global),
+        Command::PackTestcases(args) if supervisor => supervised(args.deadline.timeout, Work::Model, None, &global),
         // Info loads the model into the engine to read its inputs, which a broken graph can crash.
-        Command::Info(_) if supervisor => supervised(None, Work::Model, &global),
+        Command::Info(_) if supervisor => supervised(None, Work::Model, None, &global),
         Command::Run(args) => run::run(*args, &global),
         Command::Info(args) => info::info(args, &global),
         Command::Check(args) => check::check(*args, &global),
@@ -115,12 +118,32 @@ pub fn dispatch(cli: Cli) -> Result<()> {
 /// Runs this command again in a child process that does the engine's work with
 /// the runtime located here, drawing its progress here and turning its death
 /// into an error. Where none was found, the child says so after its own checks
-/// of the command line, as when it looked itself.
-fn supervised(timeout: Option<Duration>, work: Work, global: &Global) -> Result<()> {
+/// of the command line, as when it looked itself. A `reproducer` (`run
+/// --repro`) has the child record its feeds, and writes its folder should the child fail.
+fn supervised(
+    timeout: Option<Duration>,
+    work: Work,
+    reproducer: Option<run::Reproducer>,
+    global: &Global,
+) -> Result<()> {
     let lookup = lite_runtime::locate(global.lite_lib.as_deref());
     let mut progress = RunProgress::new(global.quiet);
-    match supervise::parent::rerun_supervised(lookup.as_ref(), timeout, global.verbose, work, &mut progress)? {
-        0 => Ok(()),
-        code => Err(ChildExited(u8::try_from(code).unwrap_or(2)).into()),
+    let record = reproducer.as_ref().map(run::Reproducer::record_folder);
+    let rerun = supervise::parent::rerun_supervised(
+        lookup.as_ref(),
+        record.as_deref(),
+        timeout,
+        global.verbose,
+        work,
+        &mut progress,
+    )?;
+    drop(progress);
+    if let Some(reproducer) = reproducer {
+        reproducer.write(&rerun, lookup.as_ref().ok(), global);
+    }
+    match rerun.ended {
+        Ok(0) => Ok(()),
+        Ok(code) => Err(ChildExited(u8::try_from(code).unwrap_or(2)).into()),
+        Err(failure) => Err(failure.into()),
     }
 }

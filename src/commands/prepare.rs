@@ -22,6 +22,7 @@ use crate::output_files::{staged_beside, write_atomically};
 use crate::runner::testcase::testcase_feeds;
 use crate::runner::{Outputs, Plan, RunObserver, Runs, Session};
 use crate::runtime;
+use crate::supervise::record;
 use crate::tensor::TensorInfo;
 use crate::text::quoted_list;
 
@@ -108,6 +109,9 @@ pub fn prepare<'a, T>(
     let mut options = engine.network.clone();
     let adjusted = adjust(&opened, &mut options)?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
+    if let Ok(version) = lite.version() {
+        record::runtime_version(version);
+    }
     // Before loading: a missing device is not the model's fault.
     lite.check_device(options.device)?;
     let ready = ready_runtime(&lite, &engine, &opened.model, &options)?;
@@ -277,7 +281,14 @@ pub fn ready_runtime(
 impl Prepared<'_> {
     /// The user's feeds; without any, the first testcase's values (with a
     /// note) where the testcases stand in for feeds, else `#rand`.
+    /// What it fed is recorded for a reproducer (`supervise::record`).
     pub fn feeds(&self, global: &Global) -> Result<Vec<Feed>> {
+        let feeds = self.resolve_feeds(global)?;
+        record::fed(&feeds);
+        Ok(feeds)
+    }
+
+    fn resolve_feeds(&self, global: &Global) -> Result<Vec<Feed>> {
         match self.model.testcases().next() {
             Some(testcase) if self.testcases => {
                 global.note(format!(

@@ -7,17 +7,18 @@ use anyhow::{bail, Context, Result};
 
 use super::finite::{failure, judge_testcases, warn_non_finite};
 use super::prepare::{prepare, refuse_unchecked_testcases, Prepared, Testcases};
-use super::settings::{comparison_rules, plan, ModelSettings};
+use super::settings::{comparison_rules, given_options, plan, ModelSettings};
 use super::{CheckFailed, Global};
 use crate::cli::RunArgs;
 use crate::compare::{compare_values, Rules};
 use crate::engine::NetworkOptions;
-use crate::feeds::{self, Feed};
+use crate::feeds::{self, Feed, FeedOptions};
 use crate::input_files;
-use crate::output_files::{claim_set, npy_files, write_set, write_tensors};
+use crate::output_files::{claim_file, claim_set, npy_file_stem, npy_files, write_set, write_tensors};
 use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
 use crate::report::print;
+use crate::report::repro::{Case, Folder, Repro};
 use crate::report::run::{
     noise_warning, ExpectReport, InstanceReport, InstancesReport, Measurement, OutputDifference, ProfiledRuns,
     RunReport, Target, TestcaseRunReport, TestcasesRunReport, WrittenOutput,
@@ -30,6 +31,10 @@ use crate::runner::pinning::pinned_threads;
 use crate::runner::testcase::{run_testcases, Judge, TestcaseRun};
 use crate::runner::timing::{ColdStart, Timing};
 use crate::runner::{profile_algorithms, Plan, Runs};
+use crate::runtime::Located;
+use crate::supervise::child::say;
+use crate::supervise::command::MgeCommand;
+use crate::supervise::parent::Rerun;
 use crate::tensor::npy::Npz;
 use crate::tensor::{format_shape, HostTensor};
 use crate::text::quoted_list;
@@ -476,4 +481,131 @@ fn check_expectations(
             })
         })
         .collect()
+}
+
+/// `--repro DIR` of a run, in the parent process: claimed before the child
+/// starts (after the run's inputs and other outputs), and written should the
+/// child crash, hang, exit or fail its checks (see `report::repro`).
+pub struct Reproducer<'a> {
+    repro: Repro,
+    args: &'a RunArgs,
+}
+
+impl<'a> Reproducer<'a> {
+    /// `None` without `--repro`.
+    pub fn claim(args: &'a RunArgs) -> Result<Option<Reproducer<'a>>> {
+        let Some(dir) = &args.repro.dir else {
+            return Ok(None);
+        };
+        if let Some(model) = &args.model.model {
+            input_files::claim(model)?;
+        }
+        for file in feeds::source_files(&feeds::expand_specs(&args.model.feeds.inputs)?) {
+            input_files::claim(&file)?;
+        }
+        for spec in &args.expect {
+            read_expectation(spec)?;
+        }
+        if let Some(outputs) = &args.outputs.dir {
+            claim_set("--outputs", outputs).with_context(|| format!("--outputs {}", outputs.display()))?;
+        }
+        if let Some(trace) = &args.profile {
+            claim_file("--profile", trace).with_context(|| format!("--profile {}", trace.display()))?;
+        }
+        Ok(Some(Reproducer {
+            repro: Repro::claim(dir)?,
+            args,
+        }))
+    }
+
+    /// Where the child records what it feeds the engine.
+    pub fn record_folder(&self) -> PathBuf {
+        self.repro.record_folder("run")
+    }
+
+    /// Writes the run's folder if the child crashed, hung, exited or failed
+    /// its checks, and says where; a folder that cannot be written is a warning,
+    /// the run's own failure stays the error.
+    pub fn write(mut self, rerun: &Rerun, runtime: Option<&Located>, global: &Global) {
+        let failure = match &rerun.ended {
+            Ok(0 | 2) => return,
+            Ok(1) => rerun
+                .transcript
+                .lines()
+                .rev()
+                .find_map(|line| line.strip_prefix("mge: "))
+                .unwrap_or("the run failed its checks (exit 1)")
+                .to_string(),
+            Ok(code) => format!("the engine's process exited with code {code}"),
+            Err(failure) => failure.one_line(),
+        };
+        let Some(model) = self.args.model.model.clone() else {
+            return;
+        };
+        let case = Case {
+            model: &model,
+            record: Some(self.record_folder()),
+            failure,
+            engine_log: rerun.transcript.clone(),
+            runtime,
+            lite_lib: global.lite_lib.as_deref(),
+        };
+        let args = self.args;
+        let written = self
+            .repro
+            .add(case, |folder| reproducing_run(args, &model, folder))
+            .and_then(|()| self.repro.finish());
+        match written {
+            Ok(lines) => lines.iter().for_each(|line| say(line)),
+            Err(err) => global.warn(format!("{err:#}")),
+        }
+    }
+}
+
+/// The run of `args` as it goes from inside its reproducer's `folder`: the
+/// recorded feeds, the copied model and expectations, every option that
+/// decides what the engine does (not those of the report and its files).
+fn reproducing_run(args: &RunArgs, model: &Path, folder: &mut Folder) -> Result<MgeCommand> {
+    let model = folder.model("model.mge", model)?;
+    let options = folder.options(None, &given_options(&args.model.engine)?)?;
+    let mut expect = Vec::new();
+    for (index, spec) in args.expect.iter().enumerate() {
+        let (output, file) = match read_expectation(spec)? {
+            Expectation::Output { output, file } => (Some(output), file),
+            Expectation::Bundle(file) => (None, file),
+        };
+        let name = npy_file_stem(&file.file_name().unwrap_or_default().to_string_lossy());
+        let copied = folder.file(
+            &format!("expect/{index}-{name}"),
+            &file,
+            "what --expect compares the outputs with",
+        )?;
+        let copied = copied.display().to_string();
+        expect.push(match output {
+            Some(output) => format!("{output}:{copied}"),
+            None => copied,
+        });
+    }
+    let feeds = FeedOptions {
+        seed: args.model.feeds.seed,
+        resize_input: false,
+    };
+    let mut command = MgeCommand::run(&model)
+        .feeds(folder.feeds(), &feeds)
+        .engine(&options)
+        .runs(args.iterations.warmup, args.iterations.iter)
+        .seconds("--duration", args.iterations.duration)
+        .seconds("--max-duration", args.iterations.max_duration)
+        .instances(args.concurrency.instances, args.concurrency.share_runtime_memory)
+        .extra_outputs(&args.extra_outputs)
+        .expect(&expect)
+        .rules(Some(&comparison_rules(&args.comparison, None)?).filter(|_| !expect.is_empty()))
+        .check_finite(args.finite.check_finite)
+        .profile(args.profile.as_ref().map(|_| Path::new("profile.trace.json")))
+        .seconds("--timeout", args.deadline.timeout);
+    // A container the user fed runs fed, as it did, whatever the record holds.
+    if args.no_testcase || !args.model.feeds.inputs.is_empty() {
+        command = command.no_testcase();
+    }
+    Ok(command)
 }

@@ -12,6 +12,7 @@ use crate::engine::{capture_stdout, EngineError, Lite, NetworkOptions};
 use crate::feeds::Feed;
 use crate::model::{checked_output, Assertion, ModelFile, EXPECTATION_SUFFIX};
 use crate::supervise::child::announce;
+use crate::supervise::record;
 use crate::supervise::Phase;
 use crate::tensor::{HostTensor, TensorView};
 
@@ -121,6 +122,7 @@ fn run_testcase(
         .context("cannot read the testcase")
         .and_then(|values| {
             let (feeds, expected) = split_values(values, session, index);
+            record::testcase(index, &feeds);
             run.feeds = feeds;
             match judge {
                 Judge::Engine => judge_by_the_engine(&mut run, session, assertions, plan),
@@ -145,6 +147,7 @@ fn judge_by_the_engine(
     let capture = capture_stdout()?;
     let result = session.feed(&run.feeds).and_then(|()| session.measure(plan, &mut ()));
     let printed = capture.finish()?;
+    record::engine_stdout(&printed);
     if plan.verbose {
         eprint!("{printed}");
     }

@@ -18,9 +18,7 @@ use crate::engine::Lite;
 
 pub use elf::ensure_whole as ensure_whole_library;
 pub use install::{install, list, InstallWatcher};
-pub use record::{Damage, Scrutiny};
-
-use record::Record;
+pub use record::{Damage, FileRecord, Hashing, Record, Scrutiny};
 
 /// The one MegEngine release the package registry serves.
 pub const DEFAULT_VERSION: &str = "1.13.0";

@@ -6,6 +6,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::record;
 use crate::compare::{Rules, Tolerance};
 use crate::feeds::FeedOptions;
 use crate::options::EngineOption;
@@ -25,6 +26,8 @@ pub struct MgeCommand {
     positionals: Vec<OsString>,
     /// Variables added to the child's environment, for the engine and the runtime's look-up.
     env: Vec<(OsString, OsString)>,
+    /// Variables the user's line sets (`env NAME=VALUE mge ...`).
+    user_env: Vec<(OsString, OsString)>,
 }
 
 /// The engine's switch for megdnn's naive reference kernels on the CPU
@@ -53,7 +56,17 @@ impl MgeCommand {
 
     /// `mge check --worker`: a worker that takes the models' indices on stdin.
     pub fn check_worker() -> MgeCommand {
-        MgeCommand::new(["check".into(), "--worker".into()])
+        MgeCommand::check().arg("--worker")
+    }
+
+    /// `mge check`.
+    pub fn check() -> MgeCommand {
+        MgeCommand::new(["check".into()])
+    }
+
+    /// `mge compare`, its models or tensors to follow (`models`).
+    pub fn compare() -> MgeCommand {
+        MgeCommand::new(["compare".into()])
     }
 
     /// This process's own command line, to run it again supervised.
@@ -67,6 +80,7 @@ impl MgeCommand {
             command: command.into_iter().collect(),
             positionals: Vec::new(),
             env: Vec::new(),
+            user_env: Vec::new(),
         }
     }
 
@@ -74,6 +88,24 @@ impl MgeCommand {
     /// child loads that library (or says why there is none) without looking again.
     pub fn runtime(mut self, lookup: Result<&Located, &anyhow::Error>) -> MgeCommand {
         self.env.extend(runtime::hand_down(lookup));
+        self
+    }
+
+    /// The child records what it feeds the engine in `dir`, for the parent's
+    /// reproducer (`supervise::record`).
+    pub fn record_for_repro(mut self, dir: &Path) -> MgeCommand {
+        self.env.push((record::RECORD_ENV.into(), dir.into()));
+        self
+    }
+
+    /// `--lite-lib=PATH`, for a line the user runs (a child is handed the runtime down instead).
+    pub fn lite_lib(self, library: &Path) -> MgeCommand {
+        self.arg(valued("--lite-lib", library))
+    }
+
+    /// Variables a line the user runs sets, in front of it: `env NAME=VALUE ... mge ...`.
+    pub fn user_env(mut self, vars: Vec<(OsString, OsString)>) -> MgeCommand {
+        self.user_env = vars;
         self
     }
 
@@ -104,15 +136,20 @@ impl MgeCommand {
             })
     }
 
-    /// The comparison rules as `--maxerr [NAME:]X`, `--stat`, `--allow-outliers`
-    /// and `--topk`; nothing for `None`. (`--atol/--rtol` are compare's alone,
-    /// which starts no child with them.)
+    /// The comparison rules as `--maxerr [NAME:]X` (or compare's `--atol` and
+    /// `--rtol`), `--stat`, `--allow-outliers` and `--topk`; nothing for `None`.
     pub fn rules(mut self, rules: Option<&Rules>) -> MgeCommand {
         let Some(rules) = rules else {
             return self;
         };
-        if let Some(Tolerance::AssertEqual { maxerr }) = rules.tolerance {
-            self = self.arg(valued("--maxerr", maxerr.to_string()));
+        match rules.tolerance {
+            Some(Tolerance::AssertEqual { maxerr }) => self = self.arg(valued("--maxerr", maxerr.to_string())),
+            Some(Tolerance::Close { atol, rtol }) => {
+                self = self
+                    .arg(valued("--atol", atol.to_string()))
+                    .arg(valued("--rtol", rtol.to_string()))
+            }
+            None => {}
         }
         for named in &rules.by_name {
             self = self.arg(valued("--maxerr", format!("{}:{}", named.name, named.maxerr)));
@@ -141,10 +178,71 @@ impl MgeCommand {
     /// a measured run, its statistics in its report, for a program to read.
     pub fn measured(self, warmup: usize, iterations: u64, time_limit: Duration, outputs: &Path) -> MgeCommand {
         self.arg("--json")
-            .arg(valued("--warmup", warmup.to_string()))
-            .arg(valued("--iter", iterations.to_string()))
-            .arg(valued("--max-duration", time_limit.as_secs_f64().to_string()))
+            .runs(warmup, iterations)
+            .seconds("--max-duration", Some(time_limit))
             .arg(valued("--outputs", outputs))
+    }
+
+    /// `--warmup N --iter N`.
+    pub fn runs(self, warmup: usize, iterations: u64) -> MgeCommand {
+        self.arg(valued("--warmup", warmup.to_string()))
+            .arg(valued("--iter", iterations.to_string()))
+    }
+
+    /// `FLAG=SECONDS` (`--timeout`, `--duration`, `--max-duration`), when given.
+    pub fn seconds(self, flag: &str, seconds: Option<Duration>) -> MgeCommand {
+        match seconds {
+            Some(seconds) => self.arg(valued(flag, seconds.as_secs_f64().to_string())),
+            None => self,
+        }
+    }
+
+    /// `--instances N` (and `--share-runtime-memory`), for more than one.
+    pub fn instances(self, count: u64, share_memory: bool) -> MgeCommand {
+        match (count > 1, share_memory) {
+            (false, _) => self,
+            (true, false) => self.arg(valued("--instances", count.to_string())),
+            (true, true) => self
+                .arg(valued("--instances", count.to_string()))
+                .arg("--share-runtime-memory"),
+        }
+    }
+
+    /// `--output VAR` for each of `vars`.
+    pub fn extra_outputs(self, vars: &[String]) -> MgeCommand {
+        vars.iter()
+            .fold(self, |command, var| command.arg(valued("--output", var)))
+    }
+
+    /// `--expect SPEC` for each of `specs`.
+    pub fn expect(self, specs: &[String]) -> MgeCommand {
+        specs
+            .iter()
+            .fold(self, |command, spec| command.arg(valued("--expect", spec)))
+    }
+
+    /// `--profile FILE`, when given.
+    pub fn profile(self, trace: Option<&Path>) -> MgeCommand {
+        match trace {
+            Some(trace) => self.arg(valued("--profile", trace)),
+            None => self,
+        }
+    }
+
+    /// Compare's `--a-options WORDS` or `--b-options WORDS` (`side`: `a` or
+    /// `b`): the side's engine options, quoted as compare splits them (`shlex`).
+    pub fn side_options(self, side: &str, options: &[EngineOption]) -> MgeCommand {
+        let words: Vec<String> = options.iter().flat_map(EngineOption::args).collect();
+        let joined = shlex::try_join(words.iter().map(String::as_str)).expect("no argument holds a NUL");
+        self.arg(valued(&format!("--{side}-options"), joined))
+    }
+
+    /// Compare's `--b-naive`, when `on`.
+    pub fn b_naive(self, on: bool) -> MgeCommand {
+        match on {
+            true => self.arg("--b-naive"),
+            false => self,
+        }
     }
 
     /// `--check-finite`, when `on`.
@@ -187,9 +285,26 @@ impl MgeCommand {
     }
 
     /// `mge` and the subcommand's words as the user would type them, quoted
-    /// for a shell to run as given (a path's every byte kept).
+    /// for a shell to run as given (a path's every byte kept), after the
+    /// variables it sets (`env NAME=VALUE`).
     pub fn shell_line(&self) -> String {
-        shell_line(std::iter::once(OsStr::new("mge")).chain(self.subcommand()))
+        let assignments: Vec<OsString> = self
+            .user_env
+            .iter()
+            .map(|(name, value)| {
+                let mut assignment = name.clone();
+                assignment.push("=");
+                assignment.push(value);
+                assignment
+            })
+            .collect();
+        let env = (!assignments.is_empty()).then_some(OsStr::new("env"));
+        let words = env
+            .into_iter()
+            .chain(assignments.iter().map(OsString::as_os_str))
+            .chain(std::iter::once(OsStr::new("mge")))
+            .chain(self.subcommand());
+        shell_line(words)
     }
 }
 

@@ -15,6 +15,7 @@
 pub mod child;
 pub mod command;
 pub mod parent;
+pub mod record;
 
 use std::fmt;
 use std::path::PathBuf;

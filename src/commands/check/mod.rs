@@ -11,6 +11,7 @@ mod models;
 mod workers;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
@@ -25,8 +26,11 @@ use crate::options::EngineOption;
 use crate::output_files::{claim_file, write_atomically};
 use crate::report::check::{CheckReport, ModelCheck, Tally};
 use crate::report::junit::junit_xml;
+use crate::report::repro::{Case, Folder, Repro};
 use crate::report::{emit, print};
 use crate::runtime;
+use crate::supervise::child::say;
+use crate::supervise::command::MgeCommand;
 use models::select_models;
 use workers::{serve, Workers};
 
@@ -55,6 +59,7 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     if let Some(junit) = &args.junit {
         claim_file("--junit", junit).with_context(|| format!("--junit {}", junit.display()))?;
     }
+    let mut repro = args.repro.dir.as_deref().map(Repro::claim).transpose()?;
     let mut printer = InOrder::new(!args.json);
     let jobs = usize::try_from(args.jobs).unwrap_or(usize::MAX).min(args.models.len());
     let located = runtime::locate(global.lite_lib.as_deref())?;
@@ -66,13 +71,24 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
         timeout: args.deadline.timeout,
         verbose: global.verbose,
         check_finite: args.finite.check_finite,
+        record: repro.as_ref().map(|repro| repro.record_folder("check")),
     };
-    workers.check_all(jobs, &mut printer)?;
+    let transcripts = workers.check_all(jobs, &mut printer)?;
     let models = printer.finish();
     let tally = Tally::of_models(&models);
     let anything_ran = models.iter().any(ModelCheck::reached_the_engine);
     if let Some(junit) = &args.junit {
         write_atomically(junit, junit_xml(&models).as_bytes()).context("--junit")?;
+    }
+    if let (Some(repro), Some(record)) = (repro.take(), &workers.record) {
+        let reproducing = Reproducing {
+            engine: &engine,
+            rules: rules.as_ref(),
+            args: &args,
+            runtime: &located,
+            global,
+        };
+        reproducing.write(repro, record, &models, transcripts);
     }
     print(&CheckReport { models, tally }, args.json)?;
     if !anything_ran && !args.models.is_empty() {
@@ -98,6 +114,55 @@ fn engine_settings(args: &EngineArgs, global: &Global) -> Result<EngineSettings>
         true => settings,
         false => settings.with(EngineOption::CpuInplace),
     })
+}
+
+/// What `--repro` needs of a check to write the folders of its failed models.
+struct Reproducing<'a> {
+    engine: &'a EngineSettings,
+    rules: Option<&'a Rules>,
+    args: &'a CheckArgs,
+    runtime: &'a runtime::Located,
+    global: &'a Global,
+}
+
+impl Reproducing<'_> {
+    /// Writes a folder for each model whose worker printed `transcripts` (those
+    /// `ModelCheck::failed_in_the_run`), from what the workers recorded under
+    /// `record`, and says where; a folder that cannot be written is a warning.
+    fn write(&self, mut repro: Repro, record: &Path, models: &[ModelCheck], transcripts: Vec<Option<String>>) {
+        let mut written = Ok(());
+        for (index, transcript) in transcripts.into_iter().enumerate() {
+            let (Some(transcript), Ok(())) = (transcript, &written) else {
+                continue;
+            };
+            let model = &self.args.models[index];
+            let case = Case {
+                model,
+                record: Some(record.join(index.to_string())),
+                failure: models[index].failure_line(),
+                engine_log: transcript,
+                runtime: Some(self.runtime),
+                lite_lib: self.global.lite_lib.as_deref(),
+            };
+            written = repro.add(case, |folder| self.reproducing_check(model, folder));
+        }
+        match written.and_then(|()| repro.finish()) {
+            Ok(lines) => lines.iter().for_each(|line| say(line)),
+            Err(err) => self.global.warn(format!("{err:#}")),
+        }
+    }
+
+    /// The check of one model as it goes from inside its folder.
+    fn reproducing_check(&self, model: &Path, folder: &mut Folder) -> Result<MgeCommand> {
+        let model = folder.model("model.mge", model)?;
+        let options = folder.options(None, &self.engine.given)?;
+        Ok(MgeCommand::check()
+            .engine(&options)
+            .rules(self.rules)
+            .check_finite(self.args.finite.check_finite)
+            .seconds("--timeout", self.args.deadline.timeout)
+            .models(&[model]))
+    }
 }
 
 /// Results arrive in any order; lines are printed in the order models were given.

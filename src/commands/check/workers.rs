@@ -26,6 +26,7 @@ use crate::runner::{Plan, Session};
 use crate::runtime;
 use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{interruption, Next, PassThrough, Supervisor};
+use crate::supervise::record;
 
 /// What every worker process is started with.
 pub struct Workers<'a> {
@@ -38,14 +39,21 @@ pub struct Workers<'a> {
     pub timeout: Option<Duration>,
     pub verbose: bool,
     pub check_finite: bool,
+    /// Where the workers record what they feed the engine, for `--repro`
+    /// (each model in its own folder, by its index).
+    pub record: Option<PathBuf>,
 }
+
+/// A model's check, with what its worker printed on stderr meanwhile when
+/// the model's failure is one `--repro` reproduces.
+pub type Checked = (ModelCheck, Option<String>);
 
 impl Workers<'_> {
     /// `jobs` threads, each feeding models to its own worker process and
     /// starting a new one when a worker dies. A worker that cannot be started
     /// (no process, no descriptor left: `ulimit -n`) ends the command: the
     /// machine failed, not the model.
-    pub fn check_all(&self, jobs: usize, printer: &mut InOrder) -> Result<()> {
+    pub fn check_all(&self, jobs: usize, printer: &mut InOrder) -> Result<Vec<Option<String>>> {
         let queue = Mutex::new((0..self.models.len()).collect::<VecDeque<_>>());
         let (sender, receiver) = mpsc::channel();
         thread::scope(|scope| {
@@ -73,27 +81,33 @@ impl Workers<'_> {
                 });
             }
             drop(sender);
+            let mut transcripts = vec![None; self.models.len()];
             for (index, check) in receiver {
                 if let Some(interrupted) = interruption() {
                     return Err(interrupted.into());
                 }
-                printer.add(index, check?)?;
+                let (check, transcript) = check?;
+                transcripts[index] = transcript;
+                printer.add(index, check)?;
             }
             match interruption() {
                 Some(interrupted) => Err(interrupted.into()),
-                None => Ok(()),
+                None => Ok(transcripts),
             }
         })
     }
 
     fn spawn(&self) -> Result<Supervisor> {
-        let command = MgeCommand::check_worker()
+        let mut command = MgeCommand::check_worker()
             .runtime(Ok(self.runtime))
             .verbose(self.verbose)
             .engine(self.engine)
             .rules(self.rules)
             .check_finite(self.check_finite)
             .models(self.models);
+        if let Some(record) = &self.record {
+            command = command.record_for_repro(record);
+        }
         let mut worker = Supervisor::spawn(&command, true, true)?;
         if self.verbose {
             worker.show_engine_output();
@@ -102,7 +116,7 @@ impl Workers<'_> {
     }
 
     /// The model's check, by `worker` or a new one; `Err` only when no worker can be started.
-    fn check_in_worker(&self, worker: &mut Option<Supervisor>, index: usize) -> Result<ModelCheck> {
+    fn check_in_worker(&self, worker: &mut Option<Supervisor>, index: usize) -> Result<Checked> {
         let path = &self.models[index];
         let failed = |error: String| ModelCheck::unchecked(path, error);
         let fresh = worker.is_none();
@@ -119,7 +133,7 @@ impl Workers<'_> {
             *worker = None;
             // One that died since its last model is replaced; a new one that cannot take it is the model's error.
             return match fresh {
-                true => Ok(failed("the worker process ended before it took the model".into())),
+                true => Ok((failed("the worker process ended before it took the model".into()), None)),
                 false => self.check_in_worker(worker, index),
             };
         }
@@ -132,10 +146,13 @@ impl Workers<'_> {
             ))),
             Next::Failed(failure) => Err(ModelCheck::engine_failed(path, failure.one_line())),
         };
-        Ok(answer.unwrap_or_else(|check| {
+        let check = answer.as_ref().unwrap_or_else(|check| check);
+        let transcript = (self.record.is_some() && check.failed_in_the_run()).then(|| running.transcript());
+        let check = answer.unwrap_or_else(|check| {
             *worker = None;
             check
-        }))
+        });
+        Ok((check, transcript))
     }
 }
 
@@ -155,14 +172,18 @@ pub fn serve(
     };
     let mut replies = take_stdout()?;
     let lite = runtime::load(global.lite_lib.as_deref(), global.verbose).map_err(|err| format!("{err:#}"));
+    if let Some(Ok(version)) = lite.as_ref().ok().map(Lite::version) {
+        record::runtime_version(version);
+    }
     for request in std::io::stdin().lock().lines() {
         let request = request?;
-        let path = request
+        let (index, path) = request
             .trim()
             .parse::<usize>()
             .ok()
-            .and_then(|index| models.get(index))
+            .and_then(|index| Some((index, models.get(index)?)))
             .with_context(|| format!("unreadable request '{request}'"))?;
+        record::task(index);
         let check = match &lite {
             Ok(lite) => check_model(lite, path, &engine, judging, global),
             Err(error) => ModelCheck::unchecked(path, error.clone()),

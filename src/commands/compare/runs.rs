@@ -19,9 +19,12 @@ use crate::input_files;
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, StagedSet};
 use crate::report::compare::{RunSide, TwoRunReport};
+use crate::report::repro::{Case, Folder, Repro};
 use crate::runtime;
+use crate::supervise::child::say;
 use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{How, Interrupted, Muted, Next, Supervisor};
+use crate::text::quoted_list;
 
 /// One of the two runs.
 struct Run {
@@ -58,6 +61,7 @@ pub fn wants_runs(args: &TwoRunArgs) -> Result<bool> {
         || args.keep.is_some()
         || args.no_testcase
         || args.deadline.timeout.is_some()
+        || args.repro.dir.is_some()
         || !args.feeds.inputs.is_empty()
         || !given_options(&args.engine)?.is_empty())
 }
@@ -81,6 +85,7 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
             );
         }
     }
+    let mut repro = runs.repro.dir.as_deref().map(Repro::claim).transpose()?;
     if runs.feeds.inputs.is_empty() {
         global.note(format!(
             "no --input given: both runs are fed the same #rand values (--seed {}), or a container's testcase 0",
@@ -98,6 +103,7 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
         seed: runs.feeds.seed,
         resize_input: runs.feeds.resize_input,
     };
+    let mut transcripts = Vec::new();
     for run in [&a, &b] {
         global.note(format!("{}: {}", run.name, run.side().describe()));
         let folder = root.join(run.name);
@@ -113,7 +119,24 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
         if run.naive {
             command = command.naive_kernels();
         }
-        supervise(&command, run, runs, global.verbose)?;
+        if let Some(repro) = &repro {
+            command = command.record_for_repro(&repro.record_folder(run.name));
+        }
+        let ran = supervise(&command, run, runs, global.verbose)?;
+        transcripts.push(format!("run {}:\n{}", run.name, ran.transcript));
+        if let Some(died) = ran.died {
+            if let Some(repro) = repro.take() {
+                let reproducing = Reproducing {
+                    args,
+                    rules: &rules,
+                    runs: (&a, &b),
+                    located: &located,
+                    global,
+                };
+                reproducing.write(repro, died.clone(), transcripts.concat());
+            }
+            bail!("{died}");
+        }
     }
     let side = |run: &Run, what: &str| Side::open(&root.join(run.name).join(what));
     let mut outputs = compare_sides(&side(&a, "outputs")?, &side(&b, "outputs")?, &rules)?;
@@ -127,6 +150,28 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
     rules.check_names(outputs.iter().chain(&vars).map(|row| row.name.as_str()))?;
     if let (Some(staged), Some(dir)) = (staged, &runs.keep) {
         staged.commit().with_context(|| format!("--keep {}", dir.display()))?;
+    }
+    let differing: Vec<String> = outputs
+        .iter()
+        .filter(|row| row.status.failed())
+        .map(|row| row.name.clone())
+        .collect();
+    if let (Some(repro), false) = (repro, differing.is_empty()) {
+        let reproducing = Reproducing {
+            args,
+            rules: &rules,
+            runs: (&a, &b),
+            located: &located,
+            global,
+        };
+        let failure = format!(
+            "{} of {} outputs differ beyond {}: {}",
+            differing.len(),
+            outputs.len(),
+            rules.describe(),
+            quoted_list(&differing)
+        );
+        reproducing.write(repro, failure, transcripts.concat());
     }
     Ok(TwoRunReport::new(
         (a.side(), b.side()),
@@ -199,8 +244,15 @@ fn merged(common: &[EngineOption], own: Vec<EngineOption>) -> Vec<EngineOption> 
     options
 }
 
-/// Runs one side's child to its end; a failure names the side.
-fn supervise(command: &MgeCommand, run: &Run, runs: &TwoRunArgs, verbose: bool) -> Result<()> {
+/// How one side's run went: what it printed on stderr, and how it died if
+/// it did (crashed, hung, exited from inside the engine).
+struct Ran {
+    transcript: String,
+    died: Option<String>,
+}
+
+/// Runs one side's child to its end; its death, or its error, names the side.
+fn supervise(command: &MgeCommand, run: &Run, runs: &TwoRunArgs, verbose: bool) -> Result<Ran> {
     let mut child = Supervisor::spawn(command, false, true)?;
     if verbose {
         child.show_engine_output();
@@ -211,16 +263,94 @@ fn supervise(command: &MgeCommand, run: &Run, runs: &TwoRunArgs, verbose: bool) 
         .map(|limit| (std::time::Instant::now() + limit, limit));
     let what = format!("run {} ({})", run.name, run.side().describe());
     loop {
-        match child.next(deadline, &mut Muted) {
+        let died = match child.next(deadline, &mut Muted) {
             // The dump's own report: not ours to print.
-            Next::Reply(_) => {}
-            Next::Exited(0) => return Ok(()),
+            Next::Reply(_) => continue,
+            Next::Exited(0) => None,
             Next::Exited(_) => bail!("{what}: {}", child.error().unwrap_or("it failed")),
             Next::Failed(failure) => match failure.how {
                 How::Interrupted(signal) => return Err(Interrupted(signal).into()),
-                _ => bail!("{what}: {failure}"),
+                _ => Some(format!("{what}: {failure}")),
             },
+        };
+        return Ok(Ran {
+            transcript: child.transcript(),
+            died,
+        });
+    }
+}
+
+/// What `--repro` needs of the two runs to write their folder.
+struct Reproducing<'a> {
+    args: &'a CompareArgs,
+    rules: &'a Rules,
+    runs: (&'a Run, &'a Run),
+    located: &'a runtime::Located,
+    global: &'a Global,
+}
+
+impl Reproducing<'_> {
+    /// Writes the folder of the two runs, one of which died or whose outputs
+    /// differ (`failure`), and says where; one that cannot be written is a warning.
+    fn write(&self, mut repro: Repro, failure: String, transcript: String) {
+        let (a, b) = self.runs;
+        // The feeds of the run that got to them: both were fed the same.
+        let record = [a, b]
+            .map(|run| repro.record_folder(run.name))
+            .into_iter()
+            .find(|record| record.join("feeds").is_dir())
+            .unwrap_or_else(|| repro.record_folder(a.name));
+        let case = Case {
+            model: &a.model,
+            record: Some(record),
+            failure: failure.split("\nhint: ").next().unwrap_or_default().to_string(),
+            engine_log: transcript,
+            runtime: Some(self.located),
+            lite_lib: self.global.lite_lib.as_deref(),
+        };
+        let written = repro
+            .add(case, |folder| self.reproducing_compare(folder))
+            .and_then(|()| repro.finish());
+        match written {
+            Ok(lines) => lines.iter().for_each(|line| say(line)),
+            Err(err) => self.global.warn(format!("{err:#}")),
         }
+    }
+
+    /// The comparison as it goes from inside the folder: the models copied
+    /// (`model.mge`, or `a.mge` and `b.mge`), the recorded feeds, each side's
+    /// options whole (the common ones in both).
+    fn reproducing_compare(&self, folder: &mut Folder) -> Result<MgeCommand> {
+        let (a, b) = self.runs;
+        let runs = &self.args.runs;
+        let models = match &self.args.b {
+            Some(_) => vec![folder.model("a.mge", &a.model)?, folder.model("b.mge", &b.model)?],
+            None => vec![folder.model("model.mge", &a.model)?],
+        };
+        let a_options = folder.options(Some("a"), &a.options)?;
+        let b_options = folder.options(Some("b"), &b.options)?;
+        let feeds = FeedOptions {
+            seed: runs.feeds.seed,
+            resize_input: false,
+        };
+        let mut command = MgeCommand::compare().feeds(folder.feeds(), &feeds);
+        // One model runs twice only under two sets of options, however empty;
+        // two models, each under its own.
+        for (side, options) in [("a", &a_options), ("b", &b_options)] {
+            if self.args.b.is_none() || !options.is_empty() {
+                command = command.side_options(side, options);
+            }
+        }
+        let mut command = command
+            .b_naive(b.naive)
+            .rules(Some(self.rules))
+            .seconds("--timeout", runs.deadline.timeout)
+            .models(&models);
+        // A container the user fed runs fed, as it did, whatever the record holds.
+        if runs.no_testcase || !runs.feeds.inputs.is_empty() {
+            command = command.no_testcase();
+        }
+        Ok(command)
     }
 }
 
