@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use super::finite::{failure, judge_testcases, warn_non_finite};
-use super::prepare::{prepare, refuse_unchecked_testcases, Prepared, Testcases};
+use super::prepare::{prepare, refuse_unchecked_testcases, Feeding, Prepared, Testcases};
 use super::settings::{comparison_rules, plan, ModelSettings};
 use super::{CheckFailed, Global};
 use crate::cli::RunArgs;
@@ -64,7 +64,7 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
     }
     let testcases = Testcases::unless(args.no_testcase, Testcases::Run);
     let (prepared, mut profile) = prepare(&settings, testcases, global, |opened, options| {
-        if opened.testcases {
+        if opened.feeding == Feeding::Testcases {
             refuse_for_testcases(&args, &expectations, options)?;
         }
         args.profile
@@ -90,10 +90,9 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         peak_after_load,
         args: &args,
     };
-    if prepared.testcases {
-        run.testcases(prepared, global)
-    } else {
-        run.fed(prepared, profile, &expectations, &rules, global)
+    match prepared.feeding {
+        Feeding::Testcases => run.testcases(prepared, global),
+        Feeding::Specs | Feeding::Defaults => run.fed(prepared, profile, &expectations, &rules, global),
     }
 }
 

@@ -57,7 +57,7 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
 
     // `mge run MODEL` with the user's feeds and fixed options: every candidate's start.
     let mut baseline = MgeCommand::run(&settings.path)
-        .feeds(&settings.inputs, &settings.feeds)
+        .feeds(&settings.feeds.given, &settings.feeds.options)
         .engine(&settings.engine.given);
     if model.is_container() {
         // Tuned on feeds: the container's model with its real outputs, not its testcases.

@@ -9,12 +9,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use crate::cli::{parse_engine_options, CompareArgs, TwoRunArgs};
-use crate::commands::settings::{given_options, EngineSettings};
+use crate::commands::settings::{given_options, EngineSettings, FeedSettings};
 use crate::commands::Global;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, Rules};
 use crate::engine::Device;
-use crate::feeds::{self, FeedOptions};
 use crate::input_files;
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, StagedSet};
@@ -69,9 +68,8 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
     for model in [&a.model, &b.model] {
         input_files::claim(model)?;
     }
-    for file in feeds::source_files(&feeds::expand_specs(&runs.feeds.inputs)?) {
-        input_files::claim(&file)?;
-    }
+    let feeds = FeedSettings::from_args(&runs.feeds)?;
+    feeds.claim_files()?;
     if let Some(dir) = &runs.keep {
         claim_set("--keep", dir).with_context(|| format!("--keep {}", dir.display()))?;
         if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
@@ -81,10 +79,10 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
             );
         }
     }
-    if runs.feeds.inputs.is_empty() {
+    if feeds.given.is_empty() {
         global.note(format!(
             "no --input given: both runs are fed the same #rand values (--seed {}), or a container's testcase 0",
-            runs.feeds.seed
+            feeds.options.seed
         ));
     }
     let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
@@ -94,16 +92,12 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
         .tempdir()
         .context("cannot create a temporary folder for the two runs")?;
     let root = staged.as_ref().map_or(scratch.path(), StagedSet::path).to_path_buf();
-    let feeds = FeedOptions {
-        seed: runs.feeds.seed,
-        resize_input: runs.feeds.resize_input,
-    };
     for run in [&a, &b] {
         global.note(format!("{}: {}", run.name, run.side().describe()));
         let folder = root.join(run.name);
         std::fs::create_dir(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
         let mut command = MgeCommand::dump_io(&run.model, &folder.join("io"), &folder.join("outputs"))
-            .feeds(&runs.feeds.inputs, &feeds)
+            .feeds(&feeds.given, &feeds.options)
             .engine(&run.options)
             .lite_lib(&lite_lib)
             .verbose(global.verbose);
