@@ -137,8 +137,9 @@ pub enum Aggregate {
 /// Which operators make the table and how (MegEngine's profile_analyze filters).
 pub struct Selection {
     pub by: Grouping,
-    /// How `Grouping::Type` combines the operators of a type.
-    pub aggregate: Aggregate,
+    /// How `Grouping::Type` combines the operators of a type, when the user
+    /// said (`--aggregate`); they are summed otherwise.
+    pub aggregate: Option<Aggregate>,
     pub top: usize,
     /// Only these types, when any.
     pub types: Vec<String>,
@@ -219,7 +220,7 @@ pub fn rows(profile: &Profile, selection: &Selection) -> (Vec<ProfileRow>, Optio
             }
             types
                 .into_iter()
-                .map(|(op_type, members)| combine(op_type, &members, selection.aggregate))
+                .map(|(op_type, members)| combine(op_type, &members, selection.aggregate.unwrap_or_default()))
                 .collect()
         }
     };
@@ -486,7 +487,7 @@ mod tests {
     fn selection(by: Grouping, top: usize) -> Selection {
         Selection {
             by,
-            aggregate: Aggregate::Sum,
+            aggregate: Some(Aggregate::Sum),
             top,
             types: Vec::new(),
             name: None,
@@ -515,7 +516,7 @@ mod tests {
         assert_eq!(only(|s| s.order = Order::Name), ["op1", "op2", "op3"]);
         assert_eq!(only(|s| s.order = Order::Flops)[0], "op1");
         let mut mean = selection(Grouping::Type, 20);
-        mean.aggregate = Aggregate::Mean;
+        mean.aggregate = Some(Aggregate::Mean);
         let (types, _) = rows(&profile, &mean);
         let elemwise = types.iter().find(|r| r.name == "Elemwise").unwrap();
         assert!((elemwise.time_ms - 0.01).abs() < 1e-12 && elemwise.count == 2);
