@@ -569,9 +569,10 @@ impl EngineOption {
         (self.kind().definition().flag, self.value())
     }
 
-    /// The option on a command line, as words of text. A value that starts
-    /// with `-` joins its flag (`--async-level=-1`), where it cannot be taken
-    /// for an option.
+    /// The option on a command line, as words of text (for messages and
+    /// files of text; `supervise::command` gives a child the exact value).
+    /// A value that starts with `-` joins its flag (`--async-level=-1`),
+    /// where it cannot be taken for an option.
     pub fn args(&self) -> Vec<String> {
         let (flag, value) = self.flag_and_value();
         match value.map(|value| value.to_string_lossy().into_owned()) {

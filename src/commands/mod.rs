@@ -25,6 +25,7 @@ use crate::cli::{Cli, Command, RuntimeCommand};
 use crate::report::progress::RunProgress;
 use crate::supervise;
 use crate::supervise::parent::Work;
+use crate::text::printable;
 
 /// Options every command may need.
 pub struct Global {
@@ -37,13 +38,13 @@ impl Global {
     /// A note for the user on stderr, unless `--quiet`.
     pub fn note(&self, message: impl fmt::Display) {
         if !self.quiet {
-            supervise::child::say(&format!("note: {message}"));
+            supervise::child::say(&format!("note: {}", printable(&message.to_string())));
         }
     }
 
     /// A warning on stderr, even with `--quiet`: something may not be what the user thinks.
     pub fn warn(&self, message: impl fmt::Display) {
-        supervise::child::say(&format!("warning: {message}"));
+        supervise::child::say(&format!("warning: {}", printable(&message.to_string())));
     }
 }
 

@@ -145,6 +145,10 @@ pub struct NetworkOptions {
     pub profile_json: Option<PathBuf>,
     /// Attach the engine's io dump, which writes every var each run produces.
     pub io_dump: Option<IoDump>,
+    /// Load the graph with the names the engine cannot write into its JSON
+    /// under placeholders (`model::EngineNames`): the profiler of this
+    /// network, or of a copy that shares its graph, writes them.
+    pub writable_names: bool,
     /// The decryption method of a bare encrypted model.
     pub bare_model_decryption: Option<&'static str>,
     /// Pin the engine's CPU worker threads to these cores: thread `n` of the

@@ -135,7 +135,7 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
         differing_sources(&vars),
         first_divergence(&vars),
         vars,
-        runs.keep.as_ref().map(|dir| dir.display().to_string()),
+        runs.keep.as_deref(),
     ))
 }
 
