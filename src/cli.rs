@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::input_files;
 use crate::model::DEFAULT_MAXERR;
-use crate::options::{EngineOption, Heading, OptionKind, Takes};
+use crate::options::{Definition, EngineOption, Heading, OptionKind, Takes, DEFINITIONS};
 
 // `--help` groups each command's options under these headings, as ripgrep
 // does; an option keeps its heading in every command that takes it. The
@@ -673,10 +673,10 @@ const OPTIONS_FILE: &str = "options_file";
 impl Args for EngineArgs {
     fn augment_args(mut cmd: clap::Command) -> clap::Command {
         cmd = cmd.next_help_heading(ENGINE);
-        for &kind in OptionKind::ALL.iter().filter(|kind| !is_loading(**kind)) {
-            cmd = cmd.arg(engine_arg(kind));
+        for definition in DEFINITIONS.iter().filter(|definition| !is_loading(definition)) {
+            cmd = cmd.arg(engine_arg(definition));
             // `--help` lists it here, where it has always been.
-            if kind == OptionKind::TensorRt {
+            if definition.kind == OptionKind::TensorRt {
                 cmd = cmd.arg(
                     Arg::new(OPTIONS_FILE)
                         .long("options")
@@ -697,7 +697,7 @@ impl Args for EngineArgs {
 impl FromArgMatches for EngineArgs {
     fn from_arg_matches(matches: &ArgMatches) -> Result<EngineArgs, clap::Error> {
         Ok(EngineArgs {
-            given: given_options(matches, OptionKind::ALL),
+            given: given_options(matches, DEFINITIONS.iter()),
             options_file: matches.get_one::<PathBuf>(OPTIONS_FILE).cloned(),
         })
     }
@@ -710,8 +710,10 @@ impl FromArgMatches for EngineArgs {
 
 impl Args for LoadArgs {
     fn augment_args(cmd: clap::Command) -> clap::Command {
-        let loading = OptionKind::ALL.iter().filter(|kind| is_loading(**kind));
-        loading.fold(cmd.next_help_heading(LOADING), |cmd, &kind| cmd.arg(engine_arg(kind)))
+        let loading = DEFINITIONS.iter().filter(|definition| is_loading(definition));
+        loading.fold(cmd.next_help_heading(LOADING), |cmd, definition| {
+            cmd.arg(engine_arg(definition))
+        })
     }
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
@@ -721,13 +723,9 @@ impl Args for LoadArgs {
 
 impl FromArgMatches for LoadArgs {
     fn from_arg_matches(matches: &ArgMatches) -> Result<LoadArgs, clap::Error> {
-        let loading: Vec<OptionKind> = OptionKind::ALL
-            .iter()
-            .copied()
-            .filter(|kind| is_loading(*kind))
-            .collect();
+        let loading = DEFINITIONS.iter().filter(|definition| is_loading(definition));
         Ok(LoadArgs {
-            given: given_options(matches, &loading),
+            given: given_options(matches, loading),
         })
     }
 
@@ -737,20 +735,19 @@ impl FromArgMatches for LoadArgs {
     }
 }
 
-fn is_loading(kind: OptionKind) -> bool {
-    kind.definition().heading == Heading::Loading
+fn is_loading(definition: &Definition) -> bool {
+    definition.heading == Heading::Loading
 }
 
 /// The argument of an engine option, by its definition.
-fn engine_arg(kind: OptionKind) -> Arg {
-    let definition = kind.definition();
+fn engine_arg(definition: &Definition) -> Arg {
     let heading = match definition.heading {
         Heading::Engine => ENGINE,
         Heading::FastRun => FAST_RUN,
         Heading::Loading => LOADING,
     };
-    let mut arg = Arg::new(kind.name())
-        .long(kind.name())
+    let mut arg = Arg::new(definition.name())
+        .long(definition.name())
         .help(definition.help)
         .help_heading(heading);
     arg = match definition.takes {
@@ -773,36 +770,29 @@ fn engine_arg(kind: OptionKind) -> Arg {
         arg = arg.num_args(0..=1).default_missing_value(value);
     }
     if let Some(other) = definition.conflicts_with {
-        arg = arg.conflicts_with(other.name());
+        arg = arg.conflicts_with(other.definition().name());
     }
     if let Some(other) = definition.requires {
-        arg = arg.requires(other.name());
+        arg = arg.requires(other.definition().name());
     }
     arg
 }
 
-/// The options of `kinds` that the command line gives, in its order; one
-/// given at its default (`--device cpu`) is as if not given.
-fn given_options(matches: &ArgMatches, kinds: &[OptionKind]) -> Vec<EngineOption> {
+/// The options of `definitions` that the command line gives, in its order;
+/// one given at its default (`--device cpu`) is as if not given.
+fn given_options<'a>(matches: &ArgMatches, definitions: impl Iterator<Item = &'a Definition>) -> Vec<EngineOption> {
     let mut given: Vec<(usize, EngineOption)> = Vec::new();
-    for &kind in kinds {
-        let name = kind.name();
+    for definition in definitions {
+        let name = definition.name();
         if matches.value_source(name) != Some(ValueSource::CommandLine) {
             continue;
         }
-        let definition = kind.definition();
-        let at_default = |option: &EngineOption| {
-            let value = option.flag_and_value().1;
-            definition
-                .default
-                .is_some_and(|default| value.is_some_and(|value| value == default))
-        };
         let indices = matches.indices_of(name).into_iter().flatten();
         match definition.takes {
             Takes::Nothing(option) => given.extend(indices.map(|index| (index, option()))),
             Takes::Value { .. } => {
-                let values = matches.get_many::<EngineOption>(name).into_iter().flatten();
-                given.extend(indices.zip(values.cloned()).filter(|(_, option)| !at_default(option)));
+                let values = matches.get_many::<EngineOption>(name).into_iter().flatten().cloned();
+                given.extend(indices.zip(values).filter(|(_, option)| !option.is_default()));
             }
         }
     }

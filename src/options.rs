@@ -6,9 +6,10 @@
 //! definitions; `tune`, `deploy` and the child command lines write options
 //! by them.
 //!
-//! A new option is a variant of `EngineOption` and of `OptionKind` and an arm
-//! of each `match` below (the compiler points to every one), and an example
-//! in the test at the end, which does not compile without it.
+//! A new option is a variant of `EngineOption`, an entry of `DEFINITIONS`,
+//! an arm of `EngineOption::value` and of `EngineOption::apply` (the compiler
+//! points to each: the table's length, the matches), and an example in the
+//! test at the end, which does not compile without it.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -402,7 +403,10 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
 const _: () = {
     let mut index = 0;
     while index < DEFINITIONS.len() {
-        assert!(DEFINITIONS[index].kind as usize == index, "DEFINITIONS is not in the order of OptionKind::ALL");
+        assert!(
+            DEFINITIONS[index].kind as usize == index,
+            "DEFINITIONS is not in the order of OptionKind::ALL"
+        );
         index += 1;
     }
 };
@@ -505,15 +509,16 @@ impl Definition {
     }
 }
 
+impl Definition {
+    /// The flag without its `--`: the option's name on the command line.
+    pub fn name(&self) -> &'static str {
+        self.flag.strip_prefix("--").unwrap_or(self.flag)
+    }
+}
+
 impl OptionKind {
     pub fn definition(self) -> &'static Definition {
         &DEFINITIONS[self as usize]
-    }
-
-    /// The flag without its `--`: the option's name on the command line.
-    pub fn name(self) -> &'static str {
-        let flag = self.definition().flag;
-        flag.strip_prefix("--").unwrap_or(flag)
     }
 }
 
@@ -562,6 +567,12 @@ impl EngineOption {
             | O::FullRun
             | O::BinaryEqualBetweenBatch => None,
         }
+    }
+
+    /// Whether the option is at the default `--help` names (`--device cpu`).
+    pub fn is_default(&self) -> bool {
+        let default = self.kind().definition().default;
+        default.is_some_and(|default| self.value().is_some_and(|value| value == default))
     }
 
     /// The option's flag, and its value where it takes one, exact (a path as it is).

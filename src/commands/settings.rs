@@ -24,7 +24,7 @@ pub struct EngineSettings {
     pub given: Vec<EngineOption>,
     /// What the network is built with, pairings the engine would refuse settled.
     pub network: NetworkOptions,
-    /// What the runtime takes besides.
+    /// What the runtime takes besides the network: the caches, the key, extern operators.
     runtime: RuntimeOptions,
     /// `--model-key`, read.
     pub model_key: Option<Vec<u8>>,
