@@ -1,11 +1,12 @@
-//! The MegEngine Lite runtime behind a small safe API. This module (with `ffi`
-//! and `stdio`) holds the only `unsafe` code of the crate.
+//! The MegEngine Lite runtime behind a small safe API. This module (with `ffi`,
+//! `stdio` and `process`) holds the only `unsafe` code of the crate.
 
 mod affinity;
 mod algo_cache;
 mod exit_trap;
 mod ffi;
 mod log_watch;
+mod process;
 mod stdio;
 
 use std::ffi::{CStr, CString};
@@ -25,6 +26,7 @@ use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 pub use affinity::{available_cores, pinned_threads, PIN_SLOTS};
 pub use exit_trap::{end_with_parent, report_engine_exit_with};
 pub use log_watch::AlgoChoices;
+pub use process::{effective_uid, ProcessGroup};
 pub use stdio::{capture_stdout, silence_stdout, take_stdout, StdoutSilenced};
 
 /// The oldest runtime whose `LiteConfig` matches our declaration (1.11 appended fields).
