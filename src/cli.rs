@@ -654,7 +654,7 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
 
 /// The engine options a command takes, as the definitions in `options` read
 /// them, in the order the command line gives them; and `--options FILE`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug)]
 pub struct EngineArgs {
     pub given: Vec<EngineOption>,
     pub options_file: Option<PathBuf>,
@@ -663,7 +663,7 @@ pub struct EngineArgs {
 /// How a model file is opened (its decryption, the extern operators it
 /// needs): the engine options of the loading heading, which every command
 /// that loads a model takes.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug)]
 pub struct LoadArgs {
     pub given: Vec<EngineOption>,
 }
