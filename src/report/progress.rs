@@ -102,7 +102,8 @@ impl RunProgress {
                     spinner.enable_steady_tick(Duration::from_millis(120));
                     spinner
                 }
-                Phase::Testcase { .. } => return None,
+                // The library loads in a fraction of a second; a testcase's runs have their own phases.
+                Phase::Runtime | Phase::Testcase { .. } => return None,
             };
             self.shown = Some((phase, new));
         }
