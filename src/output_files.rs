@@ -238,6 +238,13 @@ fn register(what: &str, path: &Path, place: Place, replaced: bool) -> Result<()>
     Ok(())
 }
 
+/// Keeps every output off the file at `path`, which this process writes for
+/// itself (`what` says what it is): a supervised child's channel to its
+/// parent, which a `/dev/fd/N` of the user's could otherwise name.
+pub fn reserve(what: &str, path: &Path) -> Result<()> {
+    register(what, path, Place::of(path)?, true)
+}
+
 /// Claims `path` for the output `what` (`--profile`) before any work: it is
 /// not a folder nor an input (claimed before it), and takes no other output's
 /// file; a file to replace has an existing folder that takes a staged file,

@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsRawFd;
+use std::path::Path;
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -38,6 +39,8 @@ pub fn init() {
         },
         thread_not_started: |code| format!("\n{}", event_line(&Event::ThreadNotStarted { code })),
     });
+    let descriptor = format!("/proc/self/fd/{}", channel.as_raw_fd());
+    let _ = output_files::reserve("mge's channel to its parent", Path::new(&descriptor));
     let _ = CHANNEL.set(Mutex::new(channel));
     engine::end_with_parent();
     engine::stderr_read_by_parent();

@@ -91,8 +91,22 @@ fn garbage_on_the_channel_is_bounded_and_names_nothing_to_delete() {
     }
 }
 
+/// The number the child keeps its channel at: the top of its descriptor
+/// table, at most 1023 (`engine::take_inherited_pipe`).
+fn channel_number() -> usize {
+    let limits = std::fs::read_to_string("/proc/self/limits").unwrap();
+    let soft = limits
+        .lines()
+        .find_map(|line| line.strip_prefix("Max open files"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|soft| soft.parse::<usize>().ok())
+        .unwrap();
+    soft.min(1024) - 1
+}
+
 /// The user's descriptors reach the engine's process as they are (`3>FILE`
-/// as `/dev/fd/3`); numbers the user did not open stay closed there.
+/// as `/dev/fd/3`); numbers the user did not open are no file there, and the
+/// channel's own number is refused as an output, not written into unseen.
 #[test]
 fn the_channel_takes_none_of_the_users_descriptors() {
     let dir = tempfile::tempdir().unwrap();
@@ -104,24 +118,28 @@ fn the_channel_takes_none_of_the_users_descriptors() {
     run_expecting(&mut mge_in_shell(&script), 0);
     let written = std::fs::read_to_string(&trace).unwrap();
     assert!(written.starts_with('{') && written.contains("traceEvents"), "{written}");
+    let profile = |target: &str| {
+        let args = [
+            "run",
+            "fixtures/conv_float.mge",
+            "-q",
+            "--iter",
+            "1",
+            "--profile",
+            target,
+        ];
+        run_expecting(mge().args(args), 2).1
+    };
     // Numbers this test's own process holds may reach mge: those are not checked.
     for fd in (3..12).filter(|fd| !Path::new(&format!("/proc/self/fd/{fd}")).exists()) {
         let target = format!("/dev/fd/{fd}");
-        let (_, stderr) = run_expecting(
-            mge().args([
-                "run",
-                "fixtures/conv_float.mge",
-                "-q",
-                "--iter",
-                "1",
-                "--profile",
-                &target,
-            ]),
-            2,
-        );
-        assert!(
-            stderr.contains(&format!("cannot write {target}: No such file or directory")),
-            "{stderr}"
-        );
+        let stderr = profile(&target);
+        assert!(stderr.contains(&format!("{target} names no open file")), "{stderr}");
     }
+    let target = format!("/dev/fd/{}", channel_number());
+    let stderr = profile(&target);
+    assert!(
+        stderr.contains(&format!("{target} is also where mge's channel to its parent goes")),
+        "{stderr}"
+    );
 }
