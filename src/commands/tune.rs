@@ -49,7 +49,7 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     if args.save_model.is_some() {
         deploy::ensure_packable(&model)?;
     }
-    let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
+    let located = runtime::locate(global.lite_lib.as_deref())?;
     let scratch = tempfile::Builder::new()
         .prefix("mge-tune-")
         .tempdir()
@@ -65,7 +65,7 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     }
 
     let mut trials = Trials {
-        baseline: baseline.clone().lite_lib(&lite_lib).verbose(false),
+        baseline: baseline.clone().runtime(Ok(&located)).verbose(false),
         warmup: WARMUP,
         fast_run_cache: settings.engine.fast_run_cache().map(Path::to_path_buf),
         scratch: scratch.path().to_path_buf(),

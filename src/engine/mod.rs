@@ -26,7 +26,9 @@ use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 pub use affinity::{available_cores, pinned_threads, PIN_SLOTS};
 pub use exit_trap::{end_with_parent, report_to, Reports};
 pub use log_watch::AlgoChoices;
-pub use process::{ensure_thread_stacks, ignore_file_size_signal, inherit, take_inherited_pipe};
+pub use process::{
+    effective_uid, ensure_thread_stacks, ignore_file_size_signal, inherit, take_inherited_pipe, ProcessGroup,
+};
 pub use stdio::{capture_stdout, silence_stdout, stderr_read_by_parent, take_stdout, StdoutSilenced};
 
 /// The oldest runtime whose `LiteConfig` matches our declaration (1.11 appended fields).
@@ -147,6 +149,10 @@ pub struct NetworkOptions {
     pub profile_json: Option<PathBuf>,
     /// Attach the engine's io dump, which writes every var each run produces.
     pub io_dump: Option<IoDump>,
+    /// Load the graph with the names the engine cannot write into its JSON
+    /// under placeholders (`model::EngineNames`): the profiler of this
+    /// network, or of a copy that shares its graph, writes them.
+    pub writable_names: bool,
     /// The decryption method of a bare encrypted model.
     pub bare_model_decryption: Option<&'static str>,
     /// Pin the engine's CPU worker threads to these cores: thread `n` of the

@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use super::Report;
 use crate::runtime::{list, Files};
+use crate::text::printable;
 
 #[derive(Serialize)]
 pub struct RuntimeInfo {
@@ -26,15 +27,15 @@ impl Report for RuntimeInfo {
         let or_dash = |value: Option<String>| value.unwrap_or_else(|| "-".to_string());
         let mut text = format!(
             "path          {}\nfound by      {}\nfiles         {}\nversion       {}\ncpu devices   {}\ncuda devices  {}\n",
-            self.path,
-            self.found_by,
+            printable(&self.path),
+            printable(&self.found_by),
             files_text(&self.files),
             or_dash(self.version.clone()),
             or_dash(self.cpu_devices.map(|n| n.to_string())),
             or_dash(self.cuda_devices.map(|n| n.to_string())),
         );
         if let Some(folder) = &self.cache_folder {
-            text += &format!("cache folder  {folder}\n");
+            text += &format!("cache folder  {}\n", printable(folder));
         }
         text
     }
@@ -43,7 +44,9 @@ impl Report for RuntimeInfo {
 fn files_text(files: &Files) -> String {
     match files {
         Files::Verified => "verified (sizes and SHA-256 as installed)".into(),
-        Files::Unrecorded => "not verified (installed by an older mge; `mge runtime install` records them)".into(),
+        Files::Unrecorded => {
+            "NOT VERIFIED: no record (installed by an older mge; `mge runtime install` records them)".into()
+        }
         Files::NotOurs => "not verified (not installed by mge)".into(),
         Files::Damaged(damage) => format!("DAMAGED: {}", list(damage)),
     }

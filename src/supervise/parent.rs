@@ -19,6 +19,7 @@ use super::scratch::Scratch;
 use super::stall::{StallWatch, STALL_LIMIT};
 use super::{error_line, ChildSetup, Event, Phase, Whereabouts, CHILD_ENV, STAGING_PREFIX};
 use crate::engine;
+use crate::runtime::Located;
 
 /// How often a quiet child is looked at (has it ended? is the deadline past? were we interrupted?).
 const TICK: Duration = Duration::from_millis(100);
@@ -736,15 +737,17 @@ fn next_line(reader: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<Option
     }
 }
 
-/// Runs this process's own command line again in a supervised child and
+/// Runs this process's own command line again in a supervised child, which
+/// loads the runtime this process located (or says why there is none), and
 /// returns its exit code; a child that died is the error.
 pub fn rerun_supervised(
+    runtime: Result<&Located, &anyhow::Error>,
     timeout: Option<Duration>,
     verbose: bool,
     work: Work,
     watcher: &mut dyn Watcher,
 ) -> Result<i32> {
-    let mut supervisor = Supervisor::spawn(&MgeCommand::this_process(), false, false)?;
+    let mut supervisor = Supervisor::spawn(&MgeCommand::this_process().runtime(runtime), false, false)?;
     supervisor.doing(work);
     if verbose {
         supervisor.show_engine_output();

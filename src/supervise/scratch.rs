@@ -13,6 +13,8 @@ use std::sync::Once;
 
 use anyhow::{Context, Result};
 
+use crate::engine;
+
 const PREFIX: &str = "mge-";
 
 /// The file whose lock the owner holds.
@@ -62,7 +64,7 @@ fn hold(dir: &Path) -> io::Result<File> {
 /// Removes the folders beside `ours` whose owners are gone: ours (the same
 /// user's), real folders (not links), whose owner file is there and unlocked.
 fn remove_abandoned(ours: &Path) {
-    let (Some(temp), Ok(me)) = (ours.parent(), fs::metadata(ours)) else {
+    let Some(temp) = ours.parent() else {
         return;
     };
     let Ok(entries) = fs::read_dir(temp) else {
@@ -76,7 +78,7 @@ fn remove_abandoned(ours: &Path) {
         let Ok(found) = fs::symlink_metadata(&path) else {
             continue;
         };
-        if !found.is_dir() || found.uid() != me.uid() {
+        if !found.is_dir() || found.uid() != engine::effective_uid() {
             continue;
         }
         let owner = OpenOptions::new()

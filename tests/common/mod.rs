@@ -157,6 +157,13 @@ pub fn extern_operator_library() -> &'static Path {
     LIBRARY.get_or_init(|| c_library("scale_bias_opr", "tests/extern_opr/scale_bias_opr.c", 2))
 }
 
+/// A library whose constructor writes the file `MGE_TEST_PLANTED` names
+/// (`tests/runtime/planted_lite.c`): planted where no runtime may come from.
+pub fn planted_library() -> &'static Path {
+    static LIBRARY: OnceLock<PathBuf> = OnceLock::new();
+    LIBRARY.get_or_init(|| c_library("planted_lite", "tests/runtime/planted_lite.c", 0))
+}
+
 /// `lib<name>.so` built from `source` with the C compiler (the `cc` crate).
 fn c_library(name: &str, source: &str, opt_level: u32) -> PathBuf {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));

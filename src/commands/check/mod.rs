@@ -57,12 +57,12 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     }
     let mut printer = InOrder::new(!args.json);
     let jobs = usize::try_from(args.jobs).unwrap_or(usize::MAX).min(args.models.len());
-    let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
+    let located = runtime::locate(global.lite_lib.as_deref())?;
     let workers = Workers {
         models: &args.models,
         engine: &engine.given,
         rules: rules.as_ref(),
-        lite_lib: &lite_lib,
+        runtime: &located,
         timeout: args.deadline.timeout,
         verbose: global.verbose,
         check_finite: args.finite.check_finite,
