@@ -23,7 +23,9 @@ const OWNER_LOCK: &str = ".owner";
 pub struct Scratch {
     /// Removed before the lock is let go (fields drop in order).
     dir: tempfile::TempDir,
-    _owner: File,
+    /// None where the file system takes no lock: the folder is then never
+    /// taken for abandoned (it is removed with its supervisor all the same).
+    _owner: Option<File>,
 }
 
 impl Scratch {
@@ -33,7 +35,7 @@ impl Scratch {
             .prefix(PREFIX)
             .tempdir()
             .context("cannot create a temporary folder for the engine's process")?;
-        let owner = hold(dir.path()).context("cannot create a temporary folder for the engine's process")?;
+        let owner = hold(dir.path()).ok();
         static ABANDONED_REMOVED: Once = Once::new();
         ABANDONED_REMOVED.call_once(|| remove_abandoned(dir.path()));
         Ok(Scratch { dir, _owner: owner })
