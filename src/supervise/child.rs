@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use super::{error_line, is_child, ChildSetup, Event, Phase, CHILD_ENV};
 use crate::engine;
 use crate::output_files;
+use crate::text::to_stderr;
 
 /// Progress is sent no more often than this, so that it costs nothing on a timed path.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
@@ -65,7 +66,7 @@ pub fn say(text: &str) {
     if is_child() {
         send(&Event::Said { text: text.to_string() });
     } else {
-        let _ = writeln!(std::io::stderr(), "{text}");
+        to_stderr(text);
     }
 }
 
@@ -76,7 +77,7 @@ pub fn say_error(message: &str) {
             message: message.to_string(),
         });
     } else {
-        let _ = writeln!(std::io::stderr(), "{}", error_line(message));
+        to_stderr(&error_line(message));
     }
 }
 

@@ -2,7 +2,7 @@
 //! how it ended.
 
 use std::fmt;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Read};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
@@ -20,6 +20,7 @@ use super::stall::{StallWatch, STALL_LIMIT};
 use super::{error_line, ChildSetup, Event, Phase, Whereabouts, CHILD_ENV, STAGING_PREFIX};
 use crate::engine;
 use crate::runtime::Located;
+use crate::text::to_stderr;
 
 /// How often a quiet child is looked at (has it ended? is the deadline past? were we interrupted?).
 const TICK: Duration = Duration::from_millis(100);
@@ -90,7 +91,7 @@ pub struct PassThrough;
 impl Watcher for PassThrough {
     fn moved(&mut self, _: &Whereabouts) {}
     fn text(&mut self, line: &str) {
-        pass_on(line);
+        to_stderr(line);
     }
 }
 
@@ -106,12 +107,6 @@ impl Watcher for Muted {
 /// `lib.so(symbol+0x4a) [0x7fb86344686a]`.
 fn is_backtrace(line: &str) -> bool {
     line == "backtrace:" || (line.ends_with(']') && line.contains("[0x"))
-}
-
-/// A line of the child's on our stderr. A stderr that is gone (`2>&-`, a
-/// reader that quit) must not end the supervision: the line is dropped.
-pub fn pass_on(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// A child that died or was stopped before it could answer.

@@ -55,14 +55,15 @@ fn a_file_size_limit_is_an_error_about_the_file() {
     assert!(left_in(dir.path()).is_empty(), "{:?}", left_in(dir.path()));
 }
 
-/// `mge ARGS` with stdout on /dev/null and stderr a pipe no one reads any
-/// more; its exit code, within the tests' deadline.
-fn exit_code_with_stderr_closed(args: &[&str]) -> Option<i32> {
+/// `mge ARGS` in the environment `env`, with stdout on /dev/null and stderr
+/// a pipe no one reads any more; its exit code, within the tests' deadline.
+fn exit_code_with_stderr_closed(args: &[&str], env: &[(&str, &Path)]) -> Option<i32> {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     let mut child = Command::new(mge().get_program())
         .current_dir(root())
         .args(args)
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(writer)
         .spawn()
@@ -90,8 +91,16 @@ fn a_closed_stderr_keeps_the_exit_code() {
         (&["run", "--iter", "0", "fixtures/conv_float.mge"], 2),
         (&["run", "--iter", "1", "fixtures/conv_float.mge"], 0),
     ] {
-        assert_eq!(exit_code_with_stderr_closed(args), Some(code), "{args:?}");
+        assert_eq!(exit_code_with_stderr_closed(args, &[]), Some(code), "{args:?}");
     }
+    // An install that says it downloads, into a cache of its own, from no wheel at all.
+    let (home, wheels) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let offline = [
+        ("MGE_HOME", home.path()),
+        ("PIP_FIND_LINKS", wheels.path()),
+        ("PIP_NO_INDEX", Path::new("1")),
+    ];
+    assert_eq!(exit_code_with_stderr_closed(&["runtime", "install"], &offline), Some(2));
 }
 
 /// In a folder deleted under it, the engine's MKL cannot load and calls
