@@ -23,6 +23,8 @@ use crate::output_files::{staged_beside, write_atomically};
 use crate::runner::testcase::testcase_feeds;
 use crate::runner::{Outputs, Plan, RunObserver, Runs, Session};
 use crate::runtime;
+use crate::supervise::child::announce;
+use crate::supervise::Phase;
 use crate::tensor::TensorInfo;
 use crate::text::quoted_list;
 
@@ -77,6 +79,13 @@ pub struct Prepared<'a> {
     global: &'a Global,
 }
 
+/// Finds and loads the engine's library, telling a supervising parent, which
+/// then knows a failure to be the library's.
+pub fn load_runtime(global: &Global) -> Result<Lite> {
+    announce(Phase::Runtime);
+    runtime::load(global.lite_lib.as_deref(), global.verbose)
+}
+
 /// What `ready_runtime` set up.
 #[must_use = "the staged TensorRT cache the engine was given is removed with it"]
 pub struct Ready {
@@ -108,7 +117,7 @@ pub fn prepare<'a, T>(
     };
     let mut options = engine.network.clone();
     let adjusted = adjust(&opened, &mut options)?;
-    let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
+    let lite = load_runtime(global)?;
     // Before loading: a missing device is not the model's fault.
     lite.check_device(options.device)?;
     let ready = ready_runtime(&lite, &engine, &opened.model, &options)?;
