@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use super::prepare::{read_model, ready_runtime};
-use super::settings::{load_options, EngineSettings};
+use super::prepare::{load_runtime, read_model, ready_runtime};
+use super::settings::EngineSettings;
 use super::Global;
 use crate::cli::InfoArgs;
 use crate::deploy::Carried;
@@ -17,7 +17,6 @@ use crate::report::print;
 use crate::report::run::TensorStats;
 use crate::runner::testcase::testcase_values;
 use crate::runner::{Outputs, Session};
-use crate::runtime;
 
 /// What `mge info` was asked, turned once from `InfoArgs`.
 pub struct InfoSettings {
@@ -32,7 +31,7 @@ pub struct InfoSettings {
 impl InfoSettings {
     pub fn from_args(args: InfoArgs, global: &Global) -> Result<InfoSettings> {
         Ok(InfoSettings {
-            engine: EngineSettings::from_given(load_options(&args.load), global)?,
+            engine: EngineSettings::from_given(args.load.given, global)?,
             model: args.model,
             ops: args.ops,
             json: args.json,
@@ -46,7 +45,7 @@ pub fn info(settings: InfoSettings, global: &Global) -> Result<()> {
     let packing = packing(&model)?;
     // Read from the graph before the engine is asked anything: it runs nothing.
     let ops = settings.ops.then(|| model.cost()).transpose()?;
-    let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
+    let lite = load_runtime(global)?;
     let _ready = ready_runtime(&lite, engine, &model, &engine.network)?;
     let engine_output = silence_stdout(global.verbose);
     let session = Session::load(&lite, &model, Outputs::Asserted, &engine.network)?;

@@ -23,6 +23,7 @@ use anyhow::Result;
 
 use crate::cli::{Cli, Command, DeadlineArgs, RuntimeCommand};
 use crate::report::progress::RunProgress;
+use crate::runtime as lite_runtime;
 use crate::supervise;
 use crate::supervise::parent::Work;
 use crate::text::printable;
@@ -141,11 +142,14 @@ impl Supervision {
     }
 }
 
-/// Runs this command again in a child process that does the engine's work,
-/// drawing its progress here and turning its death into an error.
+/// Runs this command again in a child process that does the engine's work with
+/// the runtime located here, drawing its progress here and turning its death
+/// into an error. Where none was found, the child says so after its own checks
+/// of the command line, as when it looked itself.
 fn supervised(timeout: Option<Duration>, work: Work, global: &Global) -> Result<()> {
+    let lookup = lite_runtime::locate(global.lite_lib.as_deref());
     let mut progress = RunProgress::new(global.quiet);
-    match supervise::parent::rerun_supervised(timeout, global.verbose, work, &mut progress)? {
+    match supervise::parent::rerun_supervised(lookup.as_ref(), timeout, global.verbose, work, &mut progress)? {
         0 => Ok(()),
         code => Err(ChildExited(u8::try_from(code).unwrap_or(2)).into()),
     }

@@ -13,7 +13,8 @@ pub fn install(version: &str, force: bool, global: &Global) -> Result<()> {
 }
 
 /// Which engine is used and whether its files are as installed; a damaged
-/// install is reported without being loaded (a truncated library crashes it).
+/// install, or one without a record to tell, is reported without being loaded
+/// (a truncated library crashes it).
 pub fn info(json: bool, global: &Global) -> Result<()> {
     let located = lite_runtime::find(global.lite_lib.as_deref())?;
     let mut info = RuntimeInfo {
@@ -24,9 +25,12 @@ pub fn info(json: bool, global: &Global) -> Result<()> {
         cpu_devices: None,
         cuda_devices: None,
         shadowed_by: lite_runtime::other_mge_on_path().map(|path| path.display().to_string()),
-        cache_folder: (located.origin != Origin::Cache).then(|| lite_runtime::home().display().to_string()),
+        cache_folder: match located.origin {
+            Origin::Cache => None,
+            _ => lite_runtime::home().ok().map(|home| home.display().to_string()),
+        },
     };
-    if !matches!(info.files, Files::Damaged(_)) {
+    if !matches!(info.files, Files::Damaged(_) | Files::Unrecorded) {
         let lite = Lite::load(&located.path, global.verbose)?;
         let (major, minor, patch) = lite.version()?;
         info.version = Some(format!("{major}.{minor}.{patch}"));
@@ -39,6 +43,7 @@ pub fn info(json: bool, global: &Global) -> Result<()> {
     print(&info, json)?;
     match (&info.files, &located.install) {
         (Files::Damaged(damage), Some(dir)) => Err(lite_runtime::damaged(dir, damage)),
+        (Files::Unrecorded, Some(dir)) => Err(lite_runtime::unrecorded(dir)),
         _ => Ok(()),
     }
 }

@@ -77,7 +77,7 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
     if settings.save_model.is_some() {
         deploy::ensure_packable(&opened)?;
     }
-    let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
+    let located = runtime::locate(global.lite_lib.as_deref())?;
     let scratch = tempfile::Builder::new()
         .prefix("mge-tune-")
         .tempdir()
@@ -93,7 +93,7 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
     }
 
     let mut trials = Trials {
-        baseline: baseline.clone().lite_lib(&lite_lib).verbose(false),
+        baseline: baseline.clone().runtime(Ok(&located)).verbose(false),
         warmup: WARMUP,
         fast_run_cache: model.engine.fast_run_cache().map(Path::to_path_buf),
         scratch: scratch.path().to_path_buf(),

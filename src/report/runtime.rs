@@ -44,7 +44,9 @@ impl Report for RuntimeInfo {
 fn files_text(files: &Files) -> String {
     match files {
         Files::Verified => "verified (sizes and SHA-256 as installed)".into(),
-        Files::Unrecorded => "not verified (installed by an older mge; `mge runtime install` records them)".into(),
+        Files::Unrecorded => {
+            "NOT VERIFIED: no record (installed by an older mge; `mge runtime install` records them)".into()
+        }
         Files::NotOurs => "not verified (not installed by mge)".into(),
         Files::Damaged(damage) => format!("DAMAGED: {}", list(damage)),
     }

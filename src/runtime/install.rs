@@ -4,20 +4,22 @@
 
 use std::fs::{self, File, TryLockError};
 use std::io::{self, Read};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
 use super::record::{Damage, FileRecord, Hashing, Record, Scrutiny};
-use super::{files_in, home, install_dir, release_number, Files, LITE_LIB_IN_WHEEL};
-use crate::engine::Lite;
+use super::{files_in, home, install_dir, python, release_number, trust, Files, LITE_LIB_IN_WHEEL};
+use crate::engine::{Lite, ProcessGroup};
 use crate::supervise::parent::{catch_interruptions, interruption};
+use crate::text::to_stderr;
 
 /// What the Lite library needs at run time, as laid out in the wheel.
-const RUNTIME_FILES: &[&str] = &[
+pub(super) const RUNTIME_FILES: &[&str] = &[
     LITE_LIB_IN_WHEEL,
     "megengine/core/lib/libmegengine_shared.so",
     "megengine/core/lib/libatomic.so.1",
@@ -47,48 +49,49 @@ pub fn install(version: &str, force: bool, quiet: bool, watcher: &mut dyn Instal
             super::DEFAULT_VERSION
         );
     }
-    let target = install_dir(version);
+    let home = home()?;
+    let target = install_dir(&home, version);
     let library = target.join(LITE_LIB_IN_WHEEL);
     let runtime_root = target.parent().expect("install_dir has a parent");
     // An intact install needs no lock, so a read-only cache folder holding one is fine.
     let already = || {
         if !quiet {
-            eprintln!(
+            to_stderr(&format!(
                 "MegEngine {version} is already installed in {} (--force reinstalls)",
                 target.display()
-            );
+            ));
         }
     };
     if !force {
-        if let Some(Files::Verified) = installed(&target)? {
+        if let Some(Files::Verified) = installed(&home, &target)? {
             already();
-            if let Some(_lock) = try_lock(&home()) {
+            if let Some(_lock) = try_lock(&home) {
                 remove_abandoned_staging(runtime_root);
             }
             return Ok(library);
         }
     }
     fs::create_dir_all(runtime_root).with_context(|| format!("cannot create {}", runtime_root.display()))?;
+    // Nothing is installed where another user could change it, or follow a link out.
+    trust::ensure_path_only_ours(&home, runtime_root)?;
     // Held until the install is done: a second install waits, then finds the
     // first one's result, instead of taking its staging folder for abandoned.
-    let _lock = lock(&home(), quiet)?;
+    let _lock = lock(&home, quiet)?;
     remove_abandoned_staging(runtime_root);
-    match installed(&target)? {
+    match installed(&home, &target)? {
         Some(Files::Verified) if !force => {
             already();
             return Ok(library);
         }
-        Some(Files::Damaged(damage)) if !quiet => {
-            eprintln!(
-                "repairing MegEngine {version} in {}: {}",
-                target.display(),
-                list(&damage)
-            )
-        }
-        Some(Files::Unrecorded) if !quiet => eprintln!(
+        Some(Files::Damaged(damage)) if !quiet => to_stderr(&format!(
+            "repairing MegEngine {version} in {}: {}",
+            target.display(),
+            list(&damage)
+        )),
+        Some(Files::Unrecorded) if !quiet => to_stderr(&format!(
             "MegEngine {version} in {} has no record of its files (installed by an older mge): reinstalling",
             target.display()
-        ),
+        )),
         _ => {}
     }
     catch_interruptions();
@@ -98,7 +101,7 @@ pub fn install(version: &str, force: bool, quiet: bool, watcher: &mut dyn Instal
         .prefix(STAGING_PREFIX)
         .tempdir_in(runtime_root)
         .with_context(|| format!("cannot create a staging folder in {}", runtime_root.display()))?;
-    let wheel = download_wheel(version, staging.path(), quiet)?;
+    let wheel = download_wheel(version, &home, staging.path(), quiet)?;
     let extracted = staging.path().join("runtime");
     let record = extract(&wheel, &extracted, version, watcher)?;
     fs::remove_file(&wheel).ok();
@@ -112,17 +115,23 @@ pub fn install(version: &str, force: bool, quiet: bool, watcher: &mut dyn Instal
     }
     fs::rename(&extracted, &target).with_context(|| format!("cannot move the runtime into {}", target.display()))?;
     if !quiet {
-        eprintln!("installed MegEngine {version} runtime in {}", target.display());
+        to_stderr(&format!(
+            "installed MegEngine {version} runtime in {}",
+            target.display()
+        ));
     }
     Ok(library)
 }
 
 /// The install folder's files checked to the byte, or `None` when there is none.
-fn installed(target: &Path) -> Result<Option<Files>> {
-    match target.exists() {
-        true => files_in(target, Scrutiny::Contents).map(Some),
-        false => Ok(None),
+/// One that another user could change (or a link) is refused, not repaired: what
+/// else it may be used for is not known.
+fn installed(home: &Path, target: &Path) -> Result<Option<Files>> {
+    if fs::symlink_metadata(target).is_err() {
+        return Ok(None);
     }
+    trust::ensure_only_ours(home, target)?;
+    files_in(target, Scrutiny::Contents).map(Some)
 }
 
 /// `a; b; c`: damage in one line.
@@ -149,10 +158,10 @@ fn lock(home: &Path, quiet: bool) -> Result<File> {
         Err(TryLockError::Error(err)) => return Err(err).with_context(|| format!("cannot lock {}", path.display())),
     }
     if !quiet {
-        eprintln!(
+        to_stderr(&format!(
             "waiting for another `mge runtime install` into {} to finish",
             home.display()
-        );
+        ));
     }
     file.lock().with_context(|| format!("cannot lock {}", path.display()))?;
     Ok(file)
@@ -171,19 +180,26 @@ fn remove_abandoned_staging(runtime_root: &Path) {
     }
 }
 
-fn download_wheel(version: &str, dir: &Path, quiet: bool) -> Result<PathBuf> {
+/// `python3 -m pip download` of the wheel into `dir`. pip runs in a process group
+/// that ends whole when the download does, is interrupted, or when `mge` is killed:
+/// a `python3` that is a wrapper script (pyenv's shims) leaves no pip behind.
+fn download_wheel(version: &str, home: &Path, dir: &Path, quiet: bool) -> Result<PathBuf> {
     if !quiet {
-        eprintln!(
+        to_stderr(&format!(
             "downloading MegEngine {version} (about 940 MB) with pip into {}",
-            home().display()
-        );
+            home.display()
+        ));
     }
     // pip's temporary files go inside the staging folder, removed with it.
     let pip_tmp = dir.join("tmp");
     fs::create_dir(&pip_tmp).with_context(|| format!("cannot create {}", pip_tmp.display()))?;
+    let no_python = || anyhow::anyhow!(NO_PYTHON);
+    let mut python = python::python3().ok_or_else(no_python)?;
+    let group = ProcessGroup::start().context("cannot start pip's process group")?;
     // The wheel exists only for CPython 3.8-3.10, but its libraries do not depend on
-    // Python: ask pip for the 3.10 build whatever python3 this is.
-    let pip = Command::new("python3")
+    // Python: ask pip for the 3.10 build whatever python3 this is. Binaries only: no
+    // package's own code runs to build one.
+    let pip = python
         .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
         .args(["--python-version", "3.10", "--platform", "manylinux2014_x86_64"])
         .args(if quiet { &["--quiet"][..] } else { &[][..] })
@@ -191,19 +207,22 @@ fn download_wheel(version: &str, dir: &Path, quiet: bool) -> Result<PathBuf> {
         .arg(dir)
         .arg(format!("megengine=={version}"))
         .env("TMPDIR", &pip_tmp)
+        .process_group(group.id())
+        // Out of the terminal's foreground group, a read from it (a password
+        // prompt) would stop pip for good: pip asks nothing, and reads nothing.
+        .arg("--no-input")
+        .stdin(Stdio::null())
         // pip's own progress bar is the download's progress; stdout is ours.
         .stdout(Stdio::from(io::stderr()))
         .spawn();
     let mut pip = match pip {
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {
-            bail!("`mge runtime install` needs python3 with pip on PATH to download MegEngine's wheel")
-        }
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(no_python()),
         Err(err) => bail!("cannot run python3 -m pip: {err}"),
         Ok(pip) => pip,
     };
     let status = loop {
         if let Some(interrupted) = interruption() {
-            let _ = pip.kill();
+            drop(group);
             let _ = pip.wait();
             return Err(interrupted.into());
         }
@@ -212,6 +231,8 @@ fn download_wheel(version: &str, dir: &Path, quiet: bool) -> Result<PathBuf> {
             None => std::thread::sleep(Duration::from_millis(100)),
         }
     };
+    // Whatever pip left running in its group goes with it.
+    drop(group);
     if let Some(interrupted) = interruption() {
         return Err(interrupted.into());
     }
@@ -224,6 +245,9 @@ fn download_wheel(version: &str, dir: &Path, quiet: bool) -> Result<PathBuf> {
         .find(|path| path.extension().is_some_and(|ext| ext == "whl"))
         .with_context(|| format!("pip reported success but left no wheel in {}", dir.display()))
 }
+
+const NO_PYTHON: &str = "`mge runtime install` needs python3 with pip on PATH to download MegEngine's wheel \
+                         (folders of PATH that are relative or writable by every user are not searched)";
 
 /// Extracts the runtime files, recording each one's size and SHA-256 on the way.
 fn extract(wheel: &Path, into: &Path, version: &str, watcher: &mut dyn InstallWatcher) -> Result<Record> {

@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::compare::{Rules, Tolerance};
 use crate::feeds::FeedOptions;
 use crate::options::EngineOption;
+use crate::runtime::{self, Located};
 use crate::text::shell_line;
 
 /// A command line of `mge`. Every value goes in the word of its option
@@ -16,13 +17,13 @@ use crate::text::shell_line;
 /// path that starts with `-` is never read as an option.
 #[derive(Clone, Debug)]
 pub struct MgeCommand {
-    /// The options before the subcommand (`--lite-lib`, `--quiet`).
+    /// The options before the subcommand (`--quiet`, `--verbose`).
     global: Vec<OsString>,
     /// The subcommand and its options.
     command: Vec<OsString>,
     /// The subcommand's positional arguments (its models), after `--`.
     positionals: Vec<OsString>,
-    /// Variables added to the child's environment, for the engine.
+    /// Variables added to the child's environment, for the engine and the runtime's look-up.
     env: Vec<(OsString, OsString)>,
 }
 
@@ -69,9 +70,10 @@ impl MgeCommand {
         }
     }
 
-    /// `--lite-lib LIBRARY`: the runtime this process found, so the child need not look again.
-    pub fn lite_lib(mut self, library: &Path) -> MgeCommand {
-        self.global.push(valued("--lite-lib", library));
+    /// The outcome of this process's look-up of the runtime, handed down: the
+    /// child loads that library (or says why there is none) without looking again.
+    pub fn runtime(mut self, lookup: Result<&Located, &anyhow::Error>) -> MgeCommand {
+        self.env.extend(runtime::hand_down(lookup));
         self
     }
 
@@ -206,6 +208,12 @@ mod tests {
             resize_input: true,
         };
         let model = PathBuf::from(OsString::from_vec(b"-m \xff.mge".to_vec()));
+        // Handed down in the environment, never on the command line.
+        let located = Located {
+            path: "lite.so".into(),
+            origin: crate::runtime::Origin::Option,
+            install: None,
+        };
         let command = MgeCommand::run(&model)
             .feeds(&["-0.5".into()], &feeds)
             .engine(&[
@@ -213,11 +221,10 @@ mod tests {
                 EngineOption::FastRunCache("-c".into()),
                 EngineOption::FastRun,
             ])
-            .lite_lib(Path::new("lite.so"))
+            .runtime(Ok(&located))
             .verbose(false);
         let args: Vec<&OsStr> = command.args().collect();
         let mut expected: Vec<OsString> = [
-            "--lite-lib=lite.so",
             "--quiet",
             "run",
             "-i=-0.5",

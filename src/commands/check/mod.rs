@@ -119,12 +119,12 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
         return serve(&models, &engine, rules.as_ref(), check_finite, global);
     };
     let mut printer = InOrder::new(!json);
-    let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
+    let located = runtime::locate(global.lite_lib.as_deref())?;
     let workers = Workers {
         models: &models,
         engine: &engine.given,
         rules: rules.as_ref(),
-        lite_lib: &lite_lib,
+        runtime: &located,
         timeout,
         verbose: global.verbose,
         check_finite,

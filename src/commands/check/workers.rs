@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 
 use super::InOrder;
 use crate::commands::finite::judge_testcases;
-use crate::commands::prepare::{read_model, ready_runtime, with_carried};
+use crate::commands::prepare::{load_runtime, read_model, ready_runtime, with_carried};
 use crate::commands::settings::EngineSettings;
 use crate::commands::Global;
 use crate::compare::Rules;
@@ -33,7 +33,7 @@ pub struct Workers<'a> {
     pub engine: &'a [EngineOption],
     /// The user's comparison rules, when the outputs are judged by them.
     pub rules: Option<&'a Rules>,
-    pub lite_lib: &'a Path,
+    pub runtime: &'a runtime::Located,
     pub timeout: Option<Duration>,
     pub verbose: bool,
     pub check_finite: bool,
@@ -48,10 +48,12 @@ impl Workers<'_> {
         let queue = Mutex::new((0..self.models.len()).collect::<VecDeque<_>>());
         let (sender, receiver) = mpsc::channel();
         thread::scope(|scope| {
+            // As many jobs as threads start: the queue is shared, so one is enough.
+            let mut started = 0;
             for _ in 0..jobs {
                 let sender = sender.clone();
                 let queue = &queue;
-                scope.spawn(move || {
+                let job = move || {
                     let mut worker: Option<Supervisor> = None;
                     // Its own statement: a guard in the `while let` would hold the lock for the body.
                     let next = || queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
@@ -69,7 +71,14 @@ impl Workers<'_> {
                     if let Some(worker) = worker {
                         worker.close(&mut PassThrough);
                     }
-                });
+                };
+                match thread::Builder::new().spawn_scoped(scope, job) {
+                    Ok(_) => started += 1,
+                    Err(err) if started == 0 => {
+                        return Err(err).context("cannot start a thread to check the models");
+                    }
+                    Err(_) => break,
+                }
             }
             drop(sender);
             for (index, check) in receiver {
@@ -87,7 +96,7 @@ impl Workers<'_> {
 
     fn spawn(&self) -> Result<Supervisor> {
         let command = MgeCommand::check_worker()
-            .lite_lib(self.lite_lib)
+            .runtime(Ok(self.runtime))
             .verbose(self.verbose)
             .engine(self.engine)
             .rules(self.rules)
@@ -152,7 +161,7 @@ pub fn serve(
         check_finite,
     };
     let mut replies = take_stdout()?;
-    let lite = runtime::load(global.lite_lib.as_deref(), global.verbose).map_err(|err| format!("{err:#}"));
+    let lite = load_runtime(global).map_err(|err| format!("{err:#}"));
     for request in std::io::stdin().lock().lines() {
         let request = request?;
         let path = request

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use crate::cli::{parse_engine_options, TwoRunArgs};
-use crate::commands::settings::{given_options, EngineSettings, FeedSettings};
+use crate::commands::settings::{EngineSettings, FeedSettings};
 use crate::commands::Global;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, Rules};
@@ -51,15 +51,15 @@ pub fn is_model(path: &Path) -> bool {
 }
 
 /// Whether any option that only two runs take was given.
-pub fn wants_runs(args: &TwoRunArgs) -> Result<bool> {
-    Ok(args.a_options.is_some()
+pub fn wants_runs(args: &TwoRunArgs) -> bool {
+    args.a_options.is_some()
         || args.b_options.is_some()
         || args.b_naive
         || args.keep.is_some()
         || args.no_testcase
         || args.deadline.timeout.is_some()
         || !args.feeds.inputs.is_empty()
-        || !given_options(&args.engine)?.is_empty())
+        || !args.engine.given.is_empty()
 }
 
 /// `mge compare A.mge [B.mge]`: the two runs, on the same feeds.
@@ -112,7 +112,7 @@ impl TwoRuns {
                 self.feeds.options.seed
             ));
         }
-        let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
+        let located = runtime::locate(global.lite_lib.as_deref())?;
         let staged = self.keep.as_deref().map(StagedSet::new).transpose()?;
         let scratch = tempfile::Builder::new()
             .prefix("mge-compare-")
@@ -126,7 +126,7 @@ impl TwoRuns {
             let mut command = MgeCommand::dump_io(&run.model, &folder.join("io"), &folder.join("outputs"))
                 .feeds(&self.feeds.given, &self.feeds.options)
                 .engine(&run.options)
-                .lite_lib(&lite_lib)
+                .runtime(Ok(&located))
                 .verbose(global.verbose);
             if self.no_testcase {
                 command = command.no_testcase();
@@ -178,16 +178,13 @@ fn two_runs(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs, global: &Global) 
         ),
         None => a.clone(),
     };
-    let common = given_options(&runs.engine)?;
+    let common = &runs.engine.given;
     let side = |name: &'static str, model: PathBuf, own: &Option<String>, naive: bool| -> Result<Run> {
         let own = match own {
-            Some(text) => {
-                let parsed = parse_engine_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?;
-                given_options(&parsed)?
-            }
+            Some(text) => parse_engine_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?,
             None => Vec::new(),
         };
-        let options = merged(&common, own);
+        let options = merged(common, own);
         let settings = EngineSettings::from_given(options.clone(), global).with_context(|| format!("run {name}"))?;
         if naive && settings.network.device != Device::Cpu {
             bail!(
