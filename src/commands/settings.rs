@@ -1,6 +1,8 @@
-//! A command's arguments turned once into the plain settings the work reads
+//! The settings several commands share, turned once from their arguments
 //! (ripgrep's low and high arguments): engine options checked and settled,
-//! a model with its feeds, a plan of runs. Clap's types go no further.
+//! a model with its feeds, a plan of runs, comparison rules. Each command's
+//! own settings (`RunSettings`, `DumpSettings`, ...) are built from these in
+//! its module, by its `from_args`; clap's types go no further than those.
 
 use std::path::{Path, PathBuf};
 

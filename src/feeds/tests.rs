@@ -225,6 +225,31 @@ fn default_specs_follow_the_dtype() {
     assert_eq!(default_source(&input("x", &[1], DType::I64)), "#rand(0,255)");
 }
 
+/// The defaults are made for each input, not written out and read back:
+/// names that hold `:` or look like a source get theirs all the same.
+#[test]
+fn every_input_gets_its_default_whatever_its_name() {
+    let inputs = vec![
+        input("a", &[1], DType::F32),
+        input("a:b", &[2], DType::U8),
+        input("#rand(0,1)", &[3], DType::I8),
+    ];
+    let defaults: Vec<FeedSpec> = inputs.iter().map(default_spec).collect();
+    let feeds = resolve(&defaults, &inputs, &options(0)).unwrap();
+    let fed: Vec<(&str, &str, &[usize])> = feeds
+        .iter()
+        .map(|feed| (feed.name.as_str(), feed.source.as_str(), feed.tensor.shape.as_slice()))
+        .collect();
+    assert_eq!(
+        fed,
+        [
+            ("a", "#rand(0,1)", &[1][..]),
+            ("a:b", "#rand(0,255)", &[2][..]),
+            ("#rand(0,1)", "#rand(0,127)", &[3][..])
+        ]
+    );
+}
+
 // ---- expand_specs ----
 
 #[test]
