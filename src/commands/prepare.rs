@@ -52,6 +52,7 @@ impl Testcases {
 /// What the model's inputs get: decided once, by `prepare`, from the user's
 /// specs, the command's use of testcases and the model; made into feeds by
 /// `Prepared::feeds` (or, for `run`'s testcases, by `runner::testcase`).
+/// The two are the one place that decides what feeds each input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Feeding {
     /// The user's specs (`-i`), which must feed every input.
@@ -311,11 +312,11 @@ pub fn ready_runtime(
 }
 
 impl Prepared<'_> {
-    /// What each input gets, as `self.feeding` says: the user's specs, the
-    /// first testcase's values, or the default `#rand` (a container without
-    /// testcases gets these too); a note says where the feeds the user did
-    /// not give come from, and where values were converted. The one place
-    /// that decides what feeds each input.
+    /// The feeds of the inputs, as `self.feeding` decided: the user's specs
+    /// (which must feed every input), the first testcase's values, or each
+    /// input's default `#rand` (a container without testcases gets these
+    /// too); a note says where feeds the user did not give come from, and
+    /// which values were converted.
     pub fn feeds(&self, global: &Global) -> Result<Vec<Feed>> {
         let inputs = &self.session.inputs;
         let defaults: Vec<FeedSpec>;

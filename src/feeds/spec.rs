@@ -91,21 +91,22 @@ impl FeedSpec {
         if text.trim().is_empty() {
             bail!("empty input spec");
         }
-        // The last of inputs of the same name, as the longest match among them.
+        // The longest NAME that is an input's (the last input of that name, should two share it).
         let named = self.named.iter().rev().find_map(|(at, source)| {
             let index = inputs.iter().rposition(|input| input.name == text[..*at])?;
             Some((Some(index), &text[at + 1..], source))
         });
-        let (input, source_text, source) = match (named, &self.whole) {
-            (Some(named), _) => named,
-            (None, whole) => {
+        let (input, source_text, source) = match named {
+            Some(named) => named,
+            None => {
                 if let Some((prefix, _)) = text.split_once(':').filter(|(prefix, _)| looks_like_name(prefix)) {
                     bail!(
                         "unknown input '{prefix}' in '{text}': the model's inputs are {}",
                         input_list(inputs)
                     );
                 }
-                let whole = whole
+                let whole = self
+                    .whole
                     .as_ref()
                     .ok_or_else(|| anyhow!("'{text}' names no input of the model"))?;
                 (None, text, whole)
