@@ -107,8 +107,9 @@ pub fn prepare<'a, T>(
     };
     let mut options = engine.network.clone();
     let adjusted = adjust(&opened, &mut options)?;
-    let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
-    // Before loading: a missing device is not the model's fault.
+    // Before the engine loads, a GPU it cannot run on is refused (the driver's
+    // view); after, one the engine does not see (a build without CUDA).
+    let lite = runtime::load(&global.runtime, options.device, global.verbose)?;
     lite.check_device(options.device)?;
     let ready = ready_runtime(&lite, &engine, &opened.model, &options)?;
     let engine_output = silence_stdout(global.verbose);

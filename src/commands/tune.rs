@@ -41,7 +41,10 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     if args.save_model.is_some() {
         deploy::ensure_packable(&model)?;
     }
-    let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
+    let located = runtime::locate(&global.runtime)?;
+    // Here, in one line, rather than in every candidate.
+    runtime::ensure_runs_on(&located, device)?;
+    let lite_lib = located.path;
     let scratch = tempfile::Builder::new()
         .prefix("mge-tune-")
         .tempdir()

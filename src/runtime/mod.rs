@@ -1,9 +1,13 @@
 //! Where the MegEngine Lite library comes from: finding it, and installing it
 //! from MegEngine's wheel into the cache folder.
 
+mod cuda;
 mod elf;
 mod install;
+mod installed;
 mod record;
+mod version;
+mod wheel;
 
 use std::env;
 use std::fmt;
@@ -12,10 +16,12 @@ use std::process::Command;
 
 use anyhow::{bail, Result};
 
-use crate::engine::Lite;
+use crate::engine::{Device, Lite};
 
+pub use cuda::{ensure_runs_on, recorded_or_scanned, sm, Architectures};
 pub use elf::ensure_whole as ensure_whole_library;
-pub use install::{install, list, InstallWatcher};
+pub use install::{install, list, InstallWatcher, Source};
+pub use installed::installed;
 pub use record::{Damage, Scrutiny};
 
 use record::Record;
@@ -31,15 +37,28 @@ const LITE_LIB_IN_WHEEL: &str = "megenginelite/libs/liblite_shared_whl.cpython-3
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
     Option,
+    /// The install `--runtime-version` / `MGE_RUNTIME_VERSION` chose.
+    Version,
+    /// The newest install.
     Cache,
     Python,
+}
+
+/// Which runtime the user asked for: a library, an installed version, or
+/// neither (the newest installed). A library wins: the parent hands its
+/// children the one it found, whatever version their environment names.
+#[derive(Clone, Debug, Default)]
+pub struct Choice {
+    pub lite_lib: Option<PathBuf>,
+    pub version: Option<String>,
 }
 
 impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Origin::Option => "--lite-lib / MGE_LITE_LIB",
-            Origin::Cache => "mge cache",
+            Origin::Version => "--runtime-version / MGE_RUNTIME_VERSION",
+            Origin::Cache => "mge cache (the newest install)",
             Origin::Python => "python3 megenginelite",
         })
     }
@@ -109,26 +128,22 @@ pub fn home() -> PathBuf {
     cache.join("mge")
 }
 
-/// Where `version` lives in the cache folder.
-fn install_dir(version: &str) -> PathBuf {
-    home().join("runtime").join(version)
-}
-
 /// Finds the Lite library to use, as `find` does, and refuses an install from
 /// the cache whose files are not the size they were installed at: loading a
 /// truncated library would crash the engine.
-pub fn locate(explicit: Option<&Path>) -> Result<Located> {
-    let located = find(explicit)?;
+pub fn locate(choice: &Choice) -> Result<Located> {
+    let located = find(choice)?;
     if let (Files::Damaged(damage), Some(dir)) = (located.files(Scrutiny::Sizes)?, &located.install) {
         return Err(damaged(dir, &damage));
     }
     Ok(located)
 }
 
-/// Finds the Lite library: `--lite-lib`/`MGE_LITE_LIB`, the cache folder, then
-/// an importable Python `megenginelite`.
-pub fn find(explicit: Option<&Path>) -> Result<Located> {
-    if let Some(path) = explicit {
+/// Finds the Lite library: `--lite-lib`/`MGE_LITE_LIB`, the version
+/// `--runtime-version`/`MGE_RUNTIME_VERSION` names, the newest in the cache
+/// folder, then an importable Python `megenginelite`.
+pub fn find(choice: &Choice) -> Result<Located> {
+    if let Some(path) = choice.lite_lib.as_deref() {
         if !path.is_file() {
             bail!("--lite-lib / MGE_LITE_LIB: {} is not a file", path.display());
         }
@@ -139,11 +154,19 @@ pub fn find(explicit: Option<&Path>) -> Result<Located> {
             install: None,
         });
     }
-    if let Some(dir) = newest_cached() {
+    if let Some(version) = choice.version.as_deref() {
+        let install = installed::chosen(version)?;
         return Ok(Located {
-            path: dir.join(LITE_LIB_IN_WHEEL),
+            path: install.lite_library(),
+            origin: Origin::Version,
+            install: Some(install.dir),
+        });
+    }
+    if let Some(install) = installed().pop() {
+        return Ok(Located {
+            path: install.lite_library(),
             origin: Origin::Cache,
-            install: Some(dir),
+            install: Some(install.dir),
         });
     }
     if let Some(path) = python_megenginelite() {
@@ -160,40 +183,12 @@ pub fn find(explicit: Option<&Path>) -> Result<Located> {
     )
 }
 
-/// Finds and loads the library.
-pub fn load(explicit: Option<&Path>, verbose: bool) -> Result<Lite> {
-    let located = locate(explicit)?;
+/// Finds the library, makes sure it can run on `device` (see
+/// `ensure_runs_on`), and loads it.
+pub fn load(choice: &Choice, device: Device, verbose: bool) -> Result<Lite> {
+    let located = locate(choice)?;
+    ensure_runs_on(&located, device)?;
     Lite::load(&located.path, verbose)
-}
-
-/// `1.13.0` as `[1, 13, 0]`, for ordering; `None` for anything else, so that a
-/// version can safely name a folder.
-fn release_number(version: &str) -> Option<Vec<u64>> {
-    version
-        .split('.')
-        .map(|part| {
-            let digits = !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
-            digits.then(|| part.parse().ok()).flatten()
-        })
-        .collect()
-}
-
-/// The newest install folder in the cache: one with its library, or with a
-/// record (its library lost: damaged, to be reported as such).
-fn newest_cached() -> Option<PathBuf> {
-    let mut versions: Vec<(Vec<u64>, PathBuf)> = std::fs::read_dir(home().join("runtime"))
-        .ok()?
-        .flatten()
-        .filter_map(|entry| {
-            let name = entry.file_name().into_string().ok()?;
-            let key = release_number(&name)?;
-            let dir = entry.path();
-            let installed = dir.join(LITE_LIB_IN_WHEEL).is_file() || matches!(Record::read(&dir), Ok(Some(_)));
-            installed.then_some((key, dir))
-        })
-        .collect();
-    versions.sort();
-    versions.pop().map(|(_, dir)| dir)
 }
 
 /// Asks `python3` where `megenginelite` lives without importing it (importing

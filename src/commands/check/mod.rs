@@ -51,10 +51,12 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     }
     let mut printer = InOrder::new(!args.json);
     let jobs = usize::try_from(args.jobs).unwrap_or(usize::MAX).min(args.models.len());
-    let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
+    let located = runtime::locate(&global.runtime)?;
     // Refused here, in one line (and noted once), rather than once per model.
     let engine = engine_settings(&args.engine, global)?;
     refuse_unchecked_testcases(&engine.network)?;
+    runtime::ensure_runs_on(&located, engine.network.device)?;
+    let lite_lib = located.path;
     let workers = Workers {
         models: &args.models,
         engine: &engine.given,

@@ -149,7 +149,7 @@ pub fn serve(
         check_finite,
     };
     let mut replies = take_stdout()?;
-    let lite = runtime::load(global.lite_lib.as_deref(), global.verbose).map_err(|err| format!("{err:#}"));
+    let lite = runtime::load(&global.runtime, engine.network.device, global.verbose).map_err(|err| format!("{err:#}"));
     for request in std::io::stdin().lock().lines() {
         let request = request?;
         let path = request
@@ -214,7 +214,7 @@ fn check_testcases(
     }
     // The options a packed model carries are mirrored, without a note per model.
     let quiet = Global {
-        lite_lib: None,
+        runtime: Default::default(),
         verbose: global.verbose,
         quiet: true,
     };

@@ -27,6 +27,8 @@ struct Run {
     name: &'static str,
     model: PathBuf,
     options: Vec<EngineOption>,
+    /// Where `options` run it.
+    device: Device,
     naive: bool,
 }
 
@@ -64,6 +66,11 @@ pub fn wants_runs(args: &TwoRunArgs) -> Result<bool> {
 pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result<TwoRunReport> {
     let runs = &args.runs;
     let (a, b) = two_runs(args, global)?;
+    let located = runtime::locate(&global.runtime)?;
+    // Here, in one line, rather than as a run's failure.
+    for run in [&a, &b] {
+        runtime::ensure_runs_on(&located, run.device)?;
+    }
     if let Some(dir) = &runs.keep {
         ensure_set_writable(dir).with_context(|| format!("--keep {}", dir.display()))?;
         if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
@@ -79,7 +86,7 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
             runs.feeds.seed
         ));
     }
-    let lite_lib = runtime::locate(global.lite_lib.as_deref())?.path;
+    let lite_lib = located.path;
     let staged = runs.keep.as_deref().map(StagedSet::new).transpose()?;
     let scratch = tempfile::Builder::new()
         .prefix("mge-compare-")
@@ -170,6 +177,7 @@ fn two_runs(args: &CompareArgs, global: &Global) -> Result<(Run, Run)> {
             name,
             model,
             options,
+            device: settings.network.device,
             naive,
         })
     };
