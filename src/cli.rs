@@ -14,6 +14,26 @@ use crate::input_files;
 use crate::model::{Method, DEFAULT_MAXERR};
 use crate::options::LAYOUTS;
 
+// `--help` groups each command's options under these headings, as ripgrep
+// does; an option keeps its heading in every command that takes it. The
+// global options and `--help` stay under clap's plain "Options". A shared
+// struct's `next_help_heading` stays in force after its flatten, so each
+// field of a command's own struct names its heading.
+const INPUT: &str = "Input options";
+const ENGINE: &str = "Engine options";
+const FAST_RUN: &str = "Fast-run options";
+const LOADING: &str = "Model loading options";
+const TIMING: &str = "Timing options";
+const OUTPUT: &str = "Output options";
+const CHECKS: &str = "Check options";
+const SUPERVISION: &str = "Supervision options";
+/// `profile`'s table: which operators it lists, and how.
+const TABLE: &str = "Table options";
+/// `tune`'s search.
+const SEARCH: &str = "Search options";
+/// `compare`'s options of one run only.
+const TWO_RUNS: &str = "Two runs (A and B models)";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "mge",
@@ -94,6 +114,7 @@ pub struct ModelArgs {
 
 /// `--outputs DIR`, of run and dump.
 #[derive(Args, Debug)]
+#[command(next_help_heading = OUTPUT)]
 pub struct OutputsArg {
     /// Write each output to DIR/NAME.npy (DIR/INDEX/NAME.npy per embedded testcase)
     #[arg(id = "outputs", long = "outputs", value_name = "DIR")]
@@ -102,6 +123,7 @@ pub struct OutputsArg {
 
 /// `--check-finite`, of run, check and dump.
 #[derive(Args, Debug)]
+#[command(next_help_heading = CHECKS)]
 pub struct FiniteArg {
     /// Fail (exit 1) when an output holds NaN or an infinity (said on stderr either way)
     #[arg(long)]
@@ -114,7 +136,7 @@ pub struct RunArgs {
     pub model: ModelArgs,
 
     /// Run a testcase container with feeds (--input or #rand) instead of its embedded testcases
-    #[arg(long)]
+    #[arg(long, help_heading = INPUT)]
     pub no_testcase: bool,
 
     #[command(flatten)]
@@ -124,7 +146,7 @@ pub struct RunArgs {
     pub outputs: OutputsArg,
 
     /// Compare output NAME with FILE.npy, or every output with the array of its name in FILE.npz (repeatable)
-    #[arg(long, value_name = "NAME:FILE.npy|FILE.npz")]
+    #[arg(long, value_name = "NAME:FILE.npy|FILE.npz", help_heading = CHECKS)]
     pub expect: Vec<String>,
 
     /// How --expect judges
@@ -132,18 +154,18 @@ pub struct RunArgs {
     pub comparison: ComparisonArgs,
 
     /// Print one JSON document on stdout instead of the report
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUT)]
     pub json: bool,
 
     /// Write a Chrome trace of separate profiled runs, after the timed ones, to FILE
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
     pub profile: Option<PathBuf>,
 
     #[command(flatten)]
     pub deadline: DeadlineArgs,
 
     /// Make the internal var VAR an output too, by its name in `mge dump --io`'s index (repeatable)
-    #[arg(long = "output", value_name = "VAR")]
+    #[arg(long = "output", value_name = "VAR", help_heading = OUTPUT)]
     pub extra_outputs: Vec<String>,
 
     #[command(flatten)]
@@ -155,6 +177,7 @@ pub struct RunArgs {
 
 /// `--instances N`: copies of the network running at once.
 #[derive(Args, Debug)]
+#[command(next_help_heading = TIMING)]
 pub struct ConcurrencyArgs {
     /// Run N copies of the network at once, each on a thread and an engine worker of its own, sharing weights
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=crate::engine::PIN_SLOTS as u64))]
@@ -178,30 +201,30 @@ pub struct ProfileArgs {
     pub iterations: IterationArgs,
 
     /// Feed a testcase container #rand instead of its first testcase when there is no --input
-    #[arg(long)]
+    #[arg(long, help_heading = INPUT)]
     pub no_testcase: bool,
 
     /// Write the Chrome trace to FILE [default: <model stem>.trace.json]
-    #[arg(short, long, value_name = "FILE")]
+    #[arg(short, long, value_name = "FILE", help_heading = OUTPUT)]
     pub output: Option<PathBuf>,
 
     /// Rows to list, largest time first
-    #[arg(long, default_value_t = 20, value_name = "N")]
+    #[arg(long, default_value_t = 20, value_name = "N", help_heading = TABLE)]
     pub top: usize,
 
     /// One row per operator or per operator type
-    #[arg(long, value_enum, default_value = "opr")]
+    #[arg(long, value_enum, default_value = "opr", help_heading = TABLE)]
     pub by: ProfileBy,
 
     /// Print one JSON document on stdout instead of the table
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUT)]
     pub json: bool,
 
     #[command(flatten)]
     pub deadline: DeadlineArgs,
 
     /// Read an engine profile written elsewhere (load_and_run --profile, megenginelite) instead of running a model
-    #[arg(long, value_name = "FILE.json", conflicts_with = "model", help_heading = "Analysis")]
+    #[arg(long, value_name = "FILE.json", conflicts_with = "model", help_heading = INPUT)]
     pub analyze: Option<PathBuf>,
 
     #[command(flatten)]
@@ -210,7 +233,7 @@ pub struct ProfileArgs {
 
 /// Which operators `profile` lists, as MegEngine's profile_analyze filters them.
 #[derive(Args, Debug)]
-#[command(next_help_heading = "Analysis")]
+#[command(next_help_heading = TABLE)]
 pub struct ProfileFilterArgs {
     /// Only operators of type T, e.g. ConvolutionForward (repeatable)
     #[arg(long = "type", value_name = "T")]
@@ -322,7 +345,7 @@ pub struct TuneArgs {
     pub model: ModelArgs,
 
     /// Seconds to spend on the search
-    #[arg(long, default_value = "120", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, default_value = "120", value_name = "SECONDS", value_parser = parse_seconds, help_heading = SEARCH)]
     pub budget: Duration,
 
     /// How a candidate's outputs are held against the baseline's
@@ -330,15 +353,15 @@ pub struct TuneArgs {
     pub comparison: ComparisonArgs,
 
     /// Print one JSON document on stdout instead of the table
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUT)]
     pub json: bool,
 
     /// Save the best options to FILE (and its fast-run cache beside it) for `--options FILE`
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
     pub save: Option<PathBuf>,
 
     /// Write a Lite packed model to OUT.mge: the model with the best options and the fast-run cache it used, for `mge run OUT.mge` and MegEngine Lite
-    #[arg(long, value_name = "OUT.mge")]
+    #[arg(long, value_name = "OUT.mge", help_heading = OUTPUT)]
     pub save_model: Option<PathBuf>,
 }
 
@@ -350,15 +373,15 @@ pub struct PackArgs {
     pub model: ModelArgs,
 
     /// The testcase container to write (.mge)
-    #[arg(short, long, value_name = "OUT.mge")]
+    #[arg(short, long, value_name = "OUT.mge", help_heading = OUTPUT)]
     pub output: PathBuf,
 
     /// The largest AssertEqual error the container's assertions accept
-    #[arg(long, default_value_t = DEFAULT_MAXERR, value_name = "X")]
+    #[arg(long, default_value_t = DEFAULT_MAXERR, value_name = "X", help_heading = CHECKS)]
     pub maxerr: f64,
 
     /// Print one JSON document on stdout instead of the summary
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUT)]
     pub json: bool,
 
     #[command(flatten)]
@@ -366,6 +389,7 @@ pub struct PackArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(next_help_heading = SUPERVISION)]
 pub struct DeadlineArgs {
     /// Stop the engine's work after SECONDS and fail (for check: per model)
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
@@ -383,30 +407,30 @@ pub struct DumpArgs {
     pub model: ModelArgs,
 
     /// Feed a testcase container #rand instead of its first testcase when there is no --input
-    #[arg(long)]
+    #[arg(long, help_heading = INPUT)]
     pub no_testcase: bool,
 
     #[command(flatten)]
     pub outputs: OutputsArg,
 
     /// Write every var of one run through the engine's io dump, with DIR/index.json
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = OUTPUT)]
     pub io: Option<PathBuf>,
 
     /// bin: a .npy per var; txt: the engine's text dump (DIR/io.txt)
-    #[arg(long, value_enum, default_value = "bin", requires = "io")]
+    #[arg(long, value_enum, default_value = "bin", requires = "io", help_heading = OUTPUT)]
     pub io_format: IoFormat,
 
     /// Write each embedded testcase's tensors to DIR/INDEX/INPUT.npy (expectations as OUTPUT.expect.npy)
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = OUTPUT)]
     pub testcases: Option<PathBuf>,
 
     /// Write the model after the engine's global layout transform to FILE
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
     pub layout_transform_model: Option<PathBuf>,
 
     /// Convert the raw io dump in RAW_DIR (load_and_run --bin-io-dump, megenginelite's io_bin_dump) to --io DIR instead of running a model
-    #[arg(long, value_name = "RAW_DIR", requires = "io", conflicts_with_all = ["model", "outputs", "testcases", "layout_transform_model"])]
+    #[arg(long, value_name = "RAW_DIR", requires = "io", conflicts_with_all = ["model", "outputs", "testcases", "layout_transform_model"], help_heading = INPUT)]
     pub convert: Option<PathBuf>,
 
     #[command(flatten)]
@@ -435,15 +459,15 @@ pub struct CompareArgs {
     pub comparison: ComparisonArgs,
 
     /// Accept |a-b| <= ATOL + RTOL*|b| instead of the AssertEqual error (NumPy's allclose)
-    #[arg(long, value_name = "X")]
+    #[arg(long, value_name = "X", help_heading = CHECKS)]
     pub atol: Option<f64>,
 
     /// See --atol
-    #[arg(long, value_name = "Y")]
+    #[arg(long, value_name = "Y", help_heading = CHECKS)]
     pub rtol: Option<f64>,
 
     /// Print one JSON document on stdout instead of the table
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUT)]
     pub json: bool,
 
     #[command(flatten)]
@@ -453,7 +477,6 @@ pub struct CompareArgs {
 /// How `compare` runs models A and B: the same feeds, the run options of
 /// both, and each side's own.
 #[derive(Args, Debug)]
-#[command(next_help_heading = "Two runs (A and B models)")]
 pub struct TwoRunArgs {
     #[command(flatten)]
     pub feeds: FeedArgs,
@@ -463,23 +486,23 @@ pub struct TwoRunArgs {
     pub engine: EngineArgs,
 
     /// Engine options of run A only, as `mge run` takes them, e.g. '--threads 1'
-    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true, help_heading = TWO_RUNS)]
     pub a_options: Option<String>,
 
     /// Engine options of run B only, e.g. '--layout nchw44' or '--fast-run'
-    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true, help_heading = TWO_RUNS)]
     pub b_options: Option<String>,
 
     /// Run B on megdnn's naive reference kernels (CPU)
-    #[arg(long)]
+    #[arg(long, help_heading = TWO_RUNS)]
     pub b_naive: bool,
 
     /// Keep both runs' io dumps and outputs in DIR/a and DIR/b (a new or empty folder)
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = OUTPUT)]
     pub keep: Option<PathBuf>,
 
     /// Feed a testcase container #rand instead of its first testcase when there is no --input
-    #[arg(long)]
+    #[arg(long, help_heading = INPUT)]
     pub no_testcase: bool,
 
     /// Stop a run that takes longer than SECONDS
@@ -497,6 +520,7 @@ pub fn parse_engine_options(text: &str) -> Result<EngineArgs, String> {
 /// How two sets of tensors are held against each other: run's `--expect`,
 /// compare, tune, and check when given.
 #[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = CHECKS)]
 pub struct ComparisonArgs {
     /// The largest AssertEqual error |a-b| / max(min(|a|,|b|), 1) accepted [default: 1e-4];
     /// NAME:X for tensor NAME only (repeatable)
@@ -570,6 +594,7 @@ pub enum ProfileBy {
 }
 
 #[derive(Args, Debug)]
+#[command(next_help_heading = INPUT)]
 pub struct FeedArgs {
     /// Input feed: [NAME:]SOURCE with SOURCE one of #rand(MIN,MAX[,SHAPE]), FILE.npy,
     /// FILE.npz[:KEY], an image or a JSON literal; several joined by ';'; @FILE reads one per line
@@ -593,6 +618,7 @@ pub const MAX_RUNS: u64 = 1_000_000;
 pub const MAX_THREADS: u64 = 1024;
 
 #[derive(Args, Debug)]
+#[command(next_help_heading = TIMING)]
 pub struct IterationArgs {
     /// Untimed runs before measuring
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(0..=MAX_RUNS))]
@@ -611,7 +637,7 @@ pub struct IterationArgs {
     pub max_duration: Option<Duration>,
 
     /// With --json, list every timed run's time under timing_ms.iterations_ms
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUT)]
     pub all_times: bool,
 }
 
@@ -634,6 +660,7 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
 }
 
 #[derive(Args, Debug)]
+#[command(next_help_heading = ENGINE)]
 pub struct EngineArgs {
     /// Device to run on: cpu, cuda or cuda:ID
     #[arg(long, default_value = "cpu", value_name = "DEVICE")]
@@ -648,15 +675,15 @@ pub struct EngineArgs {
     pub cpu_inplace: bool,
 
     /// Pick each operator's algorithm by profiling the optimized ones on the first run (load_and_run's fast-run)
-    #[arg(long)]
+    #[arg(long, help_heading = FAST_RUN)]
     pub fast_run: bool,
 
     /// Use only reproducible algorithms
-    #[arg(long)]
+    #[arg(long, help_heading = FAST_RUN)]
     pub reproducible: bool,
 
     /// The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = FAST_RUN)]
     pub fast_run_cache: Option<PathBuf>,
 
     /// Preprocess constant weights once at load
@@ -716,15 +743,15 @@ pub struct EngineArgs {
     pub options_file: Option<PathBuf>,
 
     /// Profile every algorithm of each operator, not only the optimized ones (load_and_run's full-run)
-    #[arg(long, conflicts_with = "fast_run")]
+    #[arg(long, conflicts_with = "fast_run", help_heading = FAST_RUN)]
     pub full_run: bool,
 
     /// Profile with this batch size whatever the model's (fast-run's shared batch size)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = FAST_RUN)]
     pub fast_run_shared_batch_size: Option<u32>,
 
     /// Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)
-    #[arg(long)]
+    #[arg(long, help_heading = FAST_RUN)]
     pub binary_equal_between_batch: bool,
 
     /// Read and update TensorRT's engine cache in FILE (with --tensorrt)
@@ -761,6 +788,7 @@ pub fn parse_engine_words(words: impl IntoIterator<Item = String>) -> Result<Eng
 /// How a model file is opened: its decryption and the extern operators it
 /// needs. Every command that loads a model takes these.
 #[derive(Args, Debug)]
+#[command(next_help_heading = LOADING)]
 pub struct LoadArgs {
     /// The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key
     #[arg(long, value_name = "HEX|@FILE")]
@@ -829,14 +857,14 @@ pub struct InfoArgs {
     pub model: PathBuf,
 
     /// Print one JSON document on stdout
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUT)]
     pub json: bool,
 
     #[command(flatten)]
     pub load: LoadArgs,
 
     /// Also list the operators by type with their parameters, MACs and FLOPs, read from the graph
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUT)]
     pub ops: bool,
 }
 
@@ -847,19 +875,19 @@ pub struct CheckArgs {
     pub models: Vec<PathBuf>,
 
     /// Check N models at a time, each batch in its own worker process
-    #[arg(short, long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short, long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = SUPERVISION)]
     pub jobs: u64,
 
     /// Print one JSON document on stdout instead of a line per testcase
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUT)]
     pub json: bool,
 
     /// Also write a JUnit XML report to FILE
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
     pub junit: Option<PathBuf>,
 
     /// Check only slice K of N (from 1): models sorted by path, every Nth; for CI matrices
-    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    #[arg(long, value_name = "K/N", value_parser = parse_shard, help_heading = INPUT)]
     pub shard: Option<Shard>,
 
     /// The engine options to check under (default: kernels on the calling thread)
@@ -926,6 +954,30 @@ pub enum RuntimeCommand {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn a_command_that_groups_its_options_groups_them_all() {
+        let mut cli = Cli::command();
+        cli.build();
+        for command in cli.get_subcommands() {
+            let options: Vec<&clap::Arg> = command
+                .get_arguments()
+                .filter(|arg| !arg.is_positional() && !arg.is_global_set() && !arg.is_hide_set())
+                .filter(|arg| arg.get_id() != "help")
+                .collect();
+            if options.iter().any(|arg| arg.get_help_heading().is_some()) {
+                for arg in options {
+                    assert!(
+                        arg.get_help_heading().is_some(),
+                        "mge {} --help lists {} under no heading",
+                        command.get_name(),
+                        arg.get_id()
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn reads_core_lists_as_taskset_does() {
