@@ -3,14 +3,17 @@
 //! `/dev/zero`, a FIFO or a runaway file is one line of error, not memory
 //! filled or a read that never returns. The files the user gave to be read
 //! are remembered as this command's inputs, which no output may replace
-//! (`output_files` asks `input_at` and `input_under`).
+//! (`output_files` asks `input_at` and `input_under`), stdout included: an
+//! input that is the file stdout writes to (`> m.mge`, `1<>m.mge`) is
+//! refused, as `cat` refuses "input file is output file".
 
 use std::fmt;
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{ErrorKind, Read};
+use std::os::fd::AsFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use anyhow::{bail, Context, Result};
 
@@ -116,7 +119,7 @@ pub fn open(path: &Path, kind: &Kind) -> Result<(File, u64)> {
     regular(path, kind, &metadata)?;
     kind.check_len(path.display(), metadata.len())?;
     if kind.input {
-        remember(path, &metadata);
+        remember(path, &metadata)?;
     }
     Ok((file, metadata.len()))
 }
@@ -170,70 +173,110 @@ pub fn read_if_present(path: &Path, kind: &Kind) -> Result<Option<Vec<u8>>> {
     }
 }
 
-/// A file this command reads: where it is, and which file it is.
-struct Input {
-    path: PathBuf,
+/// Which file a path or descriptor reaches, whatever its name: its device
+/// and inode (a hard link, a bind mount, `/proc/self/fd/N` reach the same).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileId {
     device: u64,
     inode: u64,
 }
 
-impl Input {
-    fn is(&self, metadata: &Metadata) -> bool {
-        self.device == metadata.dev() && self.inode == metadata.ino()
+impl FileId {
+    pub fn of(metadata: &Metadata) -> FileId {
+        FileId {
+            device: metadata.dev(),
+            inode: metadata.ino(),
+        }
     }
 
+    /// The file at `path`, through any links; `None` where there is none.
+    pub fn at(path: &Path) -> Option<FileId> {
+        fs::metadata(path).ok().map(|metadata| FileId::of(&metadata))
+    }
+}
+
+/// The file stdout writes to. Looked at once, before the engine's output is
+/// kept off stdout for a while (the first input is claimed before that).
+pub fn stdout_id() -> Option<FileId> {
+    static STDOUT: OnceLock<Option<FileId>> = OnceLock::new();
+    *STDOUT.get_or_init(|| {
+        let stdout = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+        File::from(stdout).metadata().ok().map(|metadata| FileId::of(&metadata))
+    })
+}
+
+/// A file this command reads: where it is, and which file it is.
+struct Input {
+    path: PathBuf,
+    id: FileId,
+}
+
+impl Input {
     /// Still at its path: a file removed since frees its inode for another.
     fn still_there(&self) -> bool {
-        fs::metadata(&self.path).is_ok_and(|metadata| self.is(&metadata))
+        FileId::at(&self.path) == Some(self.id)
     }
 }
 
 static INPUTS: Mutex<Vec<Input>> = Mutex::new(Vec::new());
 
-fn remember(path: &Path, metadata: &Metadata) {
+fn remember(path: &Path, metadata: &Metadata) -> Result<()> {
     let Ok(path) = fs::canonicalize(path) else {
-        return;
+        return Ok(());
     };
+    let id = FileId::of(metadata);
+    if stdout_id() == Some(id) {
+        bail!(
+            "stdout goes to {}, a file this command reads: send it elsewhere",
+            path.display()
+        );
+    }
     let mut inputs = INPUTS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if !inputs.iter().any(|input| input.path == path) {
-        inputs.push(Input {
-            path,
-            device: metadata.dev(),
-            inode: metadata.ino(),
-        });
+        inputs.push(Input { path, id });
     }
+    Ok(())
 }
 
 /// Remembers `path` as an input of this command before it is read, or when
 /// another process reads it (a `check` worker, a `tune` candidate): outputs
-/// are checked before any work starts. A path with no file is no input yet.
-pub fn claim(path: &Path) {
-    if let Ok(metadata) = fs::metadata(path) {
-        if metadata.is_file() {
-            remember(path, &metadata);
-        }
+/// are checked against the inputs claimed before them, so inputs come first.
+/// A path with no file is no input yet.
+pub fn claim(path: &Path) -> Result<()> {
+    match fs::metadata(path) {
+        Ok(metadata) if metadata.is_file() => remember(path, &metadata),
+        _ => Ok(()),
     }
 }
 
-/// The input that a file written at `target` would replace: `target` itself
-/// (through any links), or another name of the same file.
+/// The input that a file written at `target` would replace or write into:
+/// `target` itself (through any links, `/proc/self/fd` too), or another name
+/// of the same file.
 pub fn input_at(target: &Path) -> Option<PathBuf> {
-    let metadata = fs::metadata(target).ok()?;
+    let id = FileId::at(target)?;
     let inputs = INPUTS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     inputs
         .iter()
-        .find(|input| input.is(&metadata) && input.still_there())
+        .find(|input| input.id == id && input.still_there())
         .map(|input| input.path.clone())
 }
 
-/// An input inside the folder `dir` (at any depth), which a set of files
-/// written into `dir` could replace.
+/// An input inside the folder `dir` (at any depth, under any of the folder's
+/// names: a symlink, a bind mount), which a set of files written into `dir`
+/// could replace.
 pub fn input_under(dir: &Path) -> Option<PathBuf> {
-    let dir = fs::canonicalize(dir).ok()?;
+    let dir = FileId::at(dir)?;
     let inputs = INPUTS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     inputs
         .iter()
-        .find(|input| input.path.starts_with(&dir) && input.still_there())
+        .find(|input| {
+            input.still_there()
+                && input
+                    .path
+                    .ancestors()
+                    .skip(1)
+                    .any(|folder| FileId::at(folder) == Some(dir))
+        })
         .map(|input| input.path.clone())
 }
 

@@ -3,22 +3,28 @@
 //! is replaced; a device or FIFO (`/dev/null`, `>(cat)`) is written to, never
 //! replaced, and so is whatever a path through `/proc/self/fd` names
 //! (`/dev/stdout`, `/dev/fd/3`), even a regular file: the shell opened it for
-//! us. A set of files (`--outputs DIR`) is staged in a folder beside DIR and
-//! moved in only once every file is written. No output replaces an input of
-//! the command (`input_files`), and each staging file or folder is announced
-//! while it exists (`watch_staging`), so that a supervising process can
-//! remove it should this one be killed.
+//! us. A set of files (`--outputs DIR`) is staged in a folder inside DIR (or
+//! beside it, when DIR is new) and moved in only once every file is written.
+//! Each output is claimed before any work (`claim_file`, `claim_set`): it
+//! replaces or writes into no input of the command (`input_files`), under any
+//! name; it takes no file of another output (stdout included) unless both
+//! write through it; and its staging place works: an existing folder that
+//! takes a new file, on the target's own mount, so that the rename at the end
+//! cannot fail (EXDEV, EBUSY). Each staging file or folder is announced while
+//! it exists (`watch_staging`), so that a supervising process can remove it
+//! should this one be killed.
 
 use std::collections::HashSet;
 use std::fs::{self, OpenOptions, Permissions};
 use std::io::{ErrorKind, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use anyhow::{bail, Context, Result};
 
-use crate::input_files::{input_at, input_under};
+use crate::input_files::{input_at, input_under, stdout_id, FileId};
 use crate::tensor::HostTensor;
 
 fn folder_of(path: &Path) -> &Path {
@@ -124,7 +130,8 @@ fn refuse_input_at(path: &Path) -> Result<()> {
     let Some(input) = input_at(path) else {
         return Ok(());
     };
-    match fs::canonicalize(path).is_ok_and(|resolved| resolved == input) {
+    let same_name = through_proc(path).is_none() && fs::canonicalize(path).is_ok_and(|resolved| resolved == input);
+    match same_name {
         true => bail!("{} is a file this command reads: write elsewhere", path.display()),
         false => bail!(
             "{} is {}, a file this command reads: write elsewhere",
@@ -134,21 +141,156 @@ fn refuse_input_at(path: &Path) -> Result<()> {
     }
 }
 
-/// Checks, before any work is done, that `path` can be written later: it is
-/// not a folder nor an input, and the folder of the file it names exists and
-/// takes a new file.
-pub fn ensure_writable(path: &Path) -> Result<()> {
-    match target_of(path)? {
+/// Where an output goes, to tell when two go to one.
+#[derive(Clone, Debug)]
+struct Place {
+    /// Its canonical folder with its name; none for stdout's file.
+    location: Option<PathBuf>,
+    /// The file or folder there now, whatever its name.
+    id: Option<FileId>,
+}
+
+impl Place {
+    /// The place of `path`, a file or folder named in an existing folder.
+    fn of(path: &Path) -> Result<Place> {
+        let folder = folder_of(path);
+        let folder = fs::canonicalize(folder).with_context(|| format!("folder {} does not exist", folder.display()))?;
+        Ok(Place {
+            location: Some(folder.join(path.file_name().unwrap_or_default())),
+            id: FileId::at(path),
+        })
+    }
+
+    /// The file or folder there now, if still there: one removed since (as a
+    /// replaced file is) frees its inode for another. Stdout keeps its own.
+    fn current(&self) -> Option<FileId> {
+        match &self.location {
+            Some(location) => self.id.filter(|id| FileId::at(location) == Some(*id)),
+            None => self.id,
+        }
+    }
+
+    fn is(&self, other: &Place) -> bool {
+        let id = self.current();
+        (id.is_some() && id == other.current()) || (self.location.is_some() && self.location == other.location)
+    }
+}
+
+/// The output claimed at `path`, if any: a file written there since (under
+/// another inode now), or to be. A set must not replace it.
+fn claimed_at(path: &Path) -> Option<String> {
+    let place = Place::of(path).ok()?;
+    let claimed = CLAIMED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    claimed
+        .iter()
+        .find(|output| output.place.is(&place))
+        .map(|output| output.what.clone())
+}
+
+/// An output the command claimed.
+struct Claimed {
+    /// The option that writes it (`--profile`), for a message.
+    what: String,
+    place: Place,
+    /// Replaced by a rename (a file, a set's folder), not written through.
+    replaced: bool,
+}
+
+static CLAIMED: Mutex<Vec<Claimed>> = Mutex::new(Vec::new());
+
+/// Records the output `what` at `path`'s `place`. Refused where another
+/// output goes (stdout too), unless both write through it: a file that one
+/// replaces loses what the other wrote.
+fn register(what: &str, path: &Path, place: Place, replaced: bool) -> Result<()> {
+    let mut claimed = CLAIMED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let stdout = stdout_id().map(|id| Claimed {
+        what: "stdout (the report)".to_string(),
+        place: Place {
+            location: None,
+            id: Some(id),
+        },
+        replaced: false,
+    });
+    if let Some(other) = claimed
+        .iter()
+        .chain(&stdout)
+        .find(|other| other.what != what && other.place.is(&place) && (replaced || other.replaced))
+    {
+        bail!(
+            "{} is also where {} goes: give each output its own",
+            path.display(),
+            other.what
+        );
+    }
+    claimed.push(Claimed {
+        what: what.to_string(),
+        place,
+        replaced,
+    });
+    Ok(())
+}
+
+/// Claims `path` for the output `what` (`--profile`) before any work: it is
+/// not a folder nor an input (claimed before it), and takes no other output's
+/// file; a file to replace has an existing folder that takes a staged file,
+/// on the file's own mount. A device, a FIFO or a descriptor must be open.
+pub fn claim_file(what: &str, path: &Path) -> Result<()> {
+    let target = target_of(path)?;
+    refuse_input_at(path)?;
+    match target {
         Target::File(file) => {
-            refuse_input_at(path)?;
             let folder = folder_of(&file);
             if !folder.is_dir() {
                 bail!("folder {} does not exist", folder.display());
             }
-            staged_beside(&file).map(drop)
+            if !same_mount(&file, folder) {
+                bail!(
+                    "{} is mounted on its own (a file bind-mounted in place) and cannot be replaced whole: write it through a descriptor instead (/dev/fd/3 with 3>FILE)",
+                    path.display()
+                );
+            }
+            staged_beside(&file)?;
+            register(what, path, Place::of(&file)?, true)
         }
-        _ => Ok(()),
+        Target::Special(special) => {
+            let place = Place::of(&special)?;
+            if place.id.is_none() {
+                bail!("{} names no open file", path.display());
+            }
+            register(what, path, place, false)
+        }
+        // Written through this process's own descriptors, where the report goes too.
+        Target::Stdout | Target::Stderr => Ok(()),
     }
+}
+
+/// Whether `target` (or, not there yet, the nearest folder above it) is on
+/// the mount of the folder `staging`, so that a file staged there can be
+/// renamed over it. The kernel's mount ids tell, where it shows them.
+fn same_mount(target: &Path, staging: &Path) -> bool {
+    let Some(existing) = target.ancestors().find(|path| path.exists()) else {
+        return true;
+    };
+    match (mount_of(existing), mount_of(staging)) {
+        (Some(target), Some(staging)) => target == staging,
+        _ => true,
+    }
+}
+
+/// The id of the mount `path` is on, from the `mnt_id` of a descriptor's fdinfo.
+fn mount_of(path: &Path) -> Option<u64> {
+    // O_PATH: no read permission needed, and a FIFO does not block.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH)
+        .open(path)
+        .ok()?;
+    let info = fs::read_to_string(format!("/proc/self/fdinfo/{}", file.as_raw_fd())).ok()?;
+    info.lines()
+        .find_map(|line| line.strip_prefix("mnt_id:"))?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// An empty temporary file beside `path`, readable like any file a tool writes.
@@ -163,7 +305,9 @@ pub fn staged_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
 
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     let failed = || format!("cannot write {}", path.display());
-    let written = match target_of(path)? {
+    let target = target_of(path)?;
+    refuse_input_at(path)?;
+    let written = match target {
         Target::Stdout => std::io::stdout().lock().write_all(contents),
         Target::Stderr => std::io::stderr().lock().write_all(contents),
         Target::Special(special) => OpenOptions::new()
@@ -171,7 +315,6 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
             .open(&special)
             .and_then(|mut file| file.write_all(contents)),
         Target::File(file) => {
-            refuse_input_at(path)?;
             let mut staged = staged_beside(&file)?;
             let _announced = Announced::new(staged.path());
             staged
@@ -185,20 +328,18 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     written.with_context(failed)
 }
 
-/// Checks, before any work is done, that a set of files can be written into
-/// `dir` later: it is a folder or does not exist yet, holds no input of the
-/// command, and its parent takes the staging folder.
-pub fn ensure_set_writable(dir: &Path) -> Result<()> {
+/// Claims the folder `dir` for the set of files `what` (`--outputs`) writes,
+/// before any work: it is a folder or does not exist yet, holds no input of
+/// the command (claimed before it), is no other output's, and takes the
+/// staging folder (inside it, or beside it in an existing folder when new).
+pub fn claim_set(what: &str, dir: &Path) -> Result<()> {
     refuse_as_set_folder(dir)?;
     let parent = folder_of(dir);
     if !parent.is_dir() {
         bail!("folder {} does not exist", parent.display());
     }
     staging_folder(dir).map(drop)?;
-    if dir.is_dir() {
-        staged_beside(&dir.join("probe")).map(drop)?;
-    }
-    Ok(())
+    register(what, dir, Place::of(dir)?, true)
 }
 
 /// What cannot take a set of files: `-`, a file, a folder holding an input.
@@ -219,12 +360,18 @@ fn refuse_as_set_folder(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Where a set for `dir` is staged: inside `dir` when it exists, so that its
+/// files are renamed within one mount (`dir` may be a volume); beside it
+/// otherwise, to become `dir` by one rename.
 fn staging_folder(dir: &Path) -> Result<tempfile::TempDir> {
-    let parent = folder_of(dir);
+    let place = match dir.is_dir() {
+        true => dir,
+        false => folder_of(dir),
+    };
     tempfile::Builder::new()
         .prefix(".mge-")
-        .tempdir_in(parent)
-        .with_context(|| format!("cannot write into {}", parent.display()))
+        .tempdir_in(place)
+        .with_context(|| format!("cannot write into {}", place.display()))
 }
 
 /// Writes `NAME.npy` per tensor into `dir`, whole or not at all; see `write_set`.
@@ -268,10 +415,10 @@ pub fn write_set(dir: &Path, files: impl IntoIterator<Item = (PathBuf, Vec<u8>)>
 }
 
 /// Files (paths relative to `dir`) written whole or not at all: each is
-/// written into a staging folder beside `dir` as it comes (by `add`, or by a
-/// child process told its `path`), and `commit` moves them in. A new `dir` is
-/// that folder renamed; into an existing one the files are renamed one by
-/// one, which needs no space, so only the staging can fail for a full disk. A
+/// written into a staging folder (`staging_folder`) as it comes (by `add`, or
+/// by a child process told its `path`), and `commit` moves them in. A new
+/// `dir` is that folder renamed; into an existing one the files are renamed
+/// one by one, which needs no space, so only the staging can fail for a full disk. A
 /// set that fails, or is dropped before `commit`, leaves nothing behind, not
 /// even an empty `dir`.
 pub struct StagedSet {
@@ -321,12 +468,22 @@ impl StagedSet {
             let _ = self.staging.take().map(tempfile::TempDir::keep);
             return Ok(());
         }
-        // Checked first, so that a name taken by a folder or an input stops the set before any file moves.
+        // Checked first, so that a name taken by a folder, an input or a mount stops the set before any file moves.
         for target in written.iter().map(|file| dir.join(file)) {
             if target.is_dir() {
                 bail!("cannot write {}: it is a folder", target.display());
             }
             refuse_input_at(&target)?;
+            if let Some(other) = claimed_at(&target) {
+                bail!("cannot write {}: {other} goes there", target.display());
+            }
+            if !same_mount(&target, self.path()) {
+                bail!(
+                    "cannot write {}: it is on another mount than {}",
+                    target.display(),
+                    dir.display()
+                );
+            }
         }
         for file in &written {
             let target = dir.join(file);
@@ -392,8 +549,8 @@ mod tests {
     fn fails_cleanly_when_the_folder_is_missing() {
         let dir = tempfile::tempdir().unwrap();
         assert!(write_atomically(&dir.path().join("missing/out.bin"), b"x").is_err());
-        assert!(ensure_writable(&dir.path().join("missing/out.bin")).is_err());
-        assert!(ensure_writable(dir.path()).is_err());
+        assert!(claim_file("test", &dir.path().join("missing/out.bin")).is_err());
+        assert!(claim_file("test", dir.path()).is_err());
     }
 
     /// The file a symlink names is replaced; the link stays a link.
@@ -428,7 +585,7 @@ mod tests {
             let fifo = fifo.clone();
             std::thread::spawn(move || std::fs::read(fifo).unwrap())
         };
-        ensure_writable(&fifo).unwrap();
+        claim_file("test", &fifo).unwrap();
         write_atomically(&fifo, b"through").unwrap();
         assert_eq!(reader.join().unwrap(), b"through");
         assert!(!std::fs::metadata(&fifo).unwrap().is_file());
@@ -459,23 +616,68 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let model = dir.path().join("m.mge");
         std::fs::write(&model, b"model").unwrap();
-        crate::input_files::claim(&model);
+        crate::input_files::claim(&model).unwrap();
         let link = dir.path().join("link.mge");
         std::os::unix::fs::symlink(&model, &link).unwrap();
         for target in [&model, &link] {
-            let err = ensure_writable(target).unwrap_err().to_string();
+            let err = claim_file("test", target).unwrap_err().to_string();
             assert!(err.ends_with("is a file this command reads: write elsewhere"), "{err}");
             assert!(write_atomically(target, b"over").is_err());
         }
-        let err = ensure_set_writable(dir.path()).unwrap_err().to_string();
+        let err = claim_set("test", dir.path()).unwrap_err().to_string();
         assert!(err.contains("m.mge, which this command reads"), "{err}");
         assert!(write_set(dir.path(), [(PathBuf::from("a.npy"), b"a".to_vec())]).is_err());
         assert_eq!(std::fs::read(&model).unwrap(), b"model");
-        assert!(ensure_writable(Path::new("-")).is_err() && ensure_set_writable(Path::new("-")).is_err());
+        assert!(claim_file("test", Path::new("-")).is_err() && claim_set("test", Path::new("-")).is_err());
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),
             2,
             "nothing staged is left"
+        );
+    }
+
+    /// Two outputs take one file, under any name, only where both write
+    /// through it; two sets take no one folder.
+    #[test]
+    fn refuses_one_place_for_two_outputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let (new, file, hard) = (dir.path().join("new"), dir.path().join("x"), dir.path().join("hard"));
+        claim_file("--first", &new).unwrap();
+        let err = claim_file("--second", &dir.path().join("./new"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with("new is also where --first goes: give each output its own"),
+            "{err}"
+        );
+        std::fs::write(&file, b"x").unwrap();
+        std::fs::hard_link(&file, &hard).unwrap();
+        claim_file("--third", &file).unwrap();
+        assert!(claim_file("--fourth", &hard).is_err());
+        claim_file("--null", Path::new("/dev/null")).unwrap();
+        claim_file("--also-null", Path::new("/dev/null")).unwrap();
+        claim_set("--set", &dir.path().join("out")).unwrap();
+        assert!(claim_set("--other-set", &dir.path().join("out")).is_err());
+        assert!(claim_file("--file", &dir.path().join("out")).is_err());
+        let closed = claim_file("--closed", Path::new("/dev/fd/999"))
+            .unwrap_err()
+            .to_string();
+        assert!(closed.ends_with("/dev/fd/999 names no open file"), "{closed}");
+    }
+
+    /// A set into an existing folder is staged inside it, on its mount.
+    #[test]
+    fn stages_inside_an_existing_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        let set = StagedSet::new(&out).unwrap();
+        assert_eq!(set.path().parent(), Some(out.as_path()));
+        drop(set);
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+        assert_eq!(
+            StagedSet::new(&dir.path().join("new")).unwrap().path().parent(),
+            Some(dir.path())
         );
     }
 
@@ -504,7 +706,7 @@ mod tests {
         assert!(write_set(&out, files).is_err());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         std::fs::write(&out, b"a file").unwrap();
-        assert!(ensure_set_writable(&out).is_err());
-        assert!(ensure_set_writable(&dir.path().join("no/such/dir")).is_err());
+        assert!(claim_set("test", &out).is_err());
+        assert!(claim_set("test", &dir.path().join("no/such/dir")).is_err());
     }
 }

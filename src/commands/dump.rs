@@ -16,9 +16,7 @@ use crate::engine::{IoDump, Lite, NetworkOptions};
 use crate::input_files;
 use crate::iodump::{convert_binary, index_text, read_raw_index, refuse_unless_raw, Converted, Index, TEXT_FILE};
 use crate::model::{ModelFile, EXPECTATION_SUFFIX};
-use crate::output_files::{
-    ensure_set_writable, ensure_writable, npy_files, write_atomically, write_set, write_tensors, StagedSet,
-};
+use crate::output_files::{claim_file, claim_set, npy_files, write_atomically, write_set, write_tensors, StagedSet};
 use crate::profile::{executed_vars, request_engine_profile};
 use crate::report::dump::{DumpReport, Written};
 use crate::report::print;
@@ -128,11 +126,11 @@ fn check_targets(
     ];
     for (option, dir) in sets {
         if let Some(dir) = dir {
-            ensure_set_writable(dir).with_context(|| format!("{option} {}", dir.display()))?;
+            claim_set(option, dir).with_context(|| format!("{option} {}", dir.display()))?;
         }
     }
     if let Some(file) = &args.layout_transform_model {
-        ensure_writable(file).context("--layout-transform-model")?;
+        claim_file("--layout-transform-model", file).context("--layout-transform-model")?;
         if !options.layout_transform {
             options.layout_transform = true;
             global.note("--layout-transform-model turns on the engine's global layout transform");

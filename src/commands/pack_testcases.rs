@@ -12,7 +12,7 @@ use super::settings::ModelSettings;
 use super::Global;
 use crate::cli::PackArgs;
 use crate::model::{TensorSpec, EXPECTATION_SUFFIX};
-use crate::output_files::{ensure_writable, write_atomically};
+use crate::output_files::{claim_file, write_atomically};
 use crate::report::pack::{PackReport, PackedTensor};
 use crate::report::print;
 use crate::runner::Plan;
@@ -20,7 +20,7 @@ use crate::tensor::{DType, HostTensor};
 
 pub fn pack(args: PackArgs, global: &Global) -> Result<()> {
     let settings = ModelSettings::from_args(&args.model, global)?;
-    ensure_writable(&args.output).with_context(|| format!("-o {}", args.output.display()))?;
+    claim_file("-o", &args.output).with_context(|| format!("-o {}", args.output.display()))?;
     let (mut prepared, ()) = prepare(&settings, Testcases::Ignore, global, |opened, _| {
         if opened.model.is_container() {
             bail!(

@@ -4,12 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use super::prepare::{prepare, Testcases};
 use super::settings::{plan, ModelSettings};
 use super::Global;
 use crate::cli::{ProfileAggregate, ProfileArgs, ProfileBy, ProfileOrder};
+use crate::output_files::claim_file;
 use crate::profile::{read_recorded, Profile, ProfileCapture};
 use crate::report::print;
 use crate::report::profile::{
@@ -66,6 +67,7 @@ pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
 fn analyze(file: &Path, args: &ProfileArgs) -> Result<()> {
     let profile = read_recorded(file)?;
     let trace = args.output.clone().unwrap_or_else(|| default_trace_path(file));
+    claim_file("-o", &trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
     let device = profile
         .iterations
         .iter()

@@ -14,7 +14,7 @@ use crate::compare::{compare_values, Rules};
 use crate::engine::NetworkOptions;
 use crate::feeds::{self, Feed};
 use crate::input_files;
-use crate::output_files::{ensure_set_writable, npy_files, write_set, write_tensors};
+use crate::output_files::{claim_set, npy_files, write_set, write_tensors};
 use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
 use crate::report::print;
@@ -45,18 +45,19 @@ enum Expectation {
 }
 
 pub fn run(args: RunArgs, global: &Global) -> Result<()> {
-    let settings = ModelSettings {
-        extra_outputs: args.extra_outputs.clone(),
-        ..ModelSettings::from_args(&args.model, global)?
-    };
-    let rules = comparison_rules(&args.comparison, None)?;
+    // Inputs before the outputs they are checked against (the settings claim the engine's caches).
     let expectations = args
         .expect
         .iter()
         .map(|spec| read_expectation(spec))
         .collect::<Result<Vec<_>>>()?;
+    let settings = ModelSettings {
+        extra_outputs: args.extra_outputs.clone(),
+        ..ModelSettings::from_args(&args.model, global)?
+    };
+    let rules = comparison_rules(&args.comparison, None)?;
     if let Some(dir) = &args.outputs.dir {
-        ensure_set_writable(dir).with_context(|| format!("--outputs {}", dir.display()))?;
+        claim_set("--outputs", dir).with_context(|| format!("--outputs {}", dir.display()))?;
     }
     if args.concurrency.share_runtime_memory && args.concurrency.instances < 2 {
         bail!("--share-runtime-memory shares memory between instances: add --instances 2 or more");
@@ -392,7 +393,7 @@ fn read_expectation(spec: &str) -> Result<Expectation> {
     if !file.is_file() {
         bail!("--expect {spec}: {} is not a file", file.display());
     }
-    input_files::claim(file);
+    input_files::claim(file)?;
     Ok(expectation)
 }
 

@@ -15,6 +15,7 @@ use crate::engine::{available_cores, AlgoSearch, Device, NetworkOptions};
 use crate::feeds::{self, FeedOptions};
 use crate::input_files;
 use crate::options::{EngineOption, TransformTarget};
+use crate::output_files::claim_file;
 use crate::runner::Plan;
 use crate::runtime;
 
@@ -147,6 +148,23 @@ impl EngineSettings {
             EngineOption::FastRunCache(file) => Some(file.as_path()),
             _ => None,
         })
+    }
+
+    /// Claims the caches the engine reads and the tool writes back: a fast-run
+    /// cache only read is an input; one profiled into, and TensorRT's, are
+    /// outputs, checked before any work (after the command's inputs).
+    pub fn claim_files(&self) -> Result<()> {
+        if let Some(cache) = self.fast_run_cache() {
+            match self.network.algo_search {
+                AlgoSearch::CacheOnly => input_files::claim(cache)?,
+                _ => claim_file("--fast-run-cache", cache)
+                    .with_context(|| format!("--fast-run-cache {}", cache.display()))?,
+            }
+        }
+        if let Some(cache) = self.tensorrt_cache() {
+            claim_file("--tensorrt-cache", cache).with_context(|| format!("--tensorrt-cache {}", cache.display()))?;
+        }
+        Ok(())
     }
 
     /// TensorRT's engine cache, read before loading and updated after the runs.
@@ -302,16 +320,18 @@ pub struct ModelSettings {
 
 impl ModelSettings {
     /// Also claims the model and the files the feeds may read as inputs of
-    /// the command, which no output may replace.
+    /// the command, which no output may replace, then the engine's caches
+    /// (`EngineSettings::claim_files`): a command claims its other inputs first.
     pub fn from_args(args: &ModelArgs, global: &Global) -> Result<ModelSettings> {
         let engine = EngineSettings::from_args(&args.engine, global)?;
         engine.warn_oversubscribed(global);
         let specs = feeds::expand_specs(&args.feeds.inputs)?;
         let path = args.model.clone().context("no MODEL given: name the model to run")?;
-        input_files::claim(&path);
-        feeds::source_files(&specs)
-            .iter()
-            .for_each(|file| input_files::claim(file));
+        input_files::claim(&path)?;
+        for file in feeds::source_files(&specs) {
+            input_files::claim(&file)?;
+        }
+        engine.claim_files()?;
         Ok(ModelSettings {
             engine,
             path,

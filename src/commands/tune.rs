@@ -1,7 +1,7 @@
 //! `mge tune`: the fastest engine options for a model on this machine that
 //! keep its outputs, found by trying them in supervised processes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
@@ -13,7 +13,7 @@ use crate::deploy;
 use crate::input_files;
 use crate::model::ModelFile;
 use crate::options::EngineOption;
-use crate::output_files::{ensure_writable, write_atomically};
+use crate::output_files::{claim_file, write_atomically};
 use crate::report::print;
 use crate::report::progress::TuneProgress;
 use crate::report::tune::TuneReport;
@@ -30,11 +30,19 @@ const WARMUP: usize = 3;
 pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     let settings = ModelSettings::from_args(&args.model, global)?;
     let device = settings.engine.network.device;
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let singles = singles(&settings.engine.given, device, cores);
     if let Some(file) = &args.save {
-        ensure_writable(file).with_context(|| format!("--save {}", file.display()))?;
+        claim_file("--save", file).with_context(|| format!("--save {}", file.display()))?;
+        // Written only should fast-run win, but checked now: the search may take minutes.
+        if settings.engine.fast_run_cache().is_none() && singles.contains(&EngineOption::FastRun) {
+            let cache = saved_cache(file);
+            claim_file("--save's fast-run cache", &cache)
+                .with_context(|| format!("--save {}: fast-run's cache {}", file.display(), cache.display()))?;
+        }
     }
     if let Some(file) = &args.save_model {
-        ensure_writable(file).with_context(|| format!("--save-model {}", file.display()))?;
+        claim_file("--save-model", file).with_context(|| format!("--save-model {}", file.display()))?;
     }
     // A model that cannot be read fails here, in one line, not in every candidate.
     let model = read_model(&settings.path, &settings.engine)?;
@@ -59,8 +67,6 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
         baseline = baseline.no_testcase();
     }
 
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let singles = singles(&settings.engine.given, device, cores);
     let mut trials = Trials {
         baseline: baseline.clone().lite_lib(&lite_lib).verbose(false),
         warmup: WARMUP,
@@ -114,6 +120,14 @@ fn save_model(
     Ok(())
 }
 
+/// Where `--save FILE` puts fast-run's cache: `FILE.cache`, beside it.
+fn saved_cache(file: &Path) -> PathBuf {
+    file.with_file_name(format!(
+        "{}.cache",
+        file.file_name().unwrap_or_default().to_string_lossy()
+    ))
+}
+
 /// Writes the winner's options (the user's fixed ones included) for `--options FILE`,
 /// and fast-run's cache beside it when fast-run won, so that no run profiles again.
 fn save(file: &Path, tuning: &Tuning, user: &EngineSettings, trials: &Trials) -> Result<()> {
@@ -122,10 +136,10 @@ fn save(file: &Path, tuning: &Tuning, user: &EngineSettings, trials: &Trials) ->
     args.extend(best.args());
     let mut fast_run_cache = None;
     if best.has(&EngineOption::FastRun) && user.fast_run_cache().is_none() {
-        let name = format!("{}.cache", file.file_name().unwrap_or_default().to_string_lossy());
+        let target = saved_cache(file);
         let cache = input_files::read(&trials.cache_path(), &input_files::FAST_RUN_CACHE)?;
-        write_atomically(&file.with_file_name(&name), &cache).context("--save")?;
-        fast_run_cache = Some(name);
+        write_atomically(&target, &cache).context("--save")?;
+        fast_run_cache = target.file_name().map(|name| name.to_string_lossy().into_owned());
     }
     let saved = SavedOptions { args, fast_run_cache };
     write_atomically(file, (serde_json::to_string_pretty(&saved)? + "\n").as_bytes()).context("--save")

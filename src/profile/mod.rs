@@ -26,7 +26,7 @@ use tempfile::TempPath;
 use crate::engine::NetworkOptions;
 use crate::input_files;
 use crate::iodump::IndexVar;
-use crate::output_files::ensure_writable;
+use crate::output_files::claim_file;
 use crate::runner::{RunKind, RunObserver, Session};
 use engine_json::{EngineProfile, RawSpan};
 
@@ -259,7 +259,7 @@ impl ProfileCapture {
     /// must then build the network.
     /// Checks that `trace` can be written, before anything runs, and arms the profiler.
     pub fn for_trace(trace: &Path, options: &mut NetworkOptions) -> Result<ProfileCapture> {
-        ensure_writable(trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
+        claim_file("-o", trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
         ProfileCapture::arm(options, false)
     }
 
@@ -269,7 +269,7 @@ impl ProfileCapture {
     /// (`Session::copy`) runs with it. The timed network's phases are
     /// recorded through `unprofiled`.
     pub fn for_separate_runs(trace: &Path, options: &NetworkOptions) -> Result<(ProfileCapture, NetworkOptions)> {
-        ensure_writable(trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
+        claim_file("--profile", trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
         let mut copy_options = options.for_copy(options.worker);
         let capture = ProfileCapture::arm(&mut copy_options, true)?;
         Ok((capture, copy_options))

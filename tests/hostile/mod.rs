@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use crate::common::*;
 
+mod aliases;
+
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(root().join("fixtures").join(name)).unwrap()
 }

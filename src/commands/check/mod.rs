@@ -22,7 +22,7 @@ use crate::compare::Rules;
 use crate::engine::Device;
 use crate::input_files;
 use crate::options::EngineOption;
-use crate::output_files::{ensure_writable, write_atomically};
+use crate::output_files::{claim_file, write_atomically};
 use crate::report::check::{CheckReport, ModelCheck, Tally};
 use crate::report::junit::junit_xml;
 use crate::report::{emit, print};
@@ -45,16 +45,20 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     }
     args.models = select_models(&args.models, args.shard, global)?;
     // The workers read them: claimed here, so that no report replaces one.
-    args.models.iter().for_each(|model| input_files::claim(model));
+    for model in &args.models {
+        input_files::claim(model)?;
+    }
+    // Refused here, in one line (and noted once), rather than once per model.
+    let engine = engine_settings(&args.engine, global)?;
+    refuse_unchecked_testcases(&engine.network)?;
+    engine.claim_files()?;
     if let Some(junit) = &args.junit {
-        ensure_writable(junit).with_context(|| format!("--junit {}", junit.display()))?;
+        claim_file("--junit", junit).with_context(|| format!("--junit {}", junit.display()))?;
     }
     let mut printer = InOrder::new(!args.json);
     let jobs = usize::try_from(args.jobs).unwrap_or(usize::MAX).min(args.models.len());
     let located = runtime::locate(&global.runtime)?;
-    // Refused here, in one line (and noted once), rather than once per model.
-    let engine = engine_settings(&args.engine, global)?;
-    refuse_unchecked_testcases(&engine.network)?;
+    // As the engine options: here, in one line, rather than once per model.
     runtime::ensure_runs_on(&located, engine.network.device)?;
     let lite_lib = located.path;
     let workers = Workers {

@@ -42,7 +42,9 @@ pub struct Workers<'a> {
 
 impl Workers<'_> {
     /// `jobs` threads, each feeding models to its own worker process and
-    /// starting a new one when a worker dies.
+    /// starting a new one when a worker dies. A worker that cannot be started
+    /// (no process, no descriptor left: `ulimit -n`) ends the command: the
+    /// machine failed, not the model.
     pub fn check_all(&self, jobs: usize, printer: &mut InOrder) -> Result<()> {
         let queue = Mutex::new((0..self.models.len()).collect::<VecDeque<_>>());
         let (sender, receiver) = mpsc::channel();
@@ -56,7 +58,12 @@ impl Workers<'_> {
                     let next = || queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
                     while let Some(index) = next().filter(|_| interruption().is_none()) {
                         let check = self.check_in_worker(&mut worker, index);
-                        if sender.send((index, check)).is_err() {
+                        let no_worker = check.is_err();
+                        if no_worker {
+                            // The other threads take no model after this.
+                            queue.lock().unwrap_or_else(|e| e.into_inner()).clear();
+                        }
+                        if sender.send((index, check)).is_err() || no_worker {
                             break;
                         }
                     }
@@ -70,7 +77,7 @@ impl Workers<'_> {
                 if let Some(interrupted) = interruption() {
                     return Err(interrupted.into());
                 }
-                printer.add(index, check)?;
+                printer.add(index, check?)?;
             }
             match interruption() {
                 Some(interrupted) => Err(interrupted.into()),
@@ -94,15 +101,13 @@ impl Workers<'_> {
         Ok(worker)
     }
 
-    fn check_in_worker(&self, worker: &mut Option<Supervisor>, index: usize) -> ModelCheck {
+    /// The model's check, by `worker` or a new one; `Err` only when no worker can be started.
+    fn check_in_worker(&self, worker: &mut Option<Supervisor>, index: usize) -> Result<ModelCheck> {
         let path = &self.models[index];
         let failed = |error: String| ModelCheck::unchecked(path, error);
         let fresh = worker.is_none();
         if fresh {
-            match self.spawn() {
-                Ok(spawned) => *worker = Some(spawned),
-                Err(err) => return failed(format!("{err:#}")),
-            }
+            *worker = Some(self.spawn().context("cannot start a worker process")?);
         }
         let running = worker.as_mut().expect("spawned above");
         running.new_task();
@@ -114,7 +119,7 @@ impl Workers<'_> {
             *worker = None;
             // One that died since its last model is replaced; a new one that cannot take it is the model's error.
             return match fresh {
-                true => failed("the worker process ended before it took the model".into()),
+                true => Ok(failed("the worker process ended before it took the model".into())),
                 false => self.check_in_worker(worker, index),
             };
         }
@@ -127,10 +132,10 @@ impl Workers<'_> {
             ))),
             Next::Failed(failure) => Err(ModelCheck::engine_failed(path, failure.one_line())),
         };
-        answer.unwrap_or_else(|check| {
+        Ok(answer.unwrap_or_else(|check| {
             *worker = None;
             check
-        })
+        }))
     }
 }
 

@@ -14,9 +14,10 @@ use crate::commands::Global;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, Rules};
 use crate::engine::Device;
-use crate::feeds::FeedOptions;
+use crate::feeds::{self, FeedOptions};
+use crate::input_files;
 use crate::options::EngineOption;
-use crate::output_files::{ensure_set_writable, StagedSet};
+use crate::output_files::{claim_set, StagedSet};
 use crate::report::compare::{RunSide, TwoRunReport};
 use crate::runtime;
 use crate::supervise::command::MgeCommand;
@@ -71,8 +72,15 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
     for run in [&a, &b] {
         runtime::ensure_runs_on(&located, run.device)?;
     }
+    // The runs read them: claimed here, so that neither --keep nor stdout takes one.
+    for model in [&a.model, &b.model] {
+        input_files::claim(model)?;
+    }
+    for file in feeds::source_files(&feeds::expand_specs(&runs.feeds.inputs)?) {
+        input_files::claim(&file)?;
+    }
     if let Some(dir) = &runs.keep {
-        ensure_set_writable(dir).with_context(|| format!("--keep {}", dir.display()))?;
+        claim_set("--keep", dir).with_context(|| format!("--keep {}", dir.display()))?;
         if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
             bail!(
                 "--keep {}: the folder is not empty; name a new or empty one",
