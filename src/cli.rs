@@ -930,7 +930,7 @@ fn parse_shard(text: &str) -> Result<Shard, String> {
 pub enum RuntimeCommand {
     /// Download MegEngine's wheel with pip (or take one) and keep its runtime libraries in the cache folder, beside other versions
     Install {
-        /// MegEngine version, a release or a build of it (1.13.2+cu118) [default: 1.13.0, or the wheel's]
+        /// MegEngine version, a release or a build of it (1.13.2+cu118) [default: --runtime-version's, else 1.13.0; for --wheel, the wheel's]
         #[arg(long)]
         version: Option<String>,
         /// Install from this wheel (MegEngine-*.whl), downloaded by other means

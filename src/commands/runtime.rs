@@ -22,6 +22,11 @@ pub fn install(
         (None, Some(links)) => Source::FindLinks(links),
         (None, None) => Source::Registry,
     };
+    // The runtime this command line would use is the one to install; a wheel is its own.
+    let version = match source {
+        Source::Wheel(_) => version,
+        _ => version.or(global.runtime.version.as_deref()),
+    };
     let library = lite_runtime::install(
         version,
         &source,

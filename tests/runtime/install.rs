@@ -263,7 +263,8 @@ fn runtime_info_warns_of_another_mge_first_on_path() {
 }
 
 /// `--find-links` is pip's: a build of a release (`1.13.0+cu118`) found
-/// there is installed under its own version, asked for by it or by its release.
+/// there is installed under its own version, asked for by it or by its
+/// release, with `--version` or as the runtime to use (`MGE_RUNTIME_VERSION`).
 #[test]
 fn a_build_found_through_find_links_installs_under_its_own_version() {
     let wheels = tempfile::tempdir().unwrap();
@@ -278,18 +279,29 @@ fn a_build_found_through_find_links_installs_under_its_own_version() {
             ("megengine/core/lib/libcudnn.so.8", WheelFile::Bytes(b"cudnn")),
         ],
     );
-    for asked in ["1.13.0+cu118", "1.13.0"] {
+    for (asked, by_env) in [("1.13.0+cu118", false), ("1.13.0", false), ("1.13.0+cu118", true)] {
         let home = tempfile::tempdir().unwrap();
         let mut install = crate::common::mge_home(home.path());
-        install
-            .env("PIP_NO_INDEX", "1")
-            .args(["runtime", "install", "-q", "--version", asked, "--find-links"])
-            .arg(wheels.path());
+        install.env("PIP_NO_INDEX", "1").args(["runtime", "install", "-q"]);
+        match by_env {
+            true => {
+                // The default release installed already: the one named is installed all the same.
+                let plain = tempfile::tempdir().unwrap();
+                let engine = WheelFile::Bytes(b"engine");
+                let wheel = crate::common::stand_in_wheel(plain.path(), "1.13.0", engine);
+                let mut first = crate::common::mge_home(home.path());
+                run_expecting(first.args(["runtime", "install", "-q", "--wheel"]).arg(wheel), 0);
+                install.env("MGE_RUNTIME_VERSION", asked)
+            }
+            false => install.args(["--version", asked]),
+        };
+        install.arg("--find-links").arg(wheels.path());
         let (stdout, _) = run_expecting(&mut install, 0);
         let dir = home.path().join("runtime/1.13.0+cu118");
         assert_eq!(stdout.trim(), dir.join(LITE_IN_WHEEL).display().to_string(), "{asked}");
         assert!(dir.join("megengine/core/lib/libcudnn.so.8").is_file(), "{asked}");
-        let left = crate::common::left_in(&home.path().join("runtime"));
-        assert_eq!(left, [dir], "{asked}: only the install is left");
+        let mut left = crate::common::left_in(&home.path().join("runtime"));
+        left.retain(|path| !path.ends_with("1.13.0"));
+        assert_eq!(left, [dir], "{asked}: only the installs are left");
     }
 }
