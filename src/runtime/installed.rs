@@ -88,3 +88,23 @@ fn list(installs: &[Installed]) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_names_the_lite_library_only_within_its_install() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = |lite: &str| {
+            let text = format!(r#"{{"version": "1.13.0", "files": [], "lite_library": "{lite}"}}"#);
+            std::fs::write(dir.path().join("files.json"), text).unwrap();
+            lite_library_in(dir.path())
+        };
+        let cp38 = "megenginelite/libs/liblite_shared_whl.cpython-38-x86_64-linux-gnu.so";
+        assert_eq!(record(cp38), dir.path().join(cp38));
+        for outside in ["../../evil.so", "/lib/evil.so", "megenginelite/../../evil.so"] {
+            assert_eq!(record(outside), dir.path().join(LITE_LIB_IN_WHEEL), "{outside}");
+        }
+    }
+}

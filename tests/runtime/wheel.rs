@@ -102,6 +102,9 @@ fn a_wheel_file_installs_every_library_of_its_runtime_beside_other_versions() {
     assert_eq!(info["cuda_architectures"]["ptx"], json!(["compute_75"]), "{info}");
     let run = ["run", "fixtures/conv_float.mge", "-q", "--iter", "1"];
     run_expecting(mge_home(home).args(run).args(["--runtime-version", "1.13.0"]), 0);
+    // check's workers are handed the library the parent found: it wins over the version they inherit.
+    let check = ["check", "fixtures/conv_float_tc1.mge", "-q"];
+    run_expecting(mge_home(home).args(check).env("MGE_RUNTIME_VERSION", "1.13.0"), 0);
     for (asked, said) in [
         (
             "1.13.1",
