@@ -23,14 +23,15 @@ use std::process::ExitCode;
 use crate::commands::{CheckFailed, ChildExited};
 use crate::engine::EngineError;
 use crate::supervise::child::{say, say_error};
-use crate::supervise::parent::Interrupted;
+use crate::supervise::parent::{Failure, Interrupted};
+use crate::text::{printable, printable_lines};
 
 fn main() -> ExitCode {
     supervise::child::init();
     let cli = match cli::Cli::parse_with_saved_options() {
         Ok(cli) => cli,
         Err(message) => {
-            say_error(&message);
+            say_error(&printable_lines(&message));
             return ExitCode::from(2);
         }
     };
@@ -51,10 +52,10 @@ fn exit_with(err: &anyhow::Error, verbose: bool) -> ExitCode {
         return ExitCode::from(u8::try_from(128 + interrupted.0).unwrap_or(2));
     }
     if let Some(failed) = err.downcast_ref::<CheckFailed>() {
-        say(&format!("mge: check failed: {failed}"));
+        say(&format!("mge: check failed: {}", printable(&failed.to_string())));
         return ExitCode::from(1);
     }
-    say_error(&format!("{err:#}"));
+    say_error(&error_text(err));
     if let Some(engine) = err.chain().find_map(|cause| cause.downcast_ref::<EngineError>()) {
         if verbose {
             say(&format!(
@@ -66,4 +67,19 @@ fn exit_with(err: &anyhow::Error, verbose: bool) -> ExitCode {
         }
     }
     ExitCode::from(2)
+}
+
+/// The error's message on one line, and its hint (if any) on one of its
+/// own: a name, a path or the engine's words in it show their hidden
+/// characters escaped (see `text::printable`).
+fn error_text(err: &anyhow::Error) -> String {
+    let message = format!("{err:#}");
+    let hint = err
+        .chain()
+        .find_map(|cause| cause.downcast_ref::<Failure>())
+        .and_then(|failure| failure.hint);
+    match hint.and_then(|hint| Some((hint, message.strip_suffix(&format!("\nhint: {hint}"))?))) {
+        Some((hint, message)) => format!("{}\nhint: {hint}", printable(message)),
+        None => printable(&message).into_owned(),
+    }
 }

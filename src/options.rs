@@ -1,6 +1,7 @@
 //! Engine options as plain values, each as `mge run` takes it: what a command
 //! builds its network from, what `tune` tries, and what a child `mge` is given.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::engine::{AlgoSearch, Device, GraphLayout, NetworkOptions};
@@ -72,44 +73,53 @@ pub fn layout_name(layout: GraphLayout) -> &'static str {
 }
 
 impl EngineOption {
-    /// The option on a command line.
-    pub fn args(&self) -> Vec<String> {
-        let flag = |name: &str| vec![format!("--{name}")];
-        let valued = |name: &str, value: &dyn ToString| vec![format!("--{name}"), value.to_string()];
+    /// The option's flag, and its value where it takes one, exact (a path as it is).
+    pub fn flag_and_value(&self) -> (&'static str, Option<OsString>) {
+        let shown = |value: &dyn ToString| Some(OsString::from(value.to_string()));
+        let path = |path: &PathBuf| Some(path.as_os_str().to_os_string());
         match self {
-            EngineOption::Device(device) => valued("device", device),
-            EngineOption::CpuInplace => flag("cpu-inplace"),
-            EngineOption::FastRun => flag("fast-run"),
-            EngineOption::Reproducible => flag("reproducible"),
-            EngineOption::WeightPreprocess => flag("weight-preprocess"),
-            EngineOption::FusePreprocess => flag("fuse-preprocess"),
-            EngineOption::ConstShape => flag("const-shape"),
-            EngineOption::FakeFirst => flag("fake-first"),
-            EngineOption::NoSanityCheck => flag("no-sanity-check"),
-            EngineOption::TensorRt => flag("tensorrt"),
-            EngineOption::Threads(n) => valued("threads", n),
-            EngineOption::FastRunCache(file) => valued("fast-run-cache", &file.display()),
-            EngineOption::RecordCompSeq(level) => valued("record-comp-seq", level),
-            EngineOption::GraphOptLevel(level) => valued("graph-opt-level", level),
-            EngineOption::AsyncLevel(level) => valued("async-level", level),
-            EngineOption::Jit(level) => valued("jit", level),
-            EngineOption::WorkspaceLimit(bytes) => valued("workspace-limit", bytes),
-            EngineOption::Layout(layout) => valued("layout", &layout_name(*layout)),
-            EngineOption::LayoutTransform(TransformTarget::Auto) => flag("layout-transform"),
-            EngineOption::LayoutTransform(TransformTarget::Cpu) => valued("layout-transform", &"cpu"),
-            EngineOption::LayoutTransform(TransformTarget::Cuda) => valued("layout-transform", &"cuda"),
-            EngineOption::FullRun => flag("full-run"),
-            EngineOption::FastRunSharedBatchSize(n) => valued("fast-run-shared-batch-size", n),
-            EngineOption::BinaryEqualBetweenBatch => flag("binary-equal-between-batch"),
-            EngineOption::TensorRtCache(file) => valued("tensorrt-cache", &file.display()),
-            EngineOption::ModelKey(key) => valued("model-key", key),
-            EngineOption::ModelDecryption(method) => valued("model-decryption", method),
-            EngineOption::COprLib(library) => valued("c-opr-lib", &library.display()),
+            EngineOption::Device(device) => ("--device", shown(device)),
+            EngineOption::CpuInplace => ("--cpu-inplace", None),
+            EngineOption::FastRun => ("--fast-run", None),
+            EngineOption::Reproducible => ("--reproducible", None),
+            EngineOption::WeightPreprocess => ("--weight-preprocess", None),
+            EngineOption::FusePreprocess => ("--fuse-preprocess", None),
+            EngineOption::ConstShape => ("--const-shape", None),
+            EngineOption::FakeFirst => ("--fake-first", None),
+            EngineOption::NoSanityCheck => ("--no-sanity-check", None),
+            EngineOption::TensorRt => ("--tensorrt", None),
+            EngineOption::Threads(n) => ("--threads", shown(n)),
+            EngineOption::FastRunCache(file) => ("--fast-run-cache", path(file)),
+            EngineOption::RecordCompSeq(level) => ("--record-comp-seq", shown(level)),
+            EngineOption::GraphOptLevel(level) => ("--graph-opt-level", shown(level)),
+            EngineOption::AsyncLevel(level) => ("--async-level", shown(level)),
+            EngineOption::Jit(level) => ("--jit", shown(level)),
+            EngineOption::WorkspaceLimit(bytes) => ("--workspace-limit", shown(bytes)),
+            EngineOption::Layout(layout) => ("--layout", shown(&layout_name(*layout))),
+            EngineOption::LayoutTransform(TransformTarget::Auto) => ("--layout-transform", None),
+            EngineOption::LayoutTransform(TransformTarget::Cpu) => ("--layout-transform", shown(&"cpu")),
+            EngineOption::LayoutTransform(TransformTarget::Cuda) => ("--layout-transform", shown(&"cuda")),
+            EngineOption::FullRun => ("--full-run", None),
+            EngineOption::FastRunSharedBatchSize(n) => ("--fast-run-shared-batch-size", shown(n)),
+            EngineOption::BinaryEqualBetweenBatch => ("--binary-equal-between-batch", None),
+            EngineOption::TensorRtCache(file) => ("--tensorrt-cache", path(file)),
+            EngineOption::ModelKey(key) => ("--model-key", shown(key)),
+            EngineOption::ModelDecryption(method) => ("--model-decryption", shown(method)),
+            EngineOption::COprLib(library) => ("--c-opr-lib", path(library)),
             EngineOption::CpuCores(cores) => {
                 let list: Vec<String> = cores.iter().map(usize::to_string).collect();
-                valued("cpu-cores", &list.join(","))
+                ("--cpu-cores", shown(&list.join(",")))
             }
         }
+    }
+
+    /// The option on a command line, as words of text (for messages and
+    /// files of text; `supervise::command` gives a child the exact value).
+    pub fn args(&self) -> Vec<String> {
+        let (flag, value) = self.flag_and_value();
+        std::iter::once(flag.to_string())
+            .chain(value.map(|value| value.to_string_lossy().into_owned()))
+            .collect()
     }
 
     /// Sets the option in `network` (the runtime's options are left out).

@@ -509,21 +509,25 @@ fn staged_files(root: &Path, relative: &Path, files: &mut Vec<PathBuf>) -> std::
     Ok(())
 }
 
-/// A file name for a tensor's name: characters a file name cannot hold become
-/// `_`, and very long names (intermediate vars) are cut.
+/// A file name for a tensor's name: letters and digits of any script, `.`,
+/// `_` and `-` are kept, anything else (`/`, spaces, punctuation, control and
+/// formatting characters) becomes `_`; a stem that would start with `.`
+/// (`..`, a hidden file) gets a `_` in front; very long names
+/// (intermediate vars) are cut at 100 bytes.
 pub fn npy_file_stem(name: &str) -> String {
-    const LONGEST: usize = 100;
-    let mut stem: String = name
-        .chars()
-        .take(LONGEST)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    const LONGEST_BYTES: usize = 100;
+    let mut stem = String::new();
+    for c in name.chars() {
+        let c = if c.is_alphanumeric() || "._-".contains(c) {
+            c
+        } else {
+            '_'
+        };
+        if stem.len() + c.len_utf8() > LONGEST_BYTES {
+            break;
+        }
+        stem.push(c);
+    }
     if stem.is_empty() || stem.starts_with('.') {
         stem.insert(0, '_');
     }
@@ -533,6 +537,33 @@ pub fn npy_file_stem(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Names stay readable in any script; what a path or a terminal reads
+    /// otherwise does not reach the file name; names that meet keep apart.
+    #[test]
+    fn names_files_after_tensors_safely() {
+        for (name, stem) in [
+            ("输出", "输出"),
+            ("Ausgabe_ü-1.x", "Ausgabe_ü-1.x"),
+            ("a/../b", "a_.._b"),
+            ("..", "_.."),
+            ("", "_"),
+            ("x\x1b[31m\u{202e}\n", "x__31m__"),
+        ] {
+            assert_eq!(npy_file_stem(name), stem, "{name:?}");
+        }
+        let long = npy_file_stem(&"输".repeat(100));
+        assert!(long.len() <= 100 && long.chars().all(|c| c == '输'), "{long}");
+        let tensor = HostTensor {
+            shape: vec![1],
+            dtype: crate::tensor::DType::F32,
+            data: vec![0; 4],
+        };
+        let named = |name: &str| (name.to_string(), tensor.clone());
+        let tensors = [named("a/b"), named("a_b"), named("a_b_1")];
+        let files: Vec<PathBuf> = npy_files(&tensors).into_iter().map(|(_, file, _)| file).collect();
+        assert_eq!(files, ["a_b.npy", "a_b_1.npy", "a_b_1_1.npy"].map(PathBuf::from));
+    }
 
     #[test]
     fn replaces_the_target_and_leaves_no_temporary() {

@@ -1,7 +1,158 @@
-//! Pieces of messages shared by every layer.
+//! Pieces of messages shared by every layer: names and paths as text output
+//! shows them, and words as a shell reads them back.
+
+use std::borrow::Cow;
+use std::ffi::OsStr;
+use std::fmt::Write;
+use std::os::unix::ffi::OsStrExt;
 
 /// Names for a message: `'a', 'b', 'c'`.
 pub fn quoted_list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
     let quoted: Vec<String> = names.into_iter().map(|name| format!("'{}'", name.as_ref())).collect();
     quoted.join(", ")
+}
+
+/// Whether text output shows `c` escaped: control characters (C0, DEL, C1),
+/// which move the cursor, colour, ring or end the line, and the invisible
+/// characters that reorder or hide what a terminal shows (bidirectional
+/// marks and overrides, zero-width characters, line and paragraph separators).
+fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{061c}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+}
+
+/// `text` as text output shows it: hidden characters (see `is_hidden`)
+/// escaped as `\n`, `\t`, `\r`, `\x1b` or `\u{202e}`, so that a name or a
+/// path can neither drive the terminal nor forge a line of a report. JSON
+/// output keeps text exact.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        push_printable(&mut shown, c);
+    }
+    Cow::Owned(shown)
+}
+
+/// Lines of text output (a report) with their hidden characters but the
+/// line breaks escaped (see `printable`).
+pub fn printable_lines(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c != '\n' && is_hidden(c)) {
+        return Cow::Borrowed(text);
+    }
+    let lines: Vec<Cow<str>> = text.split('\n').map(printable).collect();
+    Cow::Owned(lines.join("\n"))
+}
+
+fn push_printable(shown: &mut String, c: char) {
+    match c {
+        '\n' => shown.push_str("\\n"),
+        '\t' => shown.push_str("\\t"),
+        '\r' => shown.push_str("\\r"),
+        c if (c as u32) < 0x100 && is_hidden(c) => {
+            let _ = write!(shown, "\\x{:02x}", c as u32);
+        }
+        c if is_hidden(c) => {
+            let _ = write!(shown, "\\u{{{:x}}}", c as u32);
+        }
+        c => shown.push(c),
+    }
+}
+
+/// `word` quoted for a shell (bash, zsh, ksh) to read back byte for byte: as
+/// it is when plain, in single quotes when printable, else as `$'...'` with
+/// hidden characters (see `is_hidden`) and bytes that are not UTF-8 as `\xHH`.
+pub fn shell_word(word: &OsStr) -> String {
+    let bytes = word.as_bytes();
+    let plain = |byte: &u8| byte.is_ascii_alphanumeric() || b"_-./:=@%+,".contains(byte);
+    if !bytes.is_empty() && bytes.iter().all(plain) {
+        return String::from_utf8_lossy(bytes).into_owned();
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) if !text.chars().any(is_hidden) => format!("'{}'", text.replace('\'', r"'\''")),
+        _ => {
+            let mut quoted = String::from("$'");
+            for chunk in bytes.utf8_chunks() {
+                for c in chunk.valid().chars() {
+                    match c {
+                        '\\' | '\'' => {
+                            quoted.push('\\');
+                            quoted.push(c);
+                        }
+                        c if is_hidden(c) => {
+                            let mut utf8 = [0; 4];
+                            for byte in c.encode_utf8(&mut utf8).bytes() {
+                                let _ = write!(quoted, "\\x{byte:02x}");
+                            }
+                        }
+                        c => quoted.push(c),
+                    }
+                }
+                for byte in chunk.invalid() {
+                    let _ = write!(quoted, "\\x{byte:02x}");
+                }
+            }
+            quoted.push('\'');
+            quoted
+        }
+    }
+}
+
+/// Words as one command line a shell runs as given (see `shell_word`).
+pub fn shell_line<W: AsRef<OsStr>>(words: impl IntoIterator<Item = W>) -> String {
+    let quoted: Vec<String> = words.into_iter().map(|word| shell_word(word.as_ref())).collect();
+    quoted.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    use std::process::Command;
+
+    use super::*;
+
+    #[test]
+    fn shows_hidden_characters_escaped() {
+        assert_eq!(printable("输出 a/b\\c 'q'"), "输出 a/b\\c 'q'");
+        assert_eq!(printable("line1\nline2"), "line1\\nline2");
+        assert_eq!(printable("x\x1b[31mred\x07\t\r\u{85}"), "x\\x1b[31mred\\x07\\t\\r\\x85");
+        assert_eq!(printable("abc\u{202e}def\u{200b}"), "abc\\u{202e}def\\u{200b}");
+        assert_eq!(printable_lines("a\x1b[0m\nb\n"), "a\\x1b[0m\nb\n");
+    }
+
+    /// What bash reads back from each quoted word is the word, byte for byte.
+    #[test]
+    fn quotes_words_a_shell_reads_back_exactly() {
+        let words: Vec<OsString> = [
+            &b"plain-1.mge"[..],
+            b"-m.mge",
+            b"a b.mge",
+            b"it's",
+            b"#rand(0,1)",
+            b"",
+            b"~x",
+            b"line1\nline2",
+            b"x\x1b[31m\\'\x07",
+            b"\xff\xfe.mge",
+            "输出 \u{202e}".as_bytes(),
+            b"$HOME `id` \"*\"",
+        ]
+        .iter()
+        .map(|bytes| OsString::from_vec(bytes.to_vec()))
+        .collect();
+        assert_eq!(shell_word(&words[0]), "plain-1.mge");
+        assert_eq!(shell_word(&words[3]), r"'it'\''s'");
+        assert_eq!(shell_word(&words[7]), r"$'line1\x0aline2'");
+        let line = shell_line(&words);
+        assert!(!line.chars().any(is_hidden), "{line}");
+        let script = format!("for word in {line}; do printf '%s\\0' \"$word\"; done");
+        let output = Command::new("bash").arg("-c").arg(&script).output().unwrap();
+        assert!(output.status.success(), "{line}");
+        let read: Vec<&[u8]> = output.stdout.split(|&byte| byte == 0).collect();
+        let expected: Vec<&[u8]> = words.iter().map(|word| word.as_bytes()).chain([&b""[..]]).collect();
+        assert_eq!(read, expected, "{line}");
+    }
 }

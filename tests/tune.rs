@@ -41,7 +41,8 @@ fn tune_reports_candidates_and_a_reproducible_best() {
     assert!(best["speedup"].as_f64().unwrap() >= 1.0, "{best}");
     let command = best["command"].as_str().unwrap();
     assert!(
-        command.starts_with("mge run fixtures/conv_float.mge -i fixtures/feeds/conv_data.npy"),
+        command.starts_with("mge run -i=fixtures/feeds/conv_data.npy ")
+            && command.ends_with(" -- fixtures/conv_float.mge"),
         "{command}"
     );
 }

@@ -15,7 +15,7 @@ use crate::cli::{DumpArgs, IoFormat};
 use crate::engine::{IoDump, Lite, NetworkOptions};
 use crate::input_files;
 use crate::iodump::{convert_binary, index_text, read_raw_index, refuse_unless_raw, Converted, Index, TEXT_FILE};
-use crate::model::{ModelFile, EXPECTATION_SUFFIX};
+use crate::model::{EngineNames, ModelFile, EXPECTATION_SUFFIX};
 use crate::output_files::{claim_file, claim_set, npy_files, write_atomically, write_set, write_tensors, StagedSet};
 use crate::profile::{executed_vars, request_engine_profile};
 use crate::report::dump::{DumpReport, Written};
@@ -47,6 +47,8 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
         None => None,
     };
     let mut written = Vec::new();
+    // The names the engine's dumps hold under placeholders, kept past the network.
+    let names = prepared.session.engine_names().clone();
     if let Some(dir) = &args.testcases {
         let count = dump_testcases(&prepared.lite, &prepared.model, &prepared.session, dir)?;
         written.push(Written::Testcases {
@@ -73,6 +75,7 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
     // Written once the engine's output is off stdout again, which may be the target.
     if let (Some(file), Some(staged)) = (&args.layout_transform_model, transformed) {
         let model = input_files::read(&staged, &input_files::ENGINE_DUMP)?;
+        let model = ModelFile::restore_names(model, &names).context("--layout-transform-model")?;
         write_atomically(file, &model).context("--layout-transform-model")?;
         written.insert(
             0,
@@ -90,7 +93,7 @@ pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
         });
     }
     if let Some(io) = io {
-        let (done, first_non_finite) = io.convert(&settings.path)?;
+        let (done, first_non_finite) = io.convert(&settings.path, &names)?;
         written.push(done);
         if let Some(found) = first_non_finite {
             global.warn(&found);
@@ -180,10 +183,11 @@ impl IoRequest<'_> {
         })
     }
 
-    /// DIR from what the engine wrote; with the first var, in execution order,
-    /// that holds NaN or infinities, said in a line.
-    fn convert(self, model: &Path) -> Result<(Written, Option<String>)> {
-        let vars = executed_vars(&self.profile)?;
+    /// DIR from what the engine wrote, by the names of the model (the engine
+    /// knew `names` under placeholders); with the first var, in execution
+    /// order, that holds NaN or infinities, said in a line.
+    fn convert(self, model: &Path, names: &EngineNames) -> Result<(Written, Option<String>)> {
+        let vars = executed_vars(&self.profile, names)?;
         let dir = self.dir;
         let mut set = StagedSet::new(dir).context("--io")?;
         let model_name = model.display().to_string();
@@ -191,7 +195,7 @@ impl IoRequest<'_> {
             IoFormat::Bin => convert_binary(vars, self.engine_dir.path(), &mut set, &model_name)?,
             IoFormat::Txt => {
                 let text = input_files::read(&self.engine_dir.path().join(TEXT_FILE), &input_files::ENGINE_DUMP)?;
-                set.add(TEXT_FILE.into(), &text)?;
+                set.add(TEXT_FILE.into(), &names.restore_bytes(&text))?;
                 index_text(vars, &mut set, &model_name)?
             }
         };

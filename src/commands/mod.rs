@@ -22,8 +22,10 @@ use anyhow::Result;
 
 use crate::cli::{Cli, Command, RuntimeCommand};
 use crate::report::progress::RunProgress;
+use crate::runtime as lite_runtime;
 use crate::supervise;
 use crate::supervise::parent::Work;
+use crate::text::printable;
 
 /// Options every command may need.
 pub struct Global {
@@ -37,13 +39,13 @@ impl Global {
     /// A note for the user on stderr, unless `--quiet`.
     pub fn note(&self, message: impl fmt::Display) {
         if !self.quiet {
-            supervise::child::say(&format!("note: {message}"));
+            supervise::child::say(&format!("note: {}", printable(&message.to_string())));
         }
     }
 
     /// A warning on stderr, even with `--quiet`: something may not be what the user thinks.
     pub fn warn(&self, message: impl fmt::Display) {
-        supervise::child::say(&format!("warning: {message}"));
+        supervise::child::say(&format!("warning: {}", printable(&message.to_string())));
     }
 }
 
@@ -118,11 +120,14 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     }
 }
 
-/// Runs this command again in a child process that does the engine's work,
-/// drawing its progress here and turning its death into an error.
+/// Runs this command again in a child process that does the engine's work with
+/// the runtime located here, drawing its progress here and turning its death
+/// into an error. Where none was found, the child says so after its own checks
+/// of the command line, as when it looked itself.
 fn supervised(timeout: Option<Duration>, work: Work, global: &Global) -> Result<()> {
+    let lookup = lite_runtime::locate(&global.runtime);
     let mut progress = RunProgress::new(global.quiet);
-    match supervise::parent::rerun_supervised(timeout, global.verbose, work, &mut progress)? {
+    match supervise::parent::rerun_supervised(lookup.as_ref(), timeout, global.verbose, work, &mut progress)? {
         0 => Ok(()),
         code => Err(ChildExited(u8::try_from(code).unwrap_or(2)).into()),
     }

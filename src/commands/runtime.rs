@@ -38,12 +38,13 @@ pub fn install(
 }
 
 /// Which engine is used and whether its files are as installed; a damaged
-/// install is reported without being loaded (a truncated library crashes it).
+/// install, or one without a record to tell, is reported without being loaded
+/// (a truncated library crashes it).
 pub fn info(json: bool, global: &Global) -> Result<()> {
     let located = lite_runtime::find(&global.runtime)?;
     let files = located.files(Scrutiny::Contents)?;
-    let damaged = matches!(files, Files::Damaged(_));
-    let cuda_architectures = match damaged {
+    let unloadable = matches!(files, Files::Damaged(_) | Files::Unrecorded);
+    let cuda_architectures = match unloadable {
         true => None,
         false => Some(lite_runtime::recorded_or_scanned(
             located.install.as_deref(),
@@ -62,10 +63,12 @@ pub fn info(json: bool, global: &Global) -> Result<()> {
         cuda_architectures,
         installed: installed(&located),
         shadowed_by: lite_runtime::other_mge_on_path().map(|path| path.display().to_string()),
-        cache_folder: (!matches!(located.origin, Origin::Cache | Origin::Version))
-            .then(|| lite_runtime::home().display().to_string()),
+        cache_folder: match located.origin {
+            Origin::Cache | Origin::Version => None,
+            _ => lite_runtime::home().ok().map(|home| home.display().to_string()),
+        },
     };
-    if !damaged {
+    if !unloadable {
         let lite = Lite::load(&located.path, global.verbose)?;
         let (major, minor, patch) = lite.version()?;
         info.version = Some(format!("{major}.{minor}.{patch}"));
@@ -78,6 +81,7 @@ pub fn info(json: bool, global: &Global) -> Result<()> {
     print(&info, json)?;
     match (&info.files, &located.install) {
         (Files::Damaged(damage), Some(dir)) => Err(lite_runtime::damaged(dir, damage)),
+        (Files::Unrecorded, Some(dir)) => Err(lite_runtime::unrecorded(dir)),
         _ => Ok(()),
     }
 }
@@ -118,7 +122,9 @@ fn gpus(architectures: Option<&lite_runtime::Architectures>) -> Vec<GpuInfo> {
 
 /// The runtimes in the cache folder, the one `located` marked as used.
 fn installed(located: &Located) -> Vec<InstalledRuntime> {
-    lite_runtime::installed()
+    let installs = lite_runtime::home().map(|home| lite_runtime::installed(&home));
+    installs
+        .unwrap_or_default()
         .into_iter()
         .map(|install| InstalledRuntime {
             version: install.version.to_string(),

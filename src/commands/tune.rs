@@ -52,7 +52,6 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     let located = runtime::locate(&global.runtime)?;
     // Here, in one line, rather than in every candidate.
     runtime::ensure_runs_on(&located, device)?;
-    let lite_lib = located.path;
     let scratch = tempfile::Builder::new()
         .prefix("mge-tune-")
         .tempdir()
@@ -68,7 +67,7 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     }
 
     let mut trials = Trials {
-        baseline: baseline.clone().lite_lib(&lite_lib).verbose(false),
+        baseline: baseline.clone().runtime(Ok(&located)).verbose(false),
         warmup: WARMUP,
         fast_run_cache: settings.engine.fast_run_cache().map(Path::to_path_buf),
         scratch: scratch.path().to_path_buf(),

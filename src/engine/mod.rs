@@ -1,5 +1,5 @@
-//! The MegEngine Lite runtime behind a small safe API. This module (with `ffi`
-//! and `stdio`) holds the only `unsafe` code of the crate.
+//! The MegEngine Lite runtime behind a small safe API. This module (with `ffi`,
+//! `stdio` and `process`) holds the only `unsafe` code of the crate.
 
 mod affinity;
 mod algo_cache;
@@ -7,6 +7,7 @@ mod cuda_driver;
 mod exit_trap;
 mod ffi;
 mod log_watch;
+mod process;
 mod stdio;
 
 use std::ffi::{CStr, CString};
@@ -27,6 +28,7 @@ pub use affinity::{available_cores, pinned_threads, PIN_SLOTS};
 pub use cuda_driver::{cuda_driver, Driver, Gpu};
 pub use exit_trap::{end_with_parent, report_engine_exit_with};
 pub use log_watch::AlgoChoices;
+pub use process::{effective_uid, ProcessGroup};
 pub use stdio::{capture_stdout, silence_stdout, take_stdout, StdoutSilenced};
 
 /// The oldest runtime whose `LiteConfig` matches our declaration (1.11 appended fields).
@@ -147,6 +149,10 @@ pub struct NetworkOptions {
     pub profile_json: Option<PathBuf>,
     /// Attach the engine's io dump, which writes every var each run produces.
     pub io_dump: Option<IoDump>,
+    /// Load the graph with the names the engine cannot write into its JSON
+    /// under placeholders (`model::EngineNames`): the profiler of this
+    /// network, or of a copy that shares its graph, writes them.
+    pub writable_names: bool,
     /// The decryption method of a bare encrypted model.
     pub bare_model_decryption: Option<&'static str>,
     /// Pin the engine's CPU worker threads to these cores: thread `n` of the

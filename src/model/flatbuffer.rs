@@ -92,6 +92,21 @@ impl<'a> Table<'a> {
             .transpose()
     }
 
+    /// A string field with where its offset is stored (to point it elsewhere).
+    pub fn string_slot(&self, index: usize) -> Result<Option<(usize, &'a str)>> {
+        self.field(index)?
+            .map(|pos| Ok((pos, self.string_at(self.follow(pos)?)?)))
+            .transpose()
+    }
+
+    /// A vector of strings, each with where its offset is stored.
+    pub fn string_slots(&self, index: usize) -> Result<Vec<(usize, &'a str)>> {
+        self.vector(index)?
+            .into_iter()
+            .map(|pos| Ok((pos, self.string_at(self.follow(pos)?)?)))
+            .collect()
+    }
+
     fn string_at(&self, start: usize) -> Result<&'a str> {
         let len = read_u32(self.buf, start)? as usize;
         let bytes = slice(self.buf, start + 4, len)?;

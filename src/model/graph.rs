@@ -22,6 +22,7 @@ pub mod model {
 pub mod operator {
     pub const TYPE: usize = 0;
     pub const TYPE_ID: usize = 1;
+    pub const NAME: usize = 2;
     pub const PARAM_TYPE: usize = 3;
     pub const PARAM: usize = 4;
     pub const INPUTS: usize = 7;

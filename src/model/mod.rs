@@ -19,6 +19,7 @@ mod cost;
 mod edit;
 mod flatbuffer;
 mod graph;
+mod names;
 pub mod pack;
 mod schema;
 mod unassert;
@@ -27,6 +28,7 @@ pub use assertions::{checked_output, Assertion, DEFAULT_MAXERR};
 pub use cipher::{Method, NO_ENCRYPTION};
 pub use cost::GraphCost;
 pub use edit::TensorSpec;
+pub use names::EngineNames;
 use pack::{Pack, PACK_TAG};
 
 /// How MegEngine names the input holding an output's expected value.
@@ -331,6 +333,44 @@ impl ModelFile {
         let names = unassert::rewrite(graphs.format, &mut graph[flatbuffer])
             .context("cannot take the model's outputs from before its AssertEqual operators")?;
         Ok((graph, names))
+    }
+
+    /// `graph` (this model's, as `graph` or `graph_with_real_outputs` gives
+    /// it) with the names the engine cannot write into its JSON under
+    /// placeholders, and those names (see `names`).
+    pub fn with_writable_names(&self, graph: Vec<u8>) -> Result<(Vec<u8>, EngineNames)> {
+        // An encrypted graph's names are the engine's to see.
+        let Some(graphs) = &self.graphs else {
+            return Ok((graph, EngineNames::none()));
+        };
+        let flatbuffer_start = graphs.graph_flatbuffer.start - graphs.graph.start;
+        if matches!(self.wrapping, Wrapping::Bare) {
+            return names::rename(graphs.format, &graph, flatbuffer_start);
+        }
+        let (_, names) = names::rename(graphs.format, &self.bytes[graphs.graph.clone()], flatbuffer_start)?;
+        if !names.is_empty() {
+            bail!(
+                "the model names vars or operators with non-ASCII or control characters, which the engine's profiler cannot write, \
+                 and it is {}: give the plain model, whose names mge replaces for the engine",
+                self.format()
+            );
+        }
+        Ok((graph, names))
+    }
+
+    /// A graph the engine wrote of a network that knew `names` under
+    /// placeholders (a layout-transformed model), with the model's names back.
+    pub fn restore_names(bytes: Vec<u8>, names: &EngineNames) -> Result<Vec<u8>> {
+        if names.is_empty() {
+            return Ok(bytes);
+        }
+        let model = ModelFile::parse(bytes)?;
+        match (&model.wrapping, &model.graphs) {
+            (Wrapping::Bare, Some(graphs)) if graphs.testcases.is_none() => {
+                names::restore(graphs.format, &model.bytes, graphs.graph_flatbuffer.start, names)
+            }
+            _ => bail!("the engine wrote no plain graph"),
+        }
     }
 
     /// Fails unless the model graph can be edited (an FBS v2 graph, as

@@ -17,6 +17,7 @@ use serde::Deserialize;
 
 use super::OperatorRun;
 use crate::iodump::IndexVar;
+use crate::model::EngineNames;
 
 #[derive(Deserialize)]
 pub struct EngineProfile {
@@ -113,8 +114,9 @@ impl EngineProfile {
     }
 
     /// Every operator with times, in execution order: the compiled sequence,
-    /// then any other profiled operator by id.
-    pub fn operators(&self) -> Result<Vec<OperatorRun<RawSpan>>> {
+    /// then any other profiled operator by id; named as the model names them
+    /// (the engine knew `names` under placeholders).
+    pub fn operators(&self, names: &EngineNames) -> Result<Vec<OperatorRun<RawSpan>>> {
         let mut order: Vec<&str> = self.graph_exec.comp_seq.iter().map(String::as_str).collect();
         let mut others: Vec<&str> = self
             .profiler
@@ -130,14 +132,14 @@ impl EngineProfile {
         order
             .into_iter()
             .filter(|id| self.profiler.host.contains_key(*id) || self.profiler.device.contains_key(*id))
-            .map(|id| self.operator(id))
+            .map(|id| self.operator(id, names))
             .collect()
     }
 
     /// The vars of the compiled sequence's operators, in execution order
     /// (without scratch vars such as workspaces), with the layout the engine
-    /// planned for each: the entries of an io dump's index.
-    pub fn vars(&self) -> Result<Vec<IndexVar>> {
+    /// planned for each: the entries of an io dump's index, named as `operators` names.
+    pub fn vars(&self, names: &EngineNames) -> Result<Vec<IndexVar>> {
         let number = |id: &str| {
             id.parse::<u64>()
                 .with_context(|| format!("the engine's profile has id '{id}', not a number"))
@@ -146,7 +148,7 @@ impl EngineProfile {
             self.graph_exec
                 .var
                 .get(id)
-                .map_or_else(|| format!("var{id}"), |var| var.name.clone())
+                .map_or_else(|| format!("var{id}"), |var| names.restore(&var.name).into_owned())
         };
         let mut vars = Vec::new();
         for id in &self.graph_exec.comp_seq {
@@ -164,7 +166,7 @@ impl EngineProfile {
                 vars.push(IndexVar {
                     name: var_name(var),
                     id: number(var)?,
-                    operator: entry.name.clone(),
+                    operator: names.restore(&entry.name).into_owned(),
                     op_type: entry.op_type.clone(),
                     inputs: inputs.clone(),
                     shape: layout.map(|layout| layout.shape.clone()),
@@ -176,7 +178,7 @@ impl EngineProfile {
         Ok(vars)
     }
 
-    fn operator(&self, id: &str) -> Result<OperatorRun<RawSpan>> {
+    fn operator(&self, id: &str, names: &EngineNames) -> Result<OperatorRun<RawSpan>> {
         let entry = self
             .graph_exec
             .operator
@@ -200,7 +202,7 @@ impl EngineProfile {
             id: id
                 .parse()
                 .with_context(|| format!("the engine's profile has operator id '{id}', not a number"))?,
-            name: entry.name.clone(),
+            name: names.restore(&entry.name).into_owned(),
             op_type: entry.op_type.clone(),
             host: spans(&self.profiler.host),
             device: spans(&self.profiler.device),
@@ -245,7 +247,10 @@ mod tests {
 
     #[test]
     fn reads_operators_in_execution_order_with_their_footprint() {
-        let operators = EngineProfile::parse(SAMPLE.as_bytes()).unwrap().operators().unwrap();
+        let operators = EngineProfile::parse(SAMPLE.as_bytes())
+            .unwrap()
+            .operators(&EngineNames::none())
+            .unwrap();
         let ids: Vec<u64> = operators.iter().map(|o| o.id).collect();
         assert_eq!(ids, [51, 4]);
         let conv = &operators[1];

@@ -26,6 +26,7 @@ use tempfile::TempPath;
 use crate::engine::NetworkOptions;
 use crate::input_files;
 use crate::iodump::IndexVar;
+use crate::model::EngineNames;
 use crate::output_files::claim_file;
 use crate::runner::{RunKind, RunObserver, Session};
 use engine_json::{EngineProfile, RawSpan};
@@ -133,6 +134,8 @@ pub struct ProfileCapture {
     /// Where the engine writes; removed when the capture is dropped.
     engine_file: TempPath,
     profiler_started: Option<Instant>,
+    /// The names the engine's profile holds under placeholders.
+    names: EngineNames,
     phases: Vec<Phase>,
     /// Timed iterations with the operators as the engine wrote them.
     iterations: Vec<RecordedIteration>,
@@ -199,7 +202,7 @@ fn place(phases: Vec<Phase>, recorded: Vec<RecordedIteration>, host_origin_us: f
 pub fn read_recorded(file: &Path) -> Result<Profile> {
     let bytes = input_files::read(file, &input_files::RECORDED_PROFILE)?;
     let operators = EngineProfile::parse(&bytes)
-        .and_then(|profile| profile.operators())
+        .and_then(|profile| profile.operators(&EngineNames::none()))
         .with_context(|| format!("{}", file.display()))?;
     if operators.is_empty() {
         bail!(
@@ -231,7 +234,8 @@ pub fn read_recorded(file: &Path) -> Result<Profile> {
 }
 
 /// Asks for the engine's graph profiler in `options`, which must then build
-/// the network: the returned temporary file is where the engine writes.
+/// the network (with the names the profiler cannot write renamed): the
+/// returned temporary file is where the engine writes.
 pub fn request_engine_profile(options: &mut NetworkOptions) -> Result<TempPath> {
     if options.record_comp_seq.is_some_and(|level| level > 0) {
         // Checked with 1.13: the first run with both never returns.
@@ -244,14 +248,16 @@ pub fn request_engine_profile(options: &mut NetworkOptions) -> Result<TempPath> 
         .context("cannot create a temporary file for the engine's profile")?
         .into_temp_path();
     options.profile_json = Some(engine_file.to_path_buf());
+    options.writable_names = true;
     Ok(engine_file)
 }
 
 /// The vars of the graph the engine executed, in order, from the file
-/// `request_engine_profile` returned (after a run).
-pub fn executed_vars(engine_file: &Path) -> Result<Vec<IndexVar>> {
+/// `request_engine_profile` returned (after a run), by the names of the
+/// model (the engine knew `names` under placeholders).
+pub fn executed_vars(engine_file: &Path, names: &EngineNames) -> Result<Vec<IndexVar>> {
     let bytes = input_files::read(engine_file, &input_files::ENGINE_PROFILE)?;
-    EngineProfile::parse(&bytes)?.vars()
+    EngineProfile::parse(&bytes)?.vars(names)
 }
 
 impl ProfileCapture {
@@ -268,8 +274,10 @@ impl ProfileCapture {
     /// without the profiler, and a copy of it built with the options returned
     /// (`Session::copy`) runs with it. The timed network's phases are
     /// recorded through `unprofiled`.
-    pub fn for_separate_runs(trace: &Path, options: &NetworkOptions) -> Result<(ProfileCapture, NetworkOptions)> {
+    pub fn for_separate_runs(trace: &Path, options: &mut NetworkOptions) -> Result<(ProfileCapture, NetworkOptions)> {
         claim_file("--profile", trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
+        // The copy runs the network's graph, names and all.
+        options.writable_names = true;
         let mut copy_options = options.for_copy(options.worker);
         let capture = ProfileCapture::arm(&mut copy_options, true)?;
         Ok((capture, copy_options))
@@ -281,6 +289,7 @@ impl ProfileCapture {
             separate,
             engine_file: request_engine_profile(options)?,
             profiler_started: None,
+            names: EngineNames::none(),
             phases: Vec::new(),
             iterations: Vec::new(),
         })
@@ -294,6 +303,7 @@ impl ProfileCapture {
                 .profiler_started()
                 .context("the network was built without the options ProfileCapture::arm set")?,
         );
+        self.names = session.engine_names().clone();
         let name = if self.separate {
             "load of the profiled copy"
         } else {
@@ -331,7 +341,7 @@ impl ProfileCapture {
 
     fn read_engine_profile(&self) -> Result<Vec<OperatorRun<RawSpan>>> {
         let bytes = input_files::read(&self.engine_file, &input_files::ENGINE_PROFILE)?;
-        EngineProfile::parse(&bytes)?.operators()
+        EngineProfile::parse(&bytes)?.operators(&self.names)
     }
 }
 

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Report;
 use crate::runner::testcase::{OutputCheck, Status, TestcaseRun};
+use crate::text::printable;
 
 /// `mge check`'s result: as text only the closing count, since each model's
 /// lines were printed as it was checked (`ModelCheck::to_text`).
@@ -143,10 +144,15 @@ pub fn check_summary(status: Status, checks: &[OutputCheck], message: Option<&st
     .to_string();
     for check in checks {
         let err = check.err.map_or("not printed".to_string(), number);
-        let _ = write!(text, "  '{}' err {err} (maxerr {})", check.name, number(check.maxerr));
+        let _ = write!(
+            text,
+            "  '{}' err {err} (maxerr {})",
+            printable(&check.name),
+            number(check.maxerr)
+        );
     }
     if let Some(message) = message {
-        let _ = write!(text, ": {message}");
+        let _ = write!(text, ": {}", printable(message));
     }
     text
 }
@@ -161,15 +167,17 @@ fn number(value: f64) -> String {
 }
 
 impl ModelCheck {
-    /// One line per testcase (or one for a model that could not be checked).
+    /// One line per testcase (or one for a model that could not be checked),
+    /// whatever characters the model's path and names hold.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
+        let model = printable(&self.model);
         if let Some(error) = &self.error {
-            let _ = writeln!(out, "{}: ERROR: {error}", self.model);
+            let _ = writeln!(out, "{model}: ERROR: {}", printable(error));
         }
         for testcase in &self.testcases {
             let summary = check_summary(testcase.status, &testcase.outputs, testcase.message.as_deref());
-            let _ = writeln!(out, "{} #{}: {summary}", self.model, testcase.index);
+            let _ = writeln!(out, "{model} #{}: {summary}", testcase.index);
         }
         out
     }
@@ -209,5 +217,31 @@ mod tests {
             "FAILED  'feat' err 3.86273e-5 (maxerr 1e-4)  'y' err not printed (maxerr 0.5): 'feat': got 1, expected 2"
         );
         assert_eq!(check_summary(Status::Passed, &checks[..0], None), "passed");
+    }
+
+    /// A line break in a path or a name cannot make a second line of the report.
+    #[test]
+    fn a_model_is_one_line_per_testcase_whatever_its_names() {
+        let check = ModelCheck {
+            model: "m\n#0: passed.mge".into(),
+            error: None,
+            engine_failed: false,
+            load_s: None,
+            testcases: vec![TestcaseCheck {
+                index: 0,
+                status: Status::Failed,
+                outputs: vec![OutputCheck {
+                    name: "line1\nline2\x1b[0m".into(),
+                    err: Some(0.5),
+                    maxerr: 1e-4,
+                }],
+                message: Some("got\r1".into()),
+                time_s: 0.0,
+            }],
+        };
+        assert_eq!(
+            check.to_text(),
+            "m\\n#0: passed.mge #0: FAILED  'line1\\nline2\\x1b[0m' err 0.5 (maxerr 1e-4): got\\r1\n"
+        );
     }
 }

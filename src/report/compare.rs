@@ -1,7 +1,10 @@
 //! The report of `mge compare`: a row per tensor, a summary and, for two io
 //! dumps, where the runs part ways.
 
+use std::ffi::OsStr;
 use std::fmt::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -9,7 +12,7 @@ use super::table::Table;
 use super::Report;
 use crate::compare::{DifferingSource, Divergence, DivergingVar, Mismatch, Rules, Status, TensorRow, Tolerance};
 use crate::tensor::format_shape;
-use crate::text::quoted_list;
+use crate::text::{printable, quoted_list, shell_line};
 
 #[derive(Serialize)]
 pub struct CompareReport {
@@ -80,7 +83,12 @@ impl Report for CompareReport {
 
 /// What was compared with what, and how.
 fn heading(a: &str, b: &str, rules: &Rules) -> String {
-    format!("a  {a}\nb  {b}\ntolerance  {}\n\n", rules.describe())
+    format!(
+        "a  {}\nb  {}\ntolerance  {}\n\n",
+        printable(a),
+        printable(b),
+        printable(&rules.describe())
+    )
 }
 
 /// A row per tensor; for an io dump's vars with the operator type.
@@ -127,12 +135,12 @@ fn walk_text(out: &mut String, sources: &[DifferingSource], divergence: Option<&
         } else {
             "constant"
         };
-        let _ = write!(out, "{kind} '{}' differs", source.var);
+        let _ = write!(out, "{kind} '{}' differs", printable(&source.var));
         match source.readers.as_slice() {
             [] => out.push('\n'),
             readers => {
-                let readers: Vec<&str> = readers.iter().map(String::as_str).collect();
-                let _ = writeln!(out, ", read by {}", quoted_list(&readers));
+                let readers = readers.iter().map(|reader| printable(reader));
+                let _ = writeln!(out, ", read by {}", quoted_list(readers));
             }
         }
     }
@@ -144,18 +152,18 @@ fn walk_text(out: &mut String, sources: &[DifferingSource], divergence: Option<&
     let _ = writeln!(
         out,
         "first divergence: var '{}' of operator '{}' ({}), {}",
-        first.var,
-        first.operator,
-        first.op_type,
+        printable(&first.var),
+        printable(&first.operator),
+        printable(&first.op_type),
         how_it_differs(first)
     );
     for next in &divergence.then {
         let _ = writeln!(
             out,
             "  then '{}' of '{}' ({}), {}",
-            next.var,
-            next.operator,
-            next.op_type,
+            printable(&next.var),
+            printable(&next.operator),
+            printable(&next.op_type),
             how_it_differs(next)
         );
     }
@@ -205,6 +213,9 @@ pub struct TwoRunReport {
     /// Where both runs' io dumps and outputs were kept (`--keep`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kept: Option<String>,
+    /// The command that compares the kept io dumps, quoted for a shell.
+    #[serde(skip)]
+    pub kept_command: Option<String>,
 }
 
 impl TwoRunReport {
@@ -215,7 +226,7 @@ impl TwoRunReport {
         differing_sources: Vec<DifferingSource>,
         first_divergence: Option<Divergence>,
         vars: Vec<TensorRow>,
-        kept: Option<String>,
+        kept: Option<&Path>,
     ) -> TwoRunReport {
         TwoRunReport {
             a: sides.0,
@@ -228,7 +239,13 @@ impl TwoRunReport {
             vars,
             differing_sources,
             first_divergence,
-            kept,
+            kept: kept.map(|dir| dir.display().to_string()),
+            kept_command: kept.map(|dir| {
+                let dumps = ["a", "b"].map(|run| dir.join(run).join("io"));
+                let dashes = dumps.iter().any(|dump| dump.as_os_str().as_bytes().starts_with(b"-"));
+                let words = ["mge", "compare"].iter().chain(dashes.then_some(&"--")).map(OsStr::new);
+                shell_line(words.chain(dumps.iter().map(|dump| dump.as_os_str())))
+            }),
         }
     }
 }
@@ -255,10 +272,11 @@ impl Report for TwoRunReport {
             count(Status::OnlyInB)
         );
         walk_text(&mut out, &self.differing_sources, self.first_divergence.as_ref());
-        if let Some(dir) = &self.kept {
+        if let (Some(dir), Some(command)) = (&self.kept, &self.kept_command) {
             let _ = writeln!(
                 out,
-                "kept  {dir}/a and {dir}/b: io/ (every var) and outputs/ of each run; `mge compare {dir}/a/io {dir}/b/io` lists every var"
+                "kept  {dir}/a and {dir}/b: io/ (every var) and outputs/ of each run; `{command}` lists every var",
+                dir = printable(dir)
             );
         }
         out

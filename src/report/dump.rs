@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::Report;
+use crate::text::printable;
 
 /// One target of `mge dump`, written.
 #[derive(Serialize)]
@@ -59,6 +60,8 @@ impl Report for DumpReport {
                     format!("io dump  {vars} vars of {operators} operators from {from} in {dir} (index.json in var-id order)")
                 }
             })
+            // A line per thing written, whatever its path holds.
+            .map(|line| printable(&line).into_owned())
             .collect();
         lines.join("\n") + "\n"
     }

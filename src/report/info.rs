@@ -7,6 +7,7 @@ use super::table::Table;
 use super::Report;
 use crate::model::{GraphCost, EXPECTATION_SUFFIX};
 use crate::tensor::{format_shape, TensorInfo};
+use crate::text::printable;
 
 #[derive(Serialize)]
 pub struct Tensor {
@@ -76,10 +77,18 @@ pub struct Packing {
 
 impl Packing {
     fn to_text(&self) -> String {
-        let mut text = format!("packed as '{}', model decryption {}", self.name, self.model_decryption);
+        let mut text = format!(
+            "packed as '{}', model decryption {}",
+            printable(&self.name),
+            printable(&self.model_decryption)
+        );
         match (&self.info_decryption, &self.info_parser) {
             (Some(decryption), Some(parser)) => {
-                text += &format!(", info decryption {decryption}, parsed by {parser}\n")
+                text += &format!(
+                    ", info decryption {}, parsed by {}\n",
+                    printable(decryption),
+                    printable(parser)
+                )
             }
             _ => text += ", no info\n",
         }
@@ -88,13 +97,13 @@ impl Packing {
         } else if !self.info_options.is_empty() {
             text += &format!(
                 "  info options (applied by the engine): {}\n",
-                self.info_options.join(" ")
+                printable(&self.info_options.join(" "))
             );
         }
         if !self.mge_options.is_empty() {
             text += &format!(
                 "  mge options (extra_info, applied by mge run): {}\n",
-                self.mge_options.join(" ")
+                printable(&self.mge_options.join(" "))
             );
         }
         match self.fast_run_cache_bytes {
@@ -108,7 +117,12 @@ impl Packing {
 impl Report for ModelInfo {
     fn to_text(&self) -> String {
         let kind = if self.container { "testcase container" } else { "model" };
-        let mut text = format!("{}: {kind}, {}, {} bytes\n", self.model, self.format, self.size_bytes);
+        let mut text = format!(
+            "{}: {kind}, {}, {} bytes\n",
+            printable(&self.model),
+            self.format,
+            self.size_bytes
+        );
         if let Some(packing) = &self.packing {
             text += &packing.to_text();
         }

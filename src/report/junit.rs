@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use super::check::ModelCheck;
 use crate::runner::testcase::Status;
+use crate::text::printable;
 
 pub fn junit_xml(models: &[ModelCheck]) -> String {
     let mut suites = String::new();
@@ -85,7 +86,8 @@ impl Suite {
     }
 }
 
-/// Text for an attribute: markup escaped, and characters XML 1.0 cannot hold dropped.
+/// Text for an attribute: markup escaped, control characters XML 1.0 cannot
+/// hold as text output shows them (`\x1b`), and its non-characters dropped.
 fn escape(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
     for c in text.chars() {
@@ -97,7 +99,8 @@ fn escape(text: &str) -> String {
             '\'' => escaped.push_str("&apos;"),
             '\n' => escaped.push_str("&#10;"),
             '\t' | '\r' => escaped.push(' '),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
+            c if (c as u32) < 0x20 => escaped.push_str(&printable(c.encode_utf8(&mut [0; 4]))),
+            '\u{FFFE}' | '\u{FFFF}' => {}
             c => escaped.push(c),
         }
     }
@@ -111,8 +114,8 @@ mod tests {
     #[test]
     fn escapes_what_attributes_cannot_hold() {
         assert_eq!(
-            escape("a<b & \"c\" 'd'>\n\u{1}e"),
-            "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;&#10;e"
+            escape("a<b & \"c\" 'd'>\n\u{1}e\u{ffff}"),
+            "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;&#10;\\x01e"
         );
     }
 }

@@ -22,6 +22,8 @@ use std::sync::OnceLock;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
+use crate::text::printable_lines;
+
 /// Whether stdout was closed when the tool started. Rust's runtime puts
 /// /dev/null, opened read-write, in place of a closed standard stream, so the
 /// report would vanish without an error; a shell's `>/dev/null` opens it
@@ -60,10 +62,13 @@ pub trait Report: Serialize {
     fn to_text(&self) -> String;
 }
 
-/// Prints `report` on stdout: as one JSON document when `json`, else as text.
+/// Prints `report` on stdout: as one JSON document when `json`, else as
+/// text, in which no character of a name, a path or a message can drive the
+/// terminal (each report shows line breaks of its own escaped where they
+/// could forge a line).
 pub fn print(report: &impl Report, json: bool) -> Result<()> {
     match json {
         true => emit(&(serde_json::to_string_pretty(report)? + "\n")),
-        false => emit(&report.to_text()),
+        false => emit(&printable_lines(&report.to_text())),
     }
 }

@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use super::Report;
 use crate::tensor::format_shape;
+use crate::text::printable;
 
 #[derive(Serialize)]
 pub struct PackedTensor {
@@ -32,13 +33,13 @@ impl Report for PackReport {
                 .iter()
                 .map(|t| format!("{} {} {}", t.name, format_shape(&t.shape), t.dtype))
                 .collect();
-            described.join(", ")
+            printable(&described.join(", ")).into_owned()
         };
         format!(
             "packed   {} ({} bytes): {} with {} testcase\ninputs   {}\nexpected {} (AssertEqual maxerr {:e})\n",
-            self.container,
+            printable(&self.container),
             self.size_bytes,
-            self.model,
+            printable(&self.model),
             self.testcases,
             list(&self.inputs),
             list(&self.expected),

@@ -14,6 +14,7 @@ use super::Report;
 use crate::profile::{OperatorRun, Profile, ProfiledIteration, Span};
 use crate::runner::timing::{ColdStart, Timing};
 use crate::tensor::format_shape;
+use crate::text::printable;
 
 /// The sum of operator times should be this close to the iteration time.
 const COVERAGE_TOLERANCE: f64 = 0.15;
@@ -359,8 +360,15 @@ impl Report for ProfileReport {
     fn to_text(&self) -> String {
         let mut out = String::new();
         let _ = match &self.source {
-            ProfileSource::Model(model) => writeln!(out, "model    {model} on {}", self.device),
-            ProfileSource::ProfileFile(file) => writeln!(out, "profile  {file}, recorded on {}", self.device),
+            ProfileSource::Model(model) => writeln!(out, "model    {} on {}", printable(model), self.device),
+            ProfileSource::ProfileFile(file) => {
+                writeln!(
+                    out,
+                    "profile  {}, recorded on {}",
+                    printable(file),
+                    printable(&self.device)
+                )
+            }
         };
         if let Some(measured) = &self.measured {
             out.push_str(&cold_start_text(&measured.timing_ms));
@@ -428,7 +436,7 @@ impl Report for ProfileReport {
                 );
             }
         }
-        let _ = writeln!(out, "trace    {}", self.trace);
+        let _ = writeln!(out, "trace    {}", printable(&self.trace));
         out
     }
 }

@@ -17,6 +17,7 @@ use crate::runner::pinning::PinnedThread;
 use crate::runner::testcase::{OutputCheck, Status, TestcaseRun};
 use crate::runner::timing::{ColdStart, Timing, TimingReport};
 use crate::tensor::{format_shape, HostTensor};
+use crate::text::printable;
 
 /// `mge run` with feeds.
 #[derive(Serialize)]
@@ -126,8 +127,18 @@ impl WrittenOutput {
 
     fn to_text(&self, out: &mut String) {
         let _ = match self.testcase {
-            Some(index) => writeln!(out, "wrote    testcase {index} '{}' to {}", self.output, self.file),
-            None => writeln!(out, "wrote    '{}' to {}", self.output, self.file),
+            Some(index) => writeln!(
+                out,
+                "wrote    testcase {index} '{}' to {}",
+                printable(&self.output),
+                printable(&self.file)
+            ),
+            None => writeln!(
+                out,
+                "wrote    '{}' to {}",
+                printable(&self.output),
+                printable(&self.file)
+            ),
         };
     }
 }
@@ -392,7 +403,13 @@ impl InstancesReport {
 
 impl Target {
     fn to_text(&self, out: &mut String) {
-        let _ = writeln!(out, "model    {} ({}) on {}", self.model, self.format, self.device);
+        let _ = writeln!(
+            out,
+            "model    {} ({}) on {}",
+            printable(&self.model),
+            self.format,
+            self.device
+        );
     }
 }
 
@@ -495,12 +512,14 @@ impl Report for RunReport {
         }
         out.push_str(&noise_text(&self.noise));
         for thread in &self.pinned_threads {
-            let name = thread.name.as_deref().unwrap_or("?");
+            let name = printable(thread.name.as_deref().unwrap_or("?"));
             let _ = match &thread.error {
                 Some(error) => writeln!(
                     out,
-                    "pinned   engine thread {name} (tid {}) NOT to core {}: {error}",
-                    thread.tid, thread.core
+                    "pinned   engine thread {name} (tid {}) NOT to core {}: {}",
+                    thread.tid,
+                    thread.core,
+                    printable(error)
                 ),
                 None => writeln!(
                     out,
@@ -517,7 +536,7 @@ impl Report for RunReport {
                 "profile  {} profiled run{} of a weight-sharing copy, after the timed runs and not among them; trace {}",
                 profile.profiled_runs,
                 plural(profile.profiled_runs),
-                profile.trace
+                printable(&profile.trace)
             );
         }
         if let Some(memory) = self.memory {
@@ -534,7 +553,9 @@ impl Report for RunReport {
             let _ = write!(
                 out,
                 "expect   {} vs {}: err {:e} {judged} {verdict}",
-                expect.name, expect.file, expect.err
+                printable(&expect.name),
+                printable(&expect.file),
+                expect.err
             );
             if let Some(topk) = &expect.topk {
                 let _ = write!(

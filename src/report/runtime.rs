@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::Report;
 use crate::runtime::{list, Architectures, Files};
+use crate::text::printable;
 
 #[derive(Serialize)]
 pub struct RuntimeInfo {
@@ -74,8 +75,8 @@ impl Report for RuntimeInfo {
         let or_dash = |value: Option<String>| value.unwrap_or_else(|| "-".to_string());
         let mut text = format!(
             "path          {}\nfound by      {}\nfiles         {}\nversion       {}\ncpu devices   {}\ncuda devices  {}\n",
-            self.path,
-            self.found_by,
+            printable(&self.path),
+            printable(&self.found_by),
             files_text(&self.files),
             or_dash(self.version.clone()),
             or_dash(self.cpu_devices.map(|n| n.to_string())),
@@ -95,7 +96,7 @@ impl Report for RuntimeInfo {
             text += &format!(
                 "gpu {:<9} {}, {}, {:.1} GiB: {usable}\n",
                 gpu.index,
-                gpu.name,
+                printable(&gpu.name),
                 gpu.sm,
                 gpu.memory_bytes as f64 / (1u64 << 30) as f64
             );
@@ -110,7 +111,7 @@ impl Report for RuntimeInfo {
             );
         }
         if let Some(folder) = &self.cache_folder {
-            text += &format!("cache folder  {folder}\n");
+            text += &format!("cache folder  {}\n", printable(folder));
         }
         text
     }
@@ -127,7 +128,7 @@ fn driver_text(driver: &CudaDriver) -> String {
     match driver {
         CudaDriver::Absent { .. } => "none (libcuda.so.1 cannot be loaded)".into(),
         CudaDriver::Failed { call, code, name } => match name {
-            Some(name) => format!("failed: {call} returned {code} ({name})"),
+            Some(name) => format!("failed: {call} returned {code} ({})", printable(name)),
             None => format!("failed: {call} returned {code}"),
         },
         CudaDriver::Ready { cuda_version } => format!("CUDA {cuda_version}"),
@@ -137,7 +138,9 @@ fn driver_text(driver: &CudaDriver) -> String {
 fn files_text(files: &Files) -> String {
     match files {
         Files::Verified => "verified (sizes and SHA-256 as installed)".into(),
-        Files::Unrecorded => "not verified (installed by an older mge; `mge runtime install` records them)".into(),
+        Files::Unrecorded => {
+            "NOT VERIFIED: no record (installed by an older mge; `mge runtime install` records them)".into()
+        }
         Files::NotOurs => "not verified (not installed by mge)".into(),
         Files::Damaged(damage) => format!("DAMAGED: {}", list(damage)),
     }

@@ -1,5 +1,9 @@
 //! Plain-text tables with aligned columns.
 
+use unicode_width::UnicodeWidthStr;
+
+use crate::text::printable;
+
 /// Rows of cells printed with each column padded to its widest cell.
 /// Columns listed in `right` are right-aligned (numbers).
 pub struct Table {
@@ -15,8 +19,11 @@ impl Table {
         }
     }
 
+    /// A row; a cell shows its hidden characters escaped (see `text::printable`),
+    /// so that a name cannot break the row.
     pub fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
+        self.rows
+            .push(cells.into_iter().map(|cell| printable(&cell).into_owned()).collect());
     }
 
     pub fn render(&self, indent: &str) -> String {
@@ -26,7 +33,7 @@ impl Table {
                 self.rows
                     .iter()
                     .filter_map(|r| r.get(c))
-                    .map(|s| s.chars().count())
+                    .map(|s| s.width())
                     .max()
                     .unwrap_or(0)
             })
@@ -37,10 +44,11 @@ impl Table {
                 .iter()
                 .enumerate()
                 .map(|(c, cell)| {
+                    let padding = " ".repeat(widths[c] - cell.width());
                     if self.right.contains(&c) {
-                        format!("{cell:>w$}", w = widths[c])
+                        format!("{padding}{cell}")
                     } else {
-                        format!("{cell:<w$}", w = widths[c])
+                        format!("{cell}{padding}")
                     }
                 })
                 .collect();
@@ -64,6 +72,18 @@ mod tests {
         assert_eq!(
             table.render(""),
             "name              ms\nconv             1.5\nelemwise_long  12.25\n"
+        );
+    }
+
+    /// A name in two-column characters lines up; one with a line break stays on its row.
+    #[test]
+    fn aligns_wide_characters_and_keeps_names_on_their_row() {
+        let mut table = Table::new(&["name", "dtype"], &[]);
+        table.row(vec!["输出".into(), "f32".into()]);
+        table.row(vec!["line1\nline2".into(), "f32".into()]);
+        assert_eq!(
+            table.render(""),
+            "name          dtype\n输出          f32\nline1\\nline2  f32\n"
         );
     }
 }

@@ -121,7 +121,7 @@ impl TuneReport {
                 median_ms: best.median_ms,
                 ci95_ms: best.interval_ms,
                 speedup: base.median_ms / best.median_ms,
-                command: shell_line(&baseline.clone().engine(&best_row.candidate.0).words()),
+                command: baseline.clone().engine(&best_row.candidate.0).shell_line(),
             },
             candidates,
             untried: tuning.untried.iter().map(UntriedReport::new).collect(),
@@ -295,32 +295,5 @@ fn status_word(status: Status) -> &'static str {
         Status::Crashed => "crashed",
         Status::Failed => "failed",
         Status::TimedOut => "timed out",
-    }
-}
-
-/// Arguments joined for a POSIX shell, quoted where they need it.
-fn shell_line(args: &[String]) -> String {
-    let quote = |arg: &String| {
-        let plain = !arg.is_empty()
-            && arg
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c));
-        if plain {
-            arg.clone()
-        } else {
-            format!("'{}'", arg.replace('\'', r"'\''"))
-        }
-    };
-    args.iter().map(quote).collect::<Vec<_>>().join(" ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quotes_what_the_shell_would_split_or_expand() {
-        let args = ["mge", "run", "a b.mge", "-i", "#rand(0,1)", "it's"].map(String::from);
-        assert_eq!(shell_line(&args), r#"mge run 'a b.mge' -i '#rand(0,1)' 'it'\''s'"#);
     }
 }

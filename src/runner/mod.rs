@@ -16,7 +16,7 @@ use anyhow::{anyhow, Context, Result};
 use crate::cli::MAX_RUNS;
 use crate::engine::{EngineError, Lite, Network, NetworkOptions};
 use crate::feeds::Feed;
-use crate::model::{ModelFile, EXPECTATION_SUFFIX};
+use crate::model::{EngineNames, ModelFile, EXPECTATION_SUFFIX};
 use crate::supervise::child::{announce, RunCounter};
 use crate::supervise::Phase;
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
@@ -29,6 +29,8 @@ pub struct Session {
     pub outputs: Vec<TensorInfo>,
     /// What the engine calls each of `outputs` (where the model names it otherwise).
     engine_output_names: Vec<String>,
+    /// The names the engine knows under placeholders (see `NetworkOptions::writable_names`).
+    names: EngineNames,
     /// Inputs the engine lists but the run does not read: the expectations of
     /// a container loaded with `Outputs::Real`.
     unread_inputs: Vec<String>,
@@ -222,8 +224,13 @@ impl Session {
             Outputs::Asserted => (model.graph().to_vec(), Vec::new()),
             Outputs::Real => model.graph_with_real_outputs()?,
         };
+        let (graph, engine_names) = match options.writable_names {
+            true => model.with_writable_names(graph)?,
+            false => (graph, EngineNames::none()),
+        };
         announce(Phase::Load);
-        let mut session = Session::open(lite, graph, options).map_err(|err| explain_load_failure(err, model))?;
+        let mut session =
+            Session::open_named(lite, graph, options, engine_names).map_err(|err| explain_load_failure(err, model))?;
         // The engine still lists the expectations as inputs, but no longer reads them.
         session.unread_inputs = names
             .iter()
@@ -242,14 +249,27 @@ impl Session {
 
     /// Any one graph (a model's, or a testcase's).
     pub fn open(lite: &Lite, graph: impl Into<Vec<u8>>, options: &NetworkOptions) -> Result<Session> {
-        let network = lite.load_network(graph.into(), options)?;
-        let inputs = network.inputs()?;
-        let outputs = network.outputs()?;
+        Session::open_named(lite, graph.into(), options, EngineNames::none())
+    }
+
+    /// A graph whose `names` the engine knows under placeholders.
+    fn open_named(lite: &Lite, graph: Vec<u8>, options: &NetworkOptions, names: EngineNames) -> Result<Session> {
+        let network = lite.load_network(graph, options)?;
+        let restored = |mut infos: Vec<TensorInfo>| {
+            for info in &mut infos {
+                info.name = names.restore(&info.name).into_owned();
+            }
+            infos
+        };
+        let inputs = restored(network.inputs()?);
+        let engine_outputs = network.outputs()?;
+        let engine_output_names = engine_outputs.iter().map(|output| output.name.clone()).collect();
         Ok(Session {
             network,
             inputs,
-            engine_output_names: outputs.iter().map(|output| output.name.clone()).collect(),
-            outputs,
+            engine_output_names,
+            outputs: restored(engine_outputs),
+            names,
             unread_inputs: Vec::new(),
             reshaped: Vec::new(),
             turns: None,
@@ -282,7 +302,7 @@ impl Session {
                 ));
             }
             self.network
-                .set_input(&feed.name, &feed.tensor)
+                .set_input(&self.names.engine_name(&feed.name), &feed.tensor)
                 .with_context(|| format!("input '{}' from '{}'", feed.name, feed.source))?;
         }
         Ok(())
@@ -359,6 +379,11 @@ impl Session {
         self.network.dump_layout_transform_model(path)
     }
 
+    /// The names the engine knows under placeholders: what its profile and dumps hold.
+    pub fn engine_names(&self) -> &EngineNames {
+        &self.names
+    }
+
     /// See `Network::profiler_started`.
     pub fn profiler_started(&self) -> Option<Instant> {
         self.network.profiler_started()
@@ -373,6 +398,7 @@ impl Session {
             inputs: self.inputs.clone(),
             outputs: self.outputs.clone(),
             engine_output_names: self.engine_output_names.clone(),
+            names: self.names.clone(),
             unread_inputs: self.unread_inputs.clone(),
             reshaped: Vec::new(),
             turns: None,
@@ -411,9 +437,12 @@ impl Session {
     /// One run; a failure after an input changed shape names that input.
     fn forward_now(&mut self) -> Result<()> {
         let reshaped = &self.reshaped;
+        let names = &self.names;
         self.network.forward().map_err(|err| match reshaped.as_slice() {
-            [] => err,
-            inputs => err.context(format!("{}, and the model does not accept it", inputs.join("; "))),
+            [] => restore_names(err, names),
+            inputs => {
+                restore_names(err, names).context(format!("{}, and the model does not accept it", inputs.join("; ")))
+            }
         })
     }
 
@@ -424,6 +453,20 @@ impl Session {
             .zip(&self.engine_output_names)
             .map(|(info, engine_name)| Ok((info.name.clone(), self.network.output(engine_name)?)))
             .collect()
+    }
+}
+
+/// The engine's error with the names it quotes as the model has them.
+fn restore_names(err: anyhow::Error, names: &EngineNames) -> anyhow::Error {
+    if names.is_empty() {
+        return err;
+    }
+    match err.downcast::<EngineError>() {
+        Ok(mut engine) => {
+            engine.message = names.restore(&engine.message).into_owned();
+            engine.into()
+        }
+        Err(err) => err,
     }
 }
 

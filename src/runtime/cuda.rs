@@ -246,7 +246,8 @@ fn way_out(gpu: &Gpu, located: &Located) -> String {
         _ => "add",
     };
     // The newest of the others (this one was just found wanting).
-    let fitting = installed()
+    let installs = super::home().map(|home| installed(&home)).unwrap_or_default();
+    let fitting = installs
         .into_iter()
         .rev()
         .filter(|install| located.install.as_deref() != Some(install.dir.as_path()))

@@ -4,8 +4,9 @@
 
 use std::fs::{self, File, TryLockError};
 use std::io;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use std::time::Duration;
 
@@ -16,8 +17,8 @@ use super::installed::{install_dir, lite_library_in};
 use super::record::{Damage, Scrutiny};
 use super::version::Version;
 use super::wheel::Wheel;
-use super::{files_in, home, Files};
-use crate::engine::Lite;
+use super::{files_in, home, python, trust, Files};
+use crate::engine::{Lite, ProcessGroup};
 use crate::supervise::parent::{catch_interruptions, interruption};
 
 const STAGING_PREFIX: &str = ".install-";
@@ -64,8 +65,9 @@ pub fn install(
             })
         })
         .transpose()?;
+    let home = home()?;
     let given = match source {
-        Source::Wheel(path) => Some(given_wheel(path, asked.as_ref())?),
+        Source::Wheel(path) => Some(given_wheel(&home, path, asked.as_ref())?),
         _ => None,
     };
     let version = match (&given, asked) {
@@ -73,24 +75,26 @@ pub fn install(
         (None, Some(asked)) => asked,
         (None, None) => Version::parse(super::DEFAULT_VERSION).expect("a version"),
     };
-    let target = install_dir(&version);
+    let target = install_dir(&home, &version);
     let runtime_root = target.parent().expect("install_dir has a parent").to_path_buf();
     // An intact install needs no lock, so a read-only cache folder holding one is fine.
     if !force {
-        if let Some(Files::Verified) = installed(&target)? {
+        if let Some(Files::Verified) = installed(&home, &target)? {
             already(&version, &target, quiet);
-            if let Some(_lock) = try_lock(&home()) {
+            if let Some(_lock) = try_lock(&home) {
                 remove_abandoned_staging(&runtime_root);
             }
             return Ok(lite_library_in(&target));
         }
     }
     fs::create_dir_all(&runtime_root).with_context(|| format!("cannot create {}", runtime_root.display()))?;
+    // Nothing is installed where another user could change it, or follow a link out.
+    trust::ensure_path_only_ours(&home, &runtime_root)?;
     // Held until the install is done: a second install waits, then finds the
     // first one's result, instead of taking its staging folder for abandoned.
-    let _lock = lock(&home(), quiet)?;
+    let _lock = lock(&home, quiet)?;
     remove_abandoned_staging(&runtime_root);
-    if let Some(library) = examine(&version, &target, force, quiet)? {
+    if let Some(library) = examine(&home, &version, &target, force, quiet)? {
         return Ok(library);
     }
     catch_interruptions();
@@ -103,18 +107,19 @@ pub fn install(
     let (wheel, downloaded) = match given {
         Some(wheel) => (wheel, None),
         None => {
-            let downloaded = download_wheel(&version, source, staging.path(), quiet)?;
+            let downloaded = download_wheel(&version, source, &home, staging.path(), quiet)?;
             (Wheel::open(&downloaded)?, Some(downloaded))
         }
     };
     // pip may answer `1.13.2` with a build of it (`1.13.2+cu118`): the wheel names the folder.
     if wheel.version != version {
-        if let Some(library) = examine(&wheel.version, &install_dir(&wheel.version), force, quiet)? {
+        let target = install_dir(&home, &wheel.version);
+        if let Some(library) = examine(&home, &wheel.version, &target, force, quiet)? {
             return Ok(library);
         }
     }
     let version = wheel.version.clone();
-    let target = install_dir(&version);
+    let target = install_dir(&home, &version);
     let extracted = staging.path().join("runtime");
     let mut record = wheel.extract(&extracted, watcher)?;
     if let Some(downloaded) = downloaded {
@@ -140,8 +145,8 @@ pub fn install(
 
 /// The install of `version` in `target`, if it is there intact and not to
 /// be replaced (`force`); says what is wrong with one to be repaired.
-fn examine(version: &Version, target: &Path, force: bool, quiet: bool) -> Result<Option<PathBuf>> {
-    match installed(target)? {
+fn examine(home: &Path, version: &Version, target: &Path, force: bool, quiet: bool) -> Result<Option<PathBuf>> {
+    match installed(home, target)? {
         Some(Files::Verified) if !force => {
             already(version, target, quiet);
             return Ok(Some(lite_library_in(target)));
@@ -173,9 +178,8 @@ fn already(version: &Version, target: &Path, quiet: bool) {
 
 /// The wheel `path`, whose version must be `asked` where one is, and which
 /// may not lie in the cache's runtime folder (an install there is replaced).
-fn given_wheel(path: &Path, asked: Option<&Version>) -> Result<Wheel> {
-    let runtime_root = home().join("runtime");
-    if let (Ok(wheel), Ok(root)) = (path.canonicalize(), runtime_root.canonicalize()) {
+fn given_wheel(home: &Path, path: &Path, asked: Option<&Version>) -> Result<Wheel> {
+    if let (Ok(wheel), Ok(root)) = (path.canonicalize(), home.join("runtime").canonicalize()) {
         if wheel.starts_with(&root) {
             bail!(
                 "--wheel {}: the wheel is inside the cache folder {}, whose installs are replaced: keep it elsewhere",
@@ -196,11 +200,14 @@ fn given_wheel(path: &Path, asked: Option<&Version>) -> Result<Wheel> {
 }
 
 /// The install folder's files checked to the byte, or `None` when there is none.
-fn installed(target: &Path) -> Result<Option<Files>> {
-    match target.exists() {
-        true => files_in(target, Scrutiny::Contents).map(Some),
-        false => Ok(None),
+/// One that another user could change (or a link) is refused, not repaired: what
+/// else it may be used for is not known.
+fn installed(home: &Path, target: &Path) -> Result<Option<Files>> {
+    if fs::symlink_metadata(target).is_err() {
+        return Ok(None);
     }
+    trust::ensure_only_ours(home, target)?;
+    files_in(target, Scrutiny::Contents).map(Some)
 }
 
 /// `a; b; c`: damage in one line.
@@ -249,7 +256,10 @@ fn remove_abandoned_staging(runtime_root: &Path) {
     }
 }
 
-fn download_wheel(version: &Version, source: &Source, dir: &Path, quiet: bool) -> Result<PathBuf> {
+/// `python3 -m pip download` of the wheel into `dir`. pip runs in a process group
+/// that ends whole when the download does, is interrupted, or when `mge` is killed:
+/// a `python3` that is a wrapper script (pyenv's shims) leaves no pip behind.
+fn download_wheel(version: &Version, source: &Source, home: &Path, dir: &Path, quiet: bool) -> Result<PathBuf> {
     let find_links = match source {
         Source::FindLinks(links) => Some(links),
         _ => None,
@@ -261,15 +271,19 @@ fn download_wheel(version: &Version, source: &Source, dir: &Path, quiet: bool) -
         };
         eprintln!(
             "downloading MegEngine {version}{size} with pip{from} into {}",
-            home().display()
+            home.display()
         );
     }
     // pip's temporary files go inside the staging folder, removed with it.
     let pip_tmp = dir.join("tmp");
     fs::create_dir(&pip_tmp).with_context(|| format!("cannot create {}", pip_tmp.display()))?;
+    let no_python = || anyhow::anyhow!(NO_PYTHON);
+    let mut python = python::python3().ok_or_else(no_python)?;
+    let group = ProcessGroup::start().context("cannot start pip's process group")?;
     // The wheel exists only for CPython 3.8-3.10, but its libraries do not depend on
-    // Python: ask pip for the 3.10 build whatever python3 this is.
-    let pip = Command::new("python3")
+    // Python: ask pip for the 3.10 build whatever python3 this is. Binaries only: no
+    // package's own code runs to build one.
+    let pip = python
         .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
         .args(["--python-version", "3.10", "--platform", "manylinux2014_x86_64"])
         .args(if quiet { &["--quiet"][..] } else { &[][..] })
@@ -283,19 +297,22 @@ fn download_wheel(version: &Version, source: &Source, dir: &Path, quiet: bool) -
         .arg(dir)
         .arg(format!("megengine=={version}"))
         .env("TMPDIR", &pip_tmp)
+        .process_group(group.id())
+        // Out of the terminal's foreground group, a read from it (a password
+        // prompt) would stop pip for good: pip asks nothing, and reads nothing.
+        .arg("--no-input")
+        .stdin(Stdio::null())
         // pip's own progress bar is the download's progress; stdout is ours.
         .stdout(Stdio::from(io::stderr()))
         .spawn();
     let mut pip = match pip {
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {
-            bail!("`mge runtime install` needs python3 with pip on PATH to download MegEngine's wheel")
-        }
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(no_python()),
         Err(err) => bail!("cannot run python3 -m pip: {err}"),
         Ok(pip) => pip,
     };
     let status = loop {
         if let Some(interrupted) = interruption() {
-            let _ = pip.kill();
+            drop(group);
             let _ = pip.wait();
             return Err(interrupted.into());
         }
@@ -304,6 +321,8 @@ fn download_wheel(version: &Version, source: &Source, dir: &Path, quiet: bool) -
             None => std::thread::sleep(Duration::from_millis(100)),
         }
     };
+    // Whatever pip left running in its group goes with it.
+    drop(group);
     if let Some(interrupted) = interruption() {
         return Err(interrupted.into());
     }
@@ -316,6 +335,9 @@ fn download_wheel(version: &Version, source: &Source, dir: &Path, quiet: bool) -
         .find(|path| path.extension().is_some_and(|ext| ext == "whl"))
         .with_context(|| format!("pip reported success but left no wheel in {}", dir.display()))
 }
+
+const NO_PYTHON: &str = "`mge runtime install` needs python3 with pip on PATH to download MegEngine's wheel \
+                         (folders of PATH that are relative or writable by every user are not searched)";
 
 /// Loads the freshly extracted library before it replaces anything: it must
 /// report the wheel's release (a local tag is the build's, unseen by the library).

@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 
 use super::record::Record;
 use super::version::Version;
-use super::{home, LITE_LIB_IN_WHEEL};
+use super::LITE_LIB_IN_WHEEL;
 
 /// An install folder in the cache.
 #[derive(Clone, Debug)]
@@ -39,16 +39,16 @@ pub fn lite_library_in(dir: &Path) -> PathBuf {
     dir.join(recorded.as_deref().unwrap_or(LITE_LIB_IN_WHEEL))
 }
 
-/// The folder of `version` in the cache.
-pub fn install_dir(version: &Version) -> PathBuf {
-    home().join("runtime").join(version.as_str())
+/// The folder of `version` in the cache folder `home`.
+pub fn install_dir(home: &Path, version: &Version) -> PathBuf {
+    home.join("runtime").join(version.as_str())
 }
 
-/// Every install in the cache, oldest first: folders named by a version that
-/// hold a record or (installed by an older `mge`) the Lite library. One with a
-/// record and no library is listed, to be reported as damaged.
-pub fn installed() -> Vec<Installed> {
-    let Ok(entries) = std::fs::read_dir(home().join("runtime")) else {
+/// Every install in the cache folder `home`, oldest first: folders named by a
+/// version that hold a record or (installed by an older `mge`) the Lite
+/// library. One with a record and no library is listed, to be reported as damaged.
+pub fn installed(home: &Path) -> Vec<Installed> {
+    let Ok(entries) = std::fs::read_dir(home.join("runtime")) else {
         return Vec::new();
     };
     let mut installs: Vec<Installed> = entries
@@ -64,12 +64,12 @@ pub fn installed() -> Vec<Installed> {
     installs
 }
 
-/// The install of `version`, or an error that says which there are.
-pub fn chosen(version: &str) -> Result<Installed> {
+/// The install of `version` in `home`, or an error that says which there are.
+pub fn chosen(home: &Path, version: &str) -> Result<Installed> {
     let Some(wanted) = Version::parse(version) else {
         bail!("--runtime-version / MGE_RUNTIME_VERSION {version:?}: expected a version such as 1.13.0 or 1.13.2+cu118");
     };
-    let installs = installed();
+    let installs = installed(home);
     if let Some(found) = installs.iter().find(|install| install.version == wanted) {
         return Ok(found.clone());
     }

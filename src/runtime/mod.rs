@@ -5,16 +5,18 @@ mod cuda;
 mod elf;
 mod install;
 mod installed;
+mod python;
 mod record;
+mod trust;
 mod version;
 mod wheel;
 
 use std::env;
+use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::engine::{Device, Lite};
 
@@ -44,9 +46,22 @@ pub enum Origin {
     Python,
 }
 
+impl Origin {
+    const ALL: [Origin; 4] = [Origin::Option, Origin::Version, Origin::Cache, Origin::Python];
+
+    /// Its name in the variables that hand a located library to a child.
+    fn word(self) -> &'static str {
+        match self {
+            Origin::Option => "option",
+            Origin::Version => "version",
+            Origin::Cache => "cache",
+            Origin::Python => "python",
+        }
+    }
+}
+
 /// Which runtime the user asked for: a library, an installed version, or
-/// neither (the newest installed). A library wins: the parent hands its
-/// children the one it found, whatever version their environment names.
+/// neither (the newest installed). A library wins over a version.
 #[derive(Clone, Debug, Default)]
 pub struct Choice {
     pub lite_lib: Option<PathBuf>,
@@ -64,11 +79,54 @@ impl fmt::Display for Origin {
     }
 }
 
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Located {
     pub path: PathBuf,
     pub origin: Origin,
     /// The install folder, for a runtime from the cache.
     pub install: Option<PathBuf>,
+}
+
+/// The variables that hand the outcome of a look-up to a child `mge`: the
+/// library located (its path, its origin, its install folder), or why none was.
+/// The child loads what its parent located, as located, without looking again:
+/// its own environment (a `TMPDIR` of its own) cannot change which library loads.
+const HANDED_PATH: &str = "MGE_LOCATED_LITE_LIB";
+const HANDED_ORIGIN: &str = "MGE_LOCATED_ORIGIN";
+const HANDED_INSTALL: &str = "MGE_LOCATED_INSTALL";
+const HANDED_FAILURE: &str = "MGE_LOCATED_NONE";
+
+/// The variables for a child's environment that hand it the outcome of a look-up.
+/// A failure is said by the child where it would have looked, after its own
+/// checks of the command line, as if it had looked itself.
+pub fn hand_down(lookup: Result<&Located, &anyhow::Error>) -> Vec<(OsString, OsString)> {
+    let located = match lookup {
+        Ok(located) => located,
+        Err(error) => return vec![(HANDED_FAILURE.into(), format!("{error:#}").into())],
+    };
+    let mut handed = vec![
+        (HANDED_PATH.into(), located.path.clone().into_os_string()),
+        (HANDED_ORIGIN.into(), located.origin.word().into()),
+    ];
+    if let Some(install) = &located.install {
+        handed.push((HANDED_INSTALL.into(), install.clone().into_os_string()));
+    }
+    handed
+}
+
+/// The outcome of the look-up this process's parent handed down, if it did.
+fn handed_down() -> Option<Result<Located>> {
+    if let Some(error) = env::var_os(HANDED_FAILURE) {
+        return Some(Err(anyhow::anyhow!("{}", error.to_string_lossy())));
+    }
+    let path = env::var_os(HANDED_PATH)?;
+    let origin = env::var_os(HANDED_ORIGIN)?;
+    let origin = Origin::ALL.into_iter().find(|known| origin == known.word())?;
+    Some(Ok(Located {
+        path: path.into(),
+        origin,
+        install: env::var_os(HANDED_INSTALL).map(PathBuf::from),
+    }))
 }
 
 /// What `runtime info` says of an install's files.
@@ -77,7 +135,8 @@ pub struct Located {
 pub enum Files {
     /// As recorded when installed, to the byte.
     Verified,
-    /// Installed by an older `mge`, which kept no record.
+    /// Installed by an older `mge`, which kept no record: not loaded, as nothing
+    /// tells a damaged file (`runtime install` reinstalls it).
     Unrecorded,
     /// Not ours to check (`--lite-lib`, Python's megenginelite).
     NotOurs,
@@ -115,34 +174,56 @@ pub fn damaged(dir: &Path, damage: &[Damage]) -> anyhow::Error {
     )
 }
 
-/// The cache folder: `MGE_HOME`, else the user's cache dir + `mge/`.
-pub fn home() -> PathBuf {
+/// The error for an install an older `mge` made, which kept no record of its files.
+pub fn unrecorded(dir: &Path) -> anyhow::Error {
+    anyhow::anyhow!(
+        "the MegEngine runtime in {} has no record of its files (installed by an older mge), so a damaged \
+         file could crash the engine; `mge runtime install` reinstalls it",
+        dir.display()
+    )
+}
+
+/// The cache folder: `MGE_HOME`, else the user's cache folder (`XDG_CACHE_HOME`,
+/// else `~/.cache`) + `mge/`. Never a shared temporary folder, which any local user
+/// can write into: without a home, the user must say where.
+pub fn home() -> Result<PathBuf> {
     if let Some(home) = env::var_os("MGE_HOME").filter(|v| !v.is_empty()) {
-        return PathBuf::from(home);
+        // Absolute, so that helpers started elsewhere (pip, in `/`) agree.
+        return std::path::absolute(&home).with_context(|| format!("MGE_HOME {}", Path::new(&home).display()));
     }
-    let cache = env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
-        .unwrap_or_else(env::temp_dir);
-    cache.join("mge")
+    // Relative values are to be ignored (the XDG Base Directory specification).
+    let absolute = |name| env::var_os(name).map(PathBuf::from).filter(|path| path.is_absolute());
+    let cache = absolute("XDG_CACHE_HOME").or_else(|| absolute("HOME").map(|home| home.join(".cache")));
+    match cache {
+        Some(cache) => Ok(cache.join("mge")),
+        None => bail!(
+            "no cache folder for the MegEngine runtime: HOME is not set (nor XDG_CACHE_HOME); \
+             set MGE_HOME to a folder of yours (or name a library with --lite-lib)"
+        ),
+    }
 }
 
 /// Finds the Lite library to use, as `find` does, and refuses an install from
-/// the cache whose files are not the size they were installed at: loading a
-/// truncated library would crash the engine.
+/// the cache whose files are not the size they were installed at (loading a
+/// truncated library would crash the engine), or that has no record to tell.
 pub fn locate(choice: &Choice) -> Result<Located> {
     let located = find(choice)?;
-    if let (Files::Damaged(damage), Some(dir)) = (located.files(Scrutiny::Sizes)?, &located.install) {
-        return Err(damaged(dir, &damage));
+    match (located.files(Scrutiny::Sizes)?, &located.install) {
+        (Files::Damaged(damage), Some(dir)) => Err(damaged(dir, &damage)),
+        (Files::Unrecorded, Some(dir)) => Err(unrecorded(dir)),
+        _ => Ok(located),
     }
-    Ok(located)
 }
 
-/// Finds the Lite library: `--lite-lib`/`MGE_LITE_LIB`, the version
-/// `--runtime-version`/`MGE_RUNTIME_VERSION` names, the newest in the cache
-/// folder, then an importable Python `megenginelite`.
+/// Finds the Lite library: the one the parent process handed down, else
+/// `--lite-lib`/`MGE_LITE_LIB`, the install `--runtime-version`/`MGE_RUNTIME_VERSION`
+/// names, the newest in the cache folder, then an importable Python
+/// `megenginelite`. What is found by looking must be beyond other users' reach
+/// (`trust`), and Python's must not lie under the current folder.
 pub fn find(choice: &Choice) -> Result<Located> {
+    if let Some(lookup) = handed_down() {
+        return lookup;
+    }
     if let Some(path) = choice.lite_lib.as_deref() {
         if !path.is_file() {
             bail!("--lite-lib / MGE_LITE_LIB: {} is not a file", path.display());
@@ -154,22 +235,21 @@ pub fn find(choice: &Choice) -> Result<Located> {
             install: None,
         });
     }
-    if let Some(version) = choice.version.as_deref() {
-        let install = installed::chosen(version)?;
+    let home = home()?;
+    let (install, origin) = match choice.version.as_deref() {
+        Some(version) => (Some(installed::chosen(&home, version)?), Origin::Version),
+        None => (installed(&home).pop(), Origin::Cache),
+    };
+    if let Some(install) = install {
+        trust::ensure_only_ours(&home, &install.dir)?;
         return Ok(Located {
             path: install.lite_library(),
-            origin: Origin::Version,
+            origin,
             install: Some(install.dir),
         });
     }
-    if let Some(install) = installed().pop() {
-        return Ok(Located {
-            path: install.lite_library(),
-            origin: Origin::Cache,
-            install: Some(install.dir),
-        });
-    }
-    if let Some(path) = python_megenginelite() {
+    if let Some((site, path)) = python_megenginelite() {
+        ensure_trusted_python_install(&site, &path)?;
         elf::ensure_whole(&path, "python3's megenginelite:")?;
         return Ok(Located {
             path,
@@ -179,8 +259,31 @@ pub fn find(choice: &Choice) -> Result<Located> {
     }
     bail!(
         "no MegEngine Lite runtime found (looked in {} and python3's megenginelite); install it with `mge runtime install` (or point --lite-lib at liblite_shared_whl*.so)",
-        home().join("runtime").display()
+        home.join("runtime").display()
     )
+}
+
+/// Refuses the Lite library Python found in `site` (its site-packages) where it
+/// lies under the current folder, which may be anyone's (CI runs `mge` in model
+/// folders others made): one found there is trusted only when named. The root
+/// folder holds everything and is root's alone. Refuses it too where another
+/// user could change it or the engine libraries it loads beside it.
+fn ensure_trusted_python_install(site: &Path, library: &Path) -> Result<()> {
+    if let Ok(current) = env::current_dir().and_then(|dir| dir.canonicalize()) {
+        let canonical = library.canonicalize().unwrap_or_else(|_| library.to_path_buf());
+        if current != Path::new("/") && canonical.starts_with(&current) {
+            bail!(
+                "python3's megenginelite ({}) lies under the current folder: not loaded unless named \
+                 with --lite-lib (or install the runtime with `mge runtime install`)",
+                library.display()
+            );
+        }
+    }
+    let beside = wheel::runtime_libraries_in(site);
+    for file in std::iter::once(library.to_path_buf()).chain(beside) {
+        trust::ensure_only_ours(site, &file)?;
+    }
+    Ok(())
 }
 
 /// Finds the library, makes sure it can run on `device` (see
@@ -192,13 +295,15 @@ pub fn load(choice: &Choice, device: Device, verbose: bool) -> Result<Lite> {
 }
 
 /// Asks `python3` where `megenginelite` lives without importing it (importing
-/// loads the whole engine, half a second).
-fn python_megenginelite() -> Option<PathBuf> {
+/// loads the whole engine, half a second): the folder it was found in (its
+/// site-packages) and the Lite library in it.
+fn python_megenginelite() -> Option<(PathBuf, PathBuf)> {
     let script = "import importlib.util as u; s = u.find_spec('megenginelite'); print(s.submodule_search_locations[0] if s else '')";
-    let output = Command::new("python3").args(["-c", script]).output().ok()?;
-    let package = String::from_utf8(output.stdout).ok()?;
-    let libs = Path::new(package.trim()).join("libs");
-    std::fs::read_dir(libs)
+    let output = python::python3()?.args(["-c", script]).output().ok()?;
+    let package = PathBuf::from(String::from_utf8(output.stdout).ok()?.trim());
+    // Python's answer is absolute; anything else names no package.
+    let site = package.parent().filter(|_| package.is_absolute())?.to_path_buf();
+    let library = std::fs::read_dir(package.join("libs"))
         .ok()?
         .flatten()
         .map(|entry| entry.path())
@@ -206,7 +311,8 @@ fn python_megenginelite() -> Option<PathBuf> {
             path.file_name()
                 .and_then(|name| name.to_str())
                 .is_some_and(|name| name.starts_with("liblite_shared") && name.contains(".so"))
-        })
+        })?;
+    Some((site, library))
 }
 
 /// Another program called `mge` that comes before this one on PATH (typing

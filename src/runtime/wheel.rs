@@ -6,7 +6,7 @@
 
 use std::fs::{self, File};
 use std::io::{self, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use zip::ZipArchive;
@@ -134,6 +134,21 @@ impl Wheel {
             cuda_architectures: None,
         })
     }
+}
+
+/// The runtime's libraries in the wheel's layout under `root` (an install, or
+/// Python's site-packages): every one the Lite library may load beside it.
+pub fn runtime_libraries_in(root: &Path) -> Vec<PathBuf> {
+    RUNTIME_FOLDERS
+        .iter()
+        .flat_map(|folder| {
+            let entries = fs::read_dir(root.join(folder)).into_iter().flatten().flatten();
+            entries.filter_map(move |entry| {
+                let name = format!("{folder}{}", entry.file_name().to_str()?);
+                is_runtime_library(&name).then(|| root.join(name))
+            })
+        })
+        .collect()
 }
 
 /// A shared library right in one of the runtime's folders (`lib*.so`,

@@ -2,21 +2,28 @@
 //! place that spells `mge`'s options for another process (a check worker, a
 //! supervised re-run, a candidate of `tune`) or for the user to copy.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::compare::{Rules, Tolerance};
 use crate::feeds::FeedOptions;
 use crate::options::EngineOption;
+use crate::runtime::{self, Located};
+use crate::text::shell_line;
 
+/// A command line of `mge`. Every value goes in the word of its option
+/// (`--io=DIR`, `-i=SPEC`) and the models after `--`, so that a value or a
+/// path that starts with `-` is never read as an option.
 #[derive(Clone, Debug)]
 pub struct MgeCommand {
-    /// The options before the subcommand (`--lite-lib`, `--quiet`).
+    /// The options before the subcommand (`--quiet`, `--verbose`).
     global: Vec<OsString>,
-    /// The subcommand and its arguments.
+    /// The subcommand and its options.
     command: Vec<OsString>,
-    /// Variables added to the child's environment, for the engine.
+    /// The subcommand's positional arguments (its models), after `--`.
+    positionals: Vec<OsString>,
+    /// Variables added to the child's environment, for the engine and the runtime's look-up.
     env: Vec<(OsString, OsString)>,
 }
 
@@ -24,22 +31,24 @@ pub struct MgeCommand {
 /// (`CompNodeEnv`'s MegDNN handle debug level: 0 optimized, 1 fallback, 2 naive).
 const NAIVE_KERNELS_ENV: (&str, &str) = ("MGB_USE_MEGDNN_DBG", "2");
 
+/// `FLAG=VALUE`, one word.
+fn valued(flag: &str, value: impl AsRef<OsStr>) -> OsString {
+    let mut word = OsString::from(flag);
+    word.push("=");
+    word.push(value);
+    word
+}
+
 impl MgeCommand {
     /// `mge run MODEL`.
     pub fn run(model: &Path) -> MgeCommand {
-        MgeCommand::new(["run".into(), model.into()])
+        MgeCommand::new(["run".into()]).models(&[model.to_path_buf()])
     }
 
     /// `mge dump MODEL --io IO --outputs OUTPUTS`: every var of one run, and its outputs.
     pub fn dump_io(model: &Path, io: &Path, outputs: &Path) -> MgeCommand {
-        MgeCommand::new([
-            "dump".into(),
-            model.into(),
-            "--io".into(),
-            io.into(),
-            "--outputs".into(),
-            outputs.into(),
-        ])
+        MgeCommand::new(["dump".into(), valued("--io", io), valued("--outputs", outputs)])
+            .models(&[model.to_path_buf()])
     }
 
     /// `mge check --worker`: a worker that takes the models' indices on stdin.
@@ -56,13 +65,15 @@ impl MgeCommand {
         MgeCommand {
             global: Vec::new(),
             command: command.into_iter().collect(),
+            positionals: Vec::new(),
             env: Vec::new(),
         }
     }
 
-    /// `--lite-lib LIBRARY`: the runtime this process found, so the child need not look again.
-    pub fn lite_lib(mut self, library: &Path) -> MgeCommand {
-        self.global.extend(["--lite-lib".into(), library.into()]);
+    /// The outcome of this process's look-up of the runtime, handed down: the
+    /// child loads that library (or says why there is none) without looking again.
+    pub fn runtime(mut self, lookup: Result<&Located, &anyhow::Error>) -> MgeCommand {
+        self.env.extend(runtime::hand_down(lookup));
         self
     }
 
@@ -75,9 +86,9 @@ impl MgeCommand {
     /// `-i SPEC` for each of `inputs`, `--seed N` and `--resize-input`.
     pub fn feeds(mut self, inputs: &[String], options: &FeedOptions) -> MgeCommand {
         for spec in inputs {
-            self = self.arg("-i").arg(spec);
+            self = self.arg(valued("-i", spec));
         }
-        self = self.arg("--seed").arg(options.seed.to_string());
+        self = self.arg(valued("--seed", options.seed.to_string()));
         match options.resize_input {
             true => self.arg("--resize-input"),
             false => self,
@@ -87,8 +98,10 @@ impl MgeCommand {
     pub fn engine<'a>(self, options: impl IntoIterator<Item = &'a EngineOption>) -> MgeCommand {
         options
             .into_iter()
-            .flat_map(EngineOption::args)
-            .fold(self, MgeCommand::arg)
+            .fold(self, |command, option| match option.flag_and_value() {
+                (flag, Some(value)) => command.arg(valued(flag, value)),
+                (flag, None) => command.arg(flag),
+            })
     }
 
     /// The comparison rules as `--maxerr [NAME:]X`, `--stat`, `--allow-outliers`
@@ -99,15 +112,15 @@ impl MgeCommand {
             return self;
         };
         if let Some(Tolerance::AssertEqual { maxerr }) = rules.tolerance {
-            self = self.arg("--maxerr").arg(maxerr.to_string());
+            self = self.arg(valued("--maxerr", maxerr.to_string()));
         }
         for named in &rules.by_name {
-            self = self.arg("--maxerr").arg(format!("{}:{}", named.name, named.maxerr));
+            self = self.arg(valued("--maxerr", format!("{}:{}", named.name, named.maxerr)));
         }
-        self = self.arg("--stat").arg(rules.stat.name());
-        self = self.arg("--allow-outliers").arg(rules.allow_outliers.to_string());
+        self = self.arg(valued("--stat", rules.stat.name()));
+        self = self.arg(valued("--allow-outliers", rules.allow_outliers.to_string()));
         match rules.topk {
-            Some(k) => self.arg("--topk").arg(k.to_string()),
+            Some(k) => self.arg(valued("--topk", k.to_string())),
             None => self,
         }
     }
@@ -128,14 +141,10 @@ impl MgeCommand {
     /// a measured run, its statistics in its report, for a program to read.
     pub fn measured(self, warmup: usize, iterations: u64, time_limit: Duration, outputs: &Path) -> MgeCommand {
         self.arg("--json")
-            .arg("--warmup")
-            .arg(warmup.to_string())
-            .arg("--iter")
-            .arg(iterations.to_string())
-            .arg("--max-duration")
-            .arg(time_limit.as_secs_f64().to_string())
-            .arg("--outputs")
-            .arg(outputs)
+            .arg(valued("--warmup", warmup.to_string()))
+            .arg(valued("--iter", iterations.to_string()))
+            .arg(valued("--max-duration", time_limit.as_secs_f64().to_string()))
+            .arg(valued("--outputs", outputs))
     }
 
     /// `--check-finite`, when `on`.
@@ -146,9 +155,11 @@ impl MgeCommand {
         }
     }
 
-    /// `-- MODEL...`
-    pub fn models(self, models: &[PathBuf]) -> MgeCommand {
-        models.iter().fold(self.arg("--"), |command, model| command.arg(model))
+    /// `MODEL...`, after `--`.
+    pub fn models(mut self, models: &[PathBuf]) -> MgeCommand {
+        self.positionals
+            .extend(models.iter().map(|model| model.as_os_str().to_os_string()));
+        self
     }
 
     fn arg(mut self, arg: impl Into<OsString>) -> MgeCommand {
@@ -161,56 +172,79 @@ impl MgeCommand {
         self.env.iter()
     }
 
-    /// The arguments to start `mge` with.
-    pub fn args(&self) -> impl Iterator<Item = &OsString> {
-        self.global.iter().chain(&self.command)
+    /// The subcommand's words: its options, then `--` and its models.
+    fn subcommand(&self) -> impl Iterator<Item = &OsStr> {
+        let separator = (!self.positionals.is_empty()).then_some(OsStr::new("--"));
+        let options = self.command.iter().map(OsString::as_os_str);
+        options
+            .chain(separator)
+            .chain(self.positionals.iter().map(OsString::as_os_str))
     }
 
-    /// `mge` and the subcommand's arguments, as the user would type them.
-    pub fn words(&self) -> Vec<String> {
-        let command = self.command.iter().map(|arg| arg.to_string_lossy().into_owned());
-        std::iter::once("mge".to_string()).chain(command).collect()
+    /// The arguments to start `mge` with.
+    pub fn args(&self) -> impl Iterator<Item = &OsStr> {
+        self.global.iter().map(OsString::as_os_str).chain(self.subcommand())
+    }
+
+    /// `mge` and the subcommand's words as the user would type them, quoted
+    /// for a shell to run as given (a path's every byte kept).
+    pub fn shell_line(&self) -> String {
+        shell_line(std::iter::once(OsStr::new("mge")).chain(self.subcommand()))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::ffi::OsStringExt;
+
     use super::*;
 
+    /// Values stay in their option's word and the model comes after `--`,
+    /// whatever they start with; global options stay out of the user's line.
     #[test]
-    fn global_options_come_before_the_subcommand_and_stay_out_of_its_words() {
+    fn no_value_or_path_is_read_as_an_option() {
         let feeds = FeedOptions {
             seed: 3,
             resize_input: true,
         };
-        let command = MgeCommand::run(Path::new("m.mge"))
-            .feeds(&["x:#rand(0,1)".into()], &feeds)
-            .engine(&[EngineOption::Threads(2)])
-            .lite_lib(Path::new("lite.so"))
+        let model = PathBuf::from(OsString::from_vec(b"-m \xff.mge".to_vec()));
+        // Handed down in the environment, never on the command line.
+        let located = Located {
+            path: "lite.so".into(),
+            origin: crate::runtime::Origin::Option,
+            install: None,
+        };
+        let command = MgeCommand::run(&model)
+            .feeds(&["-0.5".into()], &feeds)
+            .engine(&[
+                EngineOption::Threads(2),
+                EngineOption::FastRunCache("-c".into()),
+                EngineOption::FastRun,
+            ])
+            .runtime(Ok(&located))
             .verbose(false);
-        let args: Vec<&OsString> = command.args().collect();
+        let args: Vec<&OsStr> = command.args().collect();
+        let mut expected: Vec<OsString> = [
+            "--quiet",
+            "run",
+            "-i=-0.5",
+            "--seed=3",
+            "--resize-input",
+            "--threads=2",
+            "--fast-run-cache=-c",
+            "--fast-run",
+            "--",
+        ]
+        .map(OsString::from)
+        .to_vec();
+        expected.push(model.clone().into_os_string());
+        assert_eq!(args, expected);
         assert_eq!(
-            args,
-            [
-                "--lite-lib",
-                "lite.so",
-                "--quiet",
-                "run",
-                "m.mge",
-                "-i",
-                "x:#rand(0,1)",
-                "--seed",
-                "3",
-                "--resize-input",
-                "--threads",
-                "2"
-            ]
+            command.shell_line(),
+            r"mge run -i=-0.5 --seed=3 --resize-input --threads=2 --fast-run-cache=-c --fast-run -- $'-m \xff.mge'"
         );
-        let words = command.words();
-        assert_eq!(words[..3], ["mge", "run", "m.mge"]);
-        assert!(words[3..]
-            .iter()
-            .map(String::as_str)
-            .eq(args[5..].iter().map(|arg| arg.to_str().unwrap())));
+        let worker = MgeCommand::check_worker();
+        let args: Vec<&OsStr> = worker.args().collect();
+        assert_eq!(args, ["check", "--worker"], "no `--` without models");
     }
 }

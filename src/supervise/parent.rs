@@ -15,6 +15,7 @@ use anyhow::{Context, Result};
 
 use super::command::MgeCommand;
 use super::{error_line, Event, Whereabouts, CHILD_ENV, EVENT_MARKER};
+use crate::runtime::Located;
 
 /// How often a quiet child is looked at (has it ended? is the deadline past? were we interrupted?).
 const TICK: Duration = Duration::from_millis(100);
@@ -488,15 +489,17 @@ fn read_lines(stream: impl Read + Send + 'static, sender: Sender<Message>, parse
     });
 }
 
-/// Runs this process's own command line again in a supervised child and
+/// Runs this process's own command line again in a supervised child, which
+/// loads the runtime this process located (or says why there is none), and
 /// returns its exit code; a child that died is the error.
 pub fn rerun_supervised(
+    runtime: Result<&Located, &anyhow::Error>,
     timeout: Option<Duration>,
     verbose: bool,
     work: Work,
     watcher: &mut dyn Watcher,
 ) -> Result<i32> {
-    let mut supervisor = Supervisor::spawn(&MgeCommand::this_process(), false, false)?;
+    let mut supervisor = Supervisor::spawn(&MgeCommand::this_process().runtime(runtime), false, false)?;
     supervisor.doing(work);
     if verbose {
         supervisor.show_engine_output();

@@ -139,6 +139,13 @@ pub fn extern_operator_library() -> &'static Path {
     LIBRARY.get_or_init(|| c_library("scale_bias_opr", "tests/extern_opr/scale_bias_opr.c", 2))
 }
 
+/// A library whose constructor writes the file `MGE_TEST_PLANTED` names
+/// (`tests/runtime/planted_lite.c`): planted where no runtime may come from.
+pub fn planted_library() -> &'static Path {
+    static LIBRARY: OnceLock<PathBuf> = OnceLock::new();
+    LIBRARY.get_or_init(|| c_library("planted_lite", "tests/runtime/planted_lite.c", 0))
+}
+
 /// A folder holding a stand-in for the NVIDIA driver's `libcuda.so.1`
 /// (`tests/faults/fake_libcuda.c`: the GPUs `MGE_FAKE_GPUS` lists), for
 /// `LD_LIBRARY_PATH`, where the loader looks before the system's driver.

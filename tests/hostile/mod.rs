@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::common::*;
 
 mod aliases;
+mod names;
 
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(root().join("fixtures").join(name)).unwrap()

@@ -13,7 +13,7 @@ use crate::common::{fault_library, gencode_engine_library, mge, run_expecting, W
 const ENGINE_IN_WHEEL: &str = "megengine/core/lib/libmegengine_shared.so";
 
 /// A folder holding a wheel pip takes for `megengine==1.13.0` on CPython 3.10.
-fn wheel_folder() -> tempfile::TempDir {
+pub(super) fn wheel_folder() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let wheel = dir.path().join("MegEngine-1.13.0-cp310-cp310-manylinux2014_x86_64.whl");
     let mut zip = zip::ZipWriter::new(std::fs::File::create(wheel).unwrap());
@@ -43,7 +43,7 @@ fn wheel_folder() -> tempfile::TempDir {
 }
 
 /// `mge ARGS` with its own cache folder, pip offline on `wheels`, no Lite library given.
-fn mge_in(home: &Path, wheels: &Path, args: &[&str]) -> assert_cmd::Command {
+pub(super) fn mge_in(home: &Path, wheels: &Path, args: &[&str]) -> assert_cmd::Command {
     let mut command = mge();
     command
         .env("MGE_HOME", home)
@@ -54,7 +54,7 @@ fn mge_in(home: &Path, wheels: &Path, args: &[&str]) -> assert_cmd::Command {
     command
 }
 
-fn install_dir(home: &Path) -> PathBuf {
+pub(super) fn install_dir(home: &Path) -> PathBuf {
     home.join("runtime/1.13.0")
 }
 
@@ -236,6 +236,76 @@ fn an_interrupted_install_leaves_nothing_behind() {
         assert!(left.is_empty(), "SIG{signal}: left in the cache folder: {left:?}");
         let left = crate::common::left_in(tmp.path());
         assert!(left.is_empty(), "SIG{signal}: left in TMPDIR: {left:?}");
+    }
+}
+
+/// A `python3` that is a wrapper script, as pyenv's shims are: the real pip
+/// (here `sleep`) is its child, whose pid it writes beside itself. It holds
+/// none of `mge`'s streams, which would keep the test reading until it ends.
+fn wrapped_pip() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pip.pid");
+    let script = dir.path().join("python3");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nsleep 60 </dev/null >/dev/null 2>&1 &\necho $! > '{}'\nwait\n",
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    (dir, pid_file)
+}
+
+/// Is process `pid` still running (a zombie has ended: only its parent's wait is left)?
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+}
+
+/// Issue 24 item 14b: an install interrupted (SIGINT), or killed outright
+/// (SIGKILL, when nothing of `mge`'s own runs any more), leaves no pip behind,
+/// though `python3` is a wrapper whose child the real pip is.
+#[test]
+fn an_interrupted_or_killed_install_leaves_no_pip_running() {
+    for signal in ["INT", "KILL"] {
+        let (home, (pip, pid_file)) = (tempfile::tempdir().unwrap(), wrapped_pip());
+        let path = format!("{}:{}", pip.path().display(), std::env::var("PATH").unwrap());
+        let mut install = std::process::Command::new(assert_cmd::cargo::cargo_bin("mge"))
+            .args(["runtime", "install"])
+            .env("MGE_HOME", home.path())
+            .env("PATH", path)
+            .env_remove("MGE_LITE_LIB")
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("mge starts");
+        let started = Instant::now();
+        let real_pip = loop {
+            if let Some(pid) = std::fs::read_to_string(&pid_file)
+                .ok()
+                .and_then(|text| text.trim().parse::<u32>().ok())
+            {
+                break pid;
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "pip did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        match signal {
+            "INT" => drop(crate::common::interrupt(&mut install, signal, Duration::from_secs(30))),
+            _ => {
+                install.kill().unwrap();
+                install.wait().unwrap();
+            }
+        }
+        let ended = Instant::now();
+        while running(real_pip) {
+            if ended.elapsed() > Duration::from_secs(10) {
+                let _ = std::process::Command::new("kill").arg(real_pip.to_string()).status();
+                panic!("SIG{signal}: pip ({real_pip}) still runs after mge ended");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 

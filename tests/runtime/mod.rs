@@ -1,6 +1,7 @@
 //! `mge runtime info`, `mge completions` and `mge man`.
 
 mod install;
+mod trust;
 mod wheel;
 
 use crate::common::*;

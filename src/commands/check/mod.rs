@@ -60,12 +60,11 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     let located = runtime::locate(&global.runtime)?;
     // As the engine options: here, in one line, rather than once per model.
     runtime::ensure_runs_on(&located, engine.network.device)?;
-    let lite_lib = located.path;
     let workers = Workers {
         models: &args.models,
         engine: &engine.given,
         rules: rules.as_ref(),
-        lite_lib: &lite_lib,
+        runtime: &located,
         timeout: args.deadline.timeout,
         verbose: global.verbose,
         check_finite: args.finite.check_finite,

@@ -34,7 +34,7 @@ pub struct Workers<'a> {
     pub engine: &'a [EngineOption],
     /// The user's comparison rules, when the outputs are judged by them.
     pub rules: Option<&'a Rules>,
-    pub lite_lib: &'a Path,
+    pub runtime: &'a runtime::Located,
     pub timeout: Option<Duration>,
     pub verbose: bool,
     pub check_finite: bool,
@@ -88,7 +88,7 @@ impl Workers<'_> {
 
     fn spawn(&self) -> Result<Supervisor> {
         let command = MgeCommand::check_worker()
-            .lite_lib(self.lite_lib)
+            .runtime(Ok(self.runtime))
             .verbose(self.verbose)
             .engine(self.engine)
             .rules(self.rules)

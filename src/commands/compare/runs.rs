@@ -94,7 +94,6 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
             runs.feeds.seed
         ));
     }
-    let lite_lib = located.path;
     let staged = runs.keep.as_deref().map(StagedSet::new).transpose()?;
     let scratch = tempfile::Builder::new()
         .prefix("mge-compare-")
@@ -112,7 +111,7 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
         let mut command = MgeCommand::dump_io(&run.model, &folder.join("io"), &folder.join("outputs"))
             .feeds(&runs.feeds.inputs, &feeds)
             .engine(&run.options)
-            .lite_lib(&lite_lib)
+            .runtime(Ok(&located))
             .verbose(global.verbose);
         if runs.no_testcase {
             command = command.no_testcase();
@@ -142,7 +141,7 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
         differing_sources(&vars),
         first_divergence(&vars),
         vars,
-        runs.keep.as_ref().map(|dir| dir.display().to_string()),
+        runs.keep.as_deref(),
     ))
 }
 
