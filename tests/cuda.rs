@@ -287,6 +287,8 @@ fn runtime_info_lists_each_gpu_and_whether_the_runtime_runs_on_it() {
     ] {
         assert!(stdout.contains(line), "{line}in:\n{stdout}");
     }
+    let (stdout, _) = run_expecting(with_gpus(mge(), "").args(["runtime", "info"]), 0);
+    assert!(stdout.contains("cuda driver   CUDA 12.2, no GPU visible\n"), "{stdout}");
     let mut command = mge();
     command.env("LD_LIBRARY_PATH", unloadable_cuda_driver());
     let info = json_of(&run_expecting(command.args(["runtime", "info", "--json"]), 0).0);

@@ -86,7 +86,11 @@ impl Report for RuntimeInfo {
             "cuda kernels  {}\n",
             or_dash(self.cuda_architectures.as_ref().map(architectures_text))
         );
-        text += &format!("cuda driver   {}\n", driver_text(&self.cuda_driver));
+        let no_gpu = match (&self.cuda_driver, self.gpus.is_empty()) {
+            (CudaDriver::Ready { .. }, true) => ", no GPU visible",
+            _ => "",
+        };
+        text += &format!("cuda driver   {}{no_gpu}\n", driver_text(&self.cuda_driver));
         for gpu in &self.gpus {
             let usable = match gpu.usable {
                 Some(true) => "this runtime runs on it".to_string(),
