@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 
-use super::prepare::{read_model, ready_runtime};
+use super::prepare::{load_runtime, read_model, ready_runtime};
 use super::settings::{load_options, EngineSettings};
 use super::Global;
 use crate::cli::InfoArgs;
@@ -15,7 +15,6 @@ use crate::report::print;
 use crate::report::run::TensorStats;
 use crate::runner::testcase::testcase_values;
 use crate::runner::{Outputs, Session};
-use crate::runtime;
 
 pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
     let engine = EngineSettings::from_given(load_options(&args.load), global)?;
@@ -23,7 +22,7 @@ pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
     let packing = packing(&model)?;
     // Read from the graph before the engine is asked anything: it runs nothing.
     let ops = args.ops.then(|| model.cost()).transpose()?;
-    let lite = runtime::load(&global.runtime, Device::Cpu, global.verbose)?;
+    let lite = load_runtime(global, Device::Cpu)?;
     let _ready = ready_runtime(&lite, &engine, &model, &engine.network)?;
     let engine_output = silence_stdout(global.verbose);
     let session = Session::load(&lite, &model, Outputs::Asserted, &engine.network)?;

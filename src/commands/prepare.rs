@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use super::settings::{engine_words, EngineSettings, ModelSettings};
 use super::Global;
 use crate::deploy::Carried;
-use crate::engine::{silence_stdout, AlgoSearch, Lite, NetworkOptions, StdoutSilenced};
+use crate::engine::{silence_stdout, AlgoSearch, Device, Lite, NetworkOptions, StdoutSilenced};
 use crate::feeds::{self, Feed, FeedOptions};
 use crate::input_files;
 use crate::model::{Method, ModelFile};
@@ -22,6 +22,8 @@ use crate::output_files::{staged_beside, write_atomically};
 use crate::runner::testcase::testcase_feeds;
 use crate::runner::{Outputs, Plan, RunObserver, Runs, Session};
 use crate::runtime;
+use crate::supervise::child::announce;
+use crate::supervise::Phase;
 use crate::tensor::TensorInfo;
 use crate::text::quoted_list;
 
@@ -76,6 +78,14 @@ pub struct Prepared<'a> {
     global: &'a Global,
 }
 
+/// Finds the engine's library, makes sure it runs on `device`, and loads it,
+/// telling a supervising parent, which then knows a failure (or a driver that
+/// does not answer) to be the library's.
+pub fn load_runtime(global: &Global, device: Device) -> Result<Lite> {
+    announce(Phase::Runtime);
+    runtime::load(&global.runtime, device, global.verbose)
+}
+
 /// What `ready_runtime` set up.
 #[must_use = "the staged TensorRT cache the engine was given is removed with it"]
 pub struct Ready {
@@ -109,7 +119,7 @@ pub fn prepare<'a, T>(
     let adjusted = adjust(&opened, &mut options)?;
     // Before the engine loads, a GPU it cannot run on is refused (the driver's
     // view); after, one the engine does not see (a build without CUDA).
-    let lite = runtime::load(&global.runtime, options.device, global.verbose)?;
+    let lite = load_runtime(global, options.device)?;
     lite.check_device(options.device)?;
     let ready = ready_runtime(&lite, &engine, &opened.model, &options)?;
     let engine_output = silence_stdout(global.verbose);

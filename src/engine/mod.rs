@@ -26,10 +26,12 @@ use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 
 pub use affinity::{available_cores, pinned_threads, PIN_SLOTS};
 pub use cuda_driver::{cuda_driver, Driver, Gpu};
-pub use exit_trap::{end_with_parent, report_engine_exit_with};
+pub use exit_trap::{end_with_parent, report_to, Reports};
 pub use log_watch::AlgoChoices;
-pub use process::{effective_uid, ProcessGroup};
-pub use stdio::{capture_stdout, silence_stdout, take_stdout, StdoutSilenced};
+pub use process::{
+    effective_uid, ensure_thread_stacks, ignore_file_size_signal, inherit, take_inherited_pipe, ProcessGroup,
+};
+pub use stdio::{capture_stdout, silence_stdout, stderr_read_by_parent, take_stdout, StdoutSilenced};
 
 /// The oldest runtime whose `LiteConfig` matches our declaration (1.11 appended fields).
 const MIN_VERSION: (i32, i32) = (1, 11);
@@ -207,7 +209,7 @@ impl Lite {
     /// Loads the Lite shared library at `path` and checks its version.
     pub fn load(path: &Path, verbose: bool) -> Result<Lite> {
         // The CUDA probing at load time prints to both streams; keep it for -v only.
-        let quiet = (!verbose).then(stdio::silence_all);
+        let quiet = stdio::quiet_start(verbose);
         // Its initialisers run engine code already.
         exit_trap::engine_loaded();
         // SAFETY: loading a library runs its initialisers; the path is the Lite runtime
@@ -260,7 +262,7 @@ impl Lite {
 
     fn device_count(&self, device_type: c_int) -> Result<usize> {
         // Without a driver the CUDA probe prints a banner about CPU mode: -v only.
-        let _quiet = (!self.verbose).then(stdio::silence_all);
+        let _quiet = stdio::quiet_start(self.verbose);
         let mut count = 0usize;
         // SAFETY: valid out-pointer.
         let code = unsafe { (self.api.get_device_count)(device_type, &mut count) };

@@ -20,6 +20,7 @@ use super::wheel::Wheel;
 use super::{files_in, home, python, trust, Files};
 use crate::engine::{Lite, ProcessGroup};
 use crate::supervise::parent::{catch_interruptions, interruption};
+use crate::text::to_stderr;
 
 const STAGING_PREFIX: &str = ".install-";
 
@@ -138,7 +139,10 @@ pub fn install(
     }
     fs::rename(&extracted, &target).with_context(|| format!("cannot move the runtime into {}", target.display()))?;
     if !quiet {
-        eprintln!("installed MegEngine {version} runtime in {}", target.display());
+        to_stderr(&format!(
+            "installed MegEngine {version} runtime in {}",
+            target.display()
+        ));
     }
     Ok(target.join(&record.lite_library))
 }
@@ -151,17 +155,15 @@ fn examine(home: &Path, version: &Version, target: &Path, force: bool, quiet: bo
             already(version, target, quiet);
             return Ok(Some(lite_library_in(target)));
         }
-        Some(Files::Damaged(damage)) if !quiet => {
-            eprintln!(
-                "repairing MegEngine {version} in {}: {}",
-                target.display(),
-                list(&damage)
-            )
-        }
-        Some(Files::Unrecorded) if !quiet => eprintln!(
+        Some(Files::Damaged(damage)) if !quiet => to_stderr(&format!(
+            "repairing MegEngine {version} in {}: {}",
+            target.display(),
+            list(&damage)
+        )),
+        Some(Files::Unrecorded) if !quiet => to_stderr(&format!(
             "MegEngine {version} in {} has no record of its files (installed by an older mge): reinstalling",
             target.display()
-        ),
+        )),
         _ => {}
     }
     Ok(None)
@@ -169,10 +171,10 @@ fn examine(home: &Path, version: &Version, target: &Path, force: bool, quiet: bo
 
 fn already(version: &Version, target: &Path, quiet: bool) {
     if !quiet {
-        eprintln!(
+        to_stderr(&format!(
             "MegEngine {version} is already installed in {} (--force reinstalls)",
             target.display()
-        );
+        ));
     }
 }
 
@@ -234,10 +236,10 @@ fn lock(home: &Path, quiet: bool) -> Result<File> {
         Err(TryLockError::Error(err)) => return Err(err).with_context(|| format!("cannot lock {}", path.display())),
     }
     if !quiet {
-        eprintln!(
+        to_stderr(&format!(
             "waiting for another `mge runtime install` into {} to finish",
             home.display()
-        );
+        ));
     }
     file.lock().with_context(|| format!("cannot lock {}", path.display()))?;
     Ok(file)
@@ -269,10 +271,10 @@ fn download_wheel(version: &Version, source: &Source, home: &Path, dir: &Path, q
             Some(links) => (String::new(), format!(", looking in {links} too,")),
             None => (" (about 940 MB)".to_string(), String::new()),
         };
-        eprintln!(
+        to_stderr(&format!(
             "downloading MegEngine {version}{size} with pip{from} into {}",
             home.display()
-        );
+        ));
     }
     // pip's temporary files go inside the staging folder, removed with it.
     let pip_tmp = dir.join("tmp");

@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use super::InOrder;
 use crate::cli::EngineArgs;
 use crate::commands::finite::judge_testcases;
-use crate::commands::prepare::{read_model, ready_runtime, with_carried};
+use crate::commands::prepare::{load_runtime, read_model, ready_runtime, with_carried};
 use crate::commands::settings::EngineSettings;
 use crate::commands::Global;
 use crate::compare::Rules;
@@ -49,10 +49,12 @@ impl Workers<'_> {
         let queue = Mutex::new((0..self.models.len()).collect::<VecDeque<_>>());
         let (sender, receiver) = mpsc::channel();
         thread::scope(|scope| {
+            // As many jobs as threads start: the queue is shared, so one is enough.
+            let mut started = 0;
             for _ in 0..jobs {
                 let sender = sender.clone();
                 let queue = &queue;
-                scope.spawn(move || {
+                let job = move || {
                     let mut worker: Option<Supervisor> = None;
                     // Its own statement: a guard in the `while let` would hold the lock for the body.
                     let next = || queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
@@ -70,7 +72,14 @@ impl Workers<'_> {
                     if let Some(worker) = worker {
                         worker.close(&mut PassThrough);
                     }
-                });
+                };
+                match thread::Builder::new().spawn_scoped(scope, job) {
+                    Ok(_) => started += 1,
+                    Err(err) if started == 0 => {
+                        return Err(err).context("cannot start a thread to check the models");
+                    }
+                    Err(_) => break,
+                }
             }
             drop(sender);
             for (index, check) in receiver {
@@ -154,7 +163,7 @@ pub fn serve(
         check_finite,
     };
     let mut replies = take_stdout()?;
-    let lite = runtime::load(&global.runtime, engine.network.device, global.verbose).map_err(|err| format!("{err:#}"));
+    let lite = load_runtime(global, engine.network.device).map_err(|err| format!("{err:#}"));
     for request in std::io::stdin().lock().lines() {
         let request = request?;
         let path = request
