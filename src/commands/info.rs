@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 
 use super::prepare::{load_runtime, read_model, ready_runtime};
-use super::settings::{load_options, EngineSettings};
+use super::settings::EngineSettings;
 use super::Global;
 use crate::cli::InfoArgs;
 use crate::deploy::Carried;
@@ -17,7 +17,7 @@ use crate::runner::testcase::testcase_values;
 use crate::runner::{Outputs, Session};
 
 pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
-    let engine = EngineSettings::from_given(load_options(&args.load), global)?;
+    let engine = EngineSettings::from_given(args.load.given.clone(), global)?;
     let model = read_model(&args.model, &engine)?;
     let packing = packing(&model)?;
     // Read from the graph before the engine is asked anything: it runs nothing.

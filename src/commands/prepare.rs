@@ -10,8 +10,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::settings::{engine_words, EngineSettings, ModelSettings};
+use super::settings::{EngineSettings, ModelSettings};
 use super::Global;
+use crate::cli::parse_engine_words;
 use crate::deploy::Carried;
 use crate::engine::{silence_stdout, AlgoSearch, Device, Lite, NetworkOptions, StdoutSilenced};
 use crate::feeds::{self, Feed, FeedOptions};
@@ -189,7 +190,9 @@ pub fn with_carried(
         }
     }
     given.extend(carried.by_lite.iter().cloned());
-    let by_mge = engine_words(&carried.by_mge).context("the options in the pack's extra_info")?;
+    let by_mge = parse_engine_words(carried.by_mge.iter().cloned())
+        .map_err(anyhow::Error::msg)
+        .context("the options in the pack's extra_info")?;
     let (applied, left_out): (Vec<_>, Vec<_>) = by_mge
         .into_iter()
         .partition(|option| !given.iter().any(|given| overrides(given, option)));

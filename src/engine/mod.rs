@@ -124,7 +124,7 @@ pub enum AlgoSearch {
 }
 
 /// How a network is built and run: the options of load_and_run that Lite exposes.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkOptions {
     pub device: Device,
     pub threads: Option<usize>,
@@ -189,7 +189,7 @@ impl NetworkOptions {
 }
 
 /// Where the engine's io dump plugin writes.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum IoDump {
     /// A file per var into this folder, named by the var's id in hex (6 digits),
     /// in the format of MegEngine's `debug::dump_tensor`.
