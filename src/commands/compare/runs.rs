@@ -28,6 +28,8 @@ struct Run {
     name: &'static str,
     model: PathBuf,
     options: Vec<EngineOption>,
+    /// Where `options` run it.
+    device: Device,
     naive: bool,
 }
 
@@ -65,6 +67,11 @@ pub fn wants_runs(args: &TwoRunArgs) -> bool {
 pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result<TwoRunReport> {
     let runs = &args.runs;
     let (a, b) = two_runs(args, global)?;
+    let located = runtime::locate(&global.runtime)?;
+    // Here, in one line, rather than as a run's failure.
+    for run in [&a, &b] {
+        runtime::ensure_runs_on(&located, run.device)?;
+    }
     // The runs read them: claimed here, so that neither --keep nor stdout takes one.
     for model in [&a.model, &b.model] {
         input_files::claim(model)?;
@@ -87,7 +94,6 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
             runs.feeds.seed
         ));
     }
-    let located = runtime::locate(global.lite_lib.as_deref())?;
     let staged = runs.keep.as_deref().map(StagedSet::new).transpose()?;
     let scratch = tempfile::Builder::new()
         .prefix("mge-compare-")
@@ -175,6 +181,7 @@ fn two_runs(args: &CompareArgs, global: &Global) -> Result<(Run, Run)> {
             name,
             model,
             options,
+            device: settings.network.device,
             naive,
         })
     };
