@@ -77,7 +77,9 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
     if settings.save_model.is_some() {
         deploy::ensure_packable(&opened)?;
     }
-    let located = runtime::locate(global.lite_lib.as_deref())?;
+    let located = runtime::locate(&global.runtime)?;
+    // Here, in one line, rather than in every candidate.
+    runtime::ensure_runs_on(&located, device)?;
     let scratch = tempfile::Builder::new()
         .prefix("mge-tune-")
         .tempdir()

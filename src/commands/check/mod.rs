@@ -119,7 +119,9 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
         return serve(&models, &engine, rules.as_ref(), check_finite, global);
     };
     let mut printer = InOrder::new(!json);
-    let located = runtime::locate(global.lite_lib.as_deref())?;
+    let located = runtime::locate(&global.runtime)?;
+    // As the engine options: here, in one line, rather than once per model.
+    runtime::ensure_runs_on(&located, engine.network.device)?;
     let workers = Workers {
         models: &models,
         engine: &engine.given,

@@ -28,6 +28,8 @@ struct Run {
     name: &'static str,
     model: PathBuf,
     options: Vec<EngineOption>,
+    /// Where `options` run it.
+    device: Device,
     naive: bool,
 }
 
@@ -92,6 +94,11 @@ impl TwoRuns {
     /// Runs both in supervised children and compares their outputs and vars.
     pub fn compare(&self, rules: Rules, global: &Global) -> Result<TwoRunReport> {
         let (a, b) = (&self.a, &self.b);
+        let located = runtime::locate(&global.runtime)?;
+        // Here, in one line, rather than as a run's failure.
+        for run in [a, b] {
+            runtime::ensure_runs_on(&located, run.device)?;
+        }
         // The runs read them: claimed here, so that neither --keep nor stdout takes one.
         for model in [&a.model, &b.model] {
             input_files::claim(model)?;
@@ -112,7 +119,6 @@ impl TwoRuns {
                 self.feeds.options.seed
             ));
         }
-        let located = runtime::locate(global.lite_lib.as_deref())?;
         let staged = self.keep.as_deref().map(StagedSet::new).transpose()?;
         let scratch = tempfile::Builder::new()
             .prefix("mge-compare-")
@@ -196,6 +202,7 @@ fn two_runs(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs, global: &Global) 
             name,
             model,
             options,
+            device: settings.network.device,
             naive,
         })
     };
