@@ -59,6 +59,8 @@ pub const ENGINE_PROFILE: Kind = Kind::internal("engine's profile", 4 * GIB);
 pub const RUNTIME_RECORD: Kind = Kind::internal("runtime record", 16 * MIB);
 /// What a supervised child recorded for `--repro` (`supervise::record`): its manifest, a version.
 pub const CHILD_RECORD: Kind = Kind::internal("child's record", MIB);
+/// `runtime install --wheel`: MegEngine's CUDA 11 wheels are a few GiB.
+pub const WHEEL: Kind = Kind::input("wheel", 64 * GIB);
 
 impl Kind {
     const fn input(what: &'static str, max_bytes: u64) -> Kind {

@@ -16,12 +16,11 @@ mod settings;
 mod tune;
 
 use std::fmt;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::cli::{Cli, Command, RuntimeCommand};
+use crate::cli::{Cli, Command, DeadlineArgs, RuntimeCommand};
 use crate::report::progress::RunProgress;
 use crate::runtime as lite_runtime;
 use crate::supervise;
@@ -30,7 +29,8 @@ use crate::text::printable;
 
 /// Options every command may need.
 pub struct Global {
-    pub lite_lib: Option<PathBuf>,
+    /// The runtime asked for (`--lite-lib`, `--runtime-version`).
+    pub runtime: crate::runtime::Choice,
     pub verbose: bool,
     pub quiet: bool,
 }
@@ -75,43 +75,97 @@ impl std::error::Error for ChildExited {}
 
 pub fn dispatch(cli: Cli) -> Result<()> {
     let global = Global {
-        lite_lib: cli.lite_lib,
+        runtime: crate::runtime::Choice {
+            lite_lib: cli.lite_lib,
+            version: cli.runtime_version,
+        },
         verbose: cli.verbose,
         quiet: cli.quiet,
     };
-    let supervisor = !supervise::is_child();
+    if let Some(supervision) = Supervision::of(&cli.command).filter(|_| !supervise::is_child()) {
+        let reproducer = match cli.command {
+            Command::Run(args) if supervision.reproduces => {
+                // Its notes are the child's to say.
+                let quiet = Global {
+                    runtime: global.runtime.clone(),
+                    verbose: global.verbose,
+                    quiet: true,
+                };
+                run::Reproducer::stage(run::RunSettings::from_args(*args, &quiet)?, supervision.timeout)?
+            }
+            _ => None,
+        };
+        return supervised(supervision.timeout, supervision.work, reproducer, &global);
+    }
     match cli.command {
-        Command::Run(args) if supervisor => {
-            let reproducer = run::Reproducer::claim(&args)?;
-            supervised(args.deadline.timeout, Work::Model, reproducer, &global)
+        Command::Run(args) => run::run(run::RunSettings::from_args(*args, &global)?, &global),
+        Command::Info(args) => info::info(info::InfoSettings::from_args(args, &global)?, &global),
+        Command::Check(args) => check::check(check::CheckSettings::from_args(*args, &global)?, &global),
+        Command::Profile(args) => profile::profile(profile::ProfileSettings::from_args(*args, &global)?, &global),
+        Command::Dump(args) => dump::dump(dump::DumpSettings::from_args(*args, &global)?, &global),
+        Command::Compare(args) => compare::compare(compare::CompareSettings::from_args(*args, &global)?, &global),
+        Command::Tune(args) => tune::tune(tune::TuneSettings::from_args(*args, &global)?, &global),
+        Command::PackTestcases(args) => {
+            pack_testcases::pack(pack_testcases::PackSettings::from_args(*args, &global)?, &global)
         }
-        // An analysis of a file runs no engine.
-        Command::Profile(args) if supervisor && args.analyze.is_none() => {
-            supervised(args.deadline.timeout, Work::Model, None, &global)
-        }
-        // A conversion runs no engine.
-        Command::Dump(args) if supervisor && args.convert.is_none() => {
-            let work = match args.layout_transform_model {
-                Some(_) => Work::LayoutTransformModel,
-                None => Work::Model,
-            };
-            supervised(args.deadline.timeout, work, None, &global)
-        }
-        Command::PackTestcases(args) if supervisor => supervised(args.deadline.timeout, Work::Model, None, &global),
-        // Info loads the model into the engine to read its inputs, which a broken graph can crash.
-        Command::Info(_) if supervisor => supervised(None, Work::Model, None, &global),
-        Command::Run(args) => run::run(*args, &global),
-        Command::Info(args) => info::info(args, &global),
-        Command::Check(args) => check::check(*args, &global),
-        Command::Profile(args) => profile::profile(*args, &global),
-        Command::Dump(args) => dump::dump(*args, &global),
-        Command::Compare(args) => compare::compare(*args, &global),
-        Command::Tune(args) => tune::tune(*args, &global),
-        Command::PackTestcases(args) => pack_testcases::pack(*args, &global),
-        Command::Runtime(RuntimeCommand::Install { version, force }) => runtime::install(&version, force, &global),
+        Command::Runtime(RuntimeCommand::Install {
+            version,
+            wheel,
+            find_links,
+            force,
+        }) => runtime::install(version.as_deref(), wheel, find_links, force, &global),
         Command::Runtime(RuntimeCommand::Info { json }) => runtime::info(json, &global),
         Command::Completions { shell } => completions::completions(shell),
         Command::Man { dir } => man::man(&dir),
+    }
+}
+
+/// What the parent of a command whose engine work runs in a supervised child
+/// (step 2 of the flow in ARCHITECTURE.md) needs of its arguments; the child
+/// turns them into the command's settings.
+struct Supervision {
+    timeout: Option<Duration>,
+    work: Work,
+    /// `run --repro`: the parent turns the run's settings too, and writes the folder.
+    reproduces: bool,
+}
+
+impl Supervision {
+    /// `None` for a command that runs no engine, or starts children of its
+    /// own (`check`'s workers, `compare`'s runs, `tune`'s trials).
+    fn of(command: &Command) -> Option<Supervision> {
+        let model = |deadline: &DeadlineArgs| Supervision {
+            timeout: deadline.timeout,
+            work: Work::Model,
+            reproduces: false,
+        };
+        match command {
+            Command::Run(args) => Some(Supervision {
+                reproduces: args.repro.dir.is_some(),
+                ..model(&args.deadline)
+            }),
+            // An analysis of a file runs no engine.
+            Command::Profile(args) if args.analyze.is_none() => Some(model(&args.deadline)),
+            // A conversion runs no engine.
+            Command::Dump(args) if args.convert.is_none() => {
+                let work = match args.layout_transform_model {
+                    Some(_) => Work::LayoutTransformModel,
+                    None => Work::Model,
+                };
+                Some(Supervision {
+                    work,
+                    ..model(&args.deadline)
+                })
+            }
+            Command::PackTestcases(args) => Some(model(&args.deadline)),
+            // Info loads the model into the engine to read its inputs, which a broken graph can crash.
+            Command::Info(_) => Some(Supervision {
+                timeout: None,
+                work: Work::Model,
+                reproduces: false,
+            }),
+            _ => None,
+        }
     }
 }
 
@@ -126,7 +180,7 @@ fn supervised(
     reproducer: Option<run::Reproducer>,
     global: &Global,
 ) -> Result<()> {
-    let lookup = lite_runtime::locate(global.lite_lib.as_deref());
+    let lookup = lite_runtime::locate(&global.runtime);
     let mut progress = RunProgress::new(global.quiet);
     let record = reproducer.as_ref().map(run::Reproducer::record_folder);
     let rerun = supervise::parent::rerun_supervised(

@@ -1,24 +1,24 @@
 //! `mge run`: load, feed, warm up, time, report.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
 use super::finite::{failure, judge_testcases, warn_non_finite};
-use super::prepare::{prepare, refuse_unchecked_testcases, Prepared, Testcases};
-use super::settings::{comparison_rules, given_options, plan, ModelSettings};
+use super::prepare::{prepare, refuse_unchecked_testcases, Feeding, Prepared, Testcases};
+use super::settings::{comparison_rules, plan, ModelSettings};
 use super::{CheckFailed, Global};
 use crate::cli::RunArgs;
 use crate::compare::{compare_values, Rules};
 use crate::engine::NetworkOptions;
 use crate::feeds::{self, Feed, FeedOptions};
 use crate::input_files;
-use crate::output_files::{claim_file, claim_set, npy_file_stem, npy_files, write_set, write_tensors};
+use crate::output_files::{claim_set, npy_file_stem, npy_files, write_set, write_tensors};
 use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
 use crate::report::print;
-use crate::report::repro::{Case, Folder, Repro};
+use crate::report::repro::{self, Case, Folder, Repro};
 use crate::report::run::{
     noise_warning, ExpectReport, InstanceReport, InstancesReport, Measurement, OutputDifference, ProfiledRuns,
     RunReport, Target, TestcaseRunReport, TestcasesRunReport, WrittenOutput,
@@ -49,30 +49,84 @@ enum Expectation {
     Bundle(PathBuf),
 }
 
-pub fn run(args: RunArgs, global: &Global) -> Result<()> {
-    // Inputs before the outputs they are checked against (the settings claim the engine's caches).
-    let expectations = args
-        .expect
-        .iter()
-        .map(|spec| read_expectation(spec))
-        .collect::<Result<Vec<_>>>()?;
-    let settings = ModelSettings {
-        extra_outputs: args.extra_outputs.clone(),
-        ..ModelSettings::from_args(&args.model, global)?
-    };
-    let rules = comparison_rules(&args.comparison, None)?;
-    if let Some(dir) = &args.outputs.dir {
-        claim_set("--outputs", dir).with_context(|| format!("--outputs {}", dir.display()))?;
-    }
-    if args.concurrency.share_runtime_memory && args.concurrency.instances < 2 {
-        bail!("--share-runtime-memory shares memory between instances: add --instances 2 or more");
-    }
-    let testcases = Testcases::unless(args.no_testcase, Testcases::Run);
-    let (prepared, mut profile) = prepare(&settings, testcases, global, |opened, options| {
-        if opened.testcases {
-            refuse_for_testcases(&args, &expectations, options)?;
+/// What `mge run` was asked, turned once from `RunArgs`.
+pub struct RunSettings {
+    model: ModelSettings,
+    /// What a container's testcases are for (`--no-testcase`).
+    testcases: Testcases,
+    plan: Plan,
+    /// `--all-times`: every timed run's time in the JSON report.
+    all_times: bool,
+    expectations: Vec<Expectation>,
+    /// How `--expect` judges.
+    rules: Rules,
+    /// `--outputs DIR`.
+    outputs: Option<PathBuf>,
+    instances: Instances,
+    /// `--profile FILE`: the Chrome trace of profiled runs after the timed ones.
+    profile: Option<PathBuf>,
+    check_finite: bool,
+    json: bool,
+    /// `--repro DIR`, claimed: written by the parent (`Reproducer`).
+    repro: Option<PathBuf>,
+}
+
+impl RunSettings {
+    /// Checks what can be checked before any work: the inputs are claimed
+    /// before the outputs that must spare them (the model's settings claim
+    /// the engine's caches).
+    pub fn from_args(args: RunArgs, global: &Global) -> Result<RunSettings> {
+        let expectations = args
+            .expect
+            .iter()
+            .map(|spec| read_expectation(spec))
+            .collect::<Result<Vec<_>>>()?;
+        let model = ModelSettings {
+            extra_outputs: args.extra_outputs,
+            ..ModelSettings::from_args(&args.model, global)?
+        };
+        let rules = comparison_rules(&args.comparison, None)?;
+        if let Some(dir) = &args.outputs.dir {
+            claim_set("--outputs", dir).with_context(|| format!("--outputs {}", dir.display()))?;
         }
-        args.profile
+        let concurrency = args.concurrency;
+        if concurrency.share_runtime_memory && concurrency.instances < 2 {
+            bail!("--share-runtime-memory shares memory between instances: add --instances 2 or more");
+        }
+        if let Some(dir) = &args.repro.dir {
+            repro::claim(dir)?;
+        }
+        Ok(RunSettings {
+            model,
+            testcases: Testcases::unless(args.no_testcase, Testcases::Run),
+            plan: Plan {
+                sample_machine: true,
+                ..plan(&args.iterations, global)
+            },
+            all_times: args.iterations.all_times,
+            expectations,
+            rules,
+            outputs: args.outputs.dir,
+            instances: Instances {
+                count: concurrency.instances as usize,
+                share_memory: concurrency.share_runtime_memory,
+            },
+            profile: args.profile,
+            check_finite: args.finite.check_finite,
+            json: args.json,
+            repro: args.repro.dir,
+        })
+    }
+}
+
+pub fn run(settings: RunSettings, global: &Global) -> Result<()> {
+    let model = &settings.model;
+    let (prepared, mut profile) = prepare(model, settings.testcases, global, |opened, options| {
+        if opened.feeding == Feeding::Testcases {
+            refuse_for_testcases(&settings, options)?;
+        }
+        settings
+            .profile
             .as_deref()
             .map(|trace| ProfileCapture::for_separate_runs(trace, options))
             .transpose()
@@ -82,36 +136,30 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         capture.phase("load", prepared.loading, prepared.loaded);
     }
     let run = Run {
-        model: &settings.path,
         target: Target {
-            model: settings.path.display().to_string(),
+            model: model.path.display().to_string(),
             format: prepared.model.format(),
             device: prepared.options.device.to_string(),
         },
-        plan: Plan {
-            sample_machine: true,
-            ..plan(&args.iterations, global)
-        },
         peak_after_load,
-        args: &args,
+        settings: &settings,
     };
-    if prepared.testcases {
-        run.testcases(prepared, global)
-    } else {
-        run.fed(prepared, profile, &expectations, &rules, global)
+    match prepared.feeding {
+        Feeding::Testcases => run.testcases(prepared, global),
+        Feeding::Specs | Feeding::Defaults => run.fed(prepared, profile, global),
     }
 }
 
 /// What a container's testcases do not go with: `--profile`, `--expect`, and
 /// options under which the engine checks nothing.
-fn refuse_for_testcases(args: &RunArgs, expectations: &[Expectation], options: &NetworkOptions) -> Result<()> {
-    if args.profile.is_some() {
+fn refuse_for_testcases(settings: &RunSettings, options: &NetworkOptions) -> Result<()> {
+    if settings.profile.is_some() {
         bail!("--profile profiles fed runs, not embedded testcases: add --no-testcase (or use `mge profile`, which profiles the first testcase)");
     }
-    if !expectations.is_empty() {
+    if !settings.expectations.is_empty() {
         bail!("--expect compares fed runs; the testcases of a container carry their own expectations (add --no-testcase and --input to use --expect)");
     }
-    if args.concurrency.instances > 1 {
+    if settings.instances.count > 1 {
         bail!("--instances runs copies of a network on feeds, not embedded testcases: add --no-testcase");
     }
     refuse_unchecked_testcases(options)
@@ -120,40 +168,41 @@ fn refuse_for_testcases(args: &RunArgs, expectations: &[Expectation], options: &
 /// A loaded model's run, either way.
 struct Run<'a> {
     target: Target,
-    model: &'a Path,
-    plan: Plan,
     peak_after_load: Option<u64>,
-    args: &'a RunArgs,
+    settings: &'a RunSettings,
 }
 
 impl Run<'_> {
     /// The embedded testcases of a container, each judged by its assertions.
     fn testcases(self, mut prepared: Prepared, global: &Global) -> Result<()> {
+        let settings = self.settings;
         let mut runs = run_testcases(
             &prepared.lite,
             &prepared.model,
             &mut prepared.session,
-            &self.plan,
+            &settings.plan,
             Judge::Engine,
         )?;
-        judge_testcases(&mut runs, "testcase ", self.args.finite.check_finite, global);
+        judge_testcases(&mut runs, "testcase ", settings.check_finite, global);
         let memory = PeakMemory::now(self.peak_after_load);
         prepared.finish()?;
-        let written = match &self.args.outputs.dir {
+        let written = match &settings.outputs {
             Some(dir) => write_testcase_outputs(dir, &runs)?,
             None => Vec::new(),
         };
         let mut tally = Tally::default();
         runs.iter().for_each(|run| tally.add(run.status));
-        let all_times = self.args.iterations.all_times;
         let report = TestcasesRunReport {
             target: self.target,
             memory,
             outputs_written: written,
-            testcases: runs.iter().map(|run| TestcaseRunReport::new(run, all_times)).collect(),
+            testcases: runs
+                .iter()
+                .map(|run| TestcaseRunReport::new(run, settings.all_times))
+                .collect(),
             tally,
         };
-        print(&report, self.args.json)?;
+        print(&report, settings.json)?;
         if tally.failed > 0 {
             return Err(CheckFailed(format!("{tally} ({} testcases)", runs.len())).into());
         }
@@ -165,16 +214,14 @@ impl Run<'_> {
         self,
         mut prepared: Prepared,
         profile: Option<(ProfileCapture, NetworkOptions)>,
-        expectations: &[Expectation],
-        rules: &Rules,
         global: &Global,
     ) -> Result<()> {
+        let settings = self.settings;
         let feeds = prepared.feeds(global)?;
         prepared.session.feed(&feeds)?;
-        let args = self.args;
         let profiling_run = profile_algorithms(&prepared.session, &prepared.lite, &prepared.options, &feeds)?;
         let (mut capture, copy_options) = profile.unzip();
-        let measured = match args.concurrency.instances {
+        let measured = match settings.instances.count {
             1 => self.measure_one(&mut prepared, &feeds, profiling_run, capture.as_mut())?,
             _ => self.measure_instances(&mut prepared, &feeds, profiling_run)?,
         };
@@ -185,17 +232,16 @@ impl Run<'_> {
             let started = Instant::now();
             let mut copy = prepared.session.copy(&prepared.lite, copy_options, false, &feeds)?;
             capture.loaded(started, &copy)?;
-            copy.measure(&self.plan.profiled(), capture)?;
+            copy.measure(&settings.plan.profiled(), capture)?;
         }
         let device = prepared.options.device;
         let lite = prepared.finish()?;
-        if let (Some(capture), Some(trace)) = (capture, &args.profile) {
-            let source = TraceSource::run(self.model, device, lite.version()?);
+        if let (Some(capture), Some(trace)) = (capture, &settings.profile) {
+            let source = TraceSource::run(&settings.model.path, device, lite.version()?);
             write_trace(trace, &capture.finish(), &source)?;
         }
-        let outputs = measured.outputs;
-        let written = match &args.outputs.dir {
-            Some(dir) => write_tensors(dir, &outputs).context("--outputs")?,
+        let written = match &settings.outputs {
+            Some(dir) => write_tensors(dir, &measured.outputs).context("--outputs")?,
             None => Vec::new(),
         };
         if measured.noise.is_large() {
@@ -207,44 +253,20 @@ impl Run<'_> {
             instances: measured.instances,
             noise: measured.noise,
             pinned_threads: pinned,
-            profile: args.profile.as_ref().map(|trace| ProfiledRuns {
+            profile: settings.profile.as_ref().map(|trace| ProfiledRuns {
                 trace: trace.display().to_string(),
-                profiled_runs: self.plan.profiled().iterations as usize,
+                profiled_runs: settings.plan.profiled().iterations as usize,
             }),
             memory,
             outputs_written: written
                 .iter()
                 .map(|(name, file)| WrittenOutput::new(name, file))
                 .collect(),
-            expect: check_expectations(expectations, &outputs, rules)?,
+            expect: check_expectations(&settings.expectations, &measured.outputs, &settings.rules)?,
         };
-        print(&report, args.json)?;
-        let non_finite = warn_non_finite(&outputs, "", global);
-        let failed: Vec<String> = report
-            .expect
-            .iter()
-            .filter(|e| !e.passed)
-            .map(|e| format!("'{}' (err {:e})", e.name, e.err))
-            .collect();
-        if !failed.is_empty() {
-            return Err(CheckFailed(format!("output {} differs from --expect", failed.join(", "))).into());
-        }
-        if let Some(differing) = report
-            .instances
-            .iter()
-            .flat_map(|instances| &instances.each)
-            .find(|instance| !instance.outputs_equal)
-        {
-            return Err(CheckFailed(format!(
-                "instance {}'s outputs differ from the first instance's run alone: the engine is not safe to run this way",
-                differing.instance
-            ))
-            .into());
-        }
-        match non_finite {
-            Some(found) if args.finite.check_finite => Err(failure(&found).into()),
-            _ => Ok(()),
-        }
+        print(&report, settings.json)?;
+        let non_finite = warn_non_finite(&measured.outputs, "", global);
+        verdict(&report, non_finite.filter(|_| settings.check_finite))
     }
 
     /// The network's runs, the unprofiled phases of `--profile`'s trace recorded.
@@ -256,11 +278,11 @@ impl Run<'_> {
         capture: Option<&mut ProfileCapture>,
     ) -> Result<Measured> {
         let runs = match capture {
-            Some(capture) => prepared.measure(&self.plan, &mut capture.unprofiled())?,
-            None => prepared.measure(&self.plan, &mut ())?,
+            Some(capture) => prepared.measure(&self.settings.plan, &mut capture.unprofiled())?,
+            None => prepared.measure(&self.settings.plan, &mut ())?,
         };
         let outputs = prepared.session.read_outputs()?;
-        let measurement = Measurement::new(feeds, &outputs, &runs.timed_ms, self.args.iterations.all_times)
+        let measurement = Measurement::new(feeds, &outputs, &runs.timed_ms, self.settings.all_times)
             .expect("--iter is at least 1")
             .after(cold_start(prepared.load_ms, &runs, profiling_run));
         Ok(Measured {
@@ -278,20 +300,17 @@ impl Run<'_> {
         feeds: &[Feed],
         profiling_run: Option<f64>,
     ) -> Result<Measured> {
-        let instances = Instances {
-            count: self.args.concurrency.instances as usize,
-            share_memory: self.args.concurrency.share_runtime_memory,
-        };
+        let instances = self.settings.instances;
         let concurrent = run_concurrently(
             &mut prepared.session,
             prepared.load_ms,
             &prepared.lite,
             &prepared.options,
             feeds,
-            &self.plan,
+            &self.settings.plan,
             instances,
         )?;
-        let all_times = self.args.iterations.all_times;
+        let all_times = self.settings.all_times;
         let first = &concurrent.instances[0].runs;
         let pooled: Vec<f64> = concurrent
             .instances
@@ -308,6 +327,36 @@ impl Run<'_> {
             instances: Some(instances_report(&concurrent, instances, profiling_run, all_times)),
             outputs: concurrent.reference,
         })
+    }
+}
+
+/// Exit 1 for an output that differs from `--expect`, an instance whose
+/// outputs differ from the first's run alone, or `non_finite` (`--check-finite`).
+fn verdict(report: &RunReport, non_finite: Option<String>) -> Result<()> {
+    let failed: Vec<String> = report
+        .expect
+        .iter()
+        .filter(|e| !e.passed)
+        .map(|e| format!("'{}' (err {:e})", e.name, e.err))
+        .collect();
+    if !failed.is_empty() {
+        return Err(CheckFailed(format!("output {} differs from --expect", failed.join(", "))).into());
+    }
+    if let Some(differing) = report
+        .instances
+        .iter()
+        .flat_map(|instances| &instances.each)
+        .find(|instance| !instance.outputs_equal)
+    {
+        return Err(CheckFailed(format!(
+            "instance {}'s outputs differ from the first instance's run alone: the engine is not safe to run this way",
+            differing.instance
+        ))
+        .into());
+    }
+    match non_finite {
+        Some(found) => Err(failure(&found).into()),
+        None => Ok(()),
     }
 }
 
@@ -483,38 +532,26 @@ fn check_expectations(
         .collect()
 }
 
-/// `--repro DIR` of a run, in the parent process: claimed before the child
-/// starts (after the run's inputs and other outputs), and written should the
-/// child crash, hang, exit or fail its checks (see `report::repro`).
-pub struct Reproducer<'a> {
+/// `--repro DIR` of a run, in the parent process: its settings turned
+/// there too (their claims made before the child starts), and its folder
+/// written should the child crash, hang, exit or fail its checks (see `report::repro`).
+pub struct Reproducer {
     repro: Repro,
-    args: &'a RunArgs,
+    settings: RunSettings,
+    /// `--timeout`, which the parent keeps.
+    timeout: Option<Duration>,
 }
 
-impl<'a> Reproducer<'a> {
+impl Reproducer {
     /// `None` without `--repro`.
-    pub fn claim(args: &'a RunArgs) -> Result<Option<Reproducer<'a>>> {
-        let Some(dir) = &args.repro.dir else {
+    pub fn stage(settings: RunSettings, timeout: Option<Duration>) -> Result<Option<Reproducer>> {
+        let Some(dir) = &settings.repro else {
             return Ok(None);
         };
-        if let Some(model) = &args.model.model {
-            input_files::claim(model)?;
-        }
-        for file in feeds::source_files(&feeds::expand_specs(&args.model.feeds.inputs)?) {
-            input_files::claim(&file)?;
-        }
-        for spec in &args.expect {
-            read_expectation(spec)?;
-        }
-        if let Some(outputs) = &args.outputs.dir {
-            claim_set("--outputs", outputs).with_context(|| format!("--outputs {}", outputs.display()))?;
-        }
-        if let Some(trace) = &args.profile {
-            claim_file("--profile", trace).with_context(|| format!("--profile {}", trace.display()))?;
-        }
         Ok(Some(Reproducer {
-            repro: Repro::claim(dir)?,
-            args,
+            repro: Repro::stage(dir)?,
+            settings,
+            timeout,
         }))
     }
 
@@ -539,21 +576,19 @@ impl<'a> Reproducer<'a> {
             Ok(code) => format!("the engine's process exited with code {code}"),
             Err(failure) => failure.one_line(),
         };
-        let Some(model) = self.args.model.model.clone() else {
-            return;
-        };
+        let model = self.settings.model.path.clone();
         let case = Case {
             model: &model,
             record: Some(self.record_folder()),
             failure,
             engine_log: rerun.transcript.clone(),
             runtime,
-            lite_lib: global.lite_lib.as_deref(),
+            choice: &global.runtime,
         };
-        let args = self.args;
+        let (settings, timeout) = (&self.settings, self.timeout);
         let written = self
             .repro
-            .add(case, |folder| reproducing_run(args, &model, folder))
+            .add(case, |folder| reproducing_run(settings, timeout, folder))
             .and_then(|()| self.repro.finish());
         match written {
             Ok(lines) => lines.iter().for_each(|line| say(line)),
@@ -562,22 +597,22 @@ impl<'a> Reproducer<'a> {
     }
 }
 
-/// The run of `args` as it goes from inside its reproducer's `folder`: the
-/// recorded feeds, the copied model and expectations, every option that
+/// The run of `settings` as it goes from inside its reproducer's `folder`:
+/// the recorded feeds, the copied model and expectations, every option that
 /// decides what the engine does (not those of the report and its files).
-fn reproducing_run(args: &RunArgs, model: &Path, folder: &mut Folder) -> Result<MgeCommand> {
-    let model = folder.model("model.mge", model)?;
-    let options = folder.options(None, &given_options(&args.model.engine)?)?;
+fn reproducing_run(settings: &RunSettings, timeout: Option<Duration>, folder: &mut Folder) -> Result<MgeCommand> {
+    let model = folder.model("model.mge", &settings.model.path)?;
+    let options = folder.options(None, &settings.model.engine.given)?;
     let mut expect = Vec::new();
-    for (index, spec) in args.expect.iter().enumerate() {
-        let (output, file) = match read_expectation(spec)? {
+    for (index, expectation) in settings.expectations.iter().enumerate() {
+        let (output, file) = match expectation {
             Expectation::Output { output, file } => (Some(output), file),
             Expectation::Bundle(file) => (None, file),
         };
         let name = npy_file_stem(&file.file_name().unwrap_or_default().to_string_lossy());
         let copied = folder.file(
             &format!("expect/{index}-{name}"),
-            &file,
+            file,
             "what --expect compares the outputs with",
         )?;
         let copied = copied.display().to_string();
@@ -587,24 +622,25 @@ fn reproducing_run(args: &RunArgs, model: &Path, folder: &mut Folder) -> Result<
         });
     }
     let feeds = FeedOptions {
-        seed: args.model.feeds.seed,
         resize_input: false,
+        ..settings.model.feeds.options
     };
+    let plan = &settings.plan;
     let mut command = MgeCommand::run(&model)
         .feeds(folder.feeds(), &feeds)
         .engine(&options)
-        .runs(args.iterations.warmup, args.iterations.iter)
-        .seconds("--duration", args.iterations.duration)
-        .seconds("--max-duration", args.iterations.max_duration)
-        .instances(args.concurrency.instances, args.concurrency.share_runtime_memory)
-        .extra_outputs(&args.extra_outputs)
+        .runs(plan.warmup, plan.iterations)
+        .seconds("--duration", plan.duration)
+        .seconds("--max-duration", plan.time_limit)
+        .instances(settings.instances.count, settings.instances.share_memory)
+        .extra_outputs(&settings.model.extra_outputs)
         .expect(&expect)
-        .rules(Some(&comparison_rules(&args.comparison, None)?).filter(|_| !expect.is_empty()))
-        .check_finite(args.finite.check_finite)
-        .profile(args.profile.as_ref().map(|_| Path::new("profile.trace.json")))
-        .seconds("--timeout", args.deadline.timeout);
+        .rules(Some(&settings.rules).filter(|_| !expect.is_empty()))
+        .check_finite(settings.check_finite)
+        .profile(settings.profile.as_ref().map(|_| Path::new("profile.trace.json")))
+        .seconds("--timeout", timeout);
     // A container the user fed runs fed, as it did, whatever the record holds.
-    if args.no_testcase || !args.model.feeds.inputs.is_empty() {
+    if settings.testcases == Testcases::Ignore || !settings.model.feeds.given.is_empty() {
         command = command.no_testcase();
     }
     Ok(command)

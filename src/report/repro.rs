@@ -34,7 +34,7 @@ use serde::Serialize;
 
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, npy_file_stem, StagedSet};
-use crate::runtime::{FileRecord, Hashing, Located, Record};
+use crate::runtime::{Choice, FileRecord, Hashing, Located, Record};
 use crate::supervise::command::MgeCommand;
 use crate::supervise::record::{Recorded, RECORD_ENV};
 use crate::text::printable;
@@ -50,12 +50,18 @@ const RECORDS: &str = ".records";
 /// test faults'), which a reproducing command sets as they were.
 const ENGINE_VARIABLES: [&str; 4] = ["MGB_", "MGE_", "MEGDNN_", "MEGENGINE_"];
 
-/// Of those, the ones the command does not carry: the library goes as
-/// `--lite-lib`, where the runtimes are kept is the machine's own, and the
-/// record folder is a parent's for its child.
-const LOCAL_VARIABLES: [&str; 3] = ["MGE_LITE_LIB", "MGE_HOME", RECORD_ENV];
+/// Of those, the ones the command does not carry: the runtime chosen goes
+/// as `--lite-lib` or `--runtime-version`, where the runtimes are kept is the
+/// machine's own, and the record folder is a parent's for its child.
+const LOCAL_VARIABLES: [&str; 4] = ["MGE_LITE_LIB", "MGE_RUNTIME_VERSION", "MGE_HOME", RECORD_ENV];
 
-/// `--repro DIR`, claimed before any work, written by `finish`.
+/// Claims `dir` for `--repro`, in a command's settings: after the command's
+/// inputs and other outputs, before any work.
+pub fn claim(dir: &Path) -> Result<()> {
+    claim_set("--repro", dir).with_context(|| format!("--repro {}", dir.display()))
+}
+
+/// `--repro DIR` (claimed by `claim`), staged while the command works, written by `finish`.
 pub struct Repro {
     dir: PathBuf,
     set: StagedSet,
@@ -72,9 +78,9 @@ pub struct Case<'a> {
     /// What failed, in one line, and what the engine's process printed.
     pub failure: String,
     pub engine_log: String,
-    /// The runtime the engine loaded, and `--lite-lib` where it named it.
+    /// The runtime the engine loaded, and the one the user chose.
     pub runtime: Option<&'a Located>,
-    pub lite_lib: Option<&'a Path>,
+    pub choice: &'a Choice,
 }
 
 /// A failing model's folder, while its command line is built: what the
@@ -91,10 +97,9 @@ pub struct Folder<'r> {
 }
 
 impl Repro {
-    /// Claims `dir` for `--repro`, after the command's inputs and before any work.
-    pub fn claim(dir: &Path) -> Result<Repro> {
+    /// Stages the folder `dir`, which the command's settings claimed (`claim`).
+    pub fn stage(dir: &Path) -> Result<Repro> {
         let context = || format!("--repro {}", dir.display());
-        claim_set("--repro", dir).with_context(context)?;
         let set = StagedSet::new(dir).with_context(context)?;
         fs::create_dir(set.path().join(RECORDS)).with_context(context)?;
         Ok(Repro {
@@ -139,11 +144,9 @@ impl Repro {
             options: Vec::new(),
             files,
         };
-        let mut command = command(&mut folder)?;
-        if let Some(library) = case.lite_lib {
-            command = command.lite_lib(&std::path::absolute(library)?);
-        }
-        let command = command.user_env(engine_environment());
+        let command = command(&mut folder)?
+            .user_runtime(case.choice)?
+            .user_env(engine_environment());
         let line = command.shell_line();
         let Folder { options, files, .. } = folder;
         let version = recorded

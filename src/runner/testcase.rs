@@ -15,6 +15,7 @@ use crate::supervise::child::announce;
 use crate::supervise::record;
 use crate::supervise::Phase;
 use crate::tensor::{HostTensor, TensorView};
+use crate::text::to_stderr;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -148,8 +149,8 @@ fn judge_by_the_engine(
     let result = session.feed(&run.feeds).and_then(|()| session.measure(plan, &mut ()));
     let printed = capture.finish()?;
     record::engine_stdout(&printed);
-    if plan.verbose {
-        eprint!("{printed}");
+    if plan.verbose && !printed.is_empty() {
+        to_stderr(printed.strip_suffix('\n').unwrap_or(&printed));
     }
     let errors = errors_by_assertion(assertions, &printed_errors(&printed));
     run.checks = assertions

@@ -10,7 +10,7 @@ use super::record;
 use crate::compare::{Rules, Tolerance};
 use crate::feeds::FeedOptions;
 use crate::options::EngineOption;
-use crate::runtime::{self, Located};
+use crate::runtime::{self, Choice, Located};
 use crate::text::shell_line;
 
 /// A command line of `mge`. Every value goes in the word of its option
@@ -98,9 +98,15 @@ impl MgeCommand {
         self
     }
 
-    /// `--lite-lib=PATH`, for a line the user runs (a child is handed the runtime down instead).
-    pub fn lite_lib(self, library: &Path) -> MgeCommand {
-        self.arg(valued("--lite-lib", library))
+    /// The runtime the user chose, for a line the user runs (a child is
+    /// handed the runtime down instead): `--lite-lib=PATH` (made absolute),
+    /// else `--runtime-version=VERSION`, else nothing (the newest installed).
+    pub fn user_runtime(self, choice: &Choice) -> std::io::Result<MgeCommand> {
+        Ok(match (&choice.lite_lib, &choice.version) {
+            (Some(library), _) => self.arg(valued("--lite-lib", std::path::absolute(library)?)),
+            (None, Some(version)) => self.arg(valued("--runtime-version", version)),
+            (None, None) => self,
+        })
     }
 
     /// Variables a line the user runs sets, in front of it: `env NAME=VALUE ... mge ...`.
@@ -198,7 +204,7 @@ impl MgeCommand {
     }
 
     /// `--instances N` (and `--share-runtime-memory`), for more than one.
-    pub fn instances(self, count: u64, share_memory: bool) -> MgeCommand {
+    pub fn instances(self, count: usize, share_memory: bool) -> MgeCommand {
         match (count > 1, share_memory) {
             (false, _) => self,
             (true, false) => self.arg(valued("--instances", count.to_string())),

@@ -3,7 +3,8 @@
  * can, so that the tests can show on any CPU what `mge` makes of it.
  *
  * MGE_FAULT chooses the failure, MGE_FAULT_AT where it happens ("load": in
- * LITE_load_model_from_mem; otherwise in LITE_forward):
+ * LITE_load_model_from_mem; "open": as the library is loaded, before any
+ * call; otherwise in LITE_forward):
  *   exit   the engine's worker threads start (one per --threads, named as
  *          MegEngine names them); the first registers an exit handler that
  *          waits for all of them (as MegEngine's CompNode::finalize does),
@@ -18,17 +19,29 @@
  *   quit   says what glibc says when a thread's TLS cannot be allocated and
  *          ends the process with _exit(MGE_FAULT_STATUS, default 127), which
  *          no exit handler (and no trap of the tool's) sees
+ *   deadlock  locks a mutex it holds: asleep on a futex, no CPU time, forever
+ *   nothread  a thread cannot start (pthread_create fails), and the caller
+ *          waits for it forever without a lock: asleep in usleep, as the
+ *          engine spins for a worker thread it could not start
+ *   signal  ends the process with signal MGE_FAULT_SIGNAL (its default action)
+ *   scribble  writes onto the last pipe in the descriptor table that it
+ *          can write to (where mge keeps its channel) a 2 MiB line, a line
+ *          of garbage, and a line announcing staging folder MGE_FAULT_PATH;
+ *          then goes on as without a fault
+ *   close  closes that pipe, then goes on as without a fault
  * MGE_FAULT_ONLY_WITH limits the failure to networks built with one option:
  * "layout-transform" or "cpu-inplace".
  * Without MGE_FAULT it behaves like a model with input "data" (1,3,16,16)
  * and output "feat" (1,8), both float32, whose output is all zeros.
  */
 #define _GNU_SOURCE /* pthread_setname_np */
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define LAYOUT_MAX_DIM 7
@@ -89,6 +102,44 @@ static void exit_from_workers(void) {
     for (size_t i = 0; i < workers; i++) pthread_join(thread[i], NULL);
 }
 
+static void *never_runs(void *arg) { return arg; }
+
+/* The highest descriptor above stderr that is a pipe open for writing only, or -1. */
+static int last_writable_pipe(void) {
+    for (int fd = 4095; fd > 2; fd--) {
+        struct stat st;
+        if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY)
+            return fd;
+    }
+    return -1;
+}
+
+static void write_all(int fd, const char *bytes, size_t size) {
+    while (size > 0) {
+        ssize_t written = write(fd, bytes, size);
+        if (written <= 0) return;
+        bytes += written;
+        size -= (size_t)written;
+    }
+}
+
+static void scribble(int fd) {
+    size_t size = 2 << 20;
+    char *line = malloc(size + 1);
+    if (!line) return;
+    memset(line, 'x', size);
+    line[size] = '\n';
+    write_all(fd, line, size + 1);
+    free(line);
+    const char *garbage = "\x01not an event {\"event\":\n";
+    write_all(fd, garbage, strlen(garbage));
+    char staging[4096];
+    const char *path = getenv("MGE_FAULT_PATH");
+    int n = snprintf(staging, sizeof staging, "{\"event\":\"staging\",\"path\":\"%s\",\"exists\":true}\n",
+                     path ? path : "");
+    if (n > 0 && (size_t)n < sizeof staging) write_all(fd, staging, (size_t)n);
+}
+
 static int layout_transform, cpu_inplace;
 
 static int fail_here(const char *where) {
@@ -115,6 +166,29 @@ static int fail_here(const char *where) {
         const char *status = getenv("MGE_FAULT_STATUS");
         fprintf(stderr, "cannot allocate memory for thread-local data: ABORT\n");
         _exit(status ? atoi(status) : 127);
+    } else if (!strcmp(fault, "deadlock")) {
+        static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+        pthread_mutex_lock(&held);
+        pthread_mutex_lock(&held);
+    } else if (!strcmp(fault, "nothread")) {
+        pthread_attr_t attributes;
+        pthread_t thread;
+        pthread_attr_init(&attributes);
+        /* More stack than any address space has room for. */
+        pthread_attr_setstacksize(&attributes, (size_t)1 << 46);
+        if (pthread_create(&thread, &attributes, never_runs, NULL) != 0)
+            for (;;) usleep(100000);
+    } else if (!strcmp(fault, "signal")) {
+        const char *number = getenv("MGE_FAULT_SIGNAL");
+        int sig = number ? atoi(number) : SIGUSR1;
+        signal(sig, SIG_DFL);
+        raise(sig);
+    } else if (!strcmp(fault, "scribble") || !strcmp(fault, "close")) {
+        int fd = last_writable_pipe();
+        if (fd >= 0 && !strcmp(fault, "close"))
+            close(fd);
+        else if (fd >= 0)
+            scribble(fd);
     } else if (!strcmp(fault, "error")) {
         fprintf(stderr, "[23 08:29:00 apply@framework.cpp:580][ERR] fault: the pass failed\n\nbacktrace:\n"
                         "/lib/libmegengine_shared.so(_ZN3mgb13MegBrainErrorC1ERKSs+0x4a) [0x7fb86344686a]\n"
@@ -123,6 +197,8 @@ static int fail_here(const char *where) {
     }
     return 0;
 }
+
+__attribute__((constructor)) static void on_open(void) { fail_here("open"); }
 
 int LITE_get_version(int *major, int *minor, int *patch) {
     *major = 1;

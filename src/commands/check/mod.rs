@@ -11,7 +11,8 @@ mod models;
 mod workers;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
@@ -26,7 +27,7 @@ use crate::options::EngineOption;
 use crate::output_files::{claim_file, write_atomically};
 use crate::report::check::{CheckReport, ModelCheck, Tally};
 use crate::report::junit::junit_xml;
-use crate::report::repro::{Case, Folder, Repro};
+use crate::report::repro::{self, Case, Folder, Repro};
 use crate::report::{emit, print};
 use crate::runtime;
 use crate::supervise::child::say;
@@ -34,64 +35,135 @@ use crate::supervise::command::MgeCommand;
 use models::select_models;
 use workers::{serve, Workers};
 
-pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
-    let rules = comparison_rules(&args.comparison, None)?;
-    // Without any rule, the model's own assertions judge, in the engine.
-    let rules = (rules != Rules::default()).then_some(rules);
-    if args.worker {
-        return serve(
-            &args.models,
-            &args.engine,
-            rules.as_ref(),
-            args.finite.check_finite,
-            global,
-        );
+/// What `mge check` was asked, turned once from `CheckArgs`.
+pub struct CheckSettings {
+    /// As given to a worker; for `check`, selected (`--shard`) and claimed.
+    models: Vec<PathBuf>,
+    /// As given to a worker, which the parent gave its defaults; for
+    /// `check`, with check's own (`engine_settings`).
+    engine: EngineSettings,
+    /// The user's rules; without any, the model's own assertions judge, in the engine.
+    rules: Option<Rules>,
+    check_finite: bool,
+    role: Role,
+}
+
+/// Whether this process checks the models and reports, or serves as a worker.
+enum Role {
+    /// `--worker`: checks the models a parent asks for (`workers::serve`).
+    Worker,
+    /// `mge check`: checks every model in workers and reports.
+    Report {
+        jobs: usize,
+        json: bool,
+        /// `--junit FILE`.
+        junit: Option<PathBuf>,
+        /// Per model.
+        timeout: Option<Duration>,
+        /// `--repro DIR`, claimed.
+        repro: Option<PathBuf>,
+    },
+}
+
+impl CheckSettings {
+    pub fn from_args(args: CheckArgs, global: &Global) -> Result<CheckSettings> {
+        let rules = comparison_rules(&args.comparison, None)?;
+        let rules = (rules != Rules::default()).then_some(rules);
+        let check_finite = args.finite.check_finite;
+        if args.worker {
+            return Ok(CheckSettings {
+                engine: EngineSettings::from_args(&args.engine, global)?,
+                models: args.models,
+                rules,
+                check_finite,
+                role: Role::Worker,
+            });
+        }
+        let models = select_models(&args.models, args.shard, global)?;
+        // The workers read them: claimed here, so that no report replaces one.
+        for model in &models {
+            input_files::claim(model)?;
+        }
+        // Refused here, in one line (and noted once), rather than once per model.
+        let engine = engine_settings(&args.engine, global)?;
+        refuse_unchecked_testcases(&engine.network)?;
+        engine.claim_files()?;
+        if let Some(junit) = &args.junit {
+            claim_file("--junit", junit).with_context(|| format!("--junit {}", junit.display()))?;
+        }
+        if let Some(dir) = &args.repro.dir {
+            repro::claim(dir)?;
+        }
+        Ok(CheckSettings {
+            role: Role::Report {
+                jobs: usize::try_from(args.jobs).unwrap_or(usize::MAX).min(models.len()),
+                json: args.json,
+                junit: args.junit,
+                timeout: args.deadline.timeout,
+                repro: args.repro.dir,
+            },
+            models,
+            engine,
+            rules,
+            check_finite,
+        })
     }
-    args.models = select_models(&args.models, args.shard, global)?;
-    // The workers read them: claimed here, so that no report replaces one.
-    for model in &args.models {
-        input_files::claim(model)?;
-    }
-    // Refused here, in one line (and noted once), rather than once per model.
-    let engine = engine_settings(&args.engine, global)?;
-    refuse_unchecked_testcases(&engine.network)?;
-    engine.claim_files()?;
-    if let Some(junit) = &args.junit {
-        claim_file("--junit", junit).with_context(|| format!("--junit {}", junit.display()))?;
-    }
-    let mut repro = args.repro.dir.as_deref().map(Repro::claim).transpose()?;
-    let mut printer = InOrder::new(!args.json);
-    let jobs = usize::try_from(args.jobs).unwrap_or(usize::MAX).min(args.models.len());
-    let located = runtime::locate(global.lite_lib.as_deref())?;
+}
+
+pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
+    let CheckSettings {
+        models,
+        engine,
+        rules,
+        check_finite,
+        role,
+    } = settings;
+    let Role::Report {
+        jobs,
+        json,
+        junit,
+        timeout,
+        repro,
+    } = role
+    else {
+        return serve(&models, &engine, rules.as_ref(), check_finite, global);
+    };
+    let mut printer = InOrder::new(!json);
+    let located = runtime::locate(&global.runtime)?;
+    // As the engine options: here, in one line, rather than once per model.
+    runtime::ensure_runs_on(&located, engine.network.device)?;
+    let mut repro = repro.as_deref().map(Repro::stage).transpose()?;
     let workers = Workers {
-        models: &args.models,
+        models: &models,
         engine: &engine.given,
         rules: rules.as_ref(),
         runtime: &located,
-        timeout: args.deadline.timeout,
+        timeout,
         verbose: global.verbose,
-        check_finite: args.finite.check_finite,
+        check_finite,
         record: repro.as_ref().map(|repro| repro.record_folder("check")),
     };
     let transcripts = workers.check_all(jobs, &mut printer)?;
-    let models = printer.finish();
-    let tally = Tally::of_models(&models);
-    let anything_ran = models.iter().any(ModelCheck::reached_the_engine);
-    if let Some(junit) = &args.junit {
-        write_atomically(junit, junit_xml(&models).as_bytes()).context("--junit")?;
+    let checks = printer.finish();
+    let tally = Tally::of_models(&checks);
+    let anything_ran = checks.iter().any(ModelCheck::reached_the_engine);
+    if let Some(junit) = &junit {
+        write_atomically(junit, junit_xml(&checks).as_bytes()).context("--junit")?;
     }
     if let (Some(repro), Some(record)) = (repro.take(), &workers.record) {
         let reproducing = Reproducing {
+            models: &models,
             engine: &engine,
             rules: rules.as_ref(),
-            args: &args,
+            check_finite,
+            timeout,
             runtime: &located,
             global,
         };
-        reproducing.write(repro, record, &models, transcripts);
+        reproducing.write(repro, record, &checks, transcripts);
     }
-    print(&CheckReport { models, tally }, args.json)?;
-    if !anything_ran && !args.models.is_empty() {
+    print(&CheckReport { models: checks, tally }, json)?;
+    if !anything_ran && !models.is_empty() {
         bail!("no testcase could run");
     }
     if tally.failed > 0 {
@@ -118,9 +190,11 @@ fn engine_settings(args: &EngineArgs, global: &Global) -> Result<EngineSettings>
 
 /// What `--repro` needs of a check to write the folders of its failed models.
 struct Reproducing<'a> {
+    models: &'a [PathBuf],
     engine: &'a EngineSettings,
     rules: Option<&'a Rules>,
-    args: &'a CheckArgs,
+    check_finite: bool,
+    timeout: Option<Duration>,
     runtime: &'a runtime::Located,
     global: &'a Global,
 }
@@ -135,14 +209,14 @@ impl Reproducing<'_> {
             let (Some(transcript), Ok(())) = (transcript, &written) else {
                 continue;
             };
-            let model = &self.args.models[index];
+            let model = &self.models[index];
             let case = Case {
                 model,
                 record: Some(record.join(index.to_string())),
                 failure: models[index].failure_line(),
                 engine_log: transcript,
                 runtime: Some(self.runtime),
-                lite_lib: self.global.lite_lib.as_deref(),
+                choice: &self.global.runtime,
             };
             written = repro.add(case, |folder| self.reproducing_check(model, folder));
         }
@@ -159,8 +233,8 @@ impl Reproducing<'_> {
         Ok(MgeCommand::check()
             .engine(&options)
             .rules(self.rules)
-            .check_finite(self.args.finite.check_finite)
-            .seconds("--timeout", self.args.deadline.timeout)
+            .check_finite(self.check_finite)
+            .seconds("--timeout", self.timeout)
             .models(&[model]))
     }
 }

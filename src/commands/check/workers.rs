@@ -12,9 +12,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use super::InOrder;
-use crate::cli::EngineArgs;
 use crate::commands::finite::judge_testcases;
-use crate::commands::prepare::{read_model, ready_runtime, with_carried};
+use crate::commands::prepare::{load_runtime, read_model, ready_runtime, with_carried};
 use crate::commands::settings::EngineSettings;
 use crate::commands::Global;
 use crate::compare::Rules;
@@ -57,10 +56,12 @@ impl Workers<'_> {
         let queue = Mutex::new((0..self.models.len()).collect::<VecDeque<_>>());
         let (sender, receiver) = mpsc::channel();
         thread::scope(|scope| {
+            // As many jobs as threads start: the queue is shared, so one is enough.
+            let mut started = 0;
             for _ in 0..jobs {
                 let sender = sender.clone();
                 let queue = &queue;
-                scope.spawn(move || {
+                let job = move || {
                     let mut worker: Option<Supervisor> = None;
                     // Its own statement: a guard in the `while let` would hold the lock for the body.
                     let next = || queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
@@ -78,7 +79,14 @@ impl Workers<'_> {
                     if let Some(worker) = worker {
                         worker.close(&mut PassThrough);
                     }
-                });
+                };
+                match thread::Builder::new().spawn_scoped(scope, job) {
+                    Ok(_) => started += 1,
+                    Err(err) if started == 0 => {
+                        return Err(err).context("cannot start a thread to check the models");
+                    }
+                    Err(_) => break,
+                }
             }
             drop(sender);
             let mut transcripts = vec![None; self.models.len()];
@@ -160,21 +168,17 @@ impl Workers<'_> {
 /// the original stdout. The engine options come from the parent, defaults included.
 pub fn serve(
     models: &[PathBuf],
-    engine: &EngineArgs,
+    engine: &EngineSettings,
     rules: Option<&Rules>,
     check_finite: bool,
     global: &Global,
 ) -> Result<()> {
-    let engine = EngineSettings::from_args(engine, global)?;
     let judging = Judging {
         judge: rules.map_or(Judge::Engine, Judge::Rules),
         check_finite,
     };
     let mut replies = take_stdout()?;
-    let lite = runtime::load(global.lite_lib.as_deref(), global.verbose).map_err(|err| format!("{err:#}"));
-    if let Some(Ok(version)) = lite.as_ref().ok().map(Lite::version) {
-        record::runtime_version(version);
-    }
+    let lite = load_runtime(global, engine.network.device).map_err(|err| format!("{err:#}"));
     for request in std::io::stdin().lock().lines() {
         let request = request?;
         let (index, path) = request
@@ -185,7 +189,7 @@ pub fn serve(
             .with_context(|| format!("unreadable request '{request}'"))?;
         record::task(index);
         let check = match &lite {
-            Ok(lite) => check_model(lite, path, &engine, judging, global),
+            Ok(lite) => check_model(lite, path, engine, judging, global),
             Err(error) => ModelCheck::unchecked(path, error.clone()),
         };
         writeln!(replies, "{}", serde_json::to_string(&check)?)?;
@@ -240,7 +244,7 @@ fn check_testcases(
     }
     // The options a packed model carries are mirrored, without a note per model.
     let quiet = Global {
-        lite_lib: None,
+        runtime: Default::default(),
         verbose: global.verbose,
         quiet: true,
     };

@@ -5,21 +5,22 @@
 
 use std::mem::discriminant;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use crate::cli::{parse_engine_options, CompareArgs, TwoRunArgs};
-use crate::commands::settings::{given_options, EngineSettings};
+use crate::cli::{parse_engine_options, TwoRunArgs};
+use crate::commands::settings::{EngineSettings, FeedSettings};
 use crate::commands::Global;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, Rules};
 use crate::engine::Device;
-use crate::feeds::{self, FeedOptions};
+use crate::feeds::FeedOptions;
 use crate::input_files;
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, StagedSet};
 use crate::report::compare::{RunSide, TwoRunReport};
-use crate::report::repro::{Case, Folder, Repro};
+use crate::report::repro::{self, Case, Folder, Repro};
 use crate::runtime;
 use crate::supervise::child::say;
 use crate::supervise::command::MgeCommand;
@@ -31,6 +32,8 @@ struct Run {
     name: &'static str,
     model: PathBuf,
     options: Vec<EngineOption>,
+    /// Where `options` run it.
+    device: Device,
     naive: bool,
 }
 
@@ -54,8 +57,8 @@ pub fn is_model(path: &Path) -> bool {
 }
 
 /// Whether any option that only two runs take was given.
-pub fn wants_runs(args: &TwoRunArgs) -> Result<bool> {
-    Ok(args.a_options.is_some()
+pub fn wants_runs(args: &TwoRunArgs) -> bool {
+    args.a_options.is_some()
         || args.b_options.is_some()
         || args.b_naive
         || args.keep.is_some()
@@ -63,155 +66,179 @@ pub fn wants_runs(args: &TwoRunArgs) -> Result<bool> {
         || args.deadline.timeout.is_some()
         || args.repro.dir.is_some()
         || !args.feeds.inputs.is_empty()
-        || !given_options(&args.engine)?.is_empty())
+        || !args.engine.given.is_empty()
 }
 
-pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result<TwoRunReport> {
-    let runs = &args.runs;
-    let (a, b) = two_runs(args, global)?;
-    // The runs read them: claimed here, so that neither --keep nor stdout takes one.
-    for model in [&a.model, &b.model] {
-        input_files::claim(model)?;
+/// `mge compare A.mge [B.mge]`: the two runs, on the same feeds.
+pub struct TwoRuns {
+    a: Run,
+    b: Run,
+    feeds: FeedSettings,
+    /// `--keep DIR`.
+    keep: Option<PathBuf>,
+    /// Feed a container `#rand` rather than its first testcase (`--no-testcase`).
+    no_testcase: bool,
+    /// Of each run.
+    timeout: Option<Duration>,
+    /// Model B was given (else model A runs twice).
+    two_models: bool,
+    /// `--repro DIR`.
+    repro: Option<PathBuf>,
+}
+
+impl TwoRuns {
+    /// Model A and B (or A again), and the options of the runs.
+    pub fn from_args(a: PathBuf, b: Option<PathBuf>, args: TwoRunArgs, global: &Global) -> Result<TwoRuns> {
+        let two_models = b.is_some();
+        let (a, b) = two_runs(a, b, &args, global)?;
+        Ok(TwoRuns {
+            a,
+            b,
+            feeds: FeedSettings::from_args(&args.feeds)?,
+            keep: args.keep,
+            no_testcase: args.no_testcase,
+            timeout: args.deadline.timeout,
+            two_models,
+            repro: args.repro.dir,
+        })
     }
-    for file in feeds::source_files(&feeds::expand_specs(&runs.feeds.inputs)?) {
-        input_files::claim(&file)?;
-    }
-    if let Some(dir) = &runs.keep {
-        claim_set("--keep", dir).with_context(|| format!("--keep {}", dir.display()))?;
-        if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
-            bail!(
-                "--keep {}: the folder is not empty; name a new or empty one",
-                dir.display()
-            );
+
+    /// Runs both in supervised children and compares their outputs and vars.
+    pub fn compare(&self, rules: Rules, global: &Global) -> Result<TwoRunReport> {
+        let (a, b) = (&self.a, &self.b);
+        let located = runtime::locate(&global.runtime)?;
+        // Here, in one line, rather than as a run's failure.
+        for run in [a, b] {
+            runtime::ensure_runs_on(&located, run.device)?;
         }
-    }
-    let mut repro = runs.repro.dir.as_deref().map(Repro::claim).transpose()?;
-    if runs.feeds.inputs.is_empty() {
-        global.note(format!(
-            "no --input given: both runs are fed the same #rand values (--seed {}), or a container's testcase 0",
-            runs.feeds.seed
-        ));
-    }
-    let located = runtime::locate(global.lite_lib.as_deref())?;
-    let staged = runs.keep.as_deref().map(StagedSet::new).transpose()?;
-    let scratch = tempfile::Builder::new()
-        .prefix("mge-compare-")
-        .tempdir()
-        .context("cannot create a temporary folder for the two runs")?;
-    let root = staged.as_ref().map_or(scratch.path(), StagedSet::path).to_path_buf();
-    let feeds = FeedOptions {
-        seed: runs.feeds.seed,
-        resize_input: runs.feeds.resize_input,
-    };
-    let mut transcripts = Vec::new();
-    for run in [&a, &b] {
-        global.note(format!("{}: {}", run.name, run.side().describe()));
-        let folder = root.join(run.name);
-        std::fs::create_dir(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
-        let mut command = MgeCommand::dump_io(&run.model, &folder.join("io"), &folder.join("outputs"))
-            .feeds(&runs.feeds.inputs, &feeds)
-            .engine(&run.options)
-            .runtime(Ok(&located))
-            .verbose(global.verbose);
-        if runs.no_testcase {
-            command = command.no_testcase();
+        // The runs read them: claimed here, so that neither --keep nor stdout takes one.
+        for model in [&a.model, &b.model] {
+            input_files::claim(model)?;
         }
-        if run.naive {
-            command = command.naive_kernels();
-        }
-        if let Some(repro) = &repro {
-            command = command.record_for_repro(&repro.record_folder(run.name));
-        }
-        let ran = supervise(&command, run, runs, global.verbose)?;
-        transcripts.push(format!("run {}:\n{}", run.name, ran.transcript));
-        if let Some(died) = ran.died {
-            if let Some(repro) = repro.take() {
-                let reproducing = Reproducing {
-                    args,
-                    rules: &rules,
-                    runs: (&a, &b),
-                    located: &located,
-                    global,
-                };
-                reproducing.write(repro, died.clone(), transcripts.concat());
+        self.feeds.claim_files()?;
+        if let Some(dir) = &self.keep {
+            claim_set("--keep", dir).with_context(|| format!("--keep {}", dir.display()))?;
+            if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
+                bail!(
+                    "--keep {}: the folder is not empty; name a new or empty one",
+                    dir.display()
+                );
             }
-            bail!("{died}");
         }
-    }
-    let side = |run: &Run, what: &str| Side::open(&root.join(run.name).join(what));
-    let mut outputs = compare_sides(&side(&a, "outputs")?, &side(&b, "outputs")?, &rules)?;
-    for row in &mut outputs {
-        // `NAME.npy`, as the runs wrote each output: named by the output.
-        if let Some(stem) = row.name.strip_suffix(".npy") {
-            row.name = stem.to_string();
+        if let Some(dir) = &self.repro {
+            repro::claim(dir)?;
         }
-    }
-    let vars = compare_sides(&side(&a, "io")?, &side(&b, "io")?, &rules.for_values())?;
-    rules.check_names(outputs.iter().chain(&vars).map(|row| row.name.as_str()))?;
-    if let (Some(staged), Some(dir)) = (staged, &runs.keep) {
-        staged.commit().with_context(|| format!("--keep {}", dir.display()))?;
-    }
-    let differing: Vec<String> = outputs
-        .iter()
-        .filter(|row| row.status.failed())
-        .map(|row| row.name.clone())
-        .collect();
-    if let (Some(repro), false) = (repro, differing.is_empty()) {
+        if self.feeds.given.is_empty() {
+            global.note(format!(
+                "no --input given: both runs are fed the same #rand values (--seed {}), or a container's testcase 0",
+                self.feeds.options.seed
+            ));
+        }
+        let staged = self.keep.as_deref().map(StagedSet::new).transpose()?;
+        let scratch = tempfile::Builder::new()
+            .prefix("mge-compare-")
+            .tempdir()
+            .context("cannot create a temporary folder for the two runs")?;
+        let root = staged.as_ref().map_or(scratch.path(), StagedSet::path).to_path_buf();
+        let mut repro = self.repro.as_deref().map(Repro::stage).transpose()?;
         let reproducing = Reproducing {
-            args,
+            two: self,
             rules: &rules,
-            runs: (&a, &b),
             located: &located,
             global,
         };
-        let failure = format!(
-            "{} of {} outputs differ beyond {}: {}",
-            differing.len(),
-            outputs.len(),
-            rules.describe(),
-            quoted_list(&differing)
-        );
-        reproducing.write(repro, failure, transcripts.concat());
+        let mut transcripts = Vec::new();
+        for run in [a, b] {
+            global.note(format!("{}: {}", run.name, run.side().describe()));
+            let folder = root.join(run.name);
+            std::fs::create_dir(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
+            let mut command = MgeCommand::dump_io(&run.model, &folder.join("io"), &folder.join("outputs"))
+                .feeds(&self.feeds.given, &self.feeds.options)
+                .engine(&run.options)
+                .runtime(Ok(&located))
+                .verbose(global.verbose);
+            if self.no_testcase {
+                command = command.no_testcase();
+            }
+            if run.naive {
+                command = command.naive_kernels();
+            }
+            if let Some(repro) = &repro {
+                command = command.record_for_repro(&repro.record_folder(run.name));
+            }
+            let ran = supervise(&command, run, self.timeout, global.verbose)?;
+            transcripts.push(format!("run {}:\n{}", run.name, ran.transcript));
+            if let Some(died) = ran.died {
+                if let Some(repro) = repro.take() {
+                    reproducing.write(repro, died.clone(), transcripts.concat());
+                }
+                bail!("{died}");
+            }
+        }
+        let side = |run: &Run, what: &str| Side::open(&root.join(run.name).join(what));
+        let mut outputs = compare_sides(&side(a, "outputs")?, &side(b, "outputs")?, &rules)?;
+        for row in &mut outputs {
+            // `NAME.npy`, as the runs wrote each output: named by the output.
+            if let Some(stem) = row.name.strip_suffix(".npy") {
+                row.name = stem.to_string();
+            }
+        }
+        let vars = compare_sides(&side(a, "io")?, &side(b, "io")?, &rules.for_values())?;
+        rules.check_names(outputs.iter().chain(&vars).map(|row| row.name.as_str()))?;
+        if let (Some(staged), Some(dir)) = (staged, &self.keep) {
+            staged.commit().with_context(|| format!("--keep {}", dir.display()))?;
+        }
+        let differing: Vec<String> = outputs
+            .iter()
+            .filter(|row| row.status.failed())
+            .map(|row| row.name.clone())
+            .collect();
+        if let (Some(repro), false) = (repro, differing.is_empty()) {
+            let failure = format!(
+                "{} of {} outputs differ beyond {}: {}",
+                differing.len(),
+                outputs.len(),
+                rules.describe(),
+                quoted_list(&differing)
+            );
+            reproducing.write(repro, failure, transcripts.concat());
+        }
+        Ok(TwoRunReport::new(
+            (a.side(), b.side()),
+            rules,
+            outputs,
+            differing_sources(&vars),
+            first_divergence(&vars),
+            vars,
+            self.keep.as_deref(),
+        ))
     }
-    Ok(TwoRunReport::new(
-        (a.side(), b.side()),
-        rules,
-        outputs,
-        differing_sources(&vars),
-        first_divergence(&vars),
-        vars,
-        runs.keep.as_deref(),
-    ))
 }
 
 /// The two runs `args` ask for: two models, or one under two sets of options.
-fn two_runs(args: &CompareArgs, global: &Global) -> Result<(Run, Run)> {
-    let runs = &args.runs;
-    let model_b = match &args.b {
+fn two_runs(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs, global: &Global) -> Result<(Run, Run)> {
+    let model_b = match b {
         Some(b) => {
-            if !is_model(b) {
+            if !is_model(&b) {
                 bail!(
                     "A is a model and B is not ({}): give two models, or two sets of tensors",
                     b.display()
                 );
             }
-            b.clone()
+            b
         }
         None if runs.a_options.is_none() && runs.b_options.is_none() && !runs.b_naive => bail!(
             "one model runs twice only under two configurations: add --a-options ARGS, --b-options ARGS or --b-naive (or give model B)"
         ),
-        None => args.a.clone(),
+        None => a.clone(),
     };
-    let common = given_options(&runs.engine)?;
+    let common = &runs.engine.given;
     let side = |name: &'static str, model: PathBuf, own: &Option<String>, naive: bool| -> Result<Run> {
         let own = match own {
-            Some(text) => {
-                let parsed = parse_engine_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?;
-                given_options(&parsed)?
-            }
+            Some(text) => parse_engine_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?,
             None => Vec::new(),
         };
-        let options = merged(&common, own);
+        let options = merged(common, own);
         let settings = EngineSettings::from_given(options.clone(), global).with_context(|| format!("run {name}"))?;
         if naive && settings.network.device != Device::Cpu {
             bail!(
@@ -223,11 +250,12 @@ fn two_runs(args: &CompareArgs, global: &Global) -> Result<(Run, Run)> {
             name,
             model,
             options,
+            device: settings.network.device,
             naive,
         })
     };
     Ok((
-        side("a", args.a.clone(), &runs.a_options, false)?,
+        side("a", a, &runs.a_options, false)?,
         side("b", model_b, &runs.b_options, runs.b_naive)?,
     ))
 }
@@ -252,15 +280,12 @@ struct Ran {
 }
 
 /// Runs one side's child to its end; its death, or its error, names the side.
-fn supervise(command: &MgeCommand, run: &Run, runs: &TwoRunArgs, verbose: bool) -> Result<Ran> {
+fn supervise(command: &MgeCommand, run: &Run, timeout: Option<Duration>, verbose: bool) -> Result<Ran> {
     let mut child = Supervisor::spawn(command, false, true)?;
     if verbose {
         child.show_engine_output();
     }
-    let deadline = runs
-        .deadline
-        .timeout
-        .map(|limit| (std::time::Instant::now() + limit, limit));
+    let deadline = timeout.map(|limit| (std::time::Instant::now() + limit, limit));
     let what = format!("run {} ({})", run.name, run.side().describe());
     loop {
         let died = match child.next(deadline, &mut Muted) {
@@ -282,9 +307,8 @@ fn supervise(command: &MgeCommand, run: &Run, runs: &TwoRunArgs, verbose: bool) 
 
 /// What `--repro` needs of the two runs to write their folder.
 struct Reproducing<'a> {
-    args: &'a CompareArgs,
+    two: &'a TwoRuns,
     rules: &'a Rules,
-    runs: (&'a Run, &'a Run),
     located: &'a runtime::Located,
     global: &'a Global,
 }
@@ -293,7 +317,7 @@ impl Reproducing<'_> {
     /// Writes the folder of the two runs, one of which died or whose outputs
     /// differ (`failure`), and says where; one that cannot be written is a warning.
     fn write(&self, mut repro: Repro, failure: String, transcript: String) {
-        let (a, b) = self.runs;
+        let (a, b) = (&self.two.a, &self.two.b);
         // The feeds of the run that got to them: both were fed the same.
         let record = [a, b]
             .map(|run| repro.record_folder(run.name))
@@ -306,7 +330,7 @@ impl Reproducing<'_> {
             failure: failure.split("\nhint: ").next().unwrap_or_default().to_string(),
             engine_log: transcript,
             runtime: Some(self.located),
-            lite_lib: self.global.lite_lib.as_deref(),
+            choice: &self.global.runtime,
         };
         let written = repro
             .add(case, |folder| self.reproducing_compare(folder))
@@ -321,33 +345,33 @@ impl Reproducing<'_> {
     /// (`model.mge`, or `a.mge` and `b.mge`), the recorded feeds, each side's
     /// options whole (the common ones in both).
     fn reproducing_compare(&self, folder: &mut Folder) -> Result<MgeCommand> {
-        let (a, b) = self.runs;
-        let runs = &self.args.runs;
-        let models = match &self.args.b {
-            Some(_) => vec![folder.model("a.mge", &a.model)?, folder.model("b.mge", &b.model)?],
-            None => vec![folder.model("model.mge", &a.model)?],
+        let two = self.two;
+        let (a, b) = (&two.a, &two.b);
+        let models = match two.two_models {
+            true => vec![folder.model("a.mge", &a.model)?, folder.model("b.mge", &b.model)?],
+            false => vec![folder.model("model.mge", &a.model)?],
         };
         let a_options = folder.options(Some("a"), &a.options)?;
         let b_options = folder.options(Some("b"), &b.options)?;
         let feeds = FeedOptions {
-            seed: runs.feeds.seed,
             resize_input: false,
+            ..two.feeds.options
         };
         let mut command = MgeCommand::compare().feeds(folder.feeds(), &feeds);
         // One model runs twice only under two sets of options, however empty;
         // two models, each under its own.
         for (side, options) in [("a", &a_options), ("b", &b_options)] {
-            if self.args.b.is_none() || !options.is_empty() {
+            if !two.two_models || !options.is_empty() {
                 command = command.side_options(side, options);
             }
         }
         let mut command = command
             .b_naive(b.naive)
             .rules(Some(self.rules))
-            .seconds("--timeout", runs.deadline.timeout)
+            .seconds("--timeout", two.timeout)
             .models(&models);
         // A container the user fed runs fed, as it did, whatever the record holds.
-        if runs.no_testcase || !runs.feeds.inputs.is_empty() {
+        if two.no_testcase || !two.feeds.given.is_empty() {
             command = command.no_testcase();
         }
         Ok(command)
