@@ -33,18 +33,24 @@ pub struct Global {
     pub runtime: crate::runtime::Choice,
     pub verbose: bool,
     pub quiet: bool,
+    /// Neither notes nor warnings: the parent of a supervised run turning
+    /// the settings its child turns too, and speaks of.
+    pub mute: bool,
 }
 
 impl Global {
     /// A note for the user on stderr, unless `--quiet`.
     pub fn note(&self, message: impl fmt::Display) {
-        if !self.quiet {
+        if !self.quiet && !self.mute {
             supervise::child::say(&format!("note: {}", printable(&message.to_string())));
         }
     }
 
     /// A warning on stderr, even with `--quiet`: something may not be what the user thinks.
     pub fn warn(&self, message: impl fmt::Display) {
+        if self.mute {
+            return;
+        }
         supervise::child::say(&format!("warning: {}", printable(&message.to_string())));
     }
 }
@@ -81,17 +87,17 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         },
         verbose: cli.verbose,
         quiet: cli.quiet,
+        mute: false,
     };
     if let Some(supervision) = Supervision::of(&cli.command).filter(|_| !supervise::is_child()) {
         let reproducer = match cli.command {
             Command::Run(args) if supervision.reproduces => {
-                // Its notes are the child's to say.
-                let quiet = Global {
+                let mute = Global {
                     runtime: global.runtime.clone(),
-                    verbose: global.verbose,
-                    quiet: true,
+                    mute: true,
+                    ..global
                 };
-                run::Reproducer::stage(run::RunSettings::from_args(*args, &quiet)?, supervision.timeout)?
+                run::Reproducer::stage(run::RunSettings::from_args(*args, &mute)?, supervision.timeout)?
             }
             _ => None,
         };

@@ -247,6 +247,7 @@ fn check_testcases(
         runtime: Default::default(),
         verbose: global.verbose,
         quiet: true,
+        mute: false,
     };
     let engine = with_carried(engine, &model, path, &quiet)?;
     let _ready = ready_runtime(lite, &engine, &model, &engine.network)?;
