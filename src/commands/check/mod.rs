@@ -7,7 +7,7 @@
 //! not threads, also because the engine prints each AssertEqual error on the
 //! process's stdout, which is where they are read.
 
-mod models;
+pub(super) mod models;
 mod workers;
 
 use std::collections::BTreeMap;
@@ -72,7 +72,8 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     let tally = Tally::of_models(&models);
     let anything_ran = models.iter().any(ModelCheck::reached_the_engine);
     if let Some(junit) = &args.junit {
-        write_atomically(junit, junit_xml(&models).as_bytes()).context("--junit")?;
+        let suites: Vec<_> = models.iter().map(ModelCheck::junit_suite).collect();
+        write_atomically(junit, junit_xml("mge check", &suites).as_bytes()).context("--junit")?;
     }
     print(&CheckReport { models, tally }, args.json)?;
     if !anything_ran && !args.models.is_empty() {
