@@ -12,8 +12,9 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use serde::Serialize;
 
-use super::timing::{median, Timing, TimingReport};
+use super::timing::{median, median_interval, Timing, TimingReport};
 use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{Failure, How, Interrupted, Muted, Next, Supervisor};
 
@@ -141,6 +142,63 @@ pub fn median_of_rounds<'a>(rounds: impl IntoIterator<Item = &'a Measured>) -> f
     median(&rounds.into_iter().map(|round| round.median_ms).collect::<Vec<_>>())
 }
 
+/// Two contenders held against each other over their rounds: each round's
+/// ratio of B's median to A's, and the median of those ratios with its 95%
+/// confidence interval (`timing::median_interval`: order statistics of the
+/// ratios, free of any assumption about their distribution but that the
+/// rounds are independent).
+///
+/// Rounds, not runs, are the unit: runs in one process share its luck and
+/// are not independent. A ratio within a round cancels what the machine did
+/// to both turns alike; taking order statistics of the ratios, one round
+/// hit by a burst of load moves the interval by one rank, not by its size.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Ratio {
+    /// The median of the rounds' ratios, B/A.
+    pub estimate: f64,
+    /// Its 95% interval; `None` below 6 rounds, where there is none.
+    pub interval: Option<[f64; 2]>,
+}
+
+/// B against A.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Speed {
+    /// B/A's whole interval lies below 1.
+    Faster,
+    /// The interval holds 1 (or there is none), whatever the estimate.
+    Same,
+    /// The whole interval lies above 1.
+    Slower,
+}
+
+impl Ratio {
+    /// Contender `b` against `a` over `rounds`; `None` for no rounds.
+    pub fn of(rounds: &[Vec<Measured>], a: usize, b: usize) -> Option<Ratio> {
+        let ratios: Vec<f64> = rounds
+            .iter()
+            .map(|round| round[b].median_ms / round[a].median_ms)
+            .collect();
+        (!ratios.is_empty()).then(|| Ratio {
+            estimate: median(&ratios),
+            interval: median_interval(&ratios).map(|(low, high)| [low, high]),
+        })
+    }
+
+    pub fn speed(&self) -> Speed {
+        match self.interval {
+            Some([low, _]) if low > 1.0 => Speed::Slower,
+            Some([_, high]) if high < 1.0 => Speed::Faster,
+            _ => Speed::Same,
+        }
+    }
+
+    /// Slower by more than `percent`, with the whole interval above it.
+    pub fn slower_beyond(&self, percent: f64) -> bool {
+        self.interval.is_some_and(|[low, _]| low > 1.0 + percent / 100.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,6 +249,56 @@ mod tests {
             assert_eq!(medians, [0.0, 1.0, 2.0]);
         }
         assert_eq!(median_of_rounds(rounds.iter().map(|round| &round[2])), 2.0);
+    }
+
+    /// Rounds of A at 10 ms and B at 10 ms times each of `ratios`.
+    fn rounds_of(ratios: &[f64]) -> Vec<Vec<Measured>> {
+        ratios
+            .iter()
+            .map(|ratio| vec![measured(10.0), measured(10.0 * ratio)])
+            .collect()
+    }
+
+    fn ratio(ratios: &[f64]) -> Ratio {
+        Ratio::of(&rounds_of(ratios), 0, 1).unwrap()
+    }
+
+    #[test]
+    fn the_ratio_is_the_median_of_the_rounds_with_the_order_statistics_around_it() {
+        // Ten rounds: the interval is the 2nd and 9th of the sorted ratios.
+        let ten = [1.3, 0.9, 1.2, 1.25, 1.1, 1.4, 1.15, 1.35, 2.0, 1.22];
+        let got = ratio(&ten);
+        assert!((got.estimate - 1.235).abs() < 1e-12, "{got:?}");
+        let [low, high] = got.interval.unwrap();
+        assert!((low - 1.1).abs() < 1e-12 && (high - 1.4).abs() < 1e-12, "{got:?}");
+        assert_eq!(got.speed(), Speed::Slower);
+        assert!(Ratio::of(&[], 0, 1).is_none());
+        // Below 6 rounds there is no interval, and no verdict but the same.
+        let five = ratio(&[2.0; 5]);
+        assert_eq!((five.interval, five.speed()), (None, Speed::Same));
+    }
+
+    #[test]
+    fn the_same_is_the_verdict_whenever_the_interval_holds_one() {
+        // B is 30% slower by the estimate, but one round in ten gave 0.95 and another 1.0.
+        let mostly_slower = ratio(&[0.95, 1.0, 1.3, 1.3, 1.3, 1.3, 1.3, 1.3, 1.3, 1.3]);
+        assert!(mostly_slower.estimate > 1.25);
+        assert_eq!(mostly_slower.speed(), Speed::Same);
+        assert!(!mostly_slower.slower_beyond(0.0));
+        assert_eq!(ratio(&[1.0; 6]).speed(), Speed::Same);
+        let faster = ratio(&[0.5, 0.6, 0.55, 0.7, 0.52, 0.58]);
+        assert_eq!(faster.speed(), Speed::Faster);
+        assert!(!faster.slower_beyond(0.0));
+    }
+
+    #[test]
+    fn a_slowdown_fails_only_with_its_whole_interval_beyond_the_limit() {
+        let ten_percent = ratio(&[1.08, 1.12, 1.1, 1.11, 1.09, 1.13, 1.1, 1.12, 1.11, 1.3]);
+        assert_eq!(ten_percent.speed(), Speed::Slower);
+        // The interval is [1.09, 1.13]: beyond 5%, not beyond 10% though the estimate is.
+        assert!(ten_percent.estimate > 1.1);
+        assert!(ten_percent.slower_beyond(5.0));
+        assert!(!ten_percent.slower_beyond(10.0));
     }
 
     #[test]

@@ -97,7 +97,7 @@ impl Runner for Trials {
         if candidate.has(&EngineOption::FastRun) && self.fast_run_cache.is_none() {
             command = command.engine(&[EngineOption::FastRunCache(self.cache_path())]);
         }
-        let command = command.measured(self.warmup, runs, TIMED_RUNS_LIMIT, &outputs);
+        let command = command.measured(self.warmup, runs, TIMED_RUNS_LIMIT).outputs(&outputs);
         let unmeasured = |status, reason| Trial {
             status,
             measured: None,

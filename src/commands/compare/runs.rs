@@ -1,14 +1,16 @@
 //! `mge compare A.mge B.mge` and `mge compare MODEL --b-options ARGS`: both
 //! runs in supervised child processes (`mge dump --io --outputs`) on the same
 //! feeds, then their outputs compared and their vars walked to the first
-//! divergence.
+//! divergence; then both timed in rounds (`timing`).
 
 use std::mem::discriminant;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::cli::{parse_engine_options, CompareArgs, TwoRunArgs};
+use super::timing::{time_pair, TimingSettings};
+use crate::cli::{parse_side_options, CompareArgs, TwoRunArgs};
 use crate::commands::settings::{given_options, EngineSettings};
 use crate::commands::Global;
 use crate::compare::sides::Side;
@@ -18,27 +20,31 @@ use crate::feeds::{self, FeedOptions};
 use crate::input_files;
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, StagedSet};
-use crate::report::compare::{RunSide, TwoRunReport};
-use crate::runtime;
+use crate::report::compare::{RunSide, RunsCompared, TwoRunReport};
+use crate::runtime::{self, Located};
 use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{How, Interrupted, Muted, Next, Supervisor};
 
-/// One of the two runs.
-struct Run {
-    name: &'static str,
-    model: PathBuf,
+/// How one side runs, whatever model it runs.
+pub struct Run {
+    pub name: &'static str,
     options: Vec<EngineOption>,
     naive: bool,
+    runtime: Located,
+    /// The side names its own runtime (`--lite-lib` in its options).
+    own_runtime: bool,
 }
 
-impl Run {
-    fn side(&self) -> RunSide {
-        RunSide {
-            model: self.model.display().to_string(),
-            options: self.options.iter().flat_map(EngineOption::args).collect(),
-            naive_kernels: self.naive,
-        }
-    }
+/// Both sides, and what they share.
+pub struct TwoRuns {
+    pub runs: [Run; 2],
+    inputs: Vec<String>,
+    feeds: FeedOptions,
+    no_testcase: bool,
+    pub timeout: Option<Duration>,
+    verbose: bool,
+    /// How both are timed; `None` with `--no-timing` or `--b-naive`.
+    pub timing: Option<TimingSettings>,
 }
 
 /// Whether `path` names a model to run rather than tensors to read.
@@ -50,28 +56,167 @@ pub fn is_model(path: &Path) -> bool {
     path.is_file() && !tensors
 }
 
-/// Whether any option that only two runs take was given.
-pub fn wants_runs(args: &TwoRunArgs) -> Result<bool> {
-    Ok(args.a_options.is_some()
-        || args.b_options.is_some()
-        || args.b_naive
-        || args.keep.is_some()
-        || args.no_testcase
-        || args.deadline.timeout.is_some()
-        || !args.feeds.inputs.is_empty()
-        || !given_options(&args.engine)?.is_empty())
+/// Whether any option that only runs of models take was given.
+pub fn wants_runs(args: &CompareArgs) -> Result<bool> {
+    let runs = &args.runs;
+    Ok(runs.a_options.is_some()
+        || runs.b_options.is_some()
+        || runs.b_naive
+        || runs.a_runtime.is_some()
+        || runs.b_runtime.is_some()
+        || runs.keep.is_some()
+        || runs.no_testcase
+        || runs.no_timing
+        || runs.rounds.is_some()
+        || runs.max_slowdown.is_some()
+        || runs.deadline.timeout.is_some()
+        || !runs.feeds.inputs.is_empty()
+        || !given_options(&runs.engine)?.is_empty()
+        || args.junit.is_some())
 }
 
+impl TwoRuns {
+    /// Both sides as `args` ask: the options of both with each side's own,
+    /// each side's runtime located.
+    pub fn from_args(args: &CompareArgs, global: &Global) -> Result<TwoRuns> {
+        let runs = &args.runs;
+        let common = given_options(&runs.engine)?;
+        let side = |name: &'static str, own: &Option<String>, naive: bool| -> Result<Run> {
+            let (own, lite_lib) = match own {
+                Some(text) => {
+                    let words = parse_side_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?;
+                    (given_options(&words.engine)?, words.lite_lib)
+                }
+                None => (Vec::new(), None),
+            };
+            let options = merged(&common, own);
+            let settings =
+                EngineSettings::from_given(options.clone(), global).with_context(|| format!("run {name}"))?;
+            if naive && settings.network.device != Device::Cpu {
+                bail!(
+                    "--b-naive: megdnn's naive kernels are the CPU's; run b is on {}",
+                    settings.network.device
+                );
+            }
+            let own_runtime = lite_lib.is_some();
+            let runtime = runtime::locate(lite_lib.as_deref().or(global.lite_lib.as_deref()))
+                .with_context(|| format!("run {name}"))?;
+            Ok(Run {
+                name,
+                options,
+                naive,
+                runtime,
+                own_runtime,
+            })
+        };
+        let a = side("a", &runs.a_options, false)?;
+        let b = side("b", &runs.b_options, runs.b_naive)?;
+        Ok(TwoRuns {
+            runs: [a, b],
+            inputs: runs.feeds.inputs.clone(),
+            feeds: FeedOptions {
+                seed: runs.feeds.seed,
+                resize_input: runs.feeds.resize_input,
+            },
+            no_testcase: runs.no_testcase,
+            timeout: runs.deadline.timeout,
+            verbose: global.verbose,
+            timing: TimingSettings::from_args(runs, global),
+        })
+    }
+
+    /// Side `at` running `model`, as the report describes it.
+    pub fn side(&self, at: usize, model: &Path) -> RunSide {
+        let run = &self.runs[at];
+        RunSide {
+            model: model.display().to_string(),
+            options: run.options.iter().flat_map(EngineOption::args).collect(),
+            naive_kernels: run.naive,
+            runtime: run.own_runtime.then(|| run.runtime.path.display().to_string()),
+        }
+    }
+
+    /// `base` (an `mge` command on side `at`'s model) with the shared feeds
+    /// and the side's options, kernels and runtime.
+    pub fn command(&self, at: usize, base: MgeCommand) -> MgeCommand {
+        let run = &self.runs[at];
+        let command = base
+            .feeds(&self.inputs, &self.feeds)
+            .engine(&run.options)
+            .runtime(Ok(&run.runtime));
+        match run.naive {
+            true => command.naive_kernels(),
+            false => command,
+        }
+    }
+
+    /// Runs both sides on `models` (A's and B's), each dumping every var and
+    /// its outputs into `root/a` and `root/b`, and compares what they wrote.
+    /// A run that fails is an error that names it.
+    pub fn compare_outputs(&self, models: [&Path; 2], root: &Path, rules: &Rules) -> Result<RunsCompared> {
+        let started = Instant::now();
+        for (at, model) in models.iter().enumerate() {
+            let folder = root.join(self.runs[at].name);
+            std::fs::create_dir(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
+            let dump = MgeCommand::dump_io(model, &folder.join("io"), &folder.join("outputs"));
+            let mut command = self.command(at, dump).verbose(self.verbose);
+            if self.no_testcase {
+                command = command.no_testcase();
+            }
+            let what = format!("run {} ({})", self.runs[at].name, self.side(at, model).describe());
+            self.supervise(&command, &what)?;
+        }
+        let side = |run: &Run, what: &str| Side::open(&root.join(run.name).join(what));
+        let [a, b] = &self.runs;
+        let mut outputs = compare_sides(&side(a, "outputs")?, &side(b, "outputs")?, rules)?;
+        for row in &mut outputs {
+            // `NAME.npy`, as the runs wrote each output: named by the output.
+            if let Some(stem) = row.name.strip_suffix(".npy") {
+                row.name = stem.to_string();
+            }
+        }
+        let vars = compare_sides(&side(a, "io")?, &side(b, "io")?, &rules.for_values())?;
+        Ok(RunsCompared {
+            outputs,
+            differing_sources: differing_sources(&vars),
+            first_divergence: first_divergence(&vars),
+            vars,
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Runs one side's child to its end; a failure says `what` it was.
+    fn supervise(&self, command: &MgeCommand, what: &str) -> Result<()> {
+        let mut child = Supervisor::spawn(command, false, true)?;
+        if self.verbose {
+            child.show_engine_output();
+        }
+        let deadline = self.timeout.map(|limit| (Instant::now() + limit, limit));
+        loop {
+            match child.next(deadline, &mut Muted) {
+                // The dump's own report: not ours to print.
+                Next::Reply(_) => {}
+                Next::Exited(0) => return Ok(()),
+                Next::Exited(_) => bail!("{what}: {}", child.error().unwrap_or("it failed")),
+                Next::Failed(failure) => match failure.how {
+                    How::Interrupted(signal) => return Err(Interrupted(signal).into()),
+                    _ => bail!("{what}: {failure}"),
+                },
+            }
+        }
+    }
+}
+
+/// The report of one pair of models: `compare A.mge B.mge`, or one model twice.
 pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result<TwoRunReport> {
     let runs = &args.runs;
-    let (a, b) = two_runs(args, global)?;
-    // The runs read them: claimed here, so that neither --keep nor stdout takes one.
-    for model in [&a.model, &b.model] {
+    let models = two_models(args)?;
+    let two = TwoRuns::from_args(args, global)?;
+    // The runs read them: claimed here, so that neither --keep, --junit nor stdout takes one.
+    for model in &models {
         input_files::claim(model)?;
     }
-    for file in feeds::source_files(&feeds::expand_specs(&runs.feeds.inputs)?) {
-        input_files::claim(&file)?;
-    }
+    claim_feeds(&runs.feeds.inputs)?;
     if let Some(dir) = &runs.keep {
         claim_set("--keep", dir).with_context(|| format!("--keep {}", dir.display()))?;
         if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
@@ -81,66 +226,41 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
             );
         }
     }
-    if runs.feeds.inputs.is_empty() {
-        global.note(format!(
-            "no --input given: both runs are fed the same #rand values (--seed {}), or a container's testcase 0",
-            runs.feeds.seed
-        ));
+    super::claim_junit(args)?;
+    note_feeds(runs, global);
+    let models = [models[0].as_path(), models[1].as_path()];
+    for (at, model) in models.iter().enumerate() {
+        global.note(format!("{}: {}", two.runs[at].name, two.side(at, model).describe()));
     }
-    let located = runtime::locate(global.lite_lib.as_deref())?;
     let staged = runs.keep.as_deref().map(StagedSet::new).transpose()?;
-    let scratch = tempfile::Builder::new()
-        .prefix("mge-compare-")
-        .tempdir()
-        .context("cannot create a temporary folder for the two runs")?;
+    let scratch = scratch_folder()?;
     let root = staged.as_ref().map_or(scratch.path(), StagedSet::path).to_path_buf();
-    let feeds = FeedOptions {
-        seed: runs.feeds.seed,
-        resize_input: runs.feeds.resize_input,
+    let compared = two.compare_outputs(models, &root, &rules)?;
+    rules.check_names(
+        compared
+            .outputs
+            .iter()
+            .chain(&compared.vars)
+            .map(|row| row.name.as_str()),
+    )?;
+    let timing = match &two.timing {
+        Some(settings) => time_pair(&two, models, settings)?.map_err(anyhow::Error::msg)?,
+        None => None,
     };
-    for run in [&a, &b] {
-        global.note(format!("{}: {}", run.name, run.side().describe()));
-        let folder = root.join(run.name);
-        std::fs::create_dir(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
-        let mut command = MgeCommand::dump_io(&run.model, &folder.join("io"), &folder.join("outputs"))
-            .feeds(&runs.feeds.inputs, &feeds)
-            .engine(&run.options)
-            .runtime(Ok(&located))
-            .verbose(global.verbose);
-        if runs.no_testcase {
-            command = command.no_testcase();
-        }
-        if run.naive {
-            command = command.naive_kernels();
-        }
-        supervise(&command, run, runs, global.verbose)?;
-    }
-    let side = |run: &Run, what: &str| Side::open(&root.join(run.name).join(what));
-    let mut outputs = compare_sides(&side(&a, "outputs")?, &side(&b, "outputs")?, &rules)?;
-    for row in &mut outputs {
-        // `NAME.npy`, as the runs wrote each output: named by the output.
-        if let Some(stem) = row.name.strip_suffix(".npy") {
-            row.name = stem.to_string();
-        }
-    }
-    let vars = compare_sides(&side(&a, "io")?, &side(&b, "io")?, &rules.for_values())?;
-    rules.check_names(outputs.iter().chain(&vars).map(|row| row.name.as_str()))?;
     if let (Some(staged), Some(dir)) = (staged, &runs.keep) {
         staged.commit().with_context(|| format!("--keep {}", dir.display()))?;
     }
     Ok(TwoRunReport::new(
-        (a.side(), b.side()),
+        (two.side(0, models[0]), two.side(1, models[1])),
         rules,
-        outputs,
-        differing_sources(&vars),
-        first_divergence(&vars),
-        vars,
+        compared,
+        timing,
         runs.keep.as_deref(),
     ))
 }
 
-/// The two runs `args` ask for: two models, or one under two sets of options.
-fn two_runs(args: &CompareArgs, global: &Global) -> Result<(Run, Run)> {
+/// The two models `args` name: A and B, or A twice under two configurations.
+fn two_models(args: &CompareArgs) -> Result<[PathBuf; 2]> {
     let runs = &args.runs;
     let model_b = match &args.b {
         Some(b) => {
@@ -157,34 +277,33 @@ fn two_runs(args: &CompareArgs, global: &Global) -> Result<(Run, Run)> {
         ),
         None => args.a.clone(),
     };
-    let common = given_options(&runs.engine)?;
-    let side = |name: &'static str, model: PathBuf, own: &Option<String>, naive: bool| -> Result<Run> {
-        let own = match own {
-            Some(text) => {
-                let parsed = parse_engine_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?;
-                given_options(&parsed)?
-            }
-            None => Vec::new(),
-        };
-        let options = merged(&common, own);
-        let settings = EngineSettings::from_given(options.clone(), global).with_context(|| format!("run {name}"))?;
-        if naive && settings.network.device != Device::Cpu {
-            bail!(
-                "--b-naive: megdnn's naive kernels are the CPU's; run b is on {}",
-                settings.network.device
-            );
-        }
-        Ok(Run {
-            name,
-            model,
-            options,
-            naive,
-        })
-    };
-    Ok((
-        side("a", args.a.clone(), &runs.a_options, false)?,
-        side("b", model_b, &runs.b_options, runs.b_naive)?,
-    ))
+    Ok([args.a.clone(), model_b])
+}
+
+/// The files the feeds read: claimed as inputs, so that no output replaces one.
+pub fn claim_feeds(inputs: &[String]) -> Result<()> {
+    for file in feeds::source_files(&feeds::expand_specs(inputs)?) {
+        input_files::claim(&file)?;
+    }
+    Ok(())
+}
+
+/// Says what both runs are fed when no `--input` is given.
+pub fn note_feeds(runs: &TwoRunArgs, global: &Global) {
+    if runs.feeds.inputs.is_empty() {
+        global.note(format!(
+            "no --input given: both runs are fed the same #rand values (--seed {}), or a container's testcase 0",
+            runs.feeds.seed
+        ));
+    }
+}
+
+/// A folder for the runs' files, removed with it.
+pub fn scratch_folder() -> Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix("mge-compare-")
+        .tempdir()
+        .context("cannot create a temporary folder for the two runs")
 }
 
 /// The options of both runs with one side's own: a side's option replaces
@@ -197,31 +316,6 @@ fn merged(common: &[EngineOption], own: Vec<EngineOption>) -> Vec<EngineOption> 
         .collect();
     options.extend(own);
     options
-}
-
-/// Runs one side's child to its end; a failure names the side.
-fn supervise(command: &MgeCommand, run: &Run, runs: &TwoRunArgs, verbose: bool) -> Result<()> {
-    let mut child = Supervisor::spawn(command, false, true)?;
-    if verbose {
-        child.show_engine_output();
-    }
-    let deadline = runs
-        .deadline
-        .timeout
-        .map(|limit| (std::time::Instant::now() + limit, limit));
-    let what = format!("run {} ({})", run.name, run.side().describe());
-    loop {
-        match child.next(deadline, &mut Muted) {
-            // The dump's own report: not ours to print.
-            Next::Reply(_) => {}
-            Next::Exited(0) => return Ok(()),
-            Next::Exited(_) => bail!("{what}: {}", child.error().unwrap_or("it failed")),
-            Next::Failed(failure) => match failure.how {
-                How::Interrupted(signal) => return Err(Interrupted(signal).into()),
-                _ => bail!("{what}: {failure}"),
-            },
-        }
-    }
 }
 
 #[cfg(test)]
