@@ -1,9 +1,9 @@
-//! Exports the binary's own `exit` and `quick_exit` (src/engine/exit_trap.rs)
-//! to the libraries it loads, so that the engine's calls bind to them rather
-//! than to the C library's.
+//! Exports the binary's own `exit`, `quick_exit` and `pthread_create`
+//! (src/engine/exit_trap.rs) to the libraries it loads, so that the engine's
+//! calls bind to them rather than to the C library's.
 
 fn main() {
-    for symbol in ["exit", "quick_exit"] {
+    for symbol in ["exit", "quick_exit", "pthread_create"] {
         println!("cargo:rustc-link-arg-bins=-Wl,--export-dynamic-symbol={symbol}");
     }
 }

@@ -26,8 +26,25 @@ use crate::supervise::child::{say, say_error};
 use crate::supervise::parent::{Failure, Interrupted};
 use crate::text::{printable, printable_lines};
 
+/// The stack the tool's work gets, whatever `ulimit -s` gives the main thread.
+const STACK: usize = 8 << 20;
+
 fn main() -> ExitCode {
+    engine::ignore_file_size_signal();
+    engine::ensure_thread_stacks(STACK);
     supervise::child::init();
+    // On a thread of its own, named as the main thread is (the name appears
+    // in the engine's exits); where none can start, on the main thread.
+    let work = std::thread::Builder::new().name("mge".into()).stack_size(STACK);
+    match work.spawn(run).map(std::thread::JoinHandle::join) {
+        Ok(Ok(code)) => code,
+        // The panic was said by the hook.
+        Ok(Err(_)) => ExitCode::from(101),
+        Err(_) => run(),
+    }
+}
+
+fn run() -> ExitCode {
     let cli = match cli::Cli::parse_with_saved_options() {
         Ok(cli) => cli,
         Err(message) => {

@@ -36,11 +36,19 @@ fn folder_of(path: &Path) -> &Path {
 
 /// Told of each staging file or folder: `true` once it exists, `false` once
 /// it is gone (renamed into place or removed).
-static STAGING_WATCHER: OnceLock<fn(&Path, bool)> = OnceLock::new();
+type StagingWatcher = fn(&Path, bool);
 
-/// Sets who is told of staging files and folders (once per process).
-pub fn watch_staging(watcher: fn(&Path, bool)) {
-    let _ = STAGING_WATCHER.set(watcher);
+/// How staging names begin, and who is told of each staging file or folder.
+static STAGING_WATCHER: OnceLock<(String, StagingWatcher)> = OnceLock::new();
+
+/// Sets how staging names begin (the watcher removes only such paths), and
+/// who is told of staging files and folders (once per process).
+pub fn watch_staging(prefix: String, watcher: StagingWatcher) {
+    let _ = STAGING_WATCHER.set((prefix, watcher));
+}
+
+fn staging_prefix() -> &'static str {
+    STAGING_WATCHER.get().map_or(".mge-", |(prefix, _)| prefix)
 }
 
 /// A staging file or folder, announced while it exists.
@@ -48,7 +56,7 @@ struct Announced(PathBuf);
 
 impl Announced {
     fn new(path: &Path) -> Announced {
-        if let Some(watcher) = STAGING_WATCHER.get() {
+        if let Some((_, watcher)) = STAGING_WATCHER.get() {
             watcher(path, true);
         }
         Announced(path.to_path_buf())
@@ -57,7 +65,7 @@ impl Announced {
 
 impl Drop for Announced {
     fn drop(&mut self) {
-        if let Some(watcher) = STAGING_WATCHER.get() {
+        if let Some((_, watcher)) = STAGING_WATCHER.get() {
             watcher(&self.0, false);
         }
     }
@@ -230,6 +238,13 @@ fn register(what: &str, path: &Path, place: Place, replaced: bool) -> Result<()>
     Ok(())
 }
 
+/// Keeps every output off the file at `path`, which this process writes for
+/// itself (`what` says what it is): a supervised child's channel to its
+/// parent, which a `/dev/fd/N` of the user's could otherwise name.
+pub fn reserve(what: &str, path: &Path) -> Result<()> {
+    register(what, path, Place::of(path)?, true)
+}
+
 /// Claims `path` for the output `what` (`--profile`) before any work: it is
 /// not a folder nor an input (claimed before it), and takes no other output's
 /// file; a file to replace has an existing folder that takes a staged file,
@@ -297,7 +312,7 @@ fn mount_of(path: &Path) -> Option<u64> {
 pub fn staged_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     let folder = folder_of(path);
     tempfile::Builder::new()
-        .prefix(".mge-")
+        .prefix(staging_prefix())
         .permissions(Permissions::from_mode(0o644))
         .tempfile_in(folder)
         .with_context(|| format!("cannot write into {}", folder.display()))
@@ -317,7 +332,9 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
         Target::File(file) => {
             let mut staged = staged_beside(&file)?;
             let _announced = Announced::new(staged.path());
+            // Through the file itself: the error names the target, not the staging file.
             staged
+                .as_file_mut()
                 .write_all(contents)
                 .and_then(|_| staged.as_file().sync_all())
                 .with_context(failed)?;
@@ -369,7 +386,7 @@ fn staging_folder(dir: &Path) -> Result<tempfile::TempDir> {
         false => folder_of(dir),
     };
     tempfile::Builder::new()
-        .prefix(".mge-")
+        .prefix(staging_prefix())
         .tempdir_in(place)
         .with_context(|| format!("cannot write into {}", place.display()))
 }

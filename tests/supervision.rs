@@ -354,3 +354,86 @@ fn the_engines_log_lines_are_shown_with_verbose_only() {
         "{stderr}"
     );
 }
+
+/// A child that ends with an exit code the tool never ends with, as glibc
+/// ends a process whose thread cannot get its thread-local data (`_exit(127)`,
+/// which no exit handler sees), or with 2 without its error: one line, exit 2
+/// (the tool exited 127, or 2, without a word).
+#[test]
+fn an_exit_code_the_tool_never_ends_with_is_one_line() {
+    for status in ["127", "2"] {
+        let mut command = mge_failing("quit", "forward", &["run", "fixtures/conv_float.mge", "-q"]);
+        command.env("MGE_FAULT_STATUS", status);
+        fails_promptly(
+            &mut command,
+            &[
+                &format!("the engine's process ended with exit code {status} during the warm-up"),
+                "it said last: 'cannot allocate memory for thread-local data: ABORT'",
+            ],
+        );
+    }
+    let mut command = mge_failing("quit", "load", &["check", "fixtures/conv_float_tc1.mge"]);
+    let stdout = check_fails_promptly(&mut command);
+    assert!(
+        stdout.contains("ERROR: the engine's process ended with exit code 127 while the engine loaded the model"),
+        "{stdout}"
+    );
+}
+
+/// Signals are named, and only those a process sends itself when its code
+/// fails are the engine's crash (SIGXFSZ was "the engine crashed (signal 25)").
+#[test]
+fn a_signal_from_outside_is_named_and_no_crash() {
+    for (signal, expected) in [
+        (
+            "25",
+            "the engine's process was ended by SIGXFSZ (its file size limit, ulimit -f) during the warm-up",
+        ),
+        ("10", "the engine's process was ended by SIGUSR1 during the warm-up"),
+        ("5", "the engine crashed (SIGTRAP) during the warm-up"),
+    ] {
+        let mut command = mge_failing("signal", "forward", &["run", "fixtures/conv_float.mge", "-q"]);
+        command.env("MGE_FAULT_SIGNAL", signal);
+        fails_promptly(&mut command, &[expected]);
+    }
+}
+
+/// How long a stuck engine is given, and then how long its report may take.
+const STALL: Duration = Duration::from_secs(10);
+
+/// Runs `command`, which must exit 2 with one error line holding `expected`
+/// soon after `STALL` (it hung until killed).
+fn stalls(command: &mut assert_cmd::Command, expected: &str) {
+    command.timeout(STALL + PROMPTLY * 2);
+    let started = Instant::now();
+    let (_, stderr) = run_expecting(command, 2);
+    let took = started.elapsed();
+    assert!(
+        took >= STALL && took < STALL + PROMPTLY,
+        "{command:?} took {took:?}\n{stderr}"
+    );
+    assert!(stderr.contains(expected), "{stderr}");
+    assert_eq!(stderr.matches("mge: error").count(), 1, "one error line:\n{stderr}");
+}
+
+/// An engine that deadlocks while it loads (as under `ulimit -v`, where one
+/// of its threads did not start) hung until killed; it is stopped and said.
+#[test]
+fn a_load_that_makes_no_progress_says_so() {
+    stalls(
+        &mut mge_failing("deadlock", "load", &["run", "fixtures/conv_float.mge", "-q"]),
+        "mge: error: the engine made no progress for 10s while the engine loaded the model: \
+         its threads all wait, using no CPU time (a deadlock)",
+    );
+}
+
+/// An engine that goes on without a thread it could not start, and waits for
+/// it forever (as under `ulimit -v` with `--instances 16`), is stopped and said.
+#[test]
+fn an_engine_waiting_for_a_thread_that_never_started_is_stopped() {
+    stalls(
+        &mut mge_failing("nothread", "forward", &["run", "fixtures/conv_float.mge", "-q"]),
+        "mge: error: the engine made no progress for 10s during the warm-up (1 run), \
+         since one of its threads could not start (Resource temporarily unavailable)",
+    );
+}

@@ -2,8 +2,8 @@
 
 use anyhow::{Context, Result};
 
-use super::prepare::{read_model, ready_runtime};
-use super::settings::{load_options, EngineSettings};
+use super::prepare::{load_runtime, read_model, ready_runtime};
+use super::settings::EngineSettings;
 use super::Global;
 use crate::cli::InfoArgs;
 use crate::deploy::Carried;
@@ -15,15 +15,14 @@ use crate::report::print;
 use crate::report::run::TensorStats;
 use crate::runner::testcase::testcase_values;
 use crate::runner::{Outputs, Session};
-use crate::runtime;
 
 pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
-    let engine = EngineSettings::from_given(load_options(&args.load), global)?;
+    let engine = EngineSettings::from_given(args.load.given.clone(), global)?;
     let model = read_model(&args.model, &engine)?;
     let packing = packing(&model)?;
     // Read from the graph before the engine is asked anything: it runs nothing.
     let ops = args.ops.then(|| model.cost()).transpose()?;
-    let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
+    let lite = load_runtime(global)?;
     let _ready = ready_runtime(&lite, &engine, &model, &engine.network)?;
     let engine_output = silence_stdout(global.verbose);
     let session = Session::load(&lite, &model, Outputs::Asserted, &engine.network)?;

@@ -10,8 +10,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::settings::{engine_words, EngineSettings, ModelSettings};
+use super::settings::{EngineSettings, ModelSettings};
 use super::Global;
+use crate::cli::parse_engine_words;
 use crate::deploy::Carried;
 use crate::engine::{silence_stdout, AlgoSearch, Lite, NetworkOptions, StdoutSilenced};
 use crate::feeds::{self, Feed, FeedOptions};
@@ -22,6 +23,8 @@ use crate::output_files::{staged_beside, write_atomically};
 use crate::runner::testcase::testcase_feeds;
 use crate::runner::{Outputs, Plan, RunObserver, Runs, Session};
 use crate::runtime;
+use crate::supervise::child::announce;
+use crate::supervise::Phase;
 use crate::tensor::TensorInfo;
 use crate::text::quoted_list;
 
@@ -76,6 +79,13 @@ pub struct Prepared<'a> {
     global: &'a Global,
 }
 
+/// Finds and loads the engine's library, telling a supervising parent, which
+/// then knows a failure to be the library's.
+pub fn load_runtime(global: &Global) -> Result<Lite> {
+    announce(Phase::Runtime);
+    runtime::load(global.lite_lib.as_deref(), global.verbose)
+}
+
 /// What `ready_runtime` set up.
 #[must_use = "the staged TensorRT cache the engine was given is removed with it"]
 pub struct Ready {
@@ -107,7 +117,7 @@ pub fn prepare<'a, T>(
     };
     let mut options = engine.network.clone();
     let adjusted = adjust(&opened, &mut options)?;
-    let lite = runtime::load(global.lite_lib.as_deref(), global.verbose)?;
+    let lite = load_runtime(global)?;
     // Before loading: a missing device is not the model's fault.
     lite.check_device(options.device)?;
     let ready = ready_runtime(&lite, &engine, &opened.model, &options)?;
@@ -178,7 +188,9 @@ pub fn with_carried(
         }
     }
     given.extend(carried.by_lite.iter().cloned());
-    let by_mge = engine_words(&carried.by_mge).context("the options in the pack's extra_info")?;
+    let by_mge = parse_engine_words(carried.by_mge.iter().cloned())
+        .map_err(anyhow::Error::msg)
+        .context("the options in the pack's extra_info")?;
     let (applied, left_out): (Vec<_>, Vec<_>) = by_mge
         .into_iter()
         .partition(|option| !given.iter().any(|given| overrides(given, option)));

@@ -1,5 +1,5 @@
 //! An `exit` from inside the engine ends the process at once, with a report,
-//! instead of a hang.
+//! instead of a hang; a thread the engine cannot start is reported.
 //!
 //! MegEngine 1.13's bundled oneDNN calls `exit(1)` from an engine worker
 //! thread on some AVX-512 CPUs. The exit handler the engine registered
@@ -11,7 +11,13 @@
 //! makes them, before any handler runs. Once the engine is loaded, such a
 //! call is the engine's: it is reported and the process ends with `_exit`,
 //! which runs no handler. Any other call goes on to the C library.
+//!
+//! `pthread_create` is defined and exported the same way: the engine goes on
+//! without a worker thread it could not start (under `ulimit -v`), and then
+//! waits for it forever, spinning. The failure is reported, so that a
+//! supervising parent knows why the engine stopped making progress.
 
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
@@ -20,14 +26,25 @@ use std::sync::OnceLock;
 /// and the C library's own call to `exit` does not come through here).
 static ENGINE_LOADED: AtomicBool = AtomicBool::new(false);
 
-/// Turns (status, name of the exiting thread) into the bytes to write on stderr.
-type Reporter = fn(i32, &str) -> String;
+/// Where the engine's exits and failed threads are reported, and how: each
+/// function makes the bytes to write. Without them, an exit is an error line
+/// on stderr, and a failed thread is left to the caller.
+// Read by the traps only, which the unit tests leave out.
+#[cfg_attr(test, allow(dead_code))]
+pub struct Reports {
+    pub fd: RawFd,
+    /// From the exit status and the name of the exiting thread.
+    pub exit: fn(i32, &str) -> String,
+    /// From the error code of `pthread_create`.
+    pub thread_not_started: fn(i32) -> String,
+}
 
-static REPORTER: OnceLock<Reporter> = OnceLock::new();
+static REPORTS: OnceLock<Reports> = OnceLock::new();
 
-/// Chooses how an engine exit is reported; the first choice stays.
-pub fn report_engine_exit_with(reporter: Reporter) {
-    let _ = REPORTER.set(reporter);
+/// Reports the engine's exits and failed threads as `reports` says (`fd`
+/// must stay open); the first choice stays.
+pub fn report_to(reports: Reports) {
+    let _ = REPORTS.set(reports);
 }
 
 pub(super) fn engine_loaded() {
@@ -40,8 +57,9 @@ mod interposed {
     use std::ffi::CStr;
     use std::os::raw::{c_int, c_void};
     use std::sync::atomic::Ordering;
+    use std::sync::OnceLock;
 
-    use super::{ENGINE_LOADED, REPORTER};
+    use super::{ENGINE_LOADED, REPORTS};
 
     #[no_mangle]
     pub extern "C" fn exit(status: c_int) -> ! {
@@ -63,18 +81,50 @@ mod interposed {
             return;
         }
         let thread = current_thread_name();
-        let line = match REPORTER.get() {
-            Some(report) => report(status, &thread),
-            None => {
-                format!("mge: error: the engine ended the process with exit({status}) from its thread '{thread}'\n")
-            }
+        let (fd, line) = match REPORTS.get() {
+            Some(reports) => (reports.fd, (reports.exit)(status, &thread)),
+            None => (
+                2,
+                format!("mge: error: the engine ended the process with exit({status}) from its thread '{thread}'\n"),
+            ),
         };
         // SAFETY: write(2) of a valid buffer, then `_exit`, which runs no handler:
-        // nothing of the engine's can hang after this.
+        // nothing of the engine's can hang after this. One write of a short
+        // line: a pipe takes it whole, between other threads' writes.
         unsafe {
-            libc::write(2, line.as_ptr() as *const c_void, line.len());
+            libc::write(fd, line.as_ptr() as *const c_void, line.len());
             libc::_exit(2);
         }
+    }
+
+    type ThreadStart = extern "C" fn(*mut c_void) -> *mut c_void;
+    type PthreadCreate =
+        unsafe extern "C" fn(*mut libc::pthread_t, *const libc::pthread_attr_t, ThreadStart, *mut c_void) -> c_int;
+
+    /// The C library's `pthread_create`; a failure of the engine's is reported.
+    ///
+    /// # Safety
+    /// As the C library's: the caller's pointers are passed on as they are.
+    #[no_mangle]
+    pub unsafe extern "C" fn pthread_create(
+        thread: *mut libc::pthread_t,
+        attributes: *const libc::pthread_attr_t,
+        start: ThreadStart,
+        argument: *mut c_void,
+    ) -> c_int {
+        static CREATE: OnceLock<PthreadCreate> = OnceLock::new();
+        // SAFETY: PthreadCreate is the C library's signature of `pthread_create`.
+        let create = CREATE.get_or_init(|| unsafe { libc_function(c"pthread_create") });
+        // SAFETY: the caller's arguments, as the caller gave them.
+        let code = unsafe { create(thread, attributes, start, argument) };
+        if code != 0 && ENGINE_LOADED.load(Ordering::SeqCst) {
+            if let Some(reports) = REPORTS.get() {
+                let line = (reports.thread_not_started)(code);
+                // SAFETY: write(2) of a valid buffer.
+                unsafe { libc::write(reports.fd, line.as_ptr() as *const c_void, line.len()) };
+            }
+        }
+        code
     }
 
     /// The next definition of `name` after ours: the C library's.

@@ -24,10 +24,12 @@ use crate::input_files;
 use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 
 pub use affinity::{available_cores, pinned_threads, PIN_SLOTS};
-pub use exit_trap::{end_with_parent, report_engine_exit_with};
+pub use exit_trap::{end_with_parent, report_to, Reports};
 pub use log_watch::AlgoChoices;
-pub use process::{effective_uid, ProcessGroup};
-pub use stdio::{capture_stdout, silence_stdout, take_stdout, StdoutSilenced};
+pub use process::{
+    effective_uid, ensure_thread_stacks, ignore_file_size_signal, inherit, take_inherited_pipe, ProcessGroup,
+};
+pub use stdio::{capture_stdout, silence_stdout, stderr_read_by_parent, take_stdout, StdoutSilenced};
 
 /// The oldest runtime whose `LiteConfig` matches our declaration (1.11 appended fields).
 const MIN_VERSION: (i32, i32) = (1, 11);
@@ -120,7 +122,7 @@ pub enum AlgoSearch {
 }
 
 /// How a network is built and run: the options of load_and_run that Lite exposes.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkOptions {
     pub device: Device,
     pub threads: Option<usize>,
@@ -185,7 +187,7 @@ impl NetworkOptions {
 }
 
 /// Where the engine's io dump plugin writes.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum IoDump {
     /// A file per var into this folder, named by the var's id in hex (6 digits),
     /// in the format of MegEngine's `debug::dump_tensor`.
@@ -205,7 +207,7 @@ impl Lite {
     /// Loads the Lite shared library at `path` and checks its version.
     pub fn load(path: &Path, verbose: bool) -> Result<Lite> {
         // The CUDA probing at load time prints to both streams; keep it for -v only.
-        let quiet = (!verbose).then(stdio::silence_all);
+        let quiet = stdio::quiet_start(verbose);
         // Its initialisers run engine code already.
         exit_trap::engine_loaded();
         // SAFETY: loading a library runs its initialisers; the path is the Lite runtime
@@ -258,7 +260,7 @@ impl Lite {
 
     fn device_count(&self, device_type: c_int) -> Result<usize> {
         // Without a driver the CUDA probe prints a banner about CPU mode: -v only.
-        let _quiet = (!self.verbose).then(stdio::silence_all);
+        let _quiet = stdio::quiet_start(self.verbose);
         let mut count = 0usize;
         // SAFETY: valid out-pointer.
         let code = unsafe { (self.api.get_device_count)(device_type, &mut count) };

@@ -5,6 +5,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::raw::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
 
@@ -22,9 +23,24 @@ pub fn silence_stdout(to_stderr: bool) -> StdoutSilenced {
     }
 }
 
-/// Sends fds 1 and 2 to /dev/null until the guard drops.
-pub(super) fn silence_all() -> StdoutSilenced {
-    redirect_to_null(&[1, 2])
+/// Set when a supervising parent reads this process's stderr: it shows the
+/// engine's lines with `-v` only, and keeps the last for the error should the
+/// process die, so they are not silenced.
+static STDERR_READ_BY_PARENT: AtomicBool = AtomicBool::new(false);
+
+/// This process's stderr is read by its supervising parent (see `quiet_start`).
+pub fn stderr_read_by_parent() {
+    STDERR_READ_BY_PARENT.store(true, Ordering::SeqCst);
+}
+
+/// While the engine starts (loads, probes devices): its output is kept off
+/// stdout, and off stderr too unless `verbose` or a parent reads stderr,
+/// until the guard drops.
+pub(super) fn quiet_start(verbose: bool) -> StdoutSilenced {
+    match verbose || STDERR_READ_BY_PARENT.load(Ordering::SeqCst) {
+        true => redirect(&[1], 2),
+        false => redirect_to_null(&[1, 2]),
+    }
 }
 
 /// What the engine prints on stdout, collected in a temporary file (not a

@@ -5,8 +5,9 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::runtime::InstallWatcher;
-use crate::supervise::parent::{pass_on, Watcher};
+use crate::supervise::parent::Watcher;
 use crate::supervise::{Phase, Whereabouts};
+use crate::text::to_stderr;
 use crate::tune::candidate::Candidate;
 use crate::tune::{Row, TuneWatcher};
 
@@ -102,7 +103,8 @@ impl RunProgress {
                     spinner.enable_steady_tick(Duration::from_millis(120));
                     spinner
                 }
-                Phase::Testcase { .. } => return None,
+                // The library loads in a fraction of a second; a testcase's runs have their own phases.
+                Phase::Runtime | Phase::Testcase { .. } => return None,
             };
             self.shown = Some((phase, new));
         }
@@ -130,8 +132,8 @@ impl Watcher for RunProgress {
 
     fn text(&mut self, line: &str) {
         match &self.shown {
-            Some((_, bar)) => bar.suspend(|| pass_on(line)),
-            None => pass_on(line),
+            Some((_, bar)) => bar.suspend(|| to_stderr(line)),
+            None => to_stderr(line),
         }
     }
 }

@@ -4,7 +4,7 @@
 //! onnxruntime_perf_test's `-c` run several at once).
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{mpsc, Arc, Barrier, Mutex};
 use std::thread;
 use std::time::Instant;
 
@@ -136,42 +136,54 @@ fn run_together(
     let (warmed_up, go) = (Barrier::new(parties), Barrier::new(parties));
     let failed = AtomicBool::new(false);
     thread::scope(|scope| {
-        let threads: Vec<_> = sessions
-            .into_iter()
-            .enumerate()
-            .map(|(index, (load_ms, session))| {
-                let (warmed_up, go, failed) = (&warmed_up, &go, &failed);
-                // `None`: it did not start its timed runs, because another instance failed.
-                scope.spawn(move || -> Result<Option<Done>> {
-                    let shown = index == 0;
-                    let warmed = session.warm_up(plan, &mut (), shown);
-                    if warmed.is_err() {
-                        failed.store(true, Ordering::SeqCst);
-                    }
-                    // Every thread passes both barriers, failed or not, so none waits forever.
-                    warmed_up.wait();
-                    go.wait();
-                    let warmed = warmed.with_context(|| format!("instance {index}"))?;
-                    if failed.load(Ordering::SeqCst) {
-                        return Ok(None);
-                    }
-                    let timed = session
-                        .time(plan, &mut (), shown)
-                        .with_context(|| format!("instance {index}"))?;
-                    let outputs = session
-                        .outputs_of_own_run()
-                        .with_context(|| format!("instance {index}"))?;
-                    Ok(Some(Done {
-                        load_ms,
-                        first_ms: warmed.first_ms.or(timed.samples.first().copied()).unwrap_or(0.0),
-                        warmup_ms: warmed.warmup_ms,
-                        timed_ms: timed.samples,
-                        span: timed.span,
-                        outputs,
-                    }))
-                })
-            })
-            .collect();
+        let mut threads = Vec::with_capacity(sessions.len());
+        // Each thread waits for its start until every thread runs: should one
+        // not start, the others are let go before any waits at a barrier.
+        let mut starts = Vec::with_capacity(sessions.len());
+        for (index, (load_ms, session)) in sessions.into_iter().enumerate() {
+            let (start, started) = mpsc::sync_channel::<()>(1);
+            let (warmed_up, go, failed) = (&warmed_up, &go, &failed);
+            // `None`: it did not start its timed runs, because another instance failed.
+            let instance = move || -> Result<Option<Done>> {
+                if started.recv().is_err() {
+                    return Ok(None);
+                }
+                let shown = index == 0;
+                let warmed = session.warm_up(plan, &mut (), shown);
+                if warmed.is_err() {
+                    failed.store(true, Ordering::SeqCst);
+                }
+                // Every thread passes both barriers, failed or not, so none waits forever.
+                warmed_up.wait();
+                go.wait();
+                let warmed = warmed.with_context(|| format!("instance {index}"))?;
+                if failed.load(Ordering::SeqCst) {
+                    return Ok(None);
+                }
+                let timed = session
+                    .time(plan, &mut (), shown)
+                    .with_context(|| format!("instance {index}"))?;
+                let outputs = session
+                    .outputs_of_own_run()
+                    .with_context(|| format!("instance {index}"))?;
+                Ok(Some(Done {
+                    load_ms,
+                    first_ms: warmed.first_ms.or(timed.samples.first().copied()).unwrap_or(0.0),
+                    warmup_ms: warmed.warmup_ms,
+                    timed_ms: timed.samples,
+                    span: timed.span,
+                    outputs,
+                }))
+            };
+            let thread = thread::Builder::new()
+                .spawn_scoped(scope, instance)
+                .with_context(|| format!("cannot start a thread for instance {index}"))?;
+            threads.push(thread);
+            starts.push(start);
+        }
+        for start in starts {
+            let _ = start.send(());
+        }
         warmed_up.wait();
         let before = MachineSample::now();
         go.wait();

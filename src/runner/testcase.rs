@@ -14,6 +14,7 @@ use crate::model::{checked_output, Assertion, ModelFile, EXPECTATION_SUFFIX};
 use crate::supervise::child::announce;
 use crate::supervise::Phase;
 use crate::tensor::{HostTensor, TensorView};
+use crate::text::to_stderr;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -145,8 +146,8 @@ fn judge_by_the_engine(
     let capture = capture_stdout()?;
     let result = session.feed(&run.feeds).and_then(|()| session.measure(plan, &mut ()));
     let printed = capture.finish()?;
-    if plan.verbose {
-        eprint!("{printed}");
+    if plan.verbose && !printed.is_empty() {
+        to_stderr(printed.strip_suffix('\n').unwrap_or(&printed));
     }
     let errors = errors_by_assertion(assertions, &printed_errors(&printed));
     run.checks = assertions

@@ -16,6 +16,7 @@ use super::record::{Damage, FileRecord, Hashing, Record, Scrutiny};
 use super::{files_in, home, install_dir, python, release_number, trust, Files, LITE_LIB_IN_WHEEL};
 use crate::engine::{Lite, ProcessGroup};
 use crate::supervise::parent::{catch_interruptions, interruption};
+use crate::text::to_stderr;
 
 /// What the Lite library needs at run time, as laid out in the wheel.
 pub(super) const RUNTIME_FILES: &[&str] = &[
@@ -55,10 +56,10 @@ pub fn install(version: &str, force: bool, quiet: bool, watcher: &mut dyn Instal
     // An intact install needs no lock, so a read-only cache folder holding one is fine.
     let already = || {
         if !quiet {
-            eprintln!(
+            to_stderr(&format!(
                 "MegEngine {version} is already installed in {} (--force reinstalls)",
                 target.display()
-            );
+            ));
         }
     };
     if !force {
@@ -82,17 +83,15 @@ pub fn install(version: &str, force: bool, quiet: bool, watcher: &mut dyn Instal
             already();
             return Ok(library);
         }
-        Some(Files::Damaged(damage)) if !quiet => {
-            eprintln!(
-                "repairing MegEngine {version} in {}: {}",
-                target.display(),
-                list(&damage)
-            )
-        }
-        Some(Files::Unrecorded) if !quiet => eprintln!(
+        Some(Files::Damaged(damage)) if !quiet => to_stderr(&format!(
+            "repairing MegEngine {version} in {}: {}",
+            target.display(),
+            list(&damage)
+        )),
+        Some(Files::Unrecorded) if !quiet => to_stderr(&format!(
             "MegEngine {version} in {} has no record of its files (installed by an older mge): reinstalling",
             target.display()
-        ),
+        )),
         _ => {}
     }
     catch_interruptions();
@@ -116,7 +115,10 @@ pub fn install(version: &str, force: bool, quiet: bool, watcher: &mut dyn Instal
     }
     fs::rename(&extracted, &target).with_context(|| format!("cannot move the runtime into {}", target.display()))?;
     if !quiet {
-        eprintln!("installed MegEngine {version} runtime in {}", target.display());
+        to_stderr(&format!(
+            "installed MegEngine {version} runtime in {}",
+            target.display()
+        ));
     }
     Ok(library)
 }
@@ -156,10 +158,10 @@ fn lock(home: &Path, quiet: bool) -> Result<File> {
         Err(TryLockError::Error(err)) => return Err(err).with_context(|| format!("cannot lock {}", path.display())),
     }
     if !quiet {
-        eprintln!(
+        to_stderr(&format!(
             "waiting for another `mge runtime install` into {} to finish",
             home.display()
-        );
+        ));
     }
     file.lock().with_context(|| format!("cannot lock {}", path.display()))?;
     Ok(file)
@@ -183,10 +185,10 @@ fn remove_abandoned_staging(runtime_root: &Path) {
 /// a `python3` that is a wrapper script (pyenv's shims) leaves no pip behind.
 fn download_wheel(version: &str, home: &Path, dir: &Path, quiet: bool) -> Result<PathBuf> {
     if !quiet {
-        eprintln!(
+        to_stderr(&format!(
             "downloading MegEngine {version} (about 940 MB) with pip into {}",
             home.display()
-        );
+        ));
     }
     // pip's temporary files go inside the staging folder, removed with it.
     let pip_tmp = dir.join("tmp");

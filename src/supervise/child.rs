@@ -1,43 +1,72 @@
-//! The child's side: event lines on stderr for the parent.
+//! The child's side: event lines on the channel for the parent.
 
+use std::fs::File;
 use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::{error_line, is_child, Event, Phase, EVENT_MARKER};
+use super::{error_line, is_child, ChildSetup, Event, Phase, CHILD_ENV};
 use crate::engine;
 use crate::output_files;
+use crate::text::to_stderr;
 
 /// Progress is sent no more often than this, so that it costs nothing on a timed path.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 
-/// Prepares a supervised child: an exit from inside the engine becomes an event.
+/// The channel's write end, in a supervised child.
+static CHANNEL: OnceLock<Mutex<File>> = OnceLock::new();
+
+/// Prepares a supervised child (one started with a channel): an exit from
+/// inside the engine becomes an event, the child ends with its parent, and
+/// its staging files are announced.
 pub fn init() {
-    if is_child() {
-        engine::report_engine_exit_with(|status, thread| {
-            event_line(&Event::EngineExit {
-                status,
-                thread: thread.to_string(),
-            })
-        });
-        engine::end_with_parent();
-        output_files::watch_staging(|path, exists| {
-            send(&Event::Staging {
-                path: path.to_path_buf(),
-                exists,
-            })
-        });
-        // A panic is the tool's own message, not engine output to hide.
-        std::panic::set_hook(Box::new(|info| say(&info.to_string())));
-    }
+    let Some(setup) = std::env::var(CHILD_ENV)
+        .ok()
+        .and_then(|value| ChildSetup::from_env(&value))
+    else {
+        return;
+    };
+    let Some(channel) = engine::take_inherited_pipe(setup.channel) else {
+        return;
+    };
+    // Each on a line of its own, even should it land amid a long event another thread writes.
+    engine::report_to(engine::Reports {
+        fd: channel.as_raw_fd(),
+        exit: |status, thread| {
+            let thread = thread.to_string();
+            format!("\n{}", event_line(&Event::EngineExit { status, thread }))
+        },
+        thread_not_started: |code| format!("\n{}", event_line(&Event::ThreadNotStarted { code })),
+    });
+    let descriptor = format!("/proc/self/fd/{}", channel.as_raw_fd());
+    let _ = output_files::reserve("mge's channel to its parent", Path::new(&descriptor));
+    let _ = CHANNEL.set(Mutex::new(channel));
+    engine::end_with_parent();
+    engine::stderr_read_by_parent();
+    output_files::watch_staging(setup.staging_prefix, |path, exists| {
+        send(&Event::Staging {
+            path: path.to_path_buf(),
+            exists,
+        })
+    });
+    // A panic is the tool's own message, not engine output to hide.
+    std::panic::set_hook(Box::new(|info| say(&info.to_string())));
+}
+
+pub(super) fn channel_open() -> bool {
+    CHANNEL.get().is_some()
 }
 
 /// The tool's own words for the user on stderr. A supervised child sends them
 /// as an event, so that its parent tells them from what the engine prints.
+/// A stderr that is gone (a closed pipe) loses them, and nothing else.
 pub fn say(text: &str) {
     if is_child() {
         send(&Event::Said { text: text.to_string() });
     } else {
-        eprintln!("{text}");
+        to_stderr(text);
     }
 }
 
@@ -48,7 +77,7 @@ pub fn say_error(message: &str) {
             message: message.to_string(),
         });
     } else {
-        eprintln!("{}", error_line(message));
+        to_stderr(&error_line(message));
     }
 }
 
@@ -88,12 +117,15 @@ impl RunCounter {
 
 fn event_line(event: &Event) -> String {
     let json = serde_json::to_string(event).expect("events serialize");
-    format!("{EVENT_MARKER}{json}\n")
+    format!("{json}\n")
 }
 
-/// One write of the whole line: a pipe write that small is atomic, so the
-/// engine's own output cannot land inside it.
+/// One whole line at a time, whichever thread sends. A parent that is gone
+/// loses it (it ends this process anyway: see `engine::end_with_parent`).
 fn send(event: &Event) {
-    let line = event_line(event);
-    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    if let Some(channel) = CHANNEL.get() {
+        let line = event_line(event);
+        let mut channel = channel.lock().unwrap_or_else(PoisonError::into_inner);
+        let _ = channel.write_all(line.as_bytes());
+    }
 }

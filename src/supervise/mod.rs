@@ -5,28 +5,60 @@
 //! The child is `mge` itself, started with the same command line and
 //! `MGE_SUPERVISED` set. It does the work as usual, with stdin and stdout the
 //! parent's, and tells the parent where it is (loading, warm-up, iteration N)
-//! and what it has to say to the user (notes, its error) with event lines on
-//! its stderr, which the parent reads. Every other line there is the engine's
-//! own: the parent shows those with `-v` only and keeps the last as the
-//! engine's last words. The parent draws the progress, enforces `--timeout`,
-//! and turns a child that died into one line saying how, where, and what the
-//! engine said last.
+//! and what it has to say to the user (notes, its error) with event lines on a
+//! pipe of their own, the channel, which it inherits under a descriptor number
+//! the engine is never told: nothing the engine prints (var names included)
+//! can pass for an event. Its stderr is the engine's alone: the parent shows
+//! those lines with `-v` only and keeps the last as the engine's last words.
+//! The parent draws the progress, enforces `--timeout`, and turns a child that
+//! died, or ended with a code it has no words for, into one line saying how,
+//! where, and what the engine said last.
 
 pub mod child;
 pub mod command;
 pub mod parent;
+mod scratch;
+mod stall;
 
 use std::fmt;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-/// Set in the environment of a supervised child.
+/// Set in the environment of a supervised child, as `ChildSetup` writes it.
 const CHILD_ENV: &str = "MGE_SUPERVISED";
 
-/// Starts an event line on the child's stderr. The control character keeps it
-/// apart from anything the engine prints, even mid-line.
-const EVENT_MARKER: &str = "\u{1}mge-event:";
+/// What a supervised child is told by its parent.
+#[derive(Debug, PartialEq)]
+struct ChildSetup {
+    /// The descriptor of the channel's write end.
+    channel: i32,
+    /// How the names of its staging files and folders begin: the parent
+    /// removes those a dead child left, and nothing else.
+    staging_prefix: String,
+}
+
+impl ChildSetup {
+    fn to_env(&self) -> String {
+        format!("{}:{}", self.channel, self.staging_prefix)
+    }
+
+    /// `None` for anything the parent would not have written.
+    fn from_env(value: &str) -> Option<ChildSetup> {
+        let (channel, prefix) = value.split_once(':')?;
+        let token = prefix.strip_prefix(STAGING_PREFIX)?.strip_suffix('-')?;
+        if token.is_empty() || !token.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return None;
+        }
+        Some(ChildSetup {
+            channel: channel.parse().ok()?,
+            staging_prefix: prefix.to_string(),
+        })
+    }
+}
+
+/// How the names of the tool's staging files begin (`output_files`).
+const STAGING_PREFIX: &str = ".mge-";
 
 /// What the child tells its parent.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -36,8 +68,10 @@ pub enum Event {
     Phase { phase: Phase },
     /// Runs finished so far in the current warm-up or timed phase (sent at most a few times a second).
     Progress { done: u64 },
-    /// The engine called `exit(status)` (reported from the trapped call, see `engine::report_engine_exit_with`).
+    /// The engine called `exit(status)` (reported from the trapped call, see `engine::report_to`).
     EngineExit { status: i32, thread: String },
+    /// A thread could not start: `pthread_create` failed with this error code.
+    ThreadNotStarted { code: i32 },
     /// The tool's own words for the user (a note, a warning), shown as they are.
     Said { text: String },
     /// The error the child ends with, shown as `mge: error: MESSAGE`.
@@ -55,6 +89,8 @@ pub fn error_line(message: &str) -> String {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(tag = "name", rename_all = "snake_case")]
 pub enum Phase {
+    /// The engine's library loads.
+    Runtime,
     /// The engine loads a model (the layout transform's profiling happens here).
     Load,
     /// The engine profiles algorithms for fast-run (in a first run of a copy of the network).
@@ -99,6 +135,7 @@ impl fmt::Display for Whereabouts {
         match (self.phase, self.testcase) {
             (None, None) => return write!(f, "before the engine loaded the model"),
             (None, Some(index)) => return write!(f, "in testcase #{index}"),
+            (Some(Phase::Runtime), _) => write!(f, "while the engine's library loaded")?,
             (Some(Phase::Load), _) => write!(f, "while the engine loaded the model")?,
             (Some(Phase::Profiling), _) => write!(f, "while the engine profiled algorithms (fast-run)")?,
             (Some(Phase::Warmup { runs }), _) => write!(f, "during the warm-up ({})", runs_done(done, runs))?,
@@ -140,7 +177,33 @@ fn runs_done(done: u64, runs: u64) -> String {
     }
 }
 
-/// Is this process a supervised child?
+/// Is this process a supervised child (with its channel to the parent)?
 pub fn is_child() -> bool {
-    std::env::var_os(CHILD_ENV).is_some()
+    child::channel_open()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_takes_only_the_setup_its_parent_writes() {
+        let setup = ChildSetup {
+            channel: 5,
+            staging_prefix: ".mge-a1B2c3-".into(),
+        };
+        assert_eq!(ChildSetup::from_env(&setup.to_env()), Some(setup));
+        for value in [
+            "1",
+            "",
+            "5",
+            "x:.mge-a1-",
+            "5:.mge--",
+            "5:.mge-a/b-",
+            "5:/tmp/.mge-a-",
+            "5:.mge-a",
+        ] {
+            assert_eq!(ChildSetup::from_env(value), None, "{value:?}");
+        }
+    }
 }

@@ -2,8 +2,9 @@
 //! how it ended.
 
 use std::fmt;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::PathBuf;
+use std::io::{self, BufRead, BufReader, Read};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -14,8 +15,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::command::MgeCommand;
-use super::{error_line, Event, Whereabouts, CHILD_ENV, EVENT_MARKER};
+use super::scratch::Scratch;
+use super::stall::{StallWatch, STALL_LIMIT};
+use super::{error_line, ChildSetup, Event, Phase, Whereabouts, CHILD_ENV, STAGING_PREFIX};
+use crate::engine;
 use crate::runtime::Located;
+use crate::text::to_stderr;
 
 /// How often a quiet child is looked at (has it ended? is the deadline past? were we interrupted?).
 const TICK: Duration = Duration::from_millis(100);
@@ -23,6 +28,14 @@ const TICK: Duration = Duration::from_millis(100);
 /// A child that reported the engine's `exit` ends at once (`_exit`); one that
 /// has not after this long is stopped, so that no path can hang.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// Once the child is gone, what its streams still hold is read for this long
+/// at most: a process it started may keep them open.
+const DRAIN: Duration = Duration::from_millis(500);
+
+/// The longest line kept from the child's streams; the rest of a longer one
+/// is dropped (an event that long is no event).
+const MAX_LINE: usize = 1 << 20;
 
 /// The user stopped the tool (SIGINT, SIGTERM, SIGHUP when the terminal
 /// closed): the child is stopped, its temporary files removed, and the tool
@@ -78,7 +91,7 @@ pub struct PassThrough;
 impl Watcher for PassThrough {
     fn moved(&mut self, _: &Whereabouts) {}
     fn text(&mut self, line: &str) {
-        pass_on(line);
+        to_stderr(line);
     }
 }
 
@@ -94,12 +107,6 @@ impl Watcher for Muted {
 /// `lib.so(symbol+0x4a) [0x7fb86344686a]`.
 fn is_backtrace(line: &str) -> bool {
     line == "backtrace:" || (line.ends_with(']') && line.contains("[0x"))
-}
-
-/// A line of the child's on our stderr. A stderr that is gone (`2>&-`, a
-/// reader that quit) must not end the supervision: the line is dropped.
-pub fn pass_on(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// A child that died or was stopped before it could answer.
@@ -148,10 +155,54 @@ pub enum How {
     EngineExit { status: i32, thread: String },
     /// Ended by a signal it did not handle.
     Signal(i32),
+    /// Exited with a code the tool does not end with (not 0 or 1, nor 2
+    /// after saying its error): something else ended it (the C library, a
+    /// loader that could not go on).
+    Exited(i32),
+    /// Stopped by us: it made no progress for this long, stuck (see
+    /// `stall`) or since a thread could not start (`pthread_create`'s error code).
+    Stalled { limit: Duration, thread_error: Option<i32> },
     /// Stopped by us at the deadline.
     TimedOut(Duration),
     /// Stopped by us because the user interrupted the tool with this signal.
     Interrupted(i32),
+}
+
+/// A hint for a failure: what the engine said, or what the tool can see of
+/// this process's situation, tells the likely cause.
+fn hint(work: Work, how: &How, last_words: Option<&str>) -> Option<&'static str> {
+    if let Some(hint) = work.hint(last_words) {
+        return Some(hint);
+    }
+    if matches!(how, How::Interrupted(_) | How::TimedOut(_)) {
+        return None;
+    }
+    // A path the C library's fixed buffers cannot hold fails the engine as a deleted folder does.
+    let current_folder = std::env::current_dir();
+    if current_folder.map_or(true, |folder| folder.as_os_str().len() >= libc::PATH_MAX as usize) {
+        return Some(
+            "the current folder was deleted or its path is too long, and the engine cannot load its library then: \
+             run mge from another folder",
+        );
+    }
+    if limited("Max address space") {
+        return Some(
+            "the address space is limited (ulimit -v), and the engine may have failed to start its threads: \
+             raise the limit, or use fewer --threads and --instances",
+        );
+    }
+    None
+}
+
+/// Whether this process (and so its child) runs under a soft limit of this
+/// name in `/proc/self/limits` ("Max address space", ...).
+fn limited(name: &str) -> bool {
+    let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
+    limits.lines().any(|line| {
+        line.strip_prefix(name)
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|soft| soft != "unlimited")
+    })
 }
 
 impl Failure {
@@ -169,7 +220,27 @@ impl fmt::Display for Failure {
                 f,
                 "the engine ended the process with exit({status}) from its thread '{thread}' {place}"
             )?,
-            How::Signal(signal) => write!(f, "the engine crashed ({}) {place}", signal_name(*signal))?,
+            How::Signal(signal) => match crash(*signal) {
+                true => write!(f, "the engine crashed ({}) {place}", signal_name(*signal))?,
+                false => write!(
+                    f,
+                    "the engine's process was ended by {}{} {place}",
+                    signal_name(*signal),
+                    sent_by(*signal)
+                )?,
+            },
+            How::Exited(code) => write!(f, "the engine's process ended with exit code {code} {place}")?,
+            How::Stalled { limit, thread_error } => {
+                write!(f, "the engine made no progress for {} {place}", seconds(*limit))?;
+                match thread_error {
+                    Some(code) => {
+                        let error = io::Error::from_raw_os_error(*code).to_string();
+                        let reason = error.split(" (os error").next().unwrap_or_default();
+                        write!(f, ", since one of its threads could not start ({reason})")?
+                    }
+                    None => write!(f, ": its threads all wait, using no CPU time (a deadlock)")?,
+                }
+            }
             How::TimedOut(limit) => write!(f, "stopped after --timeout {} {place}", seconds(*limit))?,
             How::Interrupted(signal) => write!(f, "{} {place}", Interrupted(*signal))?,
         }
@@ -189,27 +260,78 @@ fn seconds(limit: Duration) -> String {
     format!("{}s", limit.as_secs_f64())
 }
 
+/// Signals a process sends itself when its own code fails.
+fn crash(signal: i32) -> bool {
+    [
+        libc::SIGSEGV,
+        libc::SIGBUS,
+        libc::SIGILL,
+        libc::SIGFPE,
+        libc::SIGABRT,
+        libc::SIGTRAP,
+        libc::SIGSYS,
+    ]
+    .contains(&signal)
+}
+
+/// Who sends a signal that is no crash, where it is not a person.
+fn sent_by(signal: i32) -> &'static str {
+    match signal {
+        // Past the hard limit of CPU time, the kernel sends SIGKILL.
+        libc::SIGKILL if limited("Max cpu time") => " (its CPU time limit, ulimit -t; or the out-of-memory killer)",
+        libc::SIGKILL => " (the kernel's out-of-memory killer, or kill -9)",
+        libc::SIGXCPU => " (its CPU time limit, ulimit -t)",
+        libc::SIGXFSZ => " (its file size limit, ulimit -f)",
+        libc::SIGPIPE => " (a pipe it wrote to was closed)",
+        _ => "",
+    }
+}
+
 fn signal_name(signal: i32) -> String {
-    let name = match signal {
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGILL => "SIGILL",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGINT => "SIGINT",
-        libc::SIGHUP => "SIGHUP",
-        _ => return format!("signal {signal}"),
-    };
-    name.to_string()
+    const NAMES: [(i32, &str); 31] = [
+        (libc::SIGHUP, "SIGHUP"),
+        (libc::SIGINT, "SIGINT"),
+        (libc::SIGQUIT, "SIGQUIT"),
+        (libc::SIGILL, "SIGILL"),
+        (libc::SIGTRAP, "SIGTRAP"),
+        (libc::SIGABRT, "SIGABRT"),
+        (libc::SIGBUS, "SIGBUS"),
+        (libc::SIGFPE, "SIGFPE"),
+        (libc::SIGKILL, "SIGKILL"),
+        (libc::SIGUSR1, "SIGUSR1"),
+        (libc::SIGSEGV, "SIGSEGV"),
+        (libc::SIGUSR2, "SIGUSR2"),
+        (libc::SIGPIPE, "SIGPIPE"),
+        (libc::SIGALRM, "SIGALRM"),
+        (libc::SIGTERM, "SIGTERM"),
+        (libc::SIGSTKFLT, "SIGSTKFLT"),
+        (libc::SIGCHLD, "SIGCHLD"),
+        (libc::SIGCONT, "SIGCONT"),
+        (libc::SIGSTOP, "SIGSTOP"),
+        (libc::SIGTSTP, "SIGTSTP"),
+        (libc::SIGTTIN, "SIGTTIN"),
+        (libc::SIGTTOU, "SIGTTOU"),
+        (libc::SIGURG, "SIGURG"),
+        (libc::SIGXCPU, "SIGXCPU"),
+        (libc::SIGXFSZ, "SIGXFSZ"),
+        (libc::SIGVTALRM, "SIGVTALRM"),
+        (libc::SIGPROF, "SIGPROF"),
+        (libc::SIGWINCH, "SIGWINCH"),
+        (libc::SIGIO, "SIGIO"),
+        (libc::SIGPWR, "SIGPWR"),
+        (libc::SIGSYS, "SIGSYS"),
+    ];
+    match NAMES.iter().find(|(number, _)| *number == signal) {
+        Some((_, name)) => name.to_string(),
+        None => format!("signal {signal}"),
+    }
 }
 
 /// What `Supervisor::next` saw first.
 pub enum Next {
     /// A line on the child's stdout (a worker's answer).
     Reply(String),
-    /// The child exited normally with this code.
+    /// The child exited normally: 0, 1 (a failed check), or 2 having said its error.
     Exited(i32),
     Failed(Failure),
 }
@@ -225,12 +347,20 @@ enum Message {
 pub struct Supervisor {
     child: Child,
     /// The child's TMPDIR, removed with the supervisor (after the child ended: see `Drop`).
-    _scratch: tempfile::TempDir,
+    scratch: Scratch,
     pub stdin: Option<ChildStdin>,
     messages: Receiver<Message>,
-    /// Streams still open (stderr, and stdout when it carries replies).
+    /// Streams still open (the channel, stderr, and stdout when it carries replies).
     open_streams: usize,
+    /// When the child was seen to have exited while its streams were still open.
+    exited_at: Option<Instant>,
     whereabouts: Whereabouts,
+    /// Watches the child while the engine loads.
+    stall: StallWatch,
+    /// The error of a thread that could not start, if one did not.
+    thread_error: Option<i32>,
+    /// When the child last told where it is, or that a thread did not start.
+    last_event: Instant,
     /// The engine's `exit` the child reported, and when its grace runs out.
     engine_exit: Option<(i32, String, Instant)>,
     /// The last line the engine printed.
@@ -253,53 +383,55 @@ impl Supervisor {
         let piped_if = |on: bool| if on { Stdio::piped() } else { Stdio::inherit() };
         catch_interruptions();
         // Whatever temporary files the child leaves (it may be killed) go with this folder.
-        let scratch = tempfile::Builder::new()
-            .prefix("mge-")
-            .tempdir()
-            .context("cannot create a temporary folder for the engine's process")?;
-        let mut child = Command::new(exe)
+        let scratch = Scratch::new()?;
+        let (channel, channel_end) = channel().context("cannot open a channel to the engine's process")?;
+        let setup = ChildSetup {
+            channel: channel_end.as_raw_fd(),
+            staging_prefix: format!("{STAGING_PREFIX}{}-", scratch.token()),
+        };
+        let mut child = Command::new(exe);
+        child
             .args(command.args())
             .envs(command.env().map(|(name, value)| (name, value)))
-            .env(CHILD_ENV, "1")
+            .env(CHILD_ENV, setup.to_env())
             .env("TMPDIR", scratch.path())
             .stdin(piped_if(requests))
             .stdout(piped_if(replies))
-            .stderr(Stdio::piped())
-            .spawn()
-            .context("cannot start the engine's process")?;
+            .stderr(Stdio::piped());
+        engine::inherit(&mut child, channel_end.as_raw_fd());
+        let mut child = child.spawn().context("cannot start the engine's process")?;
+        // The child's end is the child's alone: the channel closes when the child is gone.
+        drop(channel_end);
         let (sender, messages) = mpsc::channel();
+        let mut readers = vec![read_lines(channel, sender.clone(), channel_message)];
         let stderr = child.stderr.take().expect("piped");
-        read_lines(stderr, sender.clone(), |line| match line.split_once(EVENT_MARKER) {
-            Some((before, event)) => {
-                let mut messages = Vec::new();
-                if !before.is_empty() {
-                    messages.push(Message::Text(before.to_string()));
-                }
-                match serde_json::from_str(event) {
-                    Ok(event) => messages.push(Message::Event(event)),
-                    Err(_) => messages.push(Message::Text(line.replace(EVENT_MARKER, ""))),
-                }
-                messages
-            }
-            None => vec![Message::Text(line)],
-        });
+        readers.push(read_lines(stderr, sender.clone(), |line| Some(Message::Text(line))));
         if let Some(stdout) = child.stdout.take() {
-            read_lines(stdout, sender, |line| vec![Message::Reply(line)]);
+            readers.push(read_lines(stdout, sender, |line| Some(Message::Reply(line))));
         }
-        Ok(Supervisor {
+        let mut supervisor = Supervisor {
             stdin: child.stdin.take(),
             child,
-            _scratch: scratch,
+            scratch,
             messages,
-            open_streams: if replies { 2 } else { 1 },
+            open_streams: readers.len(),
+            exited_at: None,
             whereabouts: Whereabouts::default(),
+            stall: StallWatch::default(),
+            thread_error: None,
+            last_event: Instant::now(),
             engine_exit: None,
             last_words: None,
             error: None,
             show_engine_output: false,
             work: Work::default(),
             staging: Vec::new(),
-        })
+        };
+        if let Some(err) = readers.into_iter().find_map(Result::err) {
+            supervisor.stop();
+            return Err(err).context("cannot start a thread to read the engine's process");
+        }
+        Ok(supervisor)
     }
 
     /// Passes what the engine prints on to the user too (`-v`).
@@ -320,6 +452,7 @@ impl Supervisor {
     /// Forgets where the child was: it starts on a new piece of work.
     pub fn new_task(&mut self) {
         self.whereabouts = Whereabouts::default();
+        self.last_event = Instant::now();
         self.last_words = None;
         self.error = None;
     }
@@ -328,21 +461,14 @@ impl Supervisor {
     /// `deadline` passes (then it is killed).
     pub fn next(&mut self, deadline: Option<(Instant, Duration)>, watcher: &mut dyn Watcher) -> Next {
         loop {
-            if let Some(Interrupted(signal)) = interruption() {
+            if let Some(how) = self.reason_to_stop(deadline) {
                 self.stop();
-                return Next::Failed(self.failure(How::Interrupted(signal)));
+                self.drain(watcher);
+                return Next::Failed(self.failure(how));
             }
-            if let Some((at, limit)) = deadline {
-                if Instant::now() >= at {
-                    self.stop();
-                    return Next::Failed(self.failure(How::TimedOut(limit)));
-                }
-            }
-            if let Some((status, thread, grace)) = self.engine_exit.clone() {
-                if Instant::now() >= grace {
-                    self.stop();
-                    return Next::Failed(self.failure(How::EngineExit { status, thread }));
-                }
+            // Ended, but a process it started keeps its streams open: what they held is read.
+            if self.exited_at.is_some_and(|at| at.elapsed() >= DRAIN) {
+                return self.ended();
             }
             let wakeups = [deadline.map(|(at, _)| at), self.engine_exit.as_ref().map(|exit| exit.2)];
             let wait = wakeups
@@ -351,29 +477,75 @@ impl Supervisor {
                 .fold(TICK, |wait, at| wait.min(at.saturating_duration_since(Instant::now())));
             match self.messages.recv_timeout(wait) {
                 Ok(Message::Reply(line)) => return Next::Reply(line),
-                Ok(Message::Event(event)) => self.take(event, watcher),
-                Ok(Message::Text(line)) => {
-                    self.remember(&line);
-                    if self.show_engine_output {
-                        watcher.text(&line);
-                    }
-                }
                 Ok(Message::Closed) => {
                     self.open_streams -= 1;
                     if self.open_streams == 0 {
                         return self.ended();
                     }
                 }
-                Err(RecvTimeoutError::Timeout) => {}
+                Ok(message) => self.take(message, watcher),
+                Err(RecvTimeoutError::Timeout) => {
+                    if self.exited_at.is_none() && matches!(self.child.try_wait(), Ok(Some(_))) {
+                        self.exited_at = Some(Instant::now());
+                    }
+                }
                 Err(RecvTimeoutError::Disconnected) => return self.ended(),
             }
         }
     }
 
-    fn take(&mut self, event: Event, watcher: &mut dyn Watcher) {
+    /// Why the child must be stopped now, if it must: the user interrupted
+    /// the tool, the deadline passed, the engine's exit did not end it, or it is stuck.
+    fn reason_to_stop(&mut self, deadline: Option<(Instant, Duration)>) -> Option<How> {
+        if let Some(Interrupted(signal)) = interruption() {
+            return Some(How::Interrupted(signal));
+        }
+        if let Some((at, limit)) = deadline {
+            if Instant::now() >= at {
+                return Some(How::TimedOut(limit));
+            }
+        }
+        if let Some((status, thread, grace)) = self.engine_exit.clone() {
+            if Instant::now() >= grace {
+                return Some(How::EngineExit { status, thread });
+            }
+        }
+        if self.exited_at.is_some() {
+            return None;
+        }
+        let stalled = Some(How::Stalled {
+            limit: STALL_LIMIT,
+            thread_error: self.thread_error,
+        });
+        // An engine without one of its threads may wait for it forever, spinning.
+        if self.thread_error.is_some() && self.last_event.elapsed() >= STALL_LIMIT {
+            return stalled;
+        }
+        let loading = matches!(self.whereabouts.phase, Some(Phase::Runtime | Phase::Load));
+        match loading && self.stall.stalled(self.child.id()) {
+            true => stalled,
+            false => None,
+        }
+    }
+
+    /// An event or a line of the engine's.
+    fn take(&mut self, message: Message, watcher: &mut dyn Watcher) {
+        let event = match message {
+            Message::Event(event) => event,
+            Message::Text(line) => {
+                self.remember(&line);
+                if self.show_engine_output {
+                    watcher.text(&line);
+                }
+                return;
+            }
+            Message::Reply(_) | Message::Closed => return,
+        };
+        self.last_event = Instant::now();
         match event {
             Event::Phase { phase } => {
                 self.whereabouts.enter(phase);
+                self.stall = StallWatch::default();
                 watcher.moved(&self.whereabouts);
             }
             Event::Progress { done } => {
@@ -383,14 +555,23 @@ impl Supervisor {
             Event::EngineExit { status, thread } => {
                 self.engine_exit = Some((status, thread, Instant::now() + EXIT_GRACE));
             }
+            Event::ThreadNotStarted { code } => self.thread_error = Some(code),
             Event::Said { text } => text.lines().for_each(|line| watcher.text(line)),
             Event::Error { message } => {
                 error_line(&message).lines().for_each(|line| watcher.text(line));
                 self.error = Some(message);
             }
-            Event::Staging { path, exists: true } => self.staging.push(path),
+            Event::Staging { path, exists: true } if self.stages(&path) => self.staging.push(path),
             Event::Staging { path, exists: false } => self.staging.retain(|staged| *staged != path),
+            Event::Staging { .. } => {}
         }
+    }
+
+    /// Is `path` named as the child's staging files are (with the prefix drawn for it alone)?
+    fn stages(&self, path: &Path) -> bool {
+        let prefix = format!("{STAGING_PREFIX}{}-", self.scratch.token());
+        path.file_name()
+            .is_some_and(|name| name.to_string_lossy().starts_with(&prefix))
     }
 
     /// Waits for the child to end (it has closed its output or is about to).
@@ -406,6 +587,22 @@ impl Supervisor {
         let _ = self.child.wait();
     }
 
+    /// Takes what the streams of a child that is gone still hold (its last
+    /// words among it), for `DRAIN` at most.
+    fn drain(&mut self, watcher: &mut dyn Watcher) {
+        let until = Instant::now() + DRAIN;
+        while self.open_streams > 0 {
+            match self
+                .messages
+                .recv_timeout(until.saturating_duration_since(Instant::now()))
+            {
+                Ok(Message::Closed) => self.open_streams -= 1,
+                Ok(message) => self.take(message, watcher),
+                Err(_) => break,
+            }
+        }
+    }
+
     fn judge(&mut self, status: ExitStatus) -> Next {
         use std::os::unix::process::ExitStatusExt;
         if let Some(Interrupted(signal)) = interruption() {
@@ -414,18 +611,20 @@ impl Supervisor {
         if let Some((status, thread, _)) = self.engine_exit.take() {
             return Next::Failed(self.failure(How::EngineExit { status, thread }));
         }
-        match status.signal() {
-            Some(signal) => Next::Failed(self.failure(How::Signal(signal))),
-            None => Next::Exited(status.code().unwrap_or(2)),
+        match (status.signal(), status.code()) {
+            (Some(signal), _) => Next::Failed(self.failure(How::Signal(signal))),
+            (None, Some(code @ (0 | 1))) => Next::Exited(code),
+            (None, Some(2)) if self.error.is_some() => Next::Exited(2),
+            (None, code) => Next::Failed(self.failure(How::Exited(code.unwrap_or(2)))),
         }
     }
 
     fn failure(&mut self, how: How) -> Failure {
         Failure {
+            hint: hint(self.work, &how, self.last_words.as_deref()),
             how,
             whereabouts: self.whereabouts,
             last_words: self.last_words.clone(),
-            hint: self.work.hint(self.last_words.as_deref()),
         }
     }
 
@@ -451,42 +650,86 @@ impl Drop for Supervisor {
         if let Ok(None) = self.child.try_wait() {
             self.stop();
         }
-        // What a child that was stopped or died left half-written; only the
-        // tool's own staging names, whatever the child said.
+        // What a child that was stopped or died left half-written: only
+        // paths named with its own prefix (see `stages`).
         for path in &self.staging {
-            if path
-                .file_name()
-                .is_some_and(|name| name.to_string_lossy().starts_with(".mge-"))
-            {
-                let _ = std::fs::remove_dir_all(path).or_else(|_| std::fs::remove_file(path));
-            }
+            let _ = std::fs::remove_dir_all(path).or_else(|_| std::fs::remove_file(path));
         }
     }
 }
 
-/// A thread that turns each line of `stream` into messages, then says `Closed`.
-fn read_lines(stream: impl Read + Send + 'static, sender: Sender<Message>, parse: fn(String) -> Vec<Message>) {
-    thread::spawn(move || {
+/// A pipe whose write end the child inherits (see `engine::inherit`): the
+/// read end, and the write end under a number above stdio's.
+fn channel() -> io::Result<(io::PipeReader, OwnedFd)> {
+    let (reader, writer) = io::pipe()?;
+    let writer = OwnedFd::from(writer);
+    // A process started with stdio closed gets a pipe among fds 0 to 2: the
+    // copy takes the lowest free number from 3.
+    match writer.as_raw_fd() > 2 {
+        true => Ok((reader, writer)),
+        false => Ok((reader, writer.try_clone()?)),
+    }
+}
+
+/// A line of the channel as an event; anything else there is dropped.
+fn channel_message(line: String) -> Option<Message> {
+    serde_json::from_str(&line).ok().map(Message::Event)
+}
+
+/// A thread that turns each line of `stream` into a message, then says
+/// `Closed`; `parse` may drop a line (`None`).
+fn read_lines(
+    stream: impl Read + Send + 'static,
+    sender: Sender<Message>,
+    parse: fn(String) -> Option<Message>,
+) -> io::Result<()> {
+    let reading = move || {
         let mut reader = BufReader::new(stream);
         let mut bytes = Vec::new();
-        loop {
-            bytes.clear();
-            match reader.read_until(b'\n', &mut bytes) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    let line = String::from_utf8_lossy(&bytes)
-                        .trim_end_matches(['\n', '\r'])
-                        .to_string();
-                    for message in parse(line) {
-                        if sender.send(message).is_err() {
-                            return;
-                        }
-                    }
+        while let Ok(Some(whole)) = next_line(&mut reader, &mut bytes) {
+            let line = String::from_utf8_lossy(&bytes).trim_end_matches('\r').to_string();
+            let message = match whole {
+                true => parse(line),
+                // The start of an endless line is the engine's text still; no event is that long.
+                false => parse(line).filter(|message| matches!(message, Message::Text(_))),
+            };
+            if let Some(message) = message {
+                if sender.send(message).is_err() {
+                    return;
                 }
             }
         }
         let _ = sender.send(Message::Closed);
-    });
+    };
+    thread::Builder::new().spawn(reading).map(drop)
+}
+
+/// Reads the next line of `reader` into `line` (without its newline), up
+/// to `MAX_LINE` bytes of it, the rest skipped. `Some(whole)`, or `None` at the end.
+fn next_line(reader: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<Option<bool>> {
+    line.clear();
+    let (mut read_any, mut whole) = (false, true);
+    loop {
+        let buffer = match reader.fill_buf() {
+            Ok(buffer) => buffer,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        if buffer.is_empty() {
+            return Ok(read_any.then_some(whole));
+        }
+        read_any = true;
+        let end = buffer.iter().position(|&byte| byte == b'\n');
+        let piece = &buffer[..end.unwrap_or(buffer.len())];
+        let room = MAX_LINE - line.len();
+        line.extend_from_slice(&piece[..piece.len().min(room)]);
+        whole &= piece.len() <= room;
+        let used = end.map_or(buffer.len(), |end| end + 1);
+        reader.consume(used);
+        if end.is_some() {
+            return Ok(Some(whole));
+        }
+    }
 }
 
 /// Runs this process's own command line again in a supervised child, which

@@ -35,6 +35,24 @@ pub fn deploy_manifest() -> Value {
     read_manifest("fixtures/deploy_manifest.json")
 }
 
+/// `fixtures/named_manifest.json`, of `fixtures/make_named_fixtures.py`: models with hostile var names.
+pub fn named_manifest() -> Value {
+    read_manifest("fixtures/named_manifest.json")
+}
+
+/// `sh -c SCRIPT` from the repository root with a deadline, the script's `$0`
+/// the binary `mge()` starts: for what needs a shell (`ulimit`, `cd`, `>&-`).
+pub fn mge_in_shell(script: &str) -> Command {
+    let mut command = Command::new("sh");
+    command
+        .current_dir(root())
+        .timeout(COMMAND_TIMEOUT)
+        .arg("-c")
+        .arg(script)
+        .arg(mge().get_program());
+    command
+}
+
 fn read_manifest(path: &str) -> Value {
     let text = std::fs::read_to_string(root().join(path)).unwrap_or_else(|err| panic!("{path}: {err}"));
     serde_json::from_str(&text).unwrap_or_else(|err| panic!("{path} is not JSON: {err}"))

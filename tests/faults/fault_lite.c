@@ -15,6 +15,19 @@
  *   hang   never returns
  *   wrong  the output is all ones instead of zeros
  *   error  the call fails after the engine's kind of log entry and backtrace
+ *   quit   says what glibc says when a thread's TLS cannot be allocated and
+ *          ends the process with _exit(MGE_FAULT_STATUS, default 127), which
+ *          no exit handler (and no trap of the tool's) sees
+ *   deadlock  locks a mutex it holds: asleep on a futex, no CPU time, forever
+ *   nothread  a thread cannot start (pthread_create fails), and the caller
+ *          waits for it forever without a lock: asleep in usleep, as the
+ *          engine spins for a worker thread it could not start
+ *   signal  ends the process with signal MGE_FAULT_SIGNAL (its default action)
+ *   scribble  writes onto the last pipe in the descriptor table that it
+ *          can write to (where mge keeps its channel) a 2 MiB line, a line
+ *          of garbage, and a line announcing staging folder MGE_FAULT_PATH;
+ *          then goes on as without a fault
+ *   close  closes that pipe, then goes on as without a fault
  *   slow   the call sleeps MGE_FAULT_MS milliseconds (default 50), then does its work
  * MGE_FAULT_ONLY_WITH limits the failure to networks built with one option:
  * "layout-transform" or "cpu-inplace".
@@ -24,11 +37,13 @@
  * is) and its binary io dump hold that operator and "feat".
  */
 #define _GNU_SOURCE /* pthread_setname_np */
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,6 +105,44 @@ static void exit_from_workers(void) {
     for (size_t i = 0; i < workers; i++) pthread_join(thread[i], NULL);
 }
 
+static void *never_runs(void *arg) { return arg; }
+
+/* The highest descriptor above stderr that is a pipe open for writing only, or -1. */
+static int last_writable_pipe(void) {
+    for (int fd = 4095; fd > 2; fd--) {
+        struct stat st;
+        if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY)
+            return fd;
+    }
+    return -1;
+}
+
+static void write_all(int fd, const char *bytes, size_t size) {
+    while (size > 0) {
+        ssize_t written = write(fd, bytes, size);
+        if (written <= 0) return;
+        bytes += written;
+        size -= (size_t)written;
+    }
+}
+
+static void scribble(int fd) {
+    size_t size = 2 << 20;
+    char *line = malloc(size + 1);
+    if (!line) return;
+    memset(line, 'x', size);
+    line[size] = '\n';
+    write_all(fd, line, size + 1);
+    free(line);
+    const char *garbage = "\x01not an event {\"event\":\n";
+    write_all(fd, garbage, strlen(garbage));
+    char staging[4096];
+    const char *path = getenv("MGE_FAULT_PATH");
+    int n = snprintf(staging, sizeof staging, "{\"event\":\"staging\",\"path\":\"%s\",\"exists\":true}\n",
+                     path ? path : "");
+    if (n > 0 && (size_t)n < sizeof staging) write_all(fd, staging, (size_t)n);
+}
+
 static int layout_transform, cpu_inplace;
 
 static int fail_here(const char *where) {
@@ -112,6 +165,33 @@ static int fail_here(const char *where) {
         for (;;) pause();
     } else if (!strcmp(fault, "wrong")) {
         for (size_t i = 0; i < 8; i++) output.data[i] = 1.0f;
+    } else if (!strcmp(fault, "quit")) {
+        const char *status = getenv("MGE_FAULT_STATUS");
+        fprintf(stderr, "cannot allocate memory for thread-local data: ABORT\n");
+        _exit(status ? atoi(status) : 127);
+    } else if (!strcmp(fault, "deadlock")) {
+        static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+        pthread_mutex_lock(&held);
+        pthread_mutex_lock(&held);
+    } else if (!strcmp(fault, "nothread")) {
+        pthread_attr_t attributes;
+        pthread_t thread;
+        pthread_attr_init(&attributes);
+        /* More stack than any address space has room for. */
+        pthread_attr_setstacksize(&attributes, (size_t)1 << 46);
+        if (pthread_create(&thread, &attributes, never_runs, NULL) != 0)
+            for (;;) usleep(100000);
+    } else if (!strcmp(fault, "signal")) {
+        const char *number = getenv("MGE_FAULT_SIGNAL");
+        int sig = number ? atoi(number) : SIGUSR1;
+        signal(sig, SIG_DFL);
+        raise(sig);
+    } else if (!strcmp(fault, "scribble") || !strcmp(fault, "close")) {
+        int fd = last_writable_pipe();
+        if (fd >= 0 && !strcmp(fault, "close"))
+            close(fd);
+        else if (fd >= 0)
+            scribble(fd);
     } else if (!strcmp(fault, "slow")) {
         /* Whole: a sleep a signal cuts short is slept to its end. */
         const char *ms = getenv("MGE_FAULT_MS");

@@ -5,6 +5,9 @@
 //! normal result, never a crash, and nothing is overwritten or left
 //! half-written.
 
+mod channel;
+mod process;
+
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 

@@ -14,11 +14,6 @@ use serde_json::Value;
 
 use crate::common::*;
 
-fn named_manifest() -> Value {
-    let text = std::fs::read_to_string(root().join("fixtures/named_manifest.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
 /// A model of the named manifest: its file, input, output and reference output.
 struct Named {
     model: String,

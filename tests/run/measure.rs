@@ -212,12 +212,21 @@ fn a_pinned_runs_affinity_is_visible_in_proc_while_it_runs() {
     assert!(name.starts_with("cpu"), "{name}");
 }
 
-/// `pid`'s children, grandchildren, ...
+/// `pid`'s children, grandchildren, ...: those each of its threads started.
 fn descendants(pid: u32) -> Vec<u32> {
-    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
-    children
-        .split_whitespace()
+    let threads = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten();
+    let children: Vec<u32> = threads
+        .map(|thread| std::fs::read_to_string(thread.path().join("children")).unwrap_or_default())
+        .collect::<Vec<String>>()
+        .iter()
+        .flat_map(|listed| listed.split_whitespace())
         .filter_map(|child| child.parse().ok())
+        .collect();
+    children
+        .into_iter()
         .flat_map(|child| std::iter::once(child).chain(descendants(child)))
         .collect()
 }

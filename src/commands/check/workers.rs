@@ -12,7 +12,7 @@ use super::InOrder;
 use crate::cli::EngineArgs;
 use crate::commands::finite::judge_testcases;
 use crate::commands::pool::share_out;
-use crate::commands::prepare::{read_model, ready_runtime, with_carried};
+use crate::commands::prepare::{load_runtime, read_model, ready_runtime, with_carried};
 use crate::commands::settings::EngineSettings;
 use crate::commands::Global;
 use crate::compare::Rules;
@@ -47,6 +47,7 @@ impl Workers<'_> {
         share_out(
             self.models.len(),
             jobs,
+            "check the models",
             |worker, index| self.check_in_worker(worker, index),
             |worker: Option<Supervisor>| {
                 if let Some(worker) = worker {
@@ -125,7 +126,7 @@ pub fn serve(
         check_finite,
     };
     let mut replies = take_stdout()?;
-    let lite = runtime::load(global.lite_lib.as_deref(), global.verbose).map_err(|err| format!("{err:#}"));
+    let lite = load_runtime(global).map_err(|err| format!("{err:#}"));
     for request in std::io::stdin().lock().lines() {
         let request = request?;
         let path = request

@@ -95,6 +95,7 @@ pub fn compare_folders(args: &CompareArgs, rules: Rules, global: &Global) -> Res
     share_out(
         paired.len(),
         jobs,
+        "run the pairs",
         |_: &mut (), index| {
             let [a, b] = models_of(paired[index]);
             let root = scratch.path().join(index.to_string());

@@ -57,7 +57,7 @@ pub fn compare(args: CompareArgs, global: &Global) -> Result<()> {
             args.a.display()
         );
     };
-    if runs::wants_runs(&args)? {
+    if runs::wants_runs(&args) {
         bail!(
             "feeds, engine options, timing, --junit and --a-options/--b-options/--b-naive/--keep are for runs of models; {} is not a model",
             args.a.display()

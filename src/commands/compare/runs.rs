@@ -11,7 +11,7 @@ use anyhow::{bail, Context, Result};
 
 use super::timing::{time_pair, TimingSettings};
 use crate::cli::{parse_side_options, CompareArgs, TwoRunArgs};
-use crate::commands::settings::{given_options, EngineSettings};
+use crate::commands::settings::EngineSettings;
 use crate::commands::Global;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, Rules};
@@ -57,9 +57,9 @@ pub fn is_model(path: &Path) -> bool {
 }
 
 /// Whether any option that only runs of models take was given.
-pub fn wants_runs(args: &CompareArgs) -> Result<bool> {
+pub fn wants_runs(args: &CompareArgs) -> bool {
     let runs = &args.runs;
-    Ok(runs.a_options.is_some()
+    runs.a_options.is_some()
         || runs.b_options.is_some()
         || runs.b_naive
         || runs.a_runtime.is_some()
@@ -71,8 +71,8 @@ pub fn wants_runs(args: &CompareArgs) -> Result<bool> {
         || runs.max_slowdown.is_some()
         || runs.deadline.timeout.is_some()
         || !runs.feeds.inputs.is_empty()
-        || !given_options(&runs.engine)?.is_empty()
-        || args.junit.is_some())
+        || !runs.engine.given.is_empty()
+        || args.junit.is_some()
 }
 
 impl TwoRuns {
@@ -80,16 +80,16 @@ impl TwoRuns {
     /// each side's runtime located.
     pub fn from_args(args: &CompareArgs, global: &Global) -> Result<TwoRuns> {
         let runs = &args.runs;
-        let common = given_options(&runs.engine)?;
+        let common = &runs.engine.given;
         let side = |name: &'static str, own: &Option<String>, naive: bool| -> Result<Run> {
             let (own, lite_lib) = match own {
                 Some(text) => {
                     let words = parse_side_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?;
-                    (given_options(&words.engine)?, words.lite_lib)
+                    (words.engine.given, words.lite_lib)
                 }
                 None => (Vec::new(), None),
             };
-            let options = merged(&common, own);
+            let options = merged(common, own);
             let settings =
                 EngineSettings::from_given(options.clone(), global).with_context(|| format!("run {name}"))?;
             if naive && settings.network.device != Device::Cpu {

@@ -1,0 +1,123 @@
+//! A child's temporary folder (its TMPDIR): `mge-XXXXXX` in the system's,
+//! removed with its supervisor. A folder whose owner ended without removing
+//! it (killed, or ended by a signal it does not catch) is removed by the next
+//! `mge` that starts a child: each owner holds a lock on a file inside its
+//! folder for as long as it lives, and the kernel lets go of it when the
+//! owner is gone.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::Once;
+
+use anyhow::{Context, Result};
+
+use crate::engine;
+
+const PREFIX: &str = "mge-";
+
+/// The file whose lock the owner holds.
+const OWNER_LOCK: &str = ".owner";
+
+pub struct Scratch {
+    /// Removed before the lock is let go (fields drop in order).
+    dir: tempfile::TempDir,
+    /// None where the file system takes no lock: the folder is then never
+    /// taken for abandoned (it is removed with its supervisor all the same).
+    _owner: Option<File>,
+}
+
+impl Scratch {
+    /// A new folder in the system's temporary folder, having removed those of owners now gone.
+    pub fn new() -> Result<Scratch> {
+        let dir = tempfile::Builder::new()
+            .prefix(PREFIX)
+            .tempdir()
+            .context("cannot create a temporary folder for the engine's process")?;
+        let owner = hold(dir.path()).ok();
+        static ABANDONED_REMOVED: Once = Once::new();
+        ABANDONED_REMOVED.call_once(|| remove_abandoned(dir.path()));
+        Ok(Scratch { dir, _owner: owner })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The random part of the folder's name, unlike any other live folder's.
+    pub fn token(&self) -> &str {
+        let name = self.dir.path().file_name().and_then(|name| name.to_str());
+        name.and_then(|name| name.strip_prefix(PREFIX))
+            .expect("tempfile names the folder PREFIX and ASCII letters and digits")
+    }
+}
+
+/// Locks `dir`'s owner file, made under another name and renamed once
+/// locked, so that no other process finds it unlocked while this one lives.
+fn hold(dir: &Path) -> io::Result<File> {
+    let locking = dir.join(".owner.new");
+    let owner = File::create(&locking)?;
+    owner.lock()?;
+    fs::rename(&locking, dir.join(OWNER_LOCK))?;
+    Ok(owner)
+}
+
+/// Removes the folders beside `ours` whose owners are gone: ours (the same
+/// user's), real folders (not links), whose owner file is there and unlocked.
+fn remove_abandoned(ours: &Path) {
+    let Some(temp) = ours.parent() else {
+        return;
+    };
+    let Ok(entries) = fs::read_dir(temp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path == ours || !entry.file_name().to_string_lossy().starts_with(PREFIX) {
+            continue;
+        }
+        let Ok(found) = fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !found.is_dir() || found.uid() != engine::effective_uid() {
+            continue;
+        }
+        let owner = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path.join(OWNER_LOCK));
+        if owner.is_ok_and(|owner| owner.try_lock().is_ok()) {
+            let _ = fs::remove_dir_all(&path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_folders_whose_owner_is_gone_are_removed() {
+        let temp = tempfile::tempdir().unwrap();
+        let folder = |name: &str| {
+            let path = temp.path().join(name);
+            fs::create_dir(&path).unwrap();
+            path
+        };
+        let ours = folder("mge-ours");
+        let alive = folder("mge-alive");
+        let _held = hold(&alive).unwrap();
+        let gone = folder("mge-gone");
+        drop(hold(&gone).unwrap());
+        fs::write(gone.join("left"), b"").unwrap();
+        let unmarked = folder("mge-old");
+        let other = folder("other");
+        File::create(other.join(OWNER_LOCK)).unwrap();
+        remove_abandoned(&ours);
+        assert!(!gone.exists());
+        for kept in [&ours, &alive, &unmarked, &other] {
+            assert!(kept.exists(), "{}", kept.display());
+        }
+    }
+}

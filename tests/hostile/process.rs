@@ -1,0 +1,210 @@
+//! What the tool's process is given (issue 24 items 5 to 8 and 14c): limits
+//! (`ulimit -f`, `-v`, `-s`), a stderr whose reader is gone, a current folder
+//! that no longer exists, and the temporary folders of processes that were
+//! killed. Each ends in the exit code the command would have had, or in one
+//! error line (exit 2) that names the cause; nothing is left behind.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+
+/// The `mge: error:` lines of `stderr`, which must be one, with a hint at most.
+fn error_line(stderr: &str) -> &str {
+    let errors: Vec<&str> = stderr.lines().filter(|line| line.starts_with("mge: error:")).collect();
+    assert_eq!(errors.len(), 1, "one error line:\n{stderr}");
+    let others = stderr
+        .lines()
+        .filter(|line| !line.starts_with("mge: error:") && !line.starts_with("hint: "));
+    assert!(
+        others
+            .clone()
+            .all(|line| line.starts_with("warning:") || line.starts_with("note:")),
+        "{stderr}"
+    );
+    errors[0]
+}
+
+/// Past `ulimit -f`, the tool's own writes fail with "File too large" instead
+/// of the process dying by SIGXFSZ (check: exit 153, a staging file left;
+/// run: "the engine crashed (signal 25)").
+#[test]
+fn a_file_size_limit_is_an_error_about_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("j.xml");
+    let (_, stderr) = run_expecting(
+        mge_in_shell("ulimit -f 0 && exec \"$0\" check -q fixtures/conv_float_tc1.mge --junit \"$1\"").arg(&junit),
+        2,
+    );
+    let line = error_line(&stderr);
+    assert!(
+        line.contains(&format!("cannot write {}: File too large", junit.display())) && !line.contains(".mge-"),
+        "{stderr}"
+    );
+    let outputs = dir.path().join("out");
+    let (_, stderr) = run_expecting(
+        mge_in_shell("ulimit -f 0 && exec \"$0\" run -q fixtures/conv_float.mge --outputs \"$1\"").arg(&outputs),
+        2,
+    );
+    let feat = outputs.join("feat.npy");
+    assert!(
+        error_line(&stderr).contains(&format!("cannot write {}: File too large", feat.display())),
+        "{stderr}"
+    );
+    assert!(left_in(dir.path()).is_empty(), "{:?}", left_in(dir.path()));
+}
+
+/// `mge ARGS` in the environment `env`, with stdout on /dev/null and stderr
+/// a pipe no one reads any more; its exit code, within the tests' deadline.
+fn exit_code_with_stderr_closed(args: &[&str], env: &[(&str, &Path)]) -> Option<i32> {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = Command::new(mge().get_program())
+        .current_dir(root())
+        .args(args)
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if started.elapsed() > COMMAND_TIMEOUT {
+            let _ = child.kill();
+            panic!("mge {args:?} did not end within {COMMAND_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A stderr whose reader is gone (`2>&1 | true`) loses the tool's words, not
+/// its exit code (it panicked: exit 101).
+#[test]
+fn a_closed_stderr_keeps_the_exit_code() {
+    for (args, code) in [
+        (&["check", "fixtures/conv_float_tc3_wrong.mge"][..], 1),
+        (&["compare", "/nope/a.npy", "/nope/b.npy"], 2),
+        (&["run", "--iter", "0", "fixtures/conv_float.mge"], 2),
+        (&["run", "--iter", "1", "fixtures/conv_float.mge"], 0),
+    ] {
+        assert_eq!(exit_code_with_stderr_closed(args, &[]), Some(code), "{args:?}");
+    }
+    // An install that says it downloads, into a cache of its own, from no wheel at all.
+    let (home, wheels) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let offline = [
+        ("MGE_HOME", home.path()),
+        ("PIP_FIND_LINKS", wheels.path()),
+        ("PIP_NO_INDEX", Path::new("1")),
+    ];
+    assert_eq!(exit_code_with_stderr_closed(&["runtime", "install"], &offline), Some(2));
+}
+
+/// In a folder deleted under it, the engine's MKL cannot load and calls
+/// exit(2) while the library loads: one line says so, with what it said and
+/// the likely cause (run and info said nothing; check blamed its worker).
+#[test]
+fn a_deleted_current_folder_is_named_as_the_likely_cause() {
+    let model = root().join("fixtures/conv_float_tc1.mge");
+    for (command, code) in [("run -q", 2), ("info", 2), ("check", 1)] {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("gone");
+        std::fs::create_dir(&gone).unwrap();
+        let script = format!("cd \"$1\" && rmdir \"$1\" && exec \"$0\" {command} \"$2\"");
+        let (stdout, stderr) = run_expecting(mge_in_shell(&script).arg(&gone).arg(&model), code);
+        let said = match code {
+            1 => stdout
+                .lines()
+                .find(|line| line.contains("ERROR:"))
+                .unwrap_or_default()
+                .to_string(),
+            _ => format!("{}\n{}", error_line(&stderr), stderr),
+        };
+        for expected in [
+            "the engine ended the process with exit(2)",
+            "while the engine's library loaded",
+            "it said last: 'Intel MKL FATAL ERROR: Cannot load",
+            "hint: the current folder was deleted or its path is too long",
+        ] {
+            assert!(said.contains(expected), "{command}: {expected:?}:\n{stdout}\n{stderr}");
+        }
+    }
+}
+
+/// A small `ulimit -s` is the main thread's: the tool's work and the
+/// engine's threads get stacks of their own size (the tool overflowed its
+/// stack at 64 KiB, SIGABRT).
+#[test]
+fn a_small_stack_limit_does_not_end_the_tool() {
+    let script = "ulimit -s 64 && exec \"$0\" run -q fixtures/conv_float.mge --iter 2 --threads 2";
+    let (stdout, _) = run_expecting(&mut mge_in_shell(script), 0);
+    assert!(stdout.contains("feat"), "{stdout}");
+}
+
+/// `--instances` whose threads cannot start under `ulimit -v` is an error
+/// line (a panic in the scoped threads, then a hang at their barrier).
+#[test]
+fn instances_whose_threads_cannot_start_are_an_error() {
+    let mut command =
+        mge_in_shell("ulimit -v 150000 && exec \"$0\" run -q fixtures/conv_float.mge --iter 1 --instances 64");
+    command
+        .env("MGE_LITE_LIB", fault_library())
+        .timeout(Duration::from_secs(60));
+    let (_, stderr) = run_expecting(&mut command, 2);
+    assert!(
+        error_line(&stderr).contains("cannot start a thread for instance"),
+        "{stderr}"
+    );
+}
+
+/// `mge run` on the fault library, hanging in the engine, with its own TMPDIR.
+fn hanging(tmp: &Path) -> std::process::Child {
+    Command::new(mge().get_program())
+        .current_dir(root())
+        .env("MGE_LITE_LIB", fault_library())
+        .env("MGE_FAULT", "hang")
+        .env("TMPDIR", tmp)
+        .args(["run", "fixtures/conv_float.mge", "-q"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// A quick run on the fault library with `tmp` as TMPDIR.
+fn quick_run(tmp: &Path) {
+    run_expecting(
+        mge().env("MGE_LITE_LIB", fault_library()).env("TMPDIR", tmp).args([
+            "run",
+            "fixtures/conv_float.mge",
+            "-q",
+            "--iter",
+            "1",
+        ]),
+        0,
+    );
+}
+
+/// The scratch folders `mge-*` of processes killed (SIGKILL) stayed in
+/// TMPDIR for good; the next run removes them, and keeps those of the living.
+#[test]
+fn scratch_folders_of_killed_processes_are_removed_by_the_next_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut killed = hanging(tmp.path());
+    let started = Instant::now();
+    while left_in(tmp.path()).is_empty() && started.elapsed() < COMMAND_TIMEOUT {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let its_scratch = left_in(tmp.path());
+    assert_eq!(its_scratch.len(), 1, "{its_scratch:?}");
+    // Alive: its folder stays while another run comes and goes.
+    quick_run(tmp.path());
+    assert_eq!(left_in(tmp.path()), its_scratch);
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert_eq!(left_in(tmp.path()), its_scratch, "a killed process removes nothing");
+    quick_run(tmp.path());
+    assert!(left_in(tmp.path()).is_empty(), "{:?}", left_in(tmp.path()));
+}
