@@ -269,7 +269,7 @@ impl TimingComparison {
         })
     }
 
-    /// `1.62 [1.57, 1.69]`.
+    /// `1.615 [1.571, 1.690]`: B/A and its interval.
     fn ratio_text(&self) -> String {
         match self.ci95 {
             Some([low, high]) => format!("{:.3} [{low:.3}, {high:.3}]", self.ratio),

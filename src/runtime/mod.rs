@@ -193,7 +193,34 @@ fn install_dir(home: &Path, version: &str) -> PathBuf {
 /// the cache whose files are not the size they were installed at (loading a
 /// truncated library would crash the engine), or that has no record to tell.
 pub fn locate(explicit: Option<&Path>) -> Result<Located> {
-    let located = find(explicit)?;
+    whole(find(explicit)?)
+}
+
+/// The install of MegEngine `version` in the cache folder, checked as
+/// `locate` checks the newest: one side of `compare --a-runtime VERSION`.
+pub fn locate_version(version: &str) -> Result<Located> {
+    if release_number(version).is_none() {
+        bail!("'{version}' is not a MegEngine version such as 1.13.0");
+    }
+    let home = home()?;
+    let dir = install_dir(&home, version);
+    if !is_install(&dir) {
+        bail!(
+            "MegEngine {version} is not installed in {}; install it with `mge runtime install --version {version}`",
+            home.join("runtime").display()
+        );
+    }
+    trust::ensure_only_ours(&home, &dir)?;
+    whole(Located {
+        path: dir.join(LITE_LIB_IN_WHEEL),
+        origin: Origin::Cache,
+        install: Some(dir),
+    })
+}
+
+/// `located`, unless it is an install whose files are not the size they were
+/// installed at, or that has no record to tell.
+fn whole(located: Located) -> Result<Located> {
     match (located.files(Scrutiny::Sizes)?, &located.install) {
         (Files::Damaged(damage), Some(dir)) => Err(damaged(dir, &damage)),
         (Files::Unrecorded, Some(dir)) => Err(unrecorded(dir)),
@@ -288,8 +315,13 @@ fn release_number(version: &str) -> Option<Vec<u64>> {
         .collect()
 }
 
-/// The newest install folder in the cache folder `home`: one with its library,
-/// or with a record (its library lost: damaged, to be reported as such).
+/// An install folder: one with its library, or with a record (its library
+/// lost: damaged, to be reported as such).
+fn is_install(dir: &Path) -> bool {
+    dir.join(LITE_LIB_IN_WHEEL).is_file() || matches!(Record::read(dir), Ok(Some(_)))
+}
+
+/// The newest install folder in the cache folder `home`.
 fn newest_cached(home: &Path) -> Option<PathBuf> {
     let mut versions: Vec<(Vec<u64>, PathBuf)> = std::fs::read_dir(home.join("runtime"))
         .ok()?
@@ -298,8 +330,7 @@ fn newest_cached(home: &Path) -> Option<PathBuf> {
             let name = entry.file_name().into_string().ok()?;
             let key = release_number(&name)?;
             let dir = entry.path();
-            let installed = dir.join(LITE_LIB_IN_WHEEL).is_file() || matches!(Record::read(&dir), Ok(Some(_)));
-            installed.then_some((key, dir))
+            is_install(&dir).then_some((key, dir))
         })
         .collect();
     versions.sort();

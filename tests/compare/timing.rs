@@ -242,3 +242,53 @@ fn each_side_runs_on_its_own_runtime() {
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
+
+/// `--a-runtime VERSION` takes that install from the cache folder, the one
+/// the tests run on (`mge runtime install`), checked as the newest would be.
+#[test]
+fn a_side_runs_on_an_installed_version() {
+    let (stdout, _) = run_expecting(
+        mge().args([
+            "compare",
+            "-q",
+            "--json",
+            "--no-timing",
+            "fixtures/conv_float.mge",
+            "--a-runtime",
+            "1.13.0",
+            "--b-options",
+            "--threads 2",
+        ]),
+        0,
+    );
+    let report = json_of(&stdout);
+    let runtime = report["a"]["runtime"].as_str().unwrap();
+    assert!(
+        runtime.contains("/runtime/1.13.0/") && runtime.ends_with(".so"),
+        "{report}"
+    );
+    let cases: [(&[&str], &str); 3] = [
+        (&["--b-runtime", "9.9.9"], "run b: MegEngine 9.9.9 is not installed in "),
+        (
+            &["--b-runtime", "../1.13.0"],
+            "run b: '../1.13.0' is not a MegEngine version",
+        ),
+        (
+            &["--a-runtime", "1.13.0", "--a-options", "--lite-lib x.so"],
+            "run a: give --a-runtime or --lite-lib in --a-options, not both",
+        ),
+    ];
+    for (args, message) in cases {
+        let (_, stderr) = run_expecting(
+            mge()
+                .args(["compare", "fixtures/conv_float.mge", "--b-naive"])
+                .args(args),
+            2,
+        );
+        assert!(
+            stderr.starts_with(&format!("mge: error: {message}")),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+}

@@ -31,8 +31,54 @@ pub struct Run {
     options: Vec<EngineOption>,
     naive: bool,
     runtime: Located,
-    /// The side names its own runtime (`--lite-lib` in its options).
+    /// The side names its own runtime (`--lite-lib` in its options, `--a-runtime VERSION`).
     own_runtime: bool,
+}
+
+impl Run {
+    /// Side `name`: the options of both runs (`common`) with its own words
+    /// (`--a-options`), which may name its runtime library, or the version
+    /// of its runtime (`--a-runtime`); else the runtime `mge` would use.
+    fn new(
+        name: &'static str,
+        common: &[EngineOption],
+        words: &Option<String>,
+        version: &Option<String>,
+        naive: bool,
+        global: &Global,
+    ) -> Result<Run> {
+        let (own, lite_lib) = match words {
+            Some(text) => {
+                let words = parse_side_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?;
+                (words.engine.given, words.lite_lib)
+            }
+            None => (Vec::new(), None),
+        };
+        let options = merged(common, own);
+        let settings = EngineSettings::from_given(options.clone(), global).with_context(|| format!("run {name}"))?;
+        if naive && settings.network.device != Device::Cpu {
+            bail!(
+                "--b-naive: megdnn's naive kernels are the CPU's; run b is on {}",
+                settings.network.device
+            );
+        }
+        let own_runtime = lite_lib.is_some() || version.is_some();
+        let runtime = match (lite_lib, version) {
+            (Some(_), Some(_)) => Err(anyhow::anyhow!(
+                "give --{name}-runtime or --lite-lib in --{name}-options, not both"
+            )),
+            (None, Some(version)) => runtime::locate_version(version),
+            (lite_lib, None) => runtime::locate(lite_lib.as_deref().or(global.lite_lib.as_deref())),
+        }
+        .with_context(|| format!("run {name}"))?;
+        Ok(Run {
+            name,
+            options,
+            naive,
+            runtime,
+            own_runtime,
+        })
+    }
 }
 
 /// Both sides, and what they share.
@@ -81,36 +127,8 @@ impl TwoRuns {
     pub fn from_args(args: &CompareArgs, global: &Global) -> Result<TwoRuns> {
         let runs = &args.runs;
         let common = &runs.engine.given;
-        let side = |name: &'static str, own: &Option<String>, naive: bool| -> Result<Run> {
-            let (own, lite_lib) = match own {
-                Some(text) => {
-                    let words = parse_side_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?;
-                    (words.engine.given, words.lite_lib)
-                }
-                None => (Vec::new(), None),
-            };
-            let options = merged(common, own);
-            let settings =
-                EngineSettings::from_given(options.clone(), global).with_context(|| format!("run {name}"))?;
-            if naive && settings.network.device != Device::Cpu {
-                bail!(
-                    "--b-naive: megdnn's naive kernels are the CPU's; run b is on {}",
-                    settings.network.device
-                );
-            }
-            let own_runtime = lite_lib.is_some();
-            let runtime = runtime::locate(lite_lib.as_deref().or(global.lite_lib.as_deref()))
-                .with_context(|| format!("run {name}"))?;
-            Ok(Run {
-                name,
-                options,
-                naive,
-                runtime,
-                own_runtime,
-            })
-        };
-        let a = side("a", &runs.a_options, false)?;
-        let b = side("b", &runs.b_options, runs.b_naive)?;
+        let a = Run::new("a", common, &runs.a_options, &runs.a_runtime, false, global)?;
+        let b = Run::new("b", common, &runs.b_options, &runs.b_runtime, runs.b_naive, global)?;
         Ok(TwoRuns {
             runs: [a, b],
             inputs: runs.feeds.inputs.clone(),
