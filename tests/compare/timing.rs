@@ -158,8 +158,9 @@ fn the_same_speed_passes_max_slowdown() {
     assert_eq!(timing["max_slowdown_pct"], 100.0);
 }
 
-/// Sleeps of 700 ms a run under --timeout 1.5: the outputs' run (one run)
-/// ends in time, each timed run (two warm-ups and a timed run) cannot.
+/// Sleeps of 1 s a run under --timeout 2.5: the outputs' run (one run) ends
+/// in time with 1.5 s to spare for its start, each timed run (two warm-ups
+/// and a timed run, 3 s of sleep) cannot.
 #[test]
 fn a_side_that_fails_while_timed_is_named() {
     let (stdout, stderr) = run_expecting(
@@ -167,7 +168,7 @@ fn a_side_that_fails_while_timed_is_named() {
             .arg("--lite-lib")
             .arg(fault_library())
             .env("MGE_FAULT", "slow")
-            .env("MGE_FAULT_MS", "700")
+            .env("MGE_FAULT_MS", "1000")
             .env("MGE_FAULT_ONLY_WITH", "cpu-inplace")
             .args([
                 "compare",
@@ -176,13 +177,13 @@ fn a_side_that_fails_while_timed_is_named() {
                 "--b-options",
                 "--cpu-inplace",
             ])
-            .args(["--rounds", "6", "--timeout", "1.5"]),
+            .args(["--rounds", "6", "--timeout", "2.5"]),
         2,
     );
     assert!(stdout.is_empty(), "{stdout}");
     assert!(
         stderr.starts_with(
-            "mge: error: run b (fixtures/conv_float.mge --cpu-inplace), timed: stopped after --timeout 1.5s"
+            "mge: error: run b (fixtures/conv_float.mge --cpu-inplace), timed: stopped after --timeout 2.5s"
         ),
         "{stderr}"
     );
