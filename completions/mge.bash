@@ -119,13 +119,17 @@ _mge() {
 
     case "${cmd}" in
         mge)
-            opts="-v -q -h -V --lite-lib --verbose --quiet --help --version run info check profile dump compare tune pack-testcases runtime completions man help"
+            opts="-v -q -h -V --lite-lib --runtime-version --verbose --quiet --help --version run info check profile dump compare tune pack-testcases runtime completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --lite-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runtime-version)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -137,7 +141,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__check)
-            opts="-j -v -q -h --jobs --json --junit --shard --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --timeout --maxerr --stat --allow-outliers --topk --check-finite --worker --lite-lib --verbose --quiet --help"
+            opts="-j -v -q -h --jobs --json --junit --shard --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --timeout --maxerr --stat --allow-outliers --topk --check-finite --worker --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -251,6 +255,10 @@ _mge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --runtime-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -259,7 +267,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__compare)
-            opts="-j -i -v -q -h --maxerr --stat --allow-outliers --topk --atol --rtol --json --junit --jobs --shard --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --a-options --b-options --b-naive --a-runtime --b-runtime --no-timing --rounds --max-slowdown --keep --no-testcase --timeout --lite-lib --verbose --quiet --help"
+            opts="-j -i -v -q -h --maxerr --stat --allow-outliers --topk --atol --rtol --json --junit --jobs --shard --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --a-options --b-options --b-naive --a-runtime --b-runtime --no-timing --rounds --max-slowdown --keep --no-testcase --timeout --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -421,6 +429,10 @@ _mge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --runtime-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -429,13 +441,17 @@ _mge() {
             return 0
             ;;
         mge__subcmd__completions)
-            opts="-v -q -h --lite-lib --verbose --quiet --help bash elvish fish powershell zsh"
+            opts="-v -q -h --lite-lib --runtime-version --verbose --quiet --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --lite-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runtime-version)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -447,7 +463,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__dump)
-            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --no-testcase --io --io-format --testcases --layout-transform-model --convert --timeout --outputs --check-finite --lite-lib --verbose --quiet --help"
+            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --no-testcase --io --io-format --testcases --layout-transform-model --convert --timeout --outputs --check-finite --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -562,6 +578,10 @@ _mge() {
                     return 0
                     ;;
                 --lite-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runtime-version)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -783,7 +803,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__info)
-            opts="-v -q -h --json --model-key --model-decryption --c-opr-lib --ops --lite-lib --verbose --quiet --help"
+            opts="-v -q -h --json --model-key --model-decryption --c-opr-lib --ops --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -805,6 +825,10 @@ _mge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --runtime-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -813,13 +837,17 @@ _mge() {
             return 0
             ;;
         mge__subcmd__man)
-            opts="-v -q -h --lite-lib --verbose --quiet --help"
+            opts="-v -q -h --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --lite-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runtime-version)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -831,7 +859,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__pack__subcmd__testcases)
-            opts="-i -o -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --output --maxerr --json --timeout --lite-lib --verbose --quiet --help"
+            opts="-i -o -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --output --maxerr --json --timeout --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -937,6 +965,10 @@ _mge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --runtime-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -945,7 +977,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__profile)
-            opts="-i -o -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --warmup --iter --duration --max-duration --all-times --no-testcase --output --top --by --json --timeout --analyze --type --opr-name --order-by --min-time --aggregate --lite-lib --verbose --quiet --help"
+            opts="-i -o -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --warmup --iter --duration --max-duration --all-times --no-testcase --output --top --by --json --timeout --analyze --type --opr-name --order-by --min-time --aggregate --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1095,6 +1127,10 @@ _mge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --runtime-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1103,7 +1139,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__run)
-            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --no-testcase --warmup --iter --duration --max-duration --all-times --outputs --expect --maxerr --stat --allow-outliers --topk --json --profile --timeout --output --instances --share-runtime-memory --check-finite --lite-lib --verbose --quiet --help"
+            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --no-testcase --warmup --iter --duration --max-duration --all-times --outputs --expect --maxerr --stat --allow-outliers --topk --json --profile --timeout --output --instances --share-runtime-memory --check-finite --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1249,6 +1285,10 @@ _mge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --runtime-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1257,13 +1297,17 @@ _mge() {
             return 0
             ;;
         mge__subcmd__runtime)
-            opts="-v -q -h --lite-lib --verbose --quiet --help install info help"
+            opts="-v -q -h --lite-lib --runtime-version --verbose --quiet --help install info help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --lite-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runtime-version)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1331,13 +1375,17 @@ _mge() {
             return 0
             ;;
         mge__subcmd__runtime__subcmd__info)
-            opts="-v -q -h --json --lite-lib --verbose --quiet --help"
+            opts="-v -q -h --json --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --lite-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runtime-version)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1349,7 +1397,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__runtime__subcmd__install)
-            opts="-v -q -h --version --force --lite-lib --verbose --quiet --help"
+            opts="-v -q -h --version --wheel --find-links --force --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1359,7 +1407,19 @@ _mge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wheel)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --find-links)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --lite-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runtime-version)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1371,7 +1431,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__tune)
-            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --budget --maxerr --stat --allow-outliers --topk --json --save --save-model --lite-lib --verbose --quiet --help"
+            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --budget --maxerr --stat --allow-outliers --topk --json --save --save-model --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1486,6 +1546,10 @@ _mge() {
                     return 0
                     ;;
                 --lite-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runtime-version)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -45,6 +45,10 @@ pub struct Cli {
     #[arg(long, global = true, env = "MGE_LITE_LIB", value_name = "PATH")]
     pub lite_lib: Option<PathBuf>,
 
+    /// The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it
+    #[arg(long, global = true, env = "MGE_RUNTIME_VERSION", value_name = "VERSION")]
+    pub runtime_version: Option<String>,
+
     /// Show engine logs and backtraces
     #[arg(short, long, global = true)]
     pub verbose: bool,
@@ -960,16 +964,22 @@ fn parse_shard(text: &str) -> Result<Shard, String> {
 
 #[derive(Subcommand, Debug)]
 pub enum RuntimeCommand {
-    /// Download MegEngine's wheel with pip and keep its runtime libraries in the cache folder
+    /// Download MegEngine's wheel with pip (or take one) and keep its runtime libraries in the cache folder, beside other versions
     Install {
-        /// MegEngine version
-        #[arg(long, default_value = crate::runtime::DEFAULT_VERSION)]
-        version: String,
+        /// MegEngine version, a release or a build of it (1.13.2+cu118) [default: --runtime-version's, else 1.13.0; for --wheel, the wheel's]
+        #[arg(long)]
+        version: Option<String>,
+        /// Install from this wheel (MegEngine-*.whl), downloaded by other means
+        #[arg(long, value_name = "FILE", conflicts_with = "find_links")]
+        wheel: Option<PathBuf>,
+        /// Let pip look for the wheel on this page or in this folder too, such as MegEngine's own index of CUDA builds
+        #[arg(long, value_name = "URL|DIR")]
+        find_links: Option<String>,
         /// Reinstall even when present
         #[arg(long)]
         force: bool,
     },
-    /// Show which runtime is used: path, version, devices
+    /// Show which runtime is used (path, version, devices, CUDA architectures, GPUs) and which are installed
     Info {
         /// Print one JSON document on stdout
         #[arg(long)]

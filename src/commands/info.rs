@@ -7,7 +7,7 @@ use super::settings::EngineSettings;
 use super::Global;
 use crate::cli::InfoArgs;
 use crate::deploy::Carried;
-use crate::engine::silence_stdout;
+use crate::engine::{silence_stdout, Device};
 use crate::model::{ModelFile, Wrapping};
 use crate::options::EngineOption;
 use crate::report::info::{ModelInfo, Packing, Tensor, Testcase};
@@ -22,7 +22,7 @@ pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
     let packing = packing(&model)?;
     // Read from the graph before the engine is asked anything: it runs nothing.
     let ops = args.ops.then(|| model.cost()).transpose()?;
-    let lite = load_runtime(global)?;
+    let lite = load_runtime(global, Device::Cpu)?;
     let _ready = ready_runtime(&lite, &engine, &model, &engine.network)?;
     let engine_output = silence_stdout(global.verbose);
     let session = Session::load(&lite, &model, Outputs::Asserted, &engine.network)?;

@@ -3,6 +3,7 @@
 
 mod affinity;
 mod algo_cache;
+mod cuda_driver;
 mod exit_trap;
 mod ffi;
 mod log_watch;
@@ -24,6 +25,7 @@ use crate::input_files;
 use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 
 pub use affinity::{available_cores, pinned_threads, PIN_SLOTS};
+pub use cuda_driver::{cuda_driver, Driver, Gpu};
 pub use exit_trap::{end_with_parent, report_to, Reports};
 pub use log_watch::AlgoChoices;
 pub use process::{

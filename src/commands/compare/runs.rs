@@ -63,14 +63,30 @@ impl Run {
             );
         }
         let own_runtime = lite_lib.is_some() || version.is_some();
-        let runtime = match (lite_lib, version) {
-            (Some(_), Some(_)) => Err(anyhow::anyhow!(
-                "give --{name}-runtime or --lite-lib in --{name}-options, not both"
-            )),
-            (None, Some(version)) => runtime::locate_version(version),
-            (lite_lib, None) => runtime::locate(lite_lib.as_deref().or(global.lite_lib.as_deref())),
-        }
-        .with_context(|| format!("run {name}"))?;
+        let choice = match (lite_lib, version) {
+            (Some(_), Some(_)) => {
+                bail!("run {name}: give --{name}-runtime or --lite-lib in --{name}-options, not both")
+            }
+            (Some(lite_lib), None) => runtime::Choice {
+                lite_lib: Some(lite_lib),
+                version: None,
+            },
+            (None, Some(version)) => {
+                if runtime::Version::parse(version).is_none() {
+                    bail!(
+                        "run {name}: --{name}-runtime {version:?}: expected a version such as 1.13.0 or 1.13.2+cu118"
+                    );
+                }
+                runtime::Choice {
+                    lite_lib: None,
+                    version: Some(version.clone()),
+                }
+            }
+            (None, None) => global.runtime.clone(),
+        };
+        let runtime = runtime::locate(&choice).with_context(|| format!("run {name}"))?;
+        // Here, in one line, rather than as a run's failure.
+        runtime::ensure_runs_on(&runtime, settings.network.device).with_context(|| format!("run {name}"))?;
         Ok(Run {
             name,
             options,
