@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use super::InOrder;
-use crate::cli::EngineArgs;
 use crate::commands::finite::judge_testcases;
 use crate::commands::pool::share_out;
 use crate::commands::prepare::{load_runtime, read_model, ready_runtime, with_carried};
@@ -115,12 +114,11 @@ impl Workers<'_> {
 /// the original stdout. The engine options come from the parent, defaults included.
 pub fn serve(
     models: &[PathBuf],
-    engine: &EngineArgs,
+    engine: &EngineSettings,
     rules: Option<&Rules>,
     check_finite: bool,
     global: &Global,
 ) -> Result<()> {
-    let engine = EngineSettings::from_args(engine, global)?;
     let judging = Judging {
         judge: rules.map_or(Judge::Engine, Judge::Rules),
         check_finite,
@@ -136,7 +134,7 @@ pub fn serve(
             .and_then(|index| models.get(index))
             .with_context(|| format!("unreadable request '{request}'"))?;
         let check = match &lite {
-            Ok(lite) => check_model(lite, path, &engine, judging, global),
+            Ok(lite) => check_model(lite, path, engine, judging, global),
             Err(error) => ModelCheck::unchecked(path, error.clone()),
         };
         writeln!(replies, "{}", serde_json::to_string(&check)?)?;

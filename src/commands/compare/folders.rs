@@ -7,11 +7,11 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
-use super::runs::{claim_feeds, note_feeds, scratch_folder, TwoRuns};
+use super::runs::{scratch_folder, TwoRuns};
 use super::timing::time_pair;
-use crate::cli::CompareArgs;
+use crate::cli::Shard;
 use crate::commands::check::models::{find_models, shard_of};
 use crate::commands::pool::share_out;
 use crate::commands::Global;
@@ -47,15 +47,21 @@ enum Place {
     OnlyInB,
 }
 
-pub fn compare_folders(args: &CompareArgs, rules: Rules, global: &Global) -> Result<FolderReport> {
-    let (dir_a, dir_b) = (&args.a, args.b.as_ref().expect("two folders"));
-    if args.runs.keep.is_some() {
-        bail!("--keep keeps the runs of one pair: compare that pair's models alone to keep them");
-    }
-    let two = TwoRuns::from_args(args, global)?;
+/// The report of two folders of models: every pair's outputs, `jobs` pairs
+/// at a time, then every pair's timing, one pair at a time; the pairs of
+/// `shard` only.
+pub fn compare_folders(
+    two: &TwoRuns,
+    [dir_a, dir_b]: &[PathBuf; 2],
+    jobs: usize,
+    shard: Option<Shard>,
+    rules: Rules,
+    junit: Option<&Path>,
+    global: &Global,
+) -> Result<FolderReport> {
     let (in_a, in_b) = (models_under(dir_a)?, models_under(dir_b)?);
     let all: Vec<PathBuf> = in_a.union(&in_b).cloned().collect();
-    let mine = match args.shard {
+    let mine = match shard {
         Some(shard) => shard_of(&all, shard),
         None => all,
     };
@@ -80,9 +86,9 @@ pub fn compare_folders(args: &CompareArgs, rules: Rules, global: &Global) -> Res
             Place::OnlyInB => input_files::claim(&dir_b.join(model))?,
         }
     }
-    claim_feeds(&args.runs.feeds.inputs)?;
-    super::claim_junit(args)?;
-    note_feeds(&args.runs, global);
+    two.claim_feeds()?;
+    super::claim_junit(junit)?;
+    two.note_feeds(global);
     let paired: Vec<&PathBuf> = places
         .iter()
         .filter(|(_, place)| matches!(place, Place::Both))
@@ -91,7 +97,6 @@ pub fn compare_folders(args: &CompareArgs, rules: Rules, global: &Global) -> Res
     let scratch = scratch_folder()?;
     let models_of = |model: &Path| [dir_a.join(model), dir_b.join(model)];
     let mut compared: Vec<Option<Result<RunsCompared, String>>> = (0..paired.len()).map(|_| None).collect();
-    let jobs = usize::try_from(args.jobs).unwrap_or(usize::MAX);
     share_out(
         paired.len(),
         jobs,
@@ -140,7 +145,7 @@ pub fn compare_folders(args: &CompareArgs, rules: Rules, global: &Global) -> Res
                         let timing = match &two.timing {
                             Some(settings) => {
                                 let [a, b] = models_of(model);
-                                time_pair(&two, [&a, &b], settings)?
+                                time_pair(two, [&a, &b], settings)?
                             }
                             None => Ok(None),
                         };

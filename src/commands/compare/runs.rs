@@ -10,13 +10,12 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use super::timing::{time_pair, TimingSettings};
-use crate::cli::{parse_side_options, CompareArgs, TwoRunArgs};
-use crate::commands::settings::EngineSettings;
+use crate::cli::{parse_side_options, TwoRunArgs};
+use crate::commands::settings::{EngineSettings, FeedSettings};
 use crate::commands::Global;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, Rules};
 use crate::engine::Device;
-use crate::feeds::{self, FeedOptions};
 use crate::input_files;
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, StagedSet};
@@ -100,8 +99,8 @@ impl Run {
 /// Both sides, and what they share.
 pub struct TwoRuns {
     pub runs: [Run; 2],
-    inputs: Vec<String>,
-    feeds: FeedOptions,
+    feeds: FeedSettings,
+    /// Feed a container `#rand` rather than its first testcase (`--no-testcase`).
     no_testcase: bool,
     pub timeout: Option<Duration>,
     verbose: bool,
@@ -119,8 +118,7 @@ pub fn is_model(path: &Path) -> bool {
 }
 
 /// Whether any option that only runs of models take was given.
-pub fn wants_runs(args: &CompareArgs) -> bool {
-    let runs = &args.runs;
+pub fn wants_runs(runs: &TwoRunArgs) -> bool {
     runs.a_options.is_some()
         || runs.b_options.is_some()
         || runs.b_naive
@@ -134,29 +132,38 @@ pub fn wants_runs(args: &CompareArgs) -> bool {
         || runs.deadline.timeout.is_some()
         || !runs.feeds.inputs.is_empty()
         || !runs.engine.given.is_empty()
-        || args.junit.is_some()
 }
 
 impl TwoRuns {
-    /// Both sides as `args` ask: the options of both with each side's own,
+    /// Both sides as `runs` ask: the options of both with each side's own,
     /// each side's runtime located.
-    pub fn from_args(args: &CompareArgs, global: &Global) -> Result<TwoRuns> {
-        let runs = &args.runs;
+    pub fn from_args(runs: &TwoRunArgs, global: &Global) -> Result<TwoRuns> {
         let common = &runs.engine.given;
         let a = Run::new("a", common, &runs.a_options, &runs.a_runtime, false, global)?;
         let b = Run::new("b", common, &runs.b_options, &runs.b_runtime, runs.b_naive, global)?;
         Ok(TwoRuns {
             runs: [a, b],
-            inputs: runs.feeds.inputs.clone(),
-            feeds: FeedOptions {
-                seed: runs.feeds.seed,
-                resize_input: runs.feeds.resize_input,
-            },
+            feeds: FeedSettings::from_args(&runs.feeds)?,
             no_testcase: runs.no_testcase,
             timeout: runs.deadline.timeout,
             verbose: global.verbose,
             timing: TimingSettings::from_args(runs, global),
         })
+    }
+
+    /// Claims the files the feeds read as inputs, so that no output replaces one.
+    pub fn claim_feeds(&self) -> Result<()> {
+        self.feeds.claim_files()
+    }
+
+    /// Says what both runs are fed when no `--input` is given.
+    pub fn note_feeds(&self, global: &Global) {
+        if self.feeds.given.is_empty() {
+            global.note(format!(
+                "no --input given: both runs are fed the same #rand values (--seed {}), or a container's testcase 0",
+                self.feeds.options.seed
+            ));
+        }
     }
 
     /// Side `at` running `model`, as the report describes it.
@@ -175,7 +182,7 @@ impl TwoRuns {
     pub fn command(&self, at: usize, base: MgeCommand) -> MgeCommand {
         let run = &self.runs[at];
         let command = base
-            .feeds(&self.inputs, &self.feeds)
+            .feeds(&self.feeds.given, &self.feeds.options)
             .engine(&run.options)
             .runtime(Ok(&run.runtime));
         match run.naive {
@@ -241,17 +248,22 @@ impl TwoRuns {
     }
 }
 
-/// The report of one pair of models: `compare A.mge B.mge`, or one model twice.
-pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result<TwoRunReport> {
-    let runs = &args.runs;
-    let models = two_models(args)?;
-    let two = TwoRuns::from_args(args, global)?;
+/// The report of one pair of models (`compare A.mge B.mge`, or one model
+/// twice), their runs kept in `keep`.
+pub fn compare_runs(
+    two: &TwoRuns,
+    models: &[PathBuf; 2],
+    keep: Option<&Path>,
+    rules: Rules,
+    junit: Option<&Path>,
+    global: &Global,
+) -> Result<TwoRunReport> {
     // The runs read them: claimed here, so that neither --keep, --junit nor stdout takes one.
-    for model in &models {
+    for model in models {
         input_files::claim(model)?;
     }
-    claim_feeds(&runs.feeds.inputs)?;
-    if let Some(dir) = &runs.keep {
+    two.claim_feeds()?;
+    if let Some(dir) = keep {
         claim_set("--keep", dir).with_context(|| format!("--keep {}", dir.display()))?;
         if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
             bail!(
@@ -260,13 +272,13 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
             );
         }
     }
-    super::claim_junit(args)?;
-    note_feeds(runs, global);
+    super::claim_junit(junit)?;
+    two.note_feeds(global);
     let models = [models[0].as_path(), models[1].as_path()];
     for (at, model) in models.iter().enumerate() {
         global.note(format!("{}: {}", two.runs[at].name, two.side(at, model).describe()));
     }
-    let staged = runs.keep.as_deref().map(StagedSet::new).transpose()?;
+    let staged = keep.map(StagedSet::new).transpose()?;
     let scratch = scratch_folder()?;
     let root = staged.as_ref().map_or(scratch.path(), StagedSet::path).to_path_buf();
     let compared = two.compare_outputs(models, &root, &rules)?;
@@ -278,10 +290,10 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
             .map(|row| row.name.as_str()),
     )?;
     let timing = match &two.timing {
-        Some(settings) => time_pair(&two, models, settings)?.map_err(anyhow::Error::msg)?,
+        Some(settings) => time_pair(two, models, settings)?.map_err(anyhow::Error::msg)?,
         None => None,
     };
-    if let (Some(staged), Some(dir)) = (staged, &runs.keep) {
+    if let (Some(staged), Some(dir)) = (staged, keep) {
         staged.commit().with_context(|| format!("--keep {}", dir.display()))?;
     }
     Ok(TwoRunReport::new(
@@ -289,47 +301,28 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
         rules,
         compared,
         timing,
-        runs.keep.as_deref(),
+        keep,
     ))
 }
 
-/// The two models `args` name: A and B, or A twice under two configurations.
-fn two_models(args: &CompareArgs) -> Result<[PathBuf; 2]> {
-    let runs = &args.runs;
-    let model_b = match &args.b {
+/// The two models to run: A and B, or A twice under two configurations.
+pub fn two_models(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs) -> Result<[PathBuf; 2]> {
+    let model_b = match b {
         Some(b) => {
-            if !is_model(b) {
+            if !is_model(&b) {
                 bail!(
                     "A is a model and B is not ({}): give two models, or two sets of tensors",
                     b.display()
                 );
             }
-            b.clone()
+            b
         }
         None if runs.a_options.is_none() && runs.b_options.is_none() && !runs.b_naive => bail!(
             "one model runs twice only under two configurations: add --a-options ARGS, --b-options ARGS or --b-naive (or give model B)"
         ),
-        None => args.a.clone(),
+        None => a.clone(),
     };
-    Ok([args.a.clone(), model_b])
-}
-
-/// The files the feeds read: claimed as inputs, so that no output replaces one.
-pub fn claim_feeds(inputs: &[String]) -> Result<()> {
-    for file in feeds::source_files(&feeds::expand_specs(inputs)?) {
-        input_files::claim(&file)?;
-    }
-    Ok(())
-}
-
-/// Says what both runs are fed when no `--input` is given.
-pub fn note_feeds(runs: &TwoRunArgs, global: &Global) {
-    if runs.feeds.inputs.is_empty() {
-        global.note(format!(
-            "no --input given: both runs are fed the same #rand values (--seed {}), or a container's testcase 0",
-            runs.feeds.seed
-        ));
-    }
+    Ok([a, model_b])
 }
 
 /// A folder for the runs' files, removed with it.
