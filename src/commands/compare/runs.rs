@@ -84,8 +84,13 @@ impl Run {
             (None, None) => global.runtime.clone(),
         };
         let runtime = runtime::locate(&choice).with_context(|| format!("run {name}"))?;
-        // Here, in one line, rather than as a run's failure.
-        runtime::ensure_runs_on(&runtime, settings.network.device).with_context(|| format!("run {name}"))?;
+        // Here, in one line, rather than as a run's failure: the line every
+        // command says, naming the side only where its runtime is its own.
+        let preflight = runtime::ensure_runs_on(&runtime, settings.network.device);
+        match own_runtime {
+            true => preflight.with_context(|| format!("run {name}"))?,
+            false => preflight?,
+        }
         Ok(Run {
             name,
             options,
