@@ -327,7 +327,7 @@ fn differing_outputs_of_compare_reproduce_from_their_folder() {
     let (folder, line) = &written(&stderr)[0];
     assert_eq!(
         line,
-        "mge compare -i=data:feeds/data.npy --seed=0 --stat=max --allow-outliers=0 --no-testcase -- a.mge b.mge"
+        "mge compare -i=data:feeds/data.npy --seed=0 --no-timing --stat=max --allow-outliers=0 --no-testcase -- a.mge b.mge"
     );
     assert_eq!(
         read_f32(&folder.join("feeds/data.npy")),
@@ -337,6 +337,75 @@ fn differing_outputs_of_compare_reproduce_from_their_folder() {
     let (stdout, _) = run_expecting(&mut reproduce(&copy, line), 1);
     assert!(stdout.contains("out"), "{stdout}");
     assert!(stdout.contains("0 passed, 1 failed"), "{stdout}");
+}
+
+/// Run B dies in the engine (the stand-in's exit from a worker thread, on
+/// B's own runtime library named in `--b-options`): the line runs B on it again.
+#[test]
+fn an_engine_exit_of_compare_reproduces_from_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let repro = dir.path().join("repro");
+    let library = fault_library().display().to_string();
+    let mut command = mge();
+    command
+        .env("MGE_FAULT", "exit")
+        .env("MGE_FAULT_AT", "forward")
+        .args(["compare", "fixtures/conv_float.mge", "-q", "--threads", "2"])
+        .arg(format!("--b-options=--lite-lib {library}"))
+        .args(["-i", "data:fixtures/feeds/conv_data.npy", "--repro"])
+        .arg(&repro);
+    let (_, stderr) = run_expecting(&mut command, 2);
+    let failure = "the engine ended the process with exit(1) from its thread 'multithread2:0'";
+    assert!(
+        stderr.contains("\nmge: error: run b (") && stderr.contains(failure),
+        "{stderr}"
+    );
+    let written = written(&stderr);
+    assert_eq!(written.len(), 1, "{stderr}");
+    let (folder, line) = &written[0];
+    assert_eq!(
+        line,
+        &format!(
+            "env MGE_FAULT=exit MGE_FAULT_AT=forward mge compare -i=data:feeds/data.npy --seed=0 \
+             '--a-options=--threads 2' '--b-options=--threads 2 --lite-lib {library}' --no-timing --stat=max \
+             --allow-outliers=0 --no-testcase -- model.mge"
+        )
+    );
+    assert_eq!(
+        read_f32(&folder.join("feeds/data.npy")),
+        read_f32(&root().join("fixtures/feeds/conv_data.npy")),
+        "the values fed"
+    );
+    let (_place, copy) = elsewhere(folder);
+    let (_, stderr) = run_expecting(&mut reproduce(&copy, line), 2);
+    assert!(
+        stderr.contains("mge: error: run b (model.mge --threads 2") && stderr.contains(failure),
+        "{stderr}"
+    );
+}
+
+/// Two folders of models: `--repro` writes one pair's folder, and says so.
+#[test]
+fn two_folders_refuse_repro_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for side in [&a, &b] {
+        std::fs::create_dir(side).unwrap();
+        std::fs::copy(root().join("fixtures/conv_float.mge"), side.join("conv.mge")).unwrap();
+    }
+    let mut command = mge();
+    command
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .arg("--repro")
+        .arg(dir.path().join("repro"));
+    let (_, stderr) = run_expecting(&mut command, 2);
+    assert_eq!(
+        stderr,
+        "mge: error: --repro writes the folder of one pair: compare the failing pair's models alone to write it\n"
+    );
+    assert!(!dir.path().join("repro").exists());
 }
 
 #[test]

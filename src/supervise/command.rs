@@ -180,13 +180,17 @@ impl MgeCommand {
         self.arg("--no-testcase")
     }
 
-    /// `--json --warmup N --iter N --max-duration S --outputs DIR`:
-    /// a measured run, its statistics in its report, for a program to read.
-    pub fn measured(self, warmup: usize, iterations: u64, time_limit: Duration, outputs: &Path) -> MgeCommand {
+    /// `--json --warmup N --iter N --max-duration S`: a measured run, its
+    /// statistics in its report, for a program to read.
+    pub fn measured(self, warmup: usize, iterations: u64, time_limit: Duration) -> MgeCommand {
         self.arg("--json")
             .runs(warmup, iterations)
             .seconds("--max-duration", Some(time_limit))
-            .arg(valued("--outputs", outputs))
+    }
+
+    /// `--outputs DIR`: a run's outputs, `NAME.npy` each.
+    pub fn outputs(self, dir: &Path) -> MgeCommand {
+        self.arg(valued("--outputs", dir))
     }
 
     /// `--warmup N --iter N`.
@@ -237,10 +241,24 @@ impl MgeCommand {
 
     /// Compare's `--a-options WORDS` or `--b-options WORDS` (`side`: `a` or
     /// `b`): the side's engine options, quoted as compare splits them (`shlex`).
-    pub fn side_options(self, side: &str, options: &[EngineOption]) -> MgeCommand {
-        let words: Vec<String> = options.iter().flat_map(EngineOption::args).collect();
+    /// The side's own runtime library (`lite_lib`), where it has one, ends the words.
+    pub fn side_options(self, side: &str, options: &[EngineOption], lite_lib: Option<&Path>) -> MgeCommand {
+        let mut words: Vec<String> = options.iter().flat_map(EngineOption::args).collect();
+        if let Some(path) = lite_lib {
+            words.extend(["--lite-lib".to_string(), path.to_string_lossy().into_owned()]);
+        }
         let joined = shlex::try_join(words.iter().map(String::as_str)).expect("no argument holds a NUL");
         self.arg(valued(&format!("--{side}-options"), joined))
+    }
+
+    /// Compare's `--a-runtime VERSION` or `--b-runtime VERSION` (`side`: `a` or `b`).
+    pub fn side_runtime(self, side: &str, version: &str) -> MgeCommand {
+        self.arg(valued(&format!("--{side}-runtime"), version))
+    }
+
+    /// Compare's `--no-timing`: the outputs alone.
+    pub fn no_timing(self) -> MgeCommand {
+        self.arg("--no-timing")
     }
 
     /// Compare's `--b-naive`, when `on`.

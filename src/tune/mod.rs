@@ -20,9 +20,10 @@ use serde::Serialize;
 
 use crate::compare::Rules;
 use crate::options::EngineOption;
+use crate::runner::rounds::{median_of_rounds, Measured};
 use crate::runner::timing::{median, median_interval};
 use candidate::Candidate;
-use trial::{Measured, Runner, Status};
+use trial::{Runner, Status};
 
 /// One tried candidate.
 pub struct Row {
@@ -172,11 +173,6 @@ impl Headline<'_> {
         self.speedup
             .map_or(self.baseline_ms / self.best_ms, |speedup| speedup.ratio)
     }
-}
-
-/// The median of the rounds' medians.
-fn median_of_rounds(rounds: &[Measured]) -> f64 {
-    median(&rounds.iter().map(|round| round.median_ms).collect::<Vec<_>>())
 }
 
 /// The row at `best` in `rows`, or the baseline when there is none.

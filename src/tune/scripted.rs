@@ -7,10 +7,11 @@ use anyhow::Result;
 
 use super::candidate::{singles, Candidate};
 use super::search::Search;
-use super::trial::{Measured, Runner, Status, Trial};
+use super::trial::{Runner, Status, Trial};
 use super::{Row, TuneOptions, TuneWatcher, Tuning};
 use crate::compare::Rules;
 use crate::options::EngineOption;
+use crate::runner::rounds::Measured;
 use crate::runner::timing::median_interval;
 
 /// What a scripted candidate does.

@@ -7,7 +7,7 @@
 //! not threads, also because the engine prints each AssertEqual error on the
 //! process's stdout, which is where they are read.
 
-mod models;
+pub(super) mod models;
 mod workers;
 
 use std::collections::BTreeMap;
@@ -148,7 +148,8 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
     let tally = Tally::of_models(&checks);
     let anything_ran = checks.iter().any(ModelCheck::reached_the_engine);
     if let Some(junit) = &junit {
-        write_atomically(junit, junit_xml(&checks).as_bytes()).context("--junit")?;
+        let suites: Vec<_> = checks.iter().map(ModelCheck::junit_suite).collect();
+        write_atomically(junit, junit_xml("mge check", &suites).as_bytes()).context("--junit")?;
     }
     if let (Some(repro), Some(record)) = (repro.take(), &workers.record) {
         let reproducing = Reproducing {

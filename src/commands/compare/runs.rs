@@ -1,15 +1,16 @@
 //! `mge compare A.mge B.mge` and `mge compare MODEL --b-options ARGS`: both
 //! runs in supervised child processes (`mge dump --io --outputs`) on the same
 //! feeds, then their outputs compared and their vars walked to the first
-//! divergence.
+//! divergence; then both timed in rounds (`timing`).
 
 use std::mem::discriminant;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::cli::{parse_engine_options, TwoRunArgs};
+use super::timing::{time_pair, TimingSettings};
+use crate::cli::{parse_side_options, TwoRunArgs};
 use crate::commands::settings::{EngineSettings, FeedSettings};
 use crate::commands::Global;
 use crate::compare::sides::Side;
@@ -19,32 +20,101 @@ use crate::feeds::FeedOptions;
 use crate::input_files;
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, StagedSet};
-use crate::report::compare::{RunSide, TwoRunReport};
+use crate::report::compare::{RunSide, RunsCompared, TwoRunReport};
 use crate::report::repro::{self, Case, Folder, Repro};
-use crate::runtime;
+use crate::runtime::{self, Choice, Located};
 use crate::supervise::child::say;
 use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{How, Interrupted, Muted, Next, Supervisor};
 use crate::text::quoted_list;
 
-/// One of the two runs.
-struct Run {
-    name: &'static str,
-    model: PathBuf,
+/// How one side runs, whatever model it runs.
+pub struct Run {
+    pub name: &'static str,
     options: Vec<EngineOption>,
-    /// Where `options` run it.
-    device: Device,
     naive: bool,
+    runtime: Located,
+    /// The side's own runtime, where it names one (`--lite-lib` in its options, `--a-runtime VERSION`).
+    own_runtime: Option<Choice>,
 }
 
 impl Run {
-    fn side(&self) -> RunSide {
-        RunSide {
-            model: self.model.display().to_string(),
-            options: self.options.iter().flat_map(EngineOption::args).collect(),
-            naive_kernels: self.naive,
+    /// Side `name`: the options of both runs (`common`) with its own words
+    /// (`--a-options`), which may name its runtime library, or the version
+    /// of its runtime (`--a-runtime`); else the runtime `mge` would use.
+    fn new(
+        name: &'static str,
+        common: &[EngineOption],
+        words: &Option<String>,
+        version: &Option<String>,
+        naive: bool,
+        global: &Global,
+    ) -> Result<Run> {
+        let (own, lite_lib) = match words {
+            Some(text) => {
+                let words = parse_side_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?;
+                (words.engine.given, words.lite_lib)
+            }
+            None => (Vec::new(), None),
+        };
+        let options = merged(common, own);
+        let settings = EngineSettings::from_given(options.clone(), global).with_context(|| format!("run {name}"))?;
+        if naive && settings.network.device != Device::Cpu {
+            bail!(
+                "--b-naive: megdnn's naive kernels are the CPU's; run b is on {}",
+                settings.network.device
+            );
         }
+        let own = match (lite_lib, version) {
+            (Some(_), Some(_)) => {
+                bail!("run {name}: give --{name}-runtime or --lite-lib in --{name}-options, not both")
+            }
+            (Some(lite_lib), None) => Some(Choice {
+                lite_lib: Some(lite_lib),
+                version: None,
+            }),
+            (None, Some(version)) => {
+                if runtime::Version::parse(version).is_none() {
+                    bail!(
+                        "run {name}: --{name}-runtime {version:?}: expected a version such as 1.13.0 or 1.13.2+cu118"
+                    );
+                }
+                Some(Choice {
+                    lite_lib: None,
+                    version: Some(version.clone()),
+                })
+            }
+            (None, None) => None,
+        };
+        let runtime =
+            runtime::locate(own.as_ref().unwrap_or(&global.runtime)).with_context(|| format!("run {name}"))?;
+        // Here, in one line, rather than as a run's failure: the line every
+        // command says, naming the side only where its runtime is its own.
+        let preflight = runtime::ensure_runs_on(&runtime, settings.network.device);
+        match own {
+            Some(_) => preflight.with_context(|| format!("run {name}"))?,
+            None => preflight?,
+        }
+        Ok(Run {
+            name,
+            options,
+            naive,
+            runtime,
+            own_runtime: own,
+        })
     }
+}
+
+/// Both sides, and what they share.
+pub struct TwoRuns {
+    pub runs: [Run; 2],
+    feeds: FeedSettings,
+    /// Feed a container `#rand` rather than its first testcase (`--no-testcase`).
+    no_testcase: bool,
+    pub timeout: Option<Duration>,
+    verbose: bool,
+    /// How both are timed; `None` with `--no-timing` or `--b-naive`.
+    pub timing: Option<TimingSettings>,
 }
 
 /// Whether `path` names a model to run rather than tensors to read.
@@ -56,127 +126,119 @@ pub fn is_model(path: &Path) -> bool {
     path.is_file() && !tensors
 }
 
-/// Whether any option that only two runs take was given.
-pub fn wants_runs(args: &TwoRunArgs) -> bool {
-    args.a_options.is_some()
-        || args.b_options.is_some()
-        || args.b_naive
-        || args.keep.is_some()
-        || args.no_testcase
-        || args.deadline.timeout.is_some()
-        || args.repro.dir.is_some()
-        || !args.feeds.inputs.is_empty()
-        || !args.engine.given.is_empty()
-}
-
-/// `mge compare A.mge [B.mge]`: the two runs, on the same feeds.
-pub struct TwoRuns {
-    a: Run,
-    b: Run,
-    feeds: FeedSettings,
-    /// `--keep DIR`.
-    keep: Option<PathBuf>,
-    /// Feed a container `#rand` rather than its first testcase (`--no-testcase`).
-    no_testcase: bool,
-    /// Of each run.
-    timeout: Option<Duration>,
-    /// Model B was given (else model A runs twice).
-    two_models: bool,
-    /// `--repro DIR`.
-    repro: Option<PathBuf>,
+/// Whether any option that only runs of models take was given.
+pub fn wants_runs(runs: &TwoRunArgs) -> bool {
+    runs.a_options.is_some()
+        || runs.b_options.is_some()
+        || runs.b_naive
+        || runs.a_runtime.is_some()
+        || runs.b_runtime.is_some()
+        || runs.keep.is_some()
+        || runs.no_testcase
+        || runs.no_timing
+        || runs.rounds.is_some()
+        || runs.max_slowdown.is_some()
+        || runs.deadline.timeout.is_some()
+        || runs.repro.dir.is_some()
+        || !runs.feeds.inputs.is_empty()
+        || !runs.engine.given.is_empty()
 }
 
 impl TwoRuns {
-    /// Model A and B (or A again), and the options of the runs.
-    pub fn from_args(a: PathBuf, b: Option<PathBuf>, args: TwoRunArgs, global: &Global) -> Result<TwoRuns> {
-        let two_models = b.is_some();
-        let (a, b) = two_runs(a, b, &args, global)?;
+    /// Both sides as `runs` ask: the options of both with each side's own,
+    /// each side's runtime located.
+    pub fn from_args(runs: &TwoRunArgs, global: &Global) -> Result<TwoRuns> {
+        let common = &runs.engine.given;
+        let a = Run::new("a", common, &runs.a_options, &runs.a_runtime, false, global)?;
+        let b = Run::new("b", common, &runs.b_options, &runs.b_runtime, runs.b_naive, global)?;
         Ok(TwoRuns {
-            a,
-            b,
-            feeds: FeedSettings::from_args(&args.feeds)?,
-            keep: args.keep,
-            no_testcase: args.no_testcase,
-            timeout: args.deadline.timeout,
-            two_models,
-            repro: args.repro.dir,
+            runs: [a, b],
+            feeds: FeedSettings::from_args(&runs.feeds)?,
+            no_testcase: runs.no_testcase,
+            timeout: runs.deadline.timeout,
+            verbose: global.verbose,
+            timing: TimingSettings::from_args(runs, global),
         })
     }
 
-    /// Runs both in supervised children and compares their outputs and vars.
-    pub fn compare(&self, rules: Rules, global: &Global) -> Result<TwoRunReport> {
-        let (a, b) = (&self.a, &self.b);
-        let located = runtime::locate(&global.runtime)?;
-        // Here, in one line, rather than as a run's failure.
-        for run in [a, b] {
-            runtime::ensure_runs_on(&located, run.device)?;
-        }
-        // The runs read them: claimed here, so that neither --keep nor stdout takes one.
-        for model in [&a.model, &b.model] {
-            input_files::claim(model)?;
-        }
-        self.feeds.claim_files()?;
-        if let Some(dir) = &self.keep {
-            claim_set("--keep", dir).with_context(|| format!("--keep {}", dir.display()))?;
-            if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
-                bail!(
-                    "--keep {}: the folder is not empty; name a new or empty one",
-                    dir.display()
-                );
-            }
-        }
-        if let Some(dir) = &self.repro {
-            repro::claim(dir)?;
-        }
+    /// Claims the files the feeds read as inputs, so that no output replaces one.
+    pub fn claim_feeds(&self) -> Result<()> {
+        self.feeds.claim_files()
+    }
+
+    /// Says what both runs are fed when no `--input` is given.
+    pub fn note_feeds(&self, global: &Global) {
         if self.feeds.given.is_empty() {
             global.note(format!(
                 "no --input given: both runs are fed the same #rand values (--seed {}), or a container's testcase 0",
                 self.feeds.options.seed
             ));
         }
-        let staged = self.keep.as_deref().map(StagedSet::new).transpose()?;
-        let scratch = tempfile::Builder::new()
-            .prefix("mge-compare-")
-            .tempdir()
-            .context("cannot create a temporary folder for the two runs")?;
-        let root = staged.as_ref().map_or(scratch.path(), StagedSet::path).to_path_buf();
-        let mut repro = self.repro.as_deref().map(Repro::stage).transpose()?;
-        let reproducing = Reproducing {
-            two: self,
-            rules: &rules,
-            located: &located,
-            global,
-        };
-        let mut transcripts = Vec::new();
-        for run in [a, b] {
-            global.note(format!("{}: {}", run.name, run.side().describe()));
-            let folder = root.join(run.name);
+    }
+
+    /// Side `at` running `model`, as the report describes it.
+    pub fn side(&self, at: usize, model: &Path) -> RunSide {
+        let run = &self.runs[at];
+        RunSide {
+            model: model.display().to_string(),
+            options: run.options.iter().flat_map(EngineOption::args).collect(),
+            naive_kernels: run.naive,
+            runtime: run.own_runtime.as_ref().map(|_| run.runtime.path.display().to_string()),
+        }
+    }
+
+    /// `base` (an `mge` command on side `at`'s model) with the shared feeds
+    /// and the side's options, kernels and runtime.
+    pub fn command(&self, at: usize, base: MgeCommand) -> MgeCommand {
+        let run = &self.runs[at];
+        let command = base
+            .feeds(&self.feeds.given, &self.feeds.options)
+            .engine(&run.options)
+            .runtime(Ok(&run.runtime));
+        match run.naive {
+            true => command.naive_kernels(),
+            false => command,
+        }
+    }
+
+    /// Runs both sides on `models` (A's and B's), each dumping every var and
+    /// its outputs into `root/a` and `root/b`, and compares what they wrote.
+    /// A run that fails is an error that names it. A `witness` has each side
+    /// record what it fed the engine, and keeps what each printed and how one died.
+    pub fn compare_outputs(
+        &self,
+        models: [&Path; 2],
+        root: &Path,
+        rules: &Rules,
+        mut witness: Option<&mut Witness>,
+    ) -> Result<RunsCompared> {
+        let started = Instant::now();
+        for (at, model) in models.iter().enumerate() {
+            let folder = root.join(self.runs[at].name);
             std::fs::create_dir(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
-            let mut command = MgeCommand::dump_io(&run.model, &folder.join("io"), &folder.join("outputs"))
-                .feeds(&self.feeds.given, &self.feeds.options)
-                .engine(&run.options)
-                .runtime(Ok(&located))
-                .verbose(global.verbose);
+            let dump = MgeCommand::dump_io(model, &folder.join("io"), &folder.join("outputs"));
+            let mut command = self.command(at, dump).verbose(self.verbose);
             if self.no_testcase {
                 command = command.no_testcase();
             }
-            if run.naive {
-                command = command.naive_kernels();
+            if let Some(witness) = &witness {
+                command = command.record_for_repro(&witness.records[at]);
             }
-            if let Some(repro) = &repro {
-                command = command.record_for_repro(&repro.record_folder(run.name));
+            let what = format!("run {} ({})", self.runs[at].name, self.side(at, model).describe());
+            let ran = self.supervise(&command, &what)?;
+            if let Some(witness) = witness.as_deref_mut() {
+                witness
+                    .transcripts
+                    .push(format!("run {}:\n{}", self.runs[at].name, ran.transcript));
+                witness.death = ran.died.clone().map(|died| (at, died));
             }
-            let ran = supervise(&command, run, self.timeout, global.verbose)?;
-            transcripts.push(format!("run {}:\n{}", run.name, ran.transcript));
             if let Some(died) = ran.died {
-                if let Some(repro) = repro.take() {
-                    reproducing.write(repro, died.clone(), transcripts.concat());
-                }
                 bail!("{died}");
             }
         }
         let side = |run: &Run, what: &str| Side::open(&root.join(run.name).join(what));
-        let mut outputs = compare_sides(&side(a, "outputs")?, &side(b, "outputs")?, &rules)?;
+        let [a, b] = &self.runs;
+        let mut outputs = compare_sides(&side(a, "outputs")?, &side(b, "outputs")?, rules)?;
         for row in &mut outputs {
             // `NAME.npy`, as the runs wrote each output: named by the output.
             if let Some(stem) = row.name.strip_suffix(".npy") {
@@ -184,39 +246,151 @@ impl TwoRuns {
             }
         }
         let vars = compare_sides(&side(a, "io")?, &side(b, "io")?, &rules.for_values())?;
-        rules.check_names(outputs.iter().chain(&vars).map(|row| row.name.as_str()))?;
-        if let (Some(staged), Some(dir)) = (staged, &self.keep) {
-            staged.commit().with_context(|| format!("--keep {}", dir.display()))?;
-        }
-        let differing: Vec<String> = outputs
-            .iter()
-            .filter(|row| row.status.failed())
-            .map(|row| row.name.clone())
-            .collect();
-        if let (Some(repro), false) = (repro, differing.is_empty()) {
-            let failure = format!(
-                "{} of {} outputs differ beyond {}: {}",
-                differing.len(),
-                outputs.len(),
-                rules.describe(),
-                quoted_list(&differing)
-            );
-            reproducing.write(repro, failure, transcripts.concat());
-        }
-        Ok(TwoRunReport::new(
-            (a.side(), b.side()),
-            rules,
+        Ok(RunsCompared {
             outputs,
-            differing_sources(&vars),
-            first_divergence(&vars),
+            differing_sources: differing_sources(&vars),
+            first_divergence: first_divergence(&vars),
             vars,
-            self.keep.as_deref(),
-        ))
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Runs one side's child to its end: its error says `what` it was, as
+    /// does its death (crashed, hung, exited from inside the engine).
+    fn supervise(&self, command: &MgeCommand, what: &str) -> Result<Ran> {
+        let mut child = Supervisor::spawn(command, false, true)?;
+        if self.verbose {
+            child.show_engine_output();
+        }
+        let deadline = self.timeout.map(|limit| (Instant::now() + limit, limit));
+        loop {
+            let died = match child.next(deadline, &mut Muted) {
+                // The dump's own report: not ours to print.
+                Next::Reply(_) => continue,
+                Next::Exited(0) => None,
+                Next::Exited(_) => bail!("{what}: {}", child.error().unwrap_or("it failed")),
+                Next::Failed(failure) => match failure.how {
+                    How::Interrupted(signal) => return Err(Interrupted(signal).into()),
+                    _ => Some(format!("{what}: {failure}")),
+                },
+            };
+            return Ok(Ran {
+                transcript: child.transcript(),
+                died,
+            });
+        }
     }
 }
 
-/// The two runs `args` ask for: two models, or one under two sets of options.
-fn two_runs(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs, global: &Global) -> Result<(Run, Run)> {
+/// The report of one pair of models (`compare A.mge B.mge`, or one model
+/// twice), their runs kept in `keep`.
+pub fn compare_runs(
+    two: &TwoRuns,
+    models: &[PathBuf; 2],
+    keep: Option<&Path>,
+    repro_dir: Option<&Path>,
+    rules: Rules,
+    junit: Option<&Path>,
+    global: &Global,
+) -> Result<TwoRunReport> {
+    // The runs read them: claimed here, so that neither --keep, --junit nor stdout takes one.
+    for model in models {
+        input_files::claim(model)?;
+    }
+    two.claim_feeds()?;
+    if let Some(dir) = keep {
+        claim_set("--keep", dir).with_context(|| format!("--keep {}", dir.display()))?;
+        if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
+            bail!(
+                "--keep {}: the folder is not empty; name a new or empty one",
+                dir.display()
+            );
+        }
+    }
+    super::claim_junit(junit)?;
+    if let Some(dir) = repro_dir {
+        repro::claim(dir)?;
+    }
+    two.note_feeds(global);
+    let models = [models[0].as_path(), models[1].as_path()];
+    for (at, model) in models.iter().enumerate() {
+        global.note(format!("{}: {}", two.runs[at].name, two.side(at, model).describe()));
+    }
+    let staged = keep.map(StagedSet::new).transpose()?;
+    let scratch = scratch_folder()?;
+    let root = staged.as_ref().map_or(scratch.path(), StagedSet::path).to_path_buf();
+    let repro = repro_dir.map(Repro::stage).transpose()?;
+    let mut witness = repro.as_ref().map(|repro| Witness {
+        records: two.runs.each_ref().map(|run| repro.record_folder(run.name)),
+        transcripts: Vec::new(),
+        death: None,
+    });
+    let reproducing = |repro: Option<Repro>, witness: &Witness, failure: String| {
+        if let Some(repro) = repro {
+            Reproducing {
+                two,
+                models,
+                rules: &rules,
+                global,
+            }
+            .write(repro, witness, failure);
+        }
+    };
+    let compared = match two.compare_outputs(models, &root, &rules, witness.as_mut()) {
+        Ok(compared) => compared,
+        Err(err) => {
+            if let Some(
+                witness @ Witness {
+                    death: Some((_, died)), ..
+                },
+            ) = &witness
+            {
+                reproducing(repro, witness, died.clone());
+            }
+            return Err(err);
+        }
+    };
+    rules.check_names(
+        compared
+            .outputs
+            .iter()
+            .chain(&compared.vars)
+            .map(|row| row.name.as_str()),
+    )?;
+    let differing: Vec<String> = compared
+        .outputs
+        .iter()
+        .filter(|row| row.status.failed())
+        .map(|row| row.name.clone())
+        .collect();
+    if let (Some(witness), false) = (&witness, differing.is_empty()) {
+        let failure = format!(
+            "{} of {} outputs differ beyond {}: {}",
+            differing.len(),
+            compared.outputs.len(),
+            rules.describe(),
+            quoted_list(&differing)
+        );
+        reproducing(repro, witness, failure);
+    }
+    let timing = match &two.timing {
+        Some(settings) => time_pair(two, models, settings)?.map_err(anyhow::Error::msg)?,
+        None => None,
+    };
+    if let (Some(staged), Some(dir)) = (staged, keep) {
+        staged.commit().with_context(|| format!("--keep {}", dir.display()))?;
+    }
+    Ok(TwoRunReport::new(
+        (two.side(0, models[0]), two.side(1, models[1])),
+        rules,
+        compared,
+        timing,
+        keep,
+    ))
+}
+
+/// The two models to run: A and B, or A twice under two configurations.
+pub fn two_models(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs) -> Result<[PathBuf; 2]> {
     let model_b = match b {
         Some(b) => {
             if !is_model(&b) {
@@ -232,32 +406,117 @@ fn two_runs(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs, global: &Global) 
         ),
         None => a.clone(),
     };
-    let common = &runs.engine.given;
-    let side = |name: &'static str, model: PathBuf, own: &Option<String>, naive: bool| -> Result<Run> {
-        let own = match own {
-            Some(text) => parse_engine_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?,
-            None => Vec::new(),
+    Ok([a, model_b])
+}
+
+/// A folder for the runs' files, removed with it.
+pub fn scratch_folder() -> Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix("mge-compare-")
+        .tempdir()
+        .context("cannot create a temporary folder for the two runs")
+}
+
+/// How one side's run went: what it printed on stderr, and how it died if it did.
+struct Ran {
+    transcript: String,
+    died: Option<String>,
+}
+
+/// What `--repro` keeps of a pair's runs: where each side records what it
+/// fed the engine, what each printed, and which died and how.
+pub struct Witness {
+    records: [PathBuf; 2],
+    transcripts: Vec<String>,
+    death: Option<(usize, String)>,
+}
+
+/// What `--repro` needs of one pair of models to write its folder.
+struct Reproducing<'a> {
+    two: &'a TwoRuns,
+    models: [&'a Path; 2],
+    rules: &'a Rules,
+    global: &'a Global,
+}
+
+impl Reproducing<'_> {
+    /// Writes the folder of the pair, one of whose runs died or whose
+    /// outputs differ (`failure`), and says where; one that cannot be
+    /// written is a warning.
+    fn write(&self, mut repro: Repro, witness: &Witness, failure: String) {
+        // The feeds of the run that got to them: both were fed the same.
+        let record = witness
+            .records
+            .iter()
+            .find(|record| record.join("feeds").is_dir())
+            .unwrap_or(&witness.records[0]);
+        // The runtime of the side that died, else A's.
+        let side = witness.death.as_ref().map_or(0, |(at, _)| *at);
+        let case = Case {
+            model: self.models[0],
+            record: Some(record.clone()),
+            failure: failure.split("\nhint: ").next().unwrap_or_default().to_string(),
+            engine_log: witness.transcripts.concat(),
+            runtime: Some(&self.two.runs[side].runtime),
+            choice: &self.global.runtime,
         };
-        let options = merged(common, own);
-        let settings = EngineSettings::from_given(options.clone(), global).with_context(|| format!("run {name}"))?;
-        if naive && settings.network.device != Device::Cpu {
-            bail!(
-                "--b-naive: megdnn's naive kernels are the CPU's; run b is on {}",
-                settings.network.device
-            );
+        let written = repro
+            .add(case, |folder| self.reproducing_compare(folder))
+            .and_then(|()| repro.finish());
+        match written {
+            Ok(lines) => lines.iter().for_each(|line| say(line)),
+            Err(err) => self.global.warn(format!("{err:#}")),
         }
-        Ok(Run {
-            name,
-            model,
-            options,
-            device: settings.network.device,
-            naive,
-        })
-    };
-    Ok((
-        side("a", a, &runs.a_options, false)?,
-        side("b", model_b, &runs.b_options, runs.b_naive)?,
-    ))
+    }
+
+    /// The comparison as it goes from inside the folder, outputs only
+    /// (`--no-timing`): the models copied (`model.mge`, or `a.mge` and
+    /// `b.mge`), the recorded feeds, each side's options whole (the common
+    /// ones in both) and its own runtime where it has one.
+    fn reproducing_compare(&self, folder: &mut Folder) -> Result<MgeCommand> {
+        let two = self.two;
+        let [a, b] = &two.runs;
+        let two_models = self.models[0] != self.models[1];
+        let models = match two_models {
+            true => vec![
+                folder.model("a.mge", self.models[0])?,
+                folder.model("b.mge", self.models[1])?,
+            ],
+            false => vec![folder.model("model.mge", self.models[0])?],
+        };
+        let feeds = FeedOptions {
+            resize_input: false,
+            ..two.feeds.options
+        };
+        let mut command = MgeCommand::compare().feeds(folder.feeds(), &feeds);
+        for run in [a, b] {
+            let options = folder.options(Some(run.name), &run.options)?;
+            let own = run.own_runtime.as_ref();
+            let lite_lib = own
+                .and_then(|choice| choice.lite_lib.as_deref())
+                .map(std::path::absolute)
+                .transpose()?;
+            // One model runs twice only under two sets of options, however
+            // empty; two models, each under its own.
+            if !two_models || !options.is_empty() || lite_lib.is_some() {
+                command = command.side_options(run.name, &options, lite_lib.as_deref());
+            }
+            if let Some(version) = own.and_then(|choice| choice.version.as_deref()) {
+                command = command.side_runtime(run.name, version);
+            }
+        }
+        let mut command = command
+            .b_naive(b.naive)
+            .no_timing()
+            .rules(Some(self.rules))
+            .seconds("--timeout", two.timeout)
+            .models(&models);
+        // A container the user fed runs fed, as it did, whatever the record holds.
+        if two.no_testcase || !two.feeds.given.is_empty() {
+            command = command.no_testcase();
+        }
+        Ok(command)
+    }
 }
 
 /// The options of both runs with one side's own: a side's option replaces
@@ -270,112 +529,6 @@ fn merged(common: &[EngineOption], own: Vec<EngineOption>) -> Vec<EngineOption> 
         .collect();
     options.extend(own);
     options
-}
-
-/// How one side's run went: what it printed on stderr, and how it died if
-/// it did (crashed, hung, exited from inside the engine).
-struct Ran {
-    transcript: String,
-    died: Option<String>,
-}
-
-/// Runs one side's child to its end; its death, or its error, names the side.
-fn supervise(command: &MgeCommand, run: &Run, timeout: Option<Duration>, verbose: bool) -> Result<Ran> {
-    let mut child = Supervisor::spawn(command, false, true)?;
-    if verbose {
-        child.show_engine_output();
-    }
-    let deadline = timeout.map(|limit| (std::time::Instant::now() + limit, limit));
-    let what = format!("run {} ({})", run.name, run.side().describe());
-    loop {
-        let died = match child.next(deadline, &mut Muted) {
-            // The dump's own report: not ours to print.
-            Next::Reply(_) => continue,
-            Next::Exited(0) => None,
-            Next::Exited(_) => bail!("{what}: {}", child.error().unwrap_or("it failed")),
-            Next::Failed(failure) => match failure.how {
-                How::Interrupted(signal) => return Err(Interrupted(signal).into()),
-                _ => Some(format!("{what}: {failure}")),
-            },
-        };
-        return Ok(Ran {
-            transcript: child.transcript(),
-            died,
-        });
-    }
-}
-
-/// What `--repro` needs of the two runs to write their folder.
-struct Reproducing<'a> {
-    two: &'a TwoRuns,
-    rules: &'a Rules,
-    located: &'a runtime::Located,
-    global: &'a Global,
-}
-
-impl Reproducing<'_> {
-    /// Writes the folder of the two runs, one of which died or whose outputs
-    /// differ (`failure`), and says where; one that cannot be written is a warning.
-    fn write(&self, mut repro: Repro, failure: String, transcript: String) {
-        let (a, b) = (&self.two.a, &self.two.b);
-        // The feeds of the run that got to them: both were fed the same.
-        let record = [a, b]
-            .map(|run| repro.record_folder(run.name))
-            .into_iter()
-            .find(|record| record.join("feeds").is_dir())
-            .unwrap_or_else(|| repro.record_folder(a.name));
-        let case = Case {
-            model: &a.model,
-            record: Some(record),
-            failure: failure.split("\nhint: ").next().unwrap_or_default().to_string(),
-            engine_log: transcript,
-            runtime: Some(self.located),
-            choice: &self.global.runtime,
-        };
-        let written = repro
-            .add(case, |folder| self.reproducing_compare(folder))
-            .and_then(|()| repro.finish());
-        match written {
-            Ok(lines) => lines.iter().for_each(|line| say(line)),
-            Err(err) => self.global.warn(format!("{err:#}")),
-        }
-    }
-
-    /// The comparison as it goes from inside the folder: the models copied
-    /// (`model.mge`, or `a.mge` and `b.mge`), the recorded feeds, each side's
-    /// options whole (the common ones in both).
-    fn reproducing_compare(&self, folder: &mut Folder) -> Result<MgeCommand> {
-        let two = self.two;
-        let (a, b) = (&two.a, &two.b);
-        let models = match two.two_models {
-            true => vec![folder.model("a.mge", &a.model)?, folder.model("b.mge", &b.model)?],
-            false => vec![folder.model("model.mge", &a.model)?],
-        };
-        let a_options = folder.options(Some("a"), &a.options)?;
-        let b_options = folder.options(Some("b"), &b.options)?;
-        let feeds = FeedOptions {
-            resize_input: false,
-            ..two.feeds.options
-        };
-        let mut command = MgeCommand::compare().feeds(folder.feeds(), &feeds);
-        // One model runs twice only under two sets of options, however empty;
-        // two models, each under its own.
-        for (side, options) in [("a", &a_options), ("b", &b_options)] {
-            if !two.two_models || !options.is_empty() {
-                command = command.side_options(side, options);
-            }
-        }
-        let mut command = command
-            .b_naive(b.naive)
-            .rules(Some(self.rules))
-            .seconds("--timeout", two.timeout)
-            .models(&models);
-        // A container the user fed runs fed, as it did, whatever the record holds.
-        if two.no_testcase || !two.feeds.given.is_empty() {
-            command = command.no_testcase();
-        }
-        Ok(command)
-    }
 }
 
 #[cfg(test)]
