@@ -29,7 +29,10 @@ pub use log_watch::AlgoChoices;
 pub use process::{
     effective_uid, ensure_thread_stacks, ignore_file_size_signal, inherit, take_inherited_pipe, ProcessGroup,
 };
-pub use stdio::{capture_stdout, silence_stdout, stderr_read_by_parent, take_stdout, StdoutSilenced};
+pub use stdio::{
+    capture_stdout, silence_stdout, stderr_read_by_parent, stdout_closed, stdout_closed_in_parent, take_stdout,
+    StdoutSilenced,
+};
 
 /// The oldest runtime whose `LiteConfig` matches our declaration (1.11 appended fields).
 const MIN_VERSION: (i32, i32) = (1, 11);

@@ -1,5 +1,6 @@
 //! Keeps what the engine's C++ code prints (it writes to the process's stdout
-//! itself) out of the tool's stdout, which belongs to reports and JSON.
+//! itself) out of the tool's stdout, which belongs to reports and JSON; and
+//! knows whether the tool's stdout was closed when it started.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
@@ -8,6 +9,41 @@ use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
+
+/// Whether stdout was closed (`>&-`) when the tool started: see `stdout_closed`.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Notes whether fd 1 is open, before Rust's runtime puts /dev/null (opened
+/// read-write) in place of a closed standard stream: afterwards a closed
+/// stdout looks like `1<>/dev/null`, which is how Python's
+/// `subprocess.DEVNULL` hands a program its stdout. The C library calls the
+/// functions of `.init_array` before `main`, which starts Rust's runtime.
+extern "C" fn note_closed_stdout() {
+    // SAFETY: F_GETFD only asks whether the descriptor is open; no memory is touched.
+    if unsafe { libc::fcntl(1, libc::F_GETFD) } == -1 {
+        STDOUT_CLOSED.store(true, Ordering::SeqCst);
+    }
+}
+
+// SAFETY: a function pointer of the right type in `.init_array`, whose
+// function calls fcntl and stores an atomic: it needs nothing set up.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static NOTE_CLOSED_STDOUT: extern "C" fn() = note_closed_stdout;
+
+/// Whether the tool's stdout was closed when it started (`>&-`), or, in a
+/// supervised child, in its parent (see `stdout_closed_in_parent`): the
+/// /dev/null Rust's runtime put in its place would swallow the report.
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::SeqCst)
+}
+
+/// This process's stdout is its parent's, which was closed when the parent
+/// started: what this process inherited in its place is the /dev/null that
+/// Rust's runtime opened there, which looks open.
+pub fn stdout_closed_in_parent() {
+    STDOUT_CLOSED.store(true, Ordering::SeqCst);
+}
 
 /// While alive, file descriptors are pointed elsewhere; dropping restores them.
 pub struct StdoutSilenced {

@@ -31,6 +31,9 @@ pub fn init() {
     let Some(channel) = engine::take_inherited_pipe(setup.channel) else {
         return;
     };
+    if setup.stdout_closed {
+        engine::stdout_closed_in_parent();
+    }
     // Each on a line of its own, even should it land amid a long event another thread writes.
     engine::report_to(engine::Reports {
         fd: channel.as_raw_fd(),

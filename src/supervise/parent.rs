@@ -388,6 +388,7 @@ impl Supervisor {
         let setup = ChildSetup {
             channel: channel_end.as_raw_fd(),
             staging_prefix: format!("{STAGING_PREFIX}{}-", scratch.token()),
+            stdout_closed: !replies && engine::stdout_closed(),
         };
         let mut child = Command::new(exe);
         child
