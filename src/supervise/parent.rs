@@ -20,7 +20,7 @@ use super::stall::{StallWatch, STALL_LIMIT};
 use super::{error_line, ChildSetup, Event, Phase, Whereabouts, CHILD_ENV, STAGING_PREFIX};
 use crate::engine;
 use crate::runtime::Located;
-use crate::text::to_stderr;
+use crate::text::{printable, to_stderr};
 
 /// How often a quiet child is looked at (has it ended? is the deadline past? were we interrupted?).
 const TICK: Duration = Duration::from_millis(100);
@@ -535,8 +535,10 @@ impl Supervisor {
             Message::Event(event) => event,
             Message::Text(line) => {
                 self.remember(&line);
+                // The engine prints a model's names as they are: a line of its
+                // own could carry escape sequences or a bell.
                 if self.show_engine_output {
-                    watcher.text(&line);
+                    watcher.text(&printable(&line));
                 }
                 return;
             }
