@@ -84,7 +84,7 @@ mod interposed {
         let (fd, line) = match REPORTS.get() {
             Some(reports) => (reports.fd, (reports.exit)(status, &thread)),
             None => (
-                2,
+                crate::engine::stdio::tool_stderr(),
                 format!("mge: error: the engine ended the process with exit({status}) from its thread '{thread}'\n"),
             ),
         };

@@ -6,7 +6,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use anyhow::{Context, Result};
 
@@ -48,6 +48,18 @@ pub fn stdout_closed_in_parent() {
 /// While alive, file descriptors are pointed elsewhere; dropping restores them.
 pub struct StdoutSilenced {
     saved: Vec<(c_int, c_int)>,
+}
+
+/// Where the tool's own stderr is open: fd 2, or while the engine's start
+/// is silenced, the copy of it kept for the restore. The exit trap's line
+/// goes there: an exit while the engine's library loads was lost with what
+/// the engine printed.
+static TOOL_STDERR: AtomicI32 = AtomicI32::new(2);
+
+// Read by the exit trap only, which the unit tests leave out.
+#[cfg_attr(test, allow(dead_code))]
+pub(super) fn tool_stderr() -> c_int {
+    TOOL_STDERR.load(Ordering::SeqCst)
 }
 
 /// Sends fd 1 to stderr (`to_stderr`) or to /dev/null until the guard drops.
@@ -142,6 +154,9 @@ fn redirect(fds: &[c_int], target: c_int) -> StdoutSilenced {
             let copy = libc::dup(fd);
             if copy >= 0 && libc::dup2(target, fd) >= 0 {
                 saved.push((fd, copy));
+                if fd == 2 {
+                    TOOL_STDERR.store(copy, Ordering::SeqCst);
+                }
             } else if copy >= 0 {
                 libc::close(copy);
             }
@@ -155,6 +170,9 @@ impl Drop for StdoutSilenced {
         // SAFETY: C's stdio buffer may hold engine output aimed at the redirected fd.
         unsafe { libc::fflush(std::ptr::null_mut()) };
         for &(fd, copy) in self.saved.iter().rev() {
+            if fd == 2 {
+                TOOL_STDERR.store(2, Ordering::SeqCst);
+            }
             // SAFETY: `copy` is the dup made in `redirect`, restored and closed once.
             unsafe {
                 libc::dup2(copy, fd);

@@ -134,6 +134,22 @@ fn a_deleted_current_folder_is_named_as_the_likely_cause() {
     }
 }
 
+/// `runtime info` loads the engine itself, its output silenced: in a deleted
+/// folder the engine's exit(2) while its library loaded took the trap's line
+/// with it, and the tool ended with exit 2 and not a word.
+#[test]
+fn the_engines_exit_while_it_loads_unsupervised_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let gone = dir.path().join("gone");
+    std::fs::create_dir(&gone).unwrap();
+    let script = "cd \"$1\" && rmdir \"$1\" && exec \"$0\" runtime info";
+    let (_, stderr) = run_expecting(mge_in_shell(script).arg(&gone), 2);
+    assert_eq!(
+        stderr, "mge: error: the engine ended the process with exit(2) from its thread 'mge'\n",
+        "{stderr}"
+    );
+}
+
 /// A small `ulimit -s` is the main thread's: the tool's work and the
 /// engine's threads get stacks of their own size (the tool overflowed its
 /// stack at 64 KiB, SIGABRT).
