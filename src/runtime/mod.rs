@@ -19,6 +19,7 @@ use crate::engine::Lite;
 pub use elf::ensure_whole as ensure_whole_library;
 pub use install::{install, list, InstallWatcher};
 pub use record::{Damage, Scrutiny};
+pub use trust::ensure_trusted_library_path;
 
 use record::Record;
 

@@ -1,9 +1,11 @@
 //! What the tool's process is given (issue 24 items 5 to 8 and 14c): limits
 //! (`ulimit -f`, `-v`, `-s`), a stderr whose reader is gone, a current folder
-//! that no longer exists, and the temporary folders of processes that were
-//! killed. Each ends in the exit code the command would have had, or in one
-//! error line (exit 2) that names the cause; nothing is left behind.
+//! that no longer exists, the temporary folders of processes that were
+//! killed, and a library search path that names the current folder. Each
+//! ends in the exit code the command would have had, or in one error line
+//! (exit 2) that names the cause; nothing is left behind or loaded from there.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -148,6 +150,52 @@ fn the_engines_exit_while_it_loads_unsupervised_is_one_line() {
         stderr, "mge: error: the engine ended the process with exit(2) from its thread 'mge'\n",
         "{stderr}"
     );
+}
+
+/// `LD_LIBRARY_PATH=:` (`$LD_LIBRARY_PATH:/opt/lib` of an unset variable)
+/// names the current folder, where the loader looked up what the engine
+/// opens by name: `runtime info`'s CUDA probe ran a planted `libcuda.so.1`,
+/// and a run loaded a planted `libstdc++.so.6` (exit 2, "undefined symbol").
+/// Relative entries and folders every user can write into are left out; a
+/// folder the user names is the user's.
+#[test]
+fn ld_library_path_names_no_folder_others_or_the_current_one_control() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("marker");
+    let planted = dir.path().join("planted");
+    let shared = dir.path().join("shared");
+    for folder in [&planted, &shared] {
+        std::fs::create_dir(folder).unwrap();
+        for name in ["libcuda.so.1", "libstdc++.so.6"] {
+            std::fs::copy(planted_library(), folder.join(name)).unwrap();
+        }
+    }
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let shared = shared.to_str().unwrap();
+    for list in [
+        ":",
+        ".",
+        "./",
+        "../planted",
+        &format!("{shared}:"),
+        &format!("/nowhere:{shared}"),
+    ] {
+        let in_planted = |args: &[&str]| {
+            let mut command = mge();
+            command
+                .current_dir(&planted)
+                .env("LD_LIBRARY_PATH", list)
+                .env("MGE_TEST_PLANTED", &marker)
+                .args(args);
+            command
+        };
+        let (stdout, _) = run_expecting(&mut in_planted(&["runtime", "info"]), 0);
+        assert!(stdout.contains("1.13.0"), "{list}: {stdout}");
+        assert!(!marker.exists(), "{list}: a planted library was loaded");
+        let model = root().join("fixtures/conv_float.mge");
+        let (stdout, _) = run_expecting(in_planted(&["run", "-q", "--iter", "1"]).arg(&model), 0);
+        assert!(stdout.contains("feat"), "{list}: {stdout}");
+    }
 }
 
 /// A small `ulimit -s` is the main thread's: the tool's work and the
