@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_mge_global_optspecs
-    string join \n lite-lib= v/verbose q/quiet h/help V/version
+    string join \n lite-lib= runtime-version= v/verbose q/quiet h/help V/version
 end
 
 function __fish_mge_needs_command
@@ -25,6 +25,7 @@ function __fish_mge_using_subcommand
 end
 
 complete -c mge -n "__fish_mge_needs_command" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_needs_command" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_needs_command" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_needs_command" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_needs_command" -s h -l help -d 'Print help'
@@ -87,6 +88,7 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l timeout -d 'Stop the eng
 complete -c mge -n "__fish_mge_using_subcommand run" -l output -d 'Make the internal var VAR an output too, by its name in `mge dump --io`\'s index (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l instances -d 'Run N copies of the network at once, each on a thread and an engine worker of its own, sharing weights' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand run" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand run" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
 complete -c mge -n "__fish_mge_using_subcommand run" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
@@ -113,6 +115,7 @@ RC4_default\t''
 SIMPLE_FAST_RC4_default\t''"
 complete -c mge -n "__fish_mge_using_subcommand info" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand info" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand info" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand info" -l json -d 'Print one JSON document on stdout'
 complete -c mge -n "__fish_mge_using_subcommand info" -l ops -d 'Also list the operators by type with their parameters, MACs and FLOPs, read from the graph'
 complete -c mge -n "__fish_mge_using_subcommand info" -s v -l verbose -d 'Show engine logs and backtraces'
@@ -156,6 +159,7 @@ median\t'The median element error'"
 complete -c mge -n "__fish_mge_using_subcommand check" -l allow-outliers -d 'The fraction of a tensor\'s elements whose errors may exceed the tolerance (e.g. 0.001)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l topk -d 'Judge each tensor by its K largest indices along the last axis instead of its values (classifiers)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l json -d 'Print one JSON document on stdout instead of a line per testcase'
 complete -c mge -n "__fish_mge_using_subcommand check" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
 complete -c mge -n "__fish_mge_using_subcommand check" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
@@ -223,6 +227,7 @@ mean\t''
 max\t''
 min\t''"
 complete -c mge -n "__fish_mge_using_subcommand profile" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand profile" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
@@ -279,6 +284,7 @@ complete -c mge -n "__fish_mge_using_subcommand dump" -l convert -d 'Convert the
 complete -c mge -n "__fish_mge_using_subcommand dump" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l outputs -d 'Write each output to DIR/NAME.npy, as `run --outputs` does' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand dump" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
@@ -338,6 +344,7 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -l b-options -d 'Engine
 complete -c mge -n "__fish_mge_using_subcommand compare" -l keep -d 'Keep both runs\' io dumps and outputs in DIR/a and DIR/b (a new or empty folder)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand compare" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand compare" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l json -d 'Print one JSON document on stdout instead of the table'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
@@ -395,6 +402,7 @@ complete -c mge -n "__fish_mge_using_subcommand tune" -l topk -d 'Judge each ten
 complete -c mge -n "__fish_mge_using_subcommand tune" -l save -d 'Save the best options to FILE (and its fast-run cache beside it) for `--options FILE`' -r -F
 complete -c mge -n "__fish_mge_using_subcommand tune" -l save-model -d 'Write a Lite packed model to OUT.mge: the model with the best options and the fast-run cache it used, for `mge run OUT.mge` and MegEngine Lite' -r -F
 complete -c mge -n "__fish_mge_using_subcommand tune" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand tune" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand tune" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
@@ -444,6 +452,7 @@ complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s o -l output -
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l maxerr -d 'The largest AssertEqual error the container\'s assertions accept' -r
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'
@@ -461,31 +470,38 @@ complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s v -l verbose 
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -s h -l help -d 'Print help'
-complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -f -a "install" -d 'Download MegEngine\'s wheel with pip and keep its runtime libraries in the cache folder'
-complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -f -a "info" -d 'Show which runtime is used: path, version, devices'
+complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -f -a "install" -d 'Download MegEngine\'s wheel with pip (or take one) and keep its runtime libraries in the cache folder, beside other versions'
+complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -f -a "info" -d 'Show which runtime is used (path, version, devices, CUDA architectures, GPUs) and which are installed'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and not __fish_seen_subcommand_from install info help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from install" -l version -d 'MegEngine version' -r
+complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from install" -l version -d 'MegEngine version, a release or a build of it (1.13.2+cu118) [default: --runtime-version\'s, else 1.13.0; for --wheel, the wheel\'s]' -r
+complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from install" -l wheel -d 'Install from this wheel (MegEngine-*.whl), downloaded by other means' -r -F
+complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from install" -l find-links -d 'Let pip look for the wheel on this page or in this folder too, such as MegEngine\'s own index of CUDA builds' -r
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from install" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from install" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from install" -l force -d 'Reinstall even when present'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from install" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from install" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -l json -d 'Print one JSON document on stdout'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -s h -l help -d 'Print help'
-complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from help" -f -a "install" -d 'Download MegEngine\'s wheel with pip and keep its runtime libraries in the cache folder'
-complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from help" -f -a "info" -d 'Show which runtime is used: path, version, devices'
+complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from help" -f -a "install" -d 'Download MegEngine\'s wheel with pip (or take one) and keep its runtime libraries in the cache folder, beside other versions'
+complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from help" -f -a "info" -d 'Show which runtime is used (path, version, devices, CUDA architectures, GPUs) and which are installed'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c mge -n "__fish_mge_using_subcommand completions" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand completions" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand completions" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand completions" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c mge -n "__fish_mge_using_subcommand man" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
+complete -c mge -n "__fish_mge_using_subcommand man" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand man" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand man" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand man" -s h -l help -d 'Print help'
@@ -501,5 +517,5 @@ complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcom
 complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune pack-testcases runtime completions man help" -f -a "completions" -d 'Print shell completions'
 complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune pack-testcases runtime completions man help" -f -a "man" -d 'Write manual pages (mge.1 and one per subcommand) into DIR'
 complete -c mge -n "__fish_mge_using_subcommand help; and not __fish_seen_subcommand_from run info check profile dump compare tune pack-testcases runtime completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c mge -n "__fish_mge_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "install" -d 'Download MegEngine\'s wheel with pip and keep its runtime libraries in the cache folder'
-complete -c mge -n "__fish_mge_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "info" -d 'Show which runtime is used: path, version, devices'
+complete -c mge -n "__fish_mge_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "install" -d 'Download MegEngine\'s wheel with pip (or take one) and keep its runtime libraries in the cache folder, beside other versions'
+complete -c mge -n "__fish_mge_using_subcommand help; and __fish_seen_subcommand_from runtime" -f -a "info" -d 'Show which runtime is used (path, version, devices, CUDA architectures, GPUs) and which are installed'

@@ -4,15 +4,15 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clap::builder::{PossibleValuesParser, RangedU64ValueParser, TypedValueParser};
+use clap::builder::RangedU64ValueParser;
 use clap::error::ErrorKind;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 use serde::{Deserialize, Serialize};
 
-use crate::engine::GraphLayout;
 use crate::input_files;
-use crate::model::{Method, DEFAULT_MAXERR};
-use crate::options::LAYOUTS;
+use crate::model::DEFAULT_MAXERR;
+use crate::options::{Definition, EngineOption, Heading, OptionKind, Takes, DEFINITIONS};
 
 // `--help` groups each command's options under these headings, as ripgrep
 // does; an option keeps its heading in every command that takes it. The
@@ -44,6 +44,10 @@ pub struct Cli {
     /// The MegEngine Lite shared library to use instead of the installed runtime
     #[arg(long, global = true, env = "MGE_LITE_LIB", value_name = "PATH")]
     pub lite_lib: Option<PathBuf>,
+
+    /// The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it
+    #[arg(long, global = true, env = "MGE_RUNTIME_VERSION", value_name = "VERSION")]
+    pub runtime_version: Option<String>,
 
     /// Show engine logs and backtraces
     #[arg(short, long, global = true)]
@@ -508,7 +512,7 @@ pub struct TwoRunArgs {
 
 /// Splits `text` as a shell would and reads it as engine options
 /// (`--a-options`, `--b-options`).
-pub fn parse_engine_options(text: &str) -> Result<EngineArgs, String> {
+pub fn parse_engine_options(text: &str) -> Result<Vec<EngineOption>, String> {
     let words = shlex::split(text).ok_or_else(|| format!("'{text}': unbalanced quotes"))?;
     parse_engine_words(words).map_err(|err| format!("'{text}': {err}"))
 }
@@ -610,9 +614,6 @@ pub struct FeedArgs {
 /// timed run's time is kept (8 bytes), and a run of a million is hours already.
 pub const MAX_RUNS: u64 = 1_000_000;
 
-/// The most CPU worker threads: more than the cores of any CPU the engine runs on.
-pub const MAX_THREADS: u64 = 1024;
-
 #[derive(Args, Debug)]
 #[command(next_help_heading = TIMING)]
 pub struct IterationArgs {
@@ -655,111 +656,152 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("'{text}' is not a positive number of seconds"))
 }
 
-#[derive(Args, Debug)]
-#[command(next_help_heading = ENGINE)]
+/// The engine options a command takes, as the definitions in `options` read
+/// them, in the order the command line gives them; and `--options FILE`.
+#[derive(Debug)]
 pub struct EngineArgs {
-    /// Device to run on: cpu, cuda or cuda:ID
-    #[arg(long, default_value = "cpu", value_name = "DEVICE")]
-    pub device: String,
-
-    /// CPU worker threads
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_THREADS))]
-    pub threads: Option<u64>,
-
-    /// Run CPU kernels on the calling thread
-    #[arg(long)]
-    pub cpu_inplace: bool,
-
-    /// Pick each operator's algorithm by profiling the optimized ones on the first run (load_and_run's fast-run)
-    #[arg(long, help_heading = FAST_RUN)]
-    pub fast_run: bool,
-
-    /// Use only reproducible algorithms
-    #[arg(long, help_heading = FAST_RUN)]
-    pub reproducible: bool,
-
-    /// The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it lacks); with --fast-run or --full-run, read and updated with what was profiled
-    #[arg(long, value_name = "FILE", help_heading = FAST_RUN)]
-    pub fast_run_cache: Option<PathBuf>,
-
-    /// Preprocess constant weights once at load
-    #[arg(long)]
-    pub weight_preprocess: bool,
-
-    /// Fuse preprocessing patterns (astype + pad_channel + dimshuffle)
-    #[arg(long)]
-    pub fuse_preprocess: bool,
-
-    /// Assume input shapes never change (saves memory)
-    #[arg(long)]
-    pub const_shape: bool,
-
-    /// Make the first execution only allocate (an extra untimed run)
-    #[arg(long)]
-    pub fake_first: bool,
-
-    /// Skip the var sanity check of the first run
-    #[arg(long)]
-    pub no_sanity_check: bool,
-
-    /// Record the kernel sequence on the first run: 1, or 2 to also free extra memory
-    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(i32).range(0..=2))]
-    pub record_comp_seq: Option<i32>,
-
-    /// Graph optimization level (0 to 3)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..=3))]
-    pub graph_opt_level: Option<i32>,
-
-    /// Asynchronous dispatch level
-    #[arg(long, value_name = "N")]
-    pub async_level: Option<i32>,
-
-    /// JIT level (CUDA only): 1 elemwise, 2 also reductions
-    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(i32).range(0..=2))]
-    pub jit: Option<i32>,
-
-    /// Workspace limit for operators with several algorithms
-    #[arg(long, value_name = "BYTES")]
-    pub workspace_limit: Option<usize>,
-
-    /// Convert the graph to this memory layout
-    #[arg(long, value_name = "LAYOUT", value_parser = layout_parser())]
-    pub layout: Option<GraphLayout>,
-
-    /// Let the engine choose the best layout for the whole graph
-    #[arg(long, value_enum, value_name = "TARGET", num_args = 0..=1, default_missing_value = "auto")]
-    pub layout_transform: Option<LayoutTransformTarget>,
-
-    /// Run through TensorRT (CUDA only)
-    #[arg(long)]
-    pub tensorrt: bool,
-
-    /// Add the engine options saved by `mge tune --save FILE`
-    #[arg(long = "options", value_name = "FILE")]
+    pub given: Vec<EngineOption>,
     pub options_file: Option<PathBuf>,
+}
 
-    /// Profile every algorithm of each operator, not only the optimized ones (load_and_run's full-run)
-    #[arg(long, conflicts_with = "fast_run", help_heading = FAST_RUN)]
-    pub full_run: bool,
+/// How a model file is opened (its decryption, the extern operators it
+/// needs): the engine options of the loading heading, which every command
+/// that loads a model takes.
+#[derive(Debug)]
+pub struct LoadArgs {
+    pub given: Vec<EngineOption>,
+}
 
-    /// Profile with this batch size whatever the model's (fast-run's shared batch size)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = FAST_RUN)]
-    pub fast_run_shared_batch_size: Option<u32>,
+const OPTIONS_FILE: &str = "options_file";
 
-    /// Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)
-    #[arg(long, help_heading = FAST_RUN)]
-    pub binary_equal_between_batch: bool,
+impl Args for EngineArgs {
+    fn augment_args(mut cmd: clap::Command) -> clap::Command {
+        cmd = cmd.next_help_heading(ENGINE);
+        for definition in DEFINITIONS.iter().filter(|definition| !is_loading(definition)) {
+            cmd = cmd.arg(engine_arg(definition));
+            // `--help` lists it here, where it has always been.
+            if definition.kind == OptionKind::TensorRt {
+                cmd = cmd.arg(
+                    Arg::new(OPTIONS_FILE)
+                        .long("options")
+                        .value_name("FILE")
+                        .value_parser(clap::value_parser!(PathBuf))
+                        .help("Add the engine options saved by `mge tune --save FILE`"),
+                );
+            }
+        }
+        LoadArgs::augment_args(cmd)
+    }
 
-    /// Read and update TensorRT's engine cache in FILE (with --tensorrt)
-    #[arg(long, value_name = "FILE", requires = "tensorrt")]
-    pub tensorrt_cache: Option<PathBuf>,
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        EngineArgs::augment_args(cmd)
+    }
+}
 
-    /// Pin the engine's CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)
-    #[arg(long, value_name = "LIST", value_parser = parse_core_list)]
-    pub cpu_cores: Option<CoreList>,
+impl FromArgMatches for EngineArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<EngineArgs, clap::Error> {
+        Ok(EngineArgs {
+            given: given_options(matches, DEFINITIONS.iter()),
+            options_file: matches.get_one::<PathBuf>(OPTIONS_FILE).cloned(),
+        })
+    }
 
-    #[command(flatten)]
-    pub load: LoadArgs,
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = EngineArgs::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Args for LoadArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let loading = DEFINITIONS.iter().filter(|definition| is_loading(definition));
+        loading.fold(cmd.next_help_heading(LOADING), |cmd, definition| {
+            cmd.arg(engine_arg(definition))
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        LoadArgs::augment_args(cmd)
+    }
+}
+
+impl FromArgMatches for LoadArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<LoadArgs, clap::Error> {
+        let loading = DEFINITIONS.iter().filter(|definition| is_loading(definition));
+        Ok(LoadArgs {
+            given: given_options(matches, loading),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = LoadArgs::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+fn is_loading(definition: &Definition) -> bool {
+    definition.heading == Heading::Loading
+}
+
+/// The argument of an engine option, by its definition.
+fn engine_arg(definition: &Definition) -> Arg {
+    let heading = match definition.heading {
+        Heading::Engine => ENGINE,
+        Heading::FastRun => FAST_RUN,
+        Heading::Loading => LOADING,
+    };
+    let mut arg = Arg::new(definition.name())
+        .long(definition.name())
+        .help(definition.help)
+        .help_heading(heading);
+    arg = match definition.takes {
+        Takes::Nothing(_) => arg.action(ArgAction::SetTrue),
+        Takes::Value { name, parser, hint } => {
+            let action = match definition.repeatable {
+                true => ArgAction::Append,
+                false => ArgAction::Set,
+            };
+            arg.value_name(name)
+                .value_parser(parser())
+                .value_hint(hint)
+                .action(action)
+        }
+    };
+    if let Some(value) = definition.default {
+        arg = arg.default_value(value);
+    }
+    if let Some(value) = definition.value_when_alone {
+        arg = arg.num_args(0..=1).default_missing_value(value);
+    }
+    if let Some(other) = definition.conflicts_with {
+        arg = arg.conflicts_with(other.definition().name());
+    }
+    if let Some(other) = definition.requires {
+        arg = arg.requires(other.definition().name());
+    }
+    arg
+}
+
+/// The options of `definitions` that the command line gives, in its order;
+/// one given at its default (`--device cpu`) is as if not given.
+fn given_options<'a>(matches: &ArgMatches, definitions: impl Iterator<Item = &'a Definition>) -> Vec<EngineOption> {
+    let mut given: Vec<(usize, EngineOption)> = Vec::new();
+    for definition in definitions {
+        let name = definition.name();
+        if matches.value_source(name) != Some(ValueSource::CommandLine) {
+            continue;
+        }
+        let indices = matches.indices_of(name).into_iter().flatten();
+        match definition.takes {
+            Takes::Nothing(option) => given.extend(indices.map(|index| (index, option()))),
+            Takes::Value { .. } => {
+                let values = matches.get_many::<EngineOption>(name).into_iter().flatten().cloned();
+                given.extend(indices.zip(values).filter(|(_, option)| !option.is_default()));
+            }
+        }
+    }
+    given.sort_by_key(|(index, _)| *index);
+    given.into_iter().map(|(_, option)| option).collect()
 }
 
 /// Engine options alone, as words: what `compare --a-options` holds and a
@@ -773,78 +815,12 @@ struct EngineWords {
 
 /// Reads `words` (as on the command line: `--layout`, `nchw44`) as engine
 /// options, by the same definitions as the command line.
-pub fn parse_engine_words(words: impl IntoIterator<Item = String>) -> Result<EngineArgs, String> {
+pub fn parse_engine_words(words: impl IntoIterator<Item = String>) -> Result<Vec<EngineOption>, String> {
     let parsed = EngineWords::try_parse_from(words).map_err(|err| first_line(&err))?;
     if parsed.engine.options_file.is_some() {
         return Err("--options FILE is not read here: give the options it holds".to_string());
     }
-    Ok(parsed.engine)
-}
-
-/// How a model file is opened: its decryption and the extern operators it
-/// needs. Every command that loads a model takes these.
-#[derive(Args, Debug)]
-#[command(next_help_heading = LOADING)]
-pub struct LoadArgs {
-    /// The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key
-    #[arg(long, value_name = "HEX|@FILE")]
-    pub model_key: Option<String>,
-
-    /// The method a bare encrypted model was encrypted with (a packed model names its own)
-    #[arg(long, value_name = "METHOD", value_parser = decryption_parser())]
-    pub model_decryption: Option<Method>,
-
-    /// Load an extern C operator library (MegEngine's extern_c_opr.h) before the model; repeatable
-    #[arg(long, value_name = "PATH")]
-    pub c_opr_lib: Vec<PathBuf>,
-}
-
-/// `--model-decryption`: one of the methods Lite registers.
-fn decryption_parser() -> impl TypedValueParser<Value = Method> {
-    PossibleValuesParser::new(Method::ALL.map(Method::name))
-        .map(|name| Method::from_name(&name).expect("one of the possible values"))
-}
-
-/// `--cpu-cores LIST`: core numbers, in the order threads take them.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CoreList(pub Vec<usize>);
-
-/// `0,1`, `2-3`, `0,2-3`: numbers and ranges, as `taskset -c` reads them.
-fn parse_core_list(text: &str) -> Result<CoreList, String> {
-    let bad = || format!("'{text}' is not a list of cores such as 0,1 or 0-3");
-    let mut cores = Vec::new();
-    for part in text.split(',') {
-        let number = |n: &str| n.trim().parse::<usize>().map_err(|_| bad());
-        match part.split_once('-') {
-            Some((first, last)) => {
-                let (first, last) = (number(first)?, number(last)?);
-                if first > last {
-                    return Err(bad());
-                }
-                cores.extend(first..=last);
-            }
-            None => cores.push(number(part)?),
-        }
-    }
-    Ok(CoreList(cores))
-}
-
-/// `--layout`: one of the names the engine's layouts go by.
-fn layout_parser() -> impl TypedValueParser<Value = GraphLayout> {
-    PossibleValuesParser::new(LAYOUTS.map(|(_, name)| name)).map(|name| {
-        LAYOUTS
-            .into_iter()
-            .find_map(|(layout, known)| (known == name).then_some(layout))
-            .expect("one of the possible values")
-    })
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LayoutTransformTarget {
-    /// The device the model runs on
-    Auto,
-    Cpu,
-    Cuda,
+    Ok(parsed.engine.given)
 }
 
 #[derive(Args, Debug)]
@@ -924,16 +900,22 @@ fn parse_shard(text: &str) -> Result<Shard, String> {
 
 #[derive(Subcommand, Debug)]
 pub enum RuntimeCommand {
-    /// Download MegEngine's wheel with pip and keep its runtime libraries in the cache folder
+    /// Download MegEngine's wheel with pip (or take one) and keep its runtime libraries in the cache folder, beside other versions
     Install {
-        /// MegEngine version
-        #[arg(long, default_value = crate::runtime::DEFAULT_VERSION)]
-        version: String,
+        /// MegEngine version, a release or a build of it (1.13.2+cu118) [default: --runtime-version's, else 1.13.0; for --wheel, the wheel's]
+        #[arg(long)]
+        version: Option<String>,
+        /// Install from this wheel (MegEngine-*.whl), downloaded by other means
+        #[arg(long, value_name = "FILE", conflicts_with = "find_links")]
+        wheel: Option<PathBuf>,
+        /// Let pip look for the wheel on this page or in this folder too, such as MegEngine's own index of CUDA builds
+        #[arg(long, value_name = "URL|DIR")]
+        find_links: Option<String>,
         /// Reinstall even when present
         #[arg(long)]
         force: bool,
     },
-    /// Show which runtime is used: path, version, devices
+    /// Show which runtime is used (path, version, devices, CUDA architectures, GPUs) and which are installed
     Info {
         /// Print one JSON document on stdout
         #[arg(long)]
@@ -966,16 +948,6 @@ mod tests {
                     );
                 }
             }
-        }
-    }
-
-    #[test]
-    fn reads_core_lists_as_taskset_does() {
-        assert_eq!(parse_core_list("0,1"), Ok(CoreList(vec![0, 1])));
-        assert_eq!(parse_core_list("0,2-4"), Ok(CoreList(vec![0, 2, 3, 4])));
-        assert_eq!(parse_core_list("3"), Ok(CoreList(vec![3])));
-        for bad in ["", "a", "1-", "3-1", "0,,1", "-1"] {
-            assert!(parse_core_list(bad).is_err(), "{bad}");
         }
     }
 }

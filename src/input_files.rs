@@ -57,6 +57,8 @@ pub const TENSORRT_CACHE: Kind = Kind::internal("TensorRT cache", 4 * GIB);
 pub const ENGINE_DUMP: Kind = Kind::internal("engine's dump", 4 * GIB + MIB);
 pub const ENGINE_PROFILE: Kind = Kind::internal("engine's profile", 4 * GIB);
 pub const RUNTIME_RECORD: Kind = Kind::internal("runtime record", 16 * MIB);
+/// `runtime install --wheel`: MegEngine's CUDA 11 wheels are a few GiB.
+pub const WHEEL: Kind = Kind::input("wheel", 64 * GIB);
 
 impl Kind {
     const fn input(what: &'static str, max_bytes: u64) -> Kind {

@@ -1,48 +1,93 @@
-//! Engine options as plain values, each as `mge run` takes it: what a command
-//! builds its network from, what `tune` tries, and what a child `mge` is given.
+//! Engine options, each defined once, here: its flag, help and heading as
+//! `--help` lists it, how its value is read from words and written back as
+//! words, what it sets in the network (or the runtime), and what it clashes
+//! with. The command line (`cli`), `compare --a-options`, a pack's
+//! `extra_info` and a child's command line are all read by these
+//! definitions; `tune`, `deploy` and the child command lines write options
+//! by them.
+//!
+//! A new option is a variant of `EngineOption`, an entry of `DEFINITIONS`,
+//! an arm of `EngineOption::value` and of `EngineOption::apply` (the compiler
+//! points to each: the table's length, the matches), and an example in the
+//! test at the end, which does not compile without it.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use clap::builder::{
+    PathBufValueParser, PossibleValue, PossibleValuesParser, StringValueParser, TypedValueParser, ValueHint,
+    ValueParser,
+};
+use clap::value_parser;
+
 use crate::engine::{AlgoSearch, Device, GraphLayout, NetworkOptions};
 use crate::model::Method;
 
-/// One engine option with its value.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum EngineOption {
-    Device(Device),
-    CpuInplace,
-    FastRun,
-    Reproducible,
-    WeightPreprocess,
-    FusePreprocess,
-    ConstShape,
-    FakeFirst,
-    NoSanityCheck,
-    TensorRt,
-    Threads(u64),
-    /// The runtime's, not the network's: read before loading and written after the runs.
-    FastRunCache(PathBuf),
-    RecordCompSeq(i32),
-    GraphOptLevel(i32),
-    AsyncLevel(i32),
-    Jit(i32),
-    WorkspaceLimit(usize),
-    Layout(GraphLayout),
-    LayoutTransform(TransformTarget),
-    FullRun,
-    FastRunSharedBatchSize(u32),
-    BinaryEqualBetweenBatch,
-    /// The runtime's: read before loading and written after the runs.
-    TensorRtCache(PathBuf),
-    /// The runtime's: the key of the model's methods, as given (`HEX` or `@FILE`).
-    ModelKey(String),
-    /// The method of a bare encrypted model.
-    ModelDecryption(Method),
-    /// The runtime's: an extern operator library loaded before the model.
-    COprLib(PathBuf),
-    /// The cores the engine's worker threads are pinned to, in the order they take them.
-    CpuCores(Vec<usize>),
+/// Declares `EngineOption` and, from its one list of variants, `OptionKind`
+/// (each variant without its value), `OptionKind::ALL` and `EngineOption::kind`.
+macro_rules! engine_options {
+    (
+        $(#[$meta:meta])*
+        pub enum EngineOption { $($(#[$doc:meta])* $kind:ident $(($value:ty))?,)* }
+    ) => {
+        $(#[$meta])*
+        pub enum EngineOption { $($(#[$doc])* $kind $(($value))?,)* }
+
+        /// An engine option without its value.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum OptionKind { $($kind,)* }
+
+        impl OptionKind {
+            /// Every kind, in the order `--help` lists them.
+            pub const ALL: &'static [OptionKind] = &[$(OptionKind::$kind),*];
+        }
+
+        impl EngineOption {
+            pub fn kind(&self) -> OptionKind {
+                match self { $(EngineOption::$kind { .. } => OptionKind::$kind,)* }
+            }
+        }
+    };
+}
+
+engine_options! {
+    /// One engine option with its value.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub enum EngineOption {
+        Device(Device),
+        Threads(u64),
+        CpuInplace,
+        FastRun,
+        Reproducible,
+        /// The runtime's, not the network's: read before loading and written after the runs.
+        FastRunCache(PathBuf),
+        WeightPreprocess,
+        FusePreprocess,
+        ConstShape,
+        FakeFirst,
+        NoSanityCheck,
+        RecordCompSeq(i32),
+        GraphOptLevel(i32),
+        AsyncLevel(i32),
+        Jit(i32),
+        WorkspaceLimit(usize),
+        Layout(GraphLayout),
+        LayoutTransform(TransformTarget),
+        TensorRt,
+        FullRun,
+        FastRunSharedBatchSize(u32),
+        BinaryEqualBetweenBatch,
+        /// The runtime's: read before loading and written after the runs.
+        TensorRtCache(PathBuf),
+        /// The cores the engine's worker threads are pinned to, in the order they take them.
+        CpuCores(Vec<usize>),
+        /// The runtime's: the key of the model's methods, as given (`HEX` or `@FILE`).
+        ModelKey(String),
+        /// The method of a bare encrypted model.
+        ModelDecryption(Method),
+        /// The runtime's: an extern operator library loaded before the model.
+        COprLib(PathBuf),
+    }
 }
 
 /// The device `--layout-transform` optimizes for.
@@ -72,86 +117,513 @@ pub fn layout_name(layout: GraphLayout) -> &'static str {
         .expect("every layout has a name")
 }
 
+/// The most CPU worker threads: more than the cores of any CPU the engine runs on.
+pub const MAX_THREADS: u64 = 1024;
+
+/// Where `--help` lists an option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Heading {
+    Engine,
+    FastRun,
+    /// How a model file is opened: the options `info` takes too.
+    Loading,
+}
+
+/// What an option sets, as `tune` sees it: two options that set one thing
+/// (or things that exclude each other) clash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting {
+    /// Kernels on the calling thread make the thread count moot.
+    Placement,
+    AlgoSearch,
+    WeightPreprocess,
+    FusePreprocess,
+    /// The first run is what comp-seq recording records.
+    FirstRun,
+    /// The global transform chooses the layouts the static ones fix.
+    Layout,
+    GraphOptLevel,
+}
+
+/// How the command line reads an option.
+#[derive(Clone, Copy)]
+pub enum Takes {
+    /// No value: the flag is the option.
+    Nothing(fn() -> EngineOption),
+    /// A value, named `name` in `--help`, which `parser` reads into the option;
+    /// `hint` tells shell completions what it is (a path).
+    Value {
+        name: &'static str,
+        parser: fn() -> ValueParser,
+        hint: ValueHint,
+    },
+}
+
+/// Everything the command line knows of one kind of option.
+#[derive(Clone, Copy)]
+pub struct Definition {
+    pub kind: OptionKind,
+    /// `--flag`.
+    pub flag: &'static str,
+    pub help: &'static str,
+    pub heading: Heading,
+    pub takes: Takes,
+    /// The value `--help` names as the default: given or not, the option at
+    /// it is not among those given.
+    pub default: Option<&'static str>,
+    /// The value of the flag given alone, for a value that may be left out.
+    pub value_when_alone: Option<&'static str>,
+    /// Each time the flag is given is one more option.
+    pub repeatable: bool,
+    /// The option it cannot be given with, and the one it needs.
+    pub conflicts_with: Option<OptionKind>,
+    pub requires: Option<OptionKind>,
+    /// What it sets, for `tune`.
+    pub setting: Option<Setting>,
+}
+
+/// Every engine option's definition, in the order of `OptionKind::ALL`: its
+/// flag and help, how its value is read, its heading and what it clashes
+/// with. The parsers are functions because clap builds its parsers at run
+/// time; each makes `EngineOption`s.
+pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
+    use EngineOption as O;
+    use Heading::{FastRun, Loading};
+    use OptionKind as K;
+    [
+        valued(
+            K::Device,
+            "--device",
+            "DEVICE",
+            || parser(parse_device),
+            "Device to run on: cpu, cuda or cuda:ID",
+        )
+        .default("cpu"),
+        valued(
+            K::Threads,
+            "--threads",
+            "N",
+            || parser(value_parser!(u64).range(1..=MAX_THREADS).map(O::Threads)),
+            "CPU worker threads",
+        )
+        .setting(Setting::Placement),
+        switch(
+            K::CpuInplace,
+            "--cpu-inplace",
+            || O::CpuInplace,
+            "Run CPU kernels on the calling thread",
+        )
+        .setting(Setting::Placement),
+        switch(
+            K::FastRun,
+            "--fast-run",
+            || O::FastRun,
+            "Pick each operator's algorithm by profiling the optimized ones on the first run (load_and_run's fast-run)",
+        )
+        .heading(FastRun)
+        .setting(Setting::AlgoSearch),
+        switch(
+            K::Reproducible,
+            "--reproducible",
+            || O::Reproducible,
+            "Use only reproducible algorithms",
+        )
+        .heading(FastRun),
+        path(
+            K::FastRunCache,
+            "--fast-run-cache",
+            "FILE",
+            || parser(PathBufValueParser::new().map(O::FastRunCache)),
+            "The fast-run algorithm cache: alone, only read (nothing is profiled; the heuristic picks what it \
+            lacks); with --fast-run or --full-run, read and updated with what was profiled",
+        )
+        .heading(FastRun),
+        switch(
+            K::WeightPreprocess,
+            "--weight-preprocess",
+            || O::WeightPreprocess,
+            "Preprocess constant weights once at load",
+        )
+        .setting(Setting::WeightPreprocess),
+        switch(
+            K::FusePreprocess,
+            "--fuse-preprocess",
+            || O::FusePreprocess,
+            "Fuse preprocessing patterns (astype + pad_channel + dimshuffle)",
+        )
+        .setting(Setting::FusePreprocess),
+        switch(
+            K::ConstShape,
+            "--const-shape",
+            || O::ConstShape,
+            "Assume input shapes never change (saves memory)",
+        ),
+        switch(
+            K::FakeFirst,
+            "--fake-first",
+            || O::FakeFirst,
+            "Make the first execution only allocate (an extra untimed run)",
+        )
+        .setting(Setting::FirstRun),
+        switch(
+            K::NoSanityCheck,
+            "--no-sanity-check",
+            || O::NoSanityCheck,
+            "Skip the var sanity check of the first run",
+        ),
+        valued(
+            K::RecordCompSeq,
+            "--record-comp-seq",
+            "LEVEL",
+            || parser(value_parser!(i32).range(0..=2).map(O::RecordCompSeq)),
+            "Record the kernel sequence on the first run: 1, or 2 to also free extra memory",
+        )
+        .setting(Setting::FirstRun),
+        valued(
+            K::GraphOptLevel,
+            "--graph-opt-level",
+            "N",
+            || parser(value_parser!(i32).range(0..=3).map(O::GraphOptLevel)),
+            "Graph optimization level (0 to 3)",
+        )
+        .setting(Setting::GraphOptLevel),
+        valued(
+            K::AsyncLevel,
+            "--async-level",
+            "N",
+            || parser(value_parser!(i32).map(O::AsyncLevel)),
+            "Asynchronous dispatch level",
+        ),
+        valued(
+            K::Jit,
+            "--jit",
+            "LEVEL",
+            || parser(value_parser!(i32).range(0..=2).map(O::Jit)),
+            "JIT level (CUDA only): 1 elemwise, 2 also reductions",
+        ),
+        valued(
+            K::WorkspaceLimit,
+            "--workspace-limit",
+            "BYTES",
+            || parser(|text: &str| text.parse().map(O::WorkspaceLimit)),
+            "Workspace limit for operators with several algorithms",
+        ),
+        valued(
+            K::Layout,
+            "--layout",
+            "LAYOUT",
+            || parser(layout_parser()),
+            "Convert the graph to this memory layout",
+        )
+        .setting(Setting::Layout),
+        valued(
+            K::LayoutTransform,
+            "--layout-transform",
+            "TARGET",
+            || parser(transform_target_parser()),
+            "Let the engine choose the best layout for the whole graph",
+        )
+        .value_when_alone("auto")
+        .setting(Setting::Layout),
+        switch(
+            K::TensorRt,
+            "--tensorrt",
+            || O::TensorRt,
+            "Run through TensorRT (CUDA only)",
+        ),
+        switch(
+            K::FullRun,
+            "--full-run",
+            || O::FullRun,
+            "Profile every algorithm of each operator, not only the optimized ones (load_and_run's full-run)",
+        )
+        .heading(FastRun)
+        .conflicts_with(K::FastRun)
+        .setting(Setting::AlgoSearch),
+        valued(
+            K::FastRunSharedBatchSize,
+            "--fast-run-shared-batch-size",
+            "N",
+            || parser(value_parser!(u32).range(1..).map(O::FastRunSharedBatchSize)),
+            "Profile with this batch size whatever the model's (fast-run's shared batch size)",
+        )
+        .heading(FastRun),
+        switch(
+            K::BinaryEqualBetweenBatch,
+            "--binary-equal-between-batch",
+            || O::BinaryEqualBetweenBatch,
+            "Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)",
+        )
+        .heading(FastRun),
+        path(
+            K::TensorRtCache,
+            "--tensorrt-cache",
+            "FILE",
+            || parser(PathBufValueParser::new().map(O::TensorRtCache)),
+            "Read and update TensorRT's engine cache in FILE (with --tensorrt)",
+        )
+        .requires(K::TensorRt),
+        valued(
+            K::CpuCores,
+            "--cpu-cores",
+            "LIST",
+            || parser(|text: &str| parse_core_list(text).map(O::CpuCores)),
+            "Pin the engine's CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)",
+        ),
+        valued(
+            K::ModelKey,
+            "--model-key",
+            "HEX|@FILE",
+            || parser(StringValueParser::new().map(O::ModelKey)),
+            "The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key",
+        )
+        .heading(Loading),
+        valued(
+            K::ModelDecryption,
+            "--model-decryption",
+            "METHOD",
+            || parser(decryption_parser()),
+            "The method a bare encrypted model was encrypted with (a packed model names its own)",
+        )
+        .heading(Loading),
+        path(
+            K::COprLib,
+            "--c-opr-lib",
+            "PATH",
+            || parser(PathBufValueParser::new().map(O::COprLib)),
+            "Load an extern C operator library (MegEngine's extern_c_opr.h) before the model; repeatable",
+        )
+        .heading(Loading)
+        .repeatable(),
+    ]
+};
+
+// A kind finds its definition by its number: the table is in the order of
+// `OptionKind::ALL`, or the crate does not compile.
+const _: () = {
+    let mut index = 0;
+    while index < DEFINITIONS.len() {
+        assert!(
+            DEFINITIONS[index].kind as usize == index,
+            "DEFINITIONS is not in the order of OptionKind::ALL"
+        );
+        index += 1;
+    }
+};
+
+/// A flag that is the option `option` makes.
+const fn switch(kind: OptionKind, flag: &'static str, option: fn() -> EngineOption, help: &'static str) -> Definition {
+    Definition::new(kind, flag, help, Takes::Nothing(option))
+}
+
+/// A flag with a value named `name`, which `parser` reads.
+const fn valued(
+    kind: OptionKind,
+    flag: &'static str,
+    name: &'static str,
+    parser: fn() -> ValueParser,
+    help: &'static str,
+) -> Definition {
+    let hint = ValueHint::Unknown;
+    Definition::new(kind, flag, help, Takes::Value { name, parser, hint })
+}
+
+/// A flag with a path named `name`, which `parser` reads.
+const fn path(
+    kind: OptionKind,
+    flag: &'static str,
+    name: &'static str,
+    parser: fn() -> ValueParser,
+    help: &'static str,
+) -> Definition {
+    let hint = ValueHint::AnyPath;
+    Definition::new(kind, flag, help, Takes::Value { name, parser, hint })
+}
+
+/// A parser that makes engine options (`get_many::<EngineOption>` reads them).
+fn parser(parser: impl TypedValueParser<Value = EngineOption>) -> ValueParser {
+    ValueParser::new(parser)
+}
+
+impl Definition {
+    const fn new(kind: OptionKind, flag: &'static str, help: &'static str, takes: Takes) -> Definition {
+        Definition {
+            kind,
+            flag,
+            help,
+            heading: Heading::Engine,
+            takes,
+            default: None,
+            value_when_alone: None,
+            repeatable: false,
+            conflicts_with: None,
+            requires: None,
+            setting: None,
+        }
+    }
+
+    const fn heading(self, heading: Heading) -> Definition {
+        Definition { heading, ..self }
+    }
+
+    const fn setting(self, setting: Setting) -> Definition {
+        Definition {
+            setting: Some(setting),
+            ..self
+        }
+    }
+
+    const fn default(self, value: &'static str) -> Definition {
+        Definition {
+            default: Some(value),
+            ..self
+        }
+    }
+
+    const fn value_when_alone(self, value: &'static str) -> Definition {
+        Definition {
+            value_when_alone: Some(value),
+            ..self
+        }
+    }
+
+    const fn repeatable(self) -> Definition {
+        Definition {
+            repeatable: true,
+            ..self
+        }
+    }
+
+    const fn conflicts_with(self, kind: OptionKind) -> Definition {
+        Definition {
+            conflicts_with: Some(kind),
+            ..self
+        }
+    }
+
+    const fn requires(self, kind: OptionKind) -> Definition {
+        Definition {
+            requires: Some(kind),
+            ..self
+        }
+    }
+}
+
+impl Definition {
+    /// The flag without its `--`: the option's name on the command line.
+    pub fn name(&self) -> &'static str {
+        self.flag.strip_prefix("--").unwrap_or(self.flag)
+    }
+}
+
+impl OptionKind {
+    pub fn definition(self) -> &'static Definition {
+        &DEFINITIONS[self as usize]
+    }
+}
+
+/// What the runtime takes besides the network's options: the caches it reads
+/// before loading and updates after the runs, the model's key, and the extern
+/// operators loaded before the model.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RuntimeOptions {
+    pub fast_run_cache: Option<PathBuf>,
+    pub tensorrt_cache: Option<PathBuf>,
+    /// `--model-key` as given: hex digits or `@FILE`.
+    pub model_key: Option<String>,
+    pub c_opr_libs: Vec<PathBuf>,
+}
+
 impl EngineOption {
+    /// The option's value as the command line writes it (a path exact); none
+    /// where the flag alone is the option.
+    fn value(&self) -> Option<OsString> {
+        use EngineOption as O;
+        let text = |value: &dyn ToString| Some(OsString::from(value.to_string()));
+        let path = |path: &PathBuf| Some(path.clone().into_os_string());
+        match self {
+            O::Device(device) => text(device),
+            O::Threads(n) => text(n),
+            O::FastRunCache(file) | O::TensorRtCache(file) | O::COprLib(file) => path(file),
+            O::RecordCompSeq(level) | O::GraphOptLevel(level) | O::AsyncLevel(level) | O::Jit(level) => text(level),
+            O::WorkspaceLimit(bytes) => text(bytes),
+            O::Layout(layout) => text(&layout_name(*layout)),
+            // The flag alone stands for the device the model runs on.
+            O::LayoutTransform(TransformTarget::Auto) => None,
+            O::LayoutTransform(target) => text(&target.name()),
+            O::FastRunSharedBatchSize(n) => text(n),
+            O::CpuCores(cores) => text(&cores.iter().map(usize::to_string).collect::<Vec<_>>().join(",")),
+            O::ModelKey(key) => text(key),
+            O::ModelDecryption(method) => text(method),
+            O::CpuInplace
+            | O::FastRun
+            | O::Reproducible
+            | O::WeightPreprocess
+            | O::FusePreprocess
+            | O::ConstShape
+            | O::FakeFirst
+            | O::NoSanityCheck
+            | O::TensorRt
+            | O::FullRun
+            | O::BinaryEqualBetweenBatch => None,
+        }
+    }
+
+    /// Whether the option is at the default `--help` names (`--device cpu`).
+    pub fn is_default(&self) -> bool {
+        let default = self.kind().definition().default;
+        default.is_some_and(|default| self.value().is_some_and(|value| value == default))
+    }
+
     /// The option's flag, and its value where it takes one, exact (a path as it is).
     pub fn flag_and_value(&self) -> (&'static str, Option<OsString>) {
-        let shown = |value: &dyn ToString| Some(OsString::from(value.to_string()));
-        let path = |path: &PathBuf| Some(path.as_os_str().to_os_string());
-        match self {
-            EngineOption::Device(device) => ("--device", shown(device)),
-            EngineOption::CpuInplace => ("--cpu-inplace", None),
-            EngineOption::FastRun => ("--fast-run", None),
-            EngineOption::Reproducible => ("--reproducible", None),
-            EngineOption::WeightPreprocess => ("--weight-preprocess", None),
-            EngineOption::FusePreprocess => ("--fuse-preprocess", None),
-            EngineOption::ConstShape => ("--const-shape", None),
-            EngineOption::FakeFirst => ("--fake-first", None),
-            EngineOption::NoSanityCheck => ("--no-sanity-check", None),
-            EngineOption::TensorRt => ("--tensorrt", None),
-            EngineOption::Threads(n) => ("--threads", shown(n)),
-            EngineOption::FastRunCache(file) => ("--fast-run-cache", path(file)),
-            EngineOption::RecordCompSeq(level) => ("--record-comp-seq", shown(level)),
-            EngineOption::GraphOptLevel(level) => ("--graph-opt-level", shown(level)),
-            EngineOption::AsyncLevel(level) => ("--async-level", shown(level)),
-            EngineOption::Jit(level) => ("--jit", shown(level)),
-            EngineOption::WorkspaceLimit(bytes) => ("--workspace-limit", shown(bytes)),
-            EngineOption::Layout(layout) => ("--layout", shown(&layout_name(*layout))),
-            EngineOption::LayoutTransform(TransformTarget::Auto) => ("--layout-transform", None),
-            EngineOption::LayoutTransform(TransformTarget::Cpu) => ("--layout-transform", shown(&"cpu")),
-            EngineOption::LayoutTransform(TransformTarget::Cuda) => ("--layout-transform", shown(&"cuda")),
-            EngineOption::FullRun => ("--full-run", None),
-            EngineOption::FastRunSharedBatchSize(n) => ("--fast-run-shared-batch-size", shown(n)),
-            EngineOption::BinaryEqualBetweenBatch => ("--binary-equal-between-batch", None),
-            EngineOption::TensorRtCache(file) => ("--tensorrt-cache", path(file)),
-            EngineOption::ModelKey(key) => ("--model-key", shown(key)),
-            EngineOption::ModelDecryption(method) => ("--model-decryption", shown(method)),
-            EngineOption::COprLib(library) => ("--c-opr-lib", path(library)),
-            EngineOption::CpuCores(cores) => {
-                let list: Vec<String> = cores.iter().map(usize::to_string).collect();
-                ("--cpu-cores", shown(&list.join(",")))
-            }
-        }
+        (self.kind().definition().flag, self.value())
     }
 
     /// The option on a command line, as words of text (for messages and
     /// files of text; `supervise::command` gives a child the exact value).
+    /// A value that starts with `-` joins its flag (`--async-level=-1`),
+    /// where it cannot be taken for an option.
     pub fn args(&self) -> Vec<String> {
         let (flag, value) = self.flag_and_value();
-        std::iter::once(flag.to_string())
-            .chain(value.map(|value| value.to_string_lossy().into_owned()))
-            .collect()
+        match value.map(|value| value.to_string_lossy().into_owned()) {
+            Some(value) if value.starts_with('-') => vec![format!("{flag}={value}")],
+            Some(value) => vec![flag.to_string(), value],
+            None => vec![flag.to_string()],
+        }
     }
 
-    /// Sets the option in `network` (the runtime's options are left out).
-    pub fn apply(&self, network: &mut NetworkOptions) {
+    /// Sets what the option sets: in the network, or in what the runtime takes.
+    pub fn apply(&self, network: &mut NetworkOptions, runtime: &mut RuntimeOptions) {
+        use EngineOption as O;
         match *self {
-            EngineOption::CpuCores(ref cores) => network.cpu_cores = Some(cores.clone()),
-            EngineOption::Device(device) => network.device = device,
-            EngineOption::CpuInplace => network.cpu_inplace = true,
-            EngineOption::FastRun => network.algo_search = AlgoSearch::FastRun,
-            EngineOption::Reproducible => network.reproducible = true,
-            EngineOption::WeightPreprocess => network.weight_preprocess = true,
-            EngineOption::FusePreprocess => network.fuse_preprocess = true,
-            EngineOption::ConstShape => network.const_shape = true,
-            EngineOption::FakeFirst => network.fake_first = true,
-            EngineOption::NoSanityCheck => network.no_sanity_check = true,
-            EngineOption::TensorRt => network.tensorrt = true,
-            EngineOption::Threads(n) => network.threads = Some(n as usize),
-            EngineOption::FastRunCache(_)
-            | EngineOption::TensorRtCache(_)
-            | EngineOption::ModelKey(_)
-            | EngineOption::COprLib(_) => {}
-            EngineOption::RecordCompSeq(level) => network.record_comp_seq = Some(level),
-            EngineOption::GraphOptLevel(level) => network.graph_opt_level = Some(level),
-            EngineOption::AsyncLevel(level) => network.async_level = Some(level),
-            EngineOption::Jit(level) => network.jit_level = Some(level),
-            EngineOption::WorkspaceLimit(bytes) => network.workspace_limit = Some(bytes),
-            EngineOption::Layout(layout) => network.layout = Some(layout),
-            EngineOption::LayoutTransform(_) => network.layout_transform = true,
-            EngineOption::FullRun => network.algo_search = AlgoSearch::FullRun,
-            EngineOption::FastRunSharedBatchSize(n) => network.shared_batch_size = Some(n),
-            EngineOption::BinaryEqualBetweenBatch => network.binary_equal_between_batch = true,
-            EngineOption::ModelDecryption(method) => network.bare_model_decryption = Some(method.name()),
+            O::Device(device) => network.device = device,
+            O::Threads(n) => network.threads = Some(n as usize),
+            O::CpuInplace => network.cpu_inplace = true,
+            O::FastRun => network.algo_search = AlgoSearch::FastRun,
+            O::Reproducible => network.reproducible = true,
+            O::FastRunCache(ref file) => runtime.fast_run_cache = Some(file.clone()),
+            O::WeightPreprocess => network.weight_preprocess = true,
+            O::FusePreprocess => network.fuse_preprocess = true,
+            O::ConstShape => network.const_shape = true,
+            O::FakeFirst => network.fake_first = true,
+            O::NoSanityCheck => network.no_sanity_check = true,
+            O::RecordCompSeq(level) => network.record_comp_seq = Some(level),
+            O::GraphOptLevel(level) => network.graph_opt_level = Some(level),
+            O::AsyncLevel(level) => network.async_level = Some(level),
+            O::Jit(level) => network.jit_level = Some(level),
+            O::WorkspaceLimit(bytes) => network.workspace_limit = Some(bytes),
+            O::Layout(layout) => network.layout = Some(layout),
+            O::LayoutTransform(_) => network.layout_transform = true,
+            O::TensorRt => network.tensorrt = true,
+            O::FullRun => network.algo_search = AlgoSearch::FullRun,
+            O::FastRunSharedBatchSize(n) => network.shared_batch_size = Some(n),
+            O::BinaryEqualBetweenBatch => network.binary_equal_between_batch = true,
+            O::TensorRtCache(ref file) => runtime.tensorrt_cache = Some(file.clone()),
+            O::CpuCores(ref cores) => network.cpu_cores = Some(cores.clone()),
+            O::ModelKey(ref key) => runtime.model_key = Some(key.clone()),
+            O::ModelDecryption(method) => network.bare_model_decryption = Some(method.name()),
+            O::COprLib(ref library) => runtime.c_opr_libs.push(library.clone()),
         }
     }
 
@@ -159,42 +631,247 @@ impl EngineOption {
     /// a candidate of `tune` never holds both, and an option the user gave
     /// keeps `tune` from trying any that clashes with it.
     pub fn clashes_with(&self, other: &EngineOption) -> bool {
-        use EngineOption::*;
-        let group = |option: &EngineOption| match option {
-            // Kernels on the calling thread make the thread count moot.
-            Threads(_) | CpuInplace => Some(0),
-            FastRun | FullRun => Some(1),
-            WeightPreprocess => Some(2),
-            FusePreprocess => Some(3),
-            // The first run is what comp-seq recording records.
-            RecordCompSeq(_) | FakeFirst => Some(4),
-            // The global transform chooses the layouts the static ones fix.
-            LayoutTransform(_) | Layout(_) => Some(5),
-            GraphOptLevel(_) => Some(6),
-            _ => None,
-        };
-        group(self).is_some_and(|group_of_self| group(other) == Some(group_of_self))
+        let setting = |option: &EngineOption| option.kind().definition().setting;
+        setting(self).is_some_and(|setting_of_self| setting(other) == Some(setting_of_self))
     }
+}
+
+impl TransformTarget {
+    const ALL: [TransformTarget; 3] = [TransformTarget::Auto, TransformTarget::Cpu, TransformTarget::Cuda];
+
+    fn name(self) -> &'static str {
+        match self {
+            TransformTarget::Auto => "auto",
+            TransformTarget::Cpu => "cpu",
+            TransformTarget::Cuda => "cuda",
+        }
+    }
+}
+
+/// `--layout`: one of the names the engine's layouts go by.
+fn layout_parser() -> impl TypedValueParser<Value = EngineOption> {
+    PossibleValuesParser::new(LAYOUTS.map(|(_, name)| name)).map(|name| {
+        let layout = LAYOUTS.into_iter().find(|(_, known)| *known == name);
+        EngineOption::Layout(layout.expect("one of the possible values").0)
+    })
+}
+
+/// `--model-decryption`: one of the methods Lite registers.
+fn decryption_parser() -> impl TypedValueParser<Value = EngineOption> {
+    PossibleValuesParser::new(Method::ALL.map(Method::name))
+        .map(|name| EngineOption::ModelDecryption(Method::from_name(&name).expect("one of the possible values")))
+}
+
+/// `--layout-transform`'s values, `auto` explained.
+fn transform_target_parser() -> impl TypedValueParser<Value = EngineOption> {
+    let values = TransformTarget::ALL.map(|target| match target {
+        TransformTarget::Auto => PossibleValue::new(target.name()).help("The device the model runs on"),
+        _ => PossibleValue::new(target.name()),
+    });
+    PossibleValuesParser::new(values).map(|name| {
+        let target = TransformTarget::ALL.into_iter().find(|target| target.name() == name);
+        EngineOption::LayoutTransform(target.expect("one of the possible values"))
+    })
+}
+
+/// `--device`: `cpu`, `cuda` or `cuda:ID`.
+fn parse_device(text: &str) -> Result<EngineOption, String> {
+    let device = match text.split_once(':') {
+        None if text == "cpu" => Device::Cpu,
+        None if text == "cuda" => Device::Cuda(0),
+        Some(("cuda", id)) => Device::Cuda(id.parse().map_err(|_| format!("'{id}' is not a device number"))?),
+        _ => return Err("expected cpu, cuda or cuda:ID".to_string()),
+    };
+    Ok(EngineOption::Device(device))
+}
+
+/// `--cpu-cores`: `0,1`, `2-3`, `0,2-3`: numbers and ranges, as `taskset -c` reads them.
+fn parse_core_list(text: &str) -> Result<Vec<usize>, String> {
+    let bad = || format!("'{text}' is not a list of cores such as 0,1 or 0-3");
+    let mut cores = Vec::new();
+    for part in text.split(',') {
+        let number = |n: &str| n.trim().parse::<usize>().map_err(|_| bad());
+        match part.split_once('-') {
+            Some((first, last)) => {
+                let (first, last) = (number(first)?, number(last)?);
+                if first > last {
+                    return Err(bad());
+                }
+                cores.extend(first..=last);
+            }
+            None => cores.push(number(part)?),
+        }
+    }
+    Ok(cores)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::parse_engine_words;
+
+    type Effect = fn(&mut NetworkOptions, &mut RuntimeOptions);
+
+    /// An option of each kind, and what it should set. No wildcard: a new
+    /// kind does not compile until it is listed here.
+    fn example(kind: OptionKind) -> (EngineOption, Effect) {
+        use EngineOption as O;
+        use OptionKind as K;
+        match kind {
+            K::Device => (O::Device(Device::Cuda(1)), |n, _| n.device = Device::Cuda(1)),
+            K::Threads => (O::Threads(3), |n, _| n.threads = Some(3)),
+            K::CpuInplace => (O::CpuInplace, |n, _| n.cpu_inplace = true),
+            K::FastRun => (O::FastRun, |n, _| n.algo_search = AlgoSearch::FastRun),
+            K::Reproducible => (O::Reproducible, |n, _| n.reproducible = true),
+            K::FastRunCache => (O::FastRunCache("algo.cache".into()), |_, r| {
+                r.fast_run_cache = Some("algo.cache".into())
+            }),
+            K::WeightPreprocess => (O::WeightPreprocess, |n, _| n.weight_preprocess = true),
+            K::FusePreprocess => (O::FusePreprocess, |n, _| n.fuse_preprocess = true),
+            K::ConstShape => (O::ConstShape, |n, _| n.const_shape = true),
+            K::FakeFirst => (O::FakeFirst, |n, _| n.fake_first = true),
+            K::NoSanityCheck => (O::NoSanityCheck, |n, _| n.no_sanity_check = true),
+            K::RecordCompSeq => (O::RecordCompSeq(2), |n, _| n.record_comp_seq = Some(2)),
+            K::GraphOptLevel => (O::GraphOptLevel(0), |n, _| n.graph_opt_level = Some(0)),
+            K::AsyncLevel => (O::AsyncLevel(-1), |n, _| n.async_level = Some(-1)),
+            K::Jit => (O::Jit(1), |n, _| n.jit_level = Some(1)),
+            K::WorkspaceLimit => (O::WorkspaceLimit(1 << 20), |n, _| n.workspace_limit = Some(1 << 20)),
+            K::Layout => (O::Layout(GraphLayout::Nchw44Dot), |n, _| {
+                n.layout = Some(GraphLayout::Nchw44Dot)
+            }),
+            K::LayoutTransform => (O::LayoutTransform(TransformTarget::Cuda), |n, _| {
+                n.layout_transform = true
+            }),
+            K::TensorRt => (O::TensorRt, |n, _| n.tensorrt = true),
+            K::FullRun => (O::FullRun, |n, _| n.algo_search = AlgoSearch::FullRun),
+            K::FastRunSharedBatchSize => (O::FastRunSharedBatchSize(8), |n, _| n.shared_batch_size = Some(8)),
+            K::BinaryEqualBetweenBatch => (O::BinaryEqualBetweenBatch, |n, _| n.binary_equal_between_batch = true),
+            K::TensorRtCache => (O::TensorRtCache("trt.cache".into()), |_, r| {
+                r.tensorrt_cache = Some("trt.cache".into())
+            }),
+            K::CpuCores => (O::CpuCores(vec![2, 0]), |n, _| n.cpu_cores = Some(vec![2, 0])),
+            K::ModelKey => (O::ModelKey("00ff".into()), |_, r| r.model_key = Some("00ff".into())),
+            K::ModelDecryption => (O::ModelDecryption(Method::Rc4), |n, _| {
+                n.bare_model_decryption = Some("RC4_default")
+            }),
+            K::COprLib => (O::COprLib("libopr.so".into()), |_, r| {
+                r.c_opr_libs = vec!["libopr.so".into()]
+            }),
+        }
+    }
+
+    /// The words a command line needs beside `option`'s for the parser to
+    /// take them (the other half of `requires`).
+    fn with_what_it_requires(option: &EngineOption) -> Vec<EngineOption> {
+        let required = option.kind().definition().requires.map(|kind| example(kind).0);
+        required.into_iter().chain([option.clone()]).collect()
+    }
 
     #[test]
-    fn renders_each_option_as_run_takes_it() {
-        assert_eq!(EngineOption::Threads(2).args(), ["--threads", "2"]);
-        assert_eq!(EngineOption::Device(Device::Cuda(1)).args(), ["--device", "cuda:1"]);
+    fn every_option_reads_back_from_its_words_and_sets_what_it_should() {
+        for &kind in OptionKind::ALL {
+            let (option, effect) = example(kind);
+            assert_eq!(option.kind(), kind);
+            let options = with_what_it_requires(&option);
+            let words: Vec<String> = options.iter().flat_map(EngineOption::args).collect();
+            let read = parse_engine_words(words.clone()).unwrap_or_else(|err| panic!("{words:?}: {err}"));
+            assert_eq!(read, options, "{words:?}");
+            assert_eq!(read.iter().flat_map(EngineOption::args).collect::<Vec<_>>(), words);
+
+            let (mut network, mut runtime) = (NetworkOptions::default(), RuntimeOptions::default());
+            option.apply(&mut network, &mut runtime);
+            let (mut expected_network, mut expected_runtime) = (NetworkOptions::default(), RuntimeOptions::default());
+            effect(&mut expected_network, &mut expected_runtime);
+            assert_eq!(
+                (&network, &runtime),
+                (&expected_network, &expected_runtime),
+                "{option:?}"
+            );
+            let unchanged = (NetworkOptions::default(), RuntimeOptions::default());
+            assert_ne!((network, runtime), unchanged, "{option:?} sets nothing");
+        }
+    }
+
+    #[test]
+    fn every_flag_is_one_kind_s_and_every_switch_its_own() {
+        for (index, &kind) in OptionKind::ALL.iter().enumerate() {
+            let definition = kind.definition();
+            assert!(definition.flag.starts_with("--"), "{kind:?}");
+            let others = &OptionKind::ALL[index + 1..];
+            assert!(
+                others.iter().all(|other| other.definition().flag != definition.flag),
+                "{kind:?}"
+            );
+            if let Takes::Nothing(option) = definition.takes {
+                assert_eq!(option().kind(), kind);
+            }
+        }
+    }
+
+    #[test]
+    fn options_keep_the_order_given_and_the_flag_alone_is_auto() {
+        let words = [
+            "--layout-transform",
+            "--threads",
+            "2",
+            "--c-opr-lib",
+            "a.so",
+            "--fast-run",
+            "--c-opr-lib",
+            "b.so",
+        ];
+        let read = parse_engine_words(words.map(String::from)).unwrap();
         assert_eq!(
-            EngineOption::Layout(GraphLayout::Nchw44Dot).args(),
-            ["--layout", "nchw44-dot"]
+            read,
+            [
+                EngineOption::LayoutTransform(TransformTarget::Auto),
+                EngineOption::Threads(2),
+                EngineOption::COprLib("a.so".into()),
+                EngineOption::FastRun,
+                EngineOption::COprLib("b.so".into()),
+            ]
         );
-        assert_eq!(
-            EngineOption::LayoutTransform(TransformTarget::Auto).args(),
-            ["--layout-transform"]
-        );
-        assert_eq!(EngineOption::CpuCores(vec![0, 2]).args(), ["--cpu-cores", "0,2"]);
+        assert_eq!(read.iter().flat_map(EngineOption::args).collect::<Vec<_>>(), words);
+    }
+
+    #[test]
+    fn a_value_that_starts_with_a_dash_reads_back() {
+        for option in [
+            EngineOption::AsyncLevel(-1),
+            EngineOption::FastRunCache("-algo.cache".into()),
+        ] {
+            let words = option.args();
+            assert_eq!(words.len(), 1, "{words:?}");
+            assert_eq!(parse_engine_words(words), Ok(vec![option]));
+        }
+    }
+
+    #[test]
+    fn options_of_one_setting_clash() {
         assert!(EngineOption::FakeFirst.clashes_with(&EngineOption::RecordCompSeq(1)));
+        assert!(EngineOption::Threads(2).clashes_with(&EngineOption::CpuInplace));
+        assert!(EngineOption::GraphOptLevel(2).clashes_with(&EngineOption::GraphOptLevel(0)));
         assert!(!EngineOption::Reproducible.clashes_with(&EngineOption::Reproducible));
+        assert!(!EngineOption::FastRun.clashes_with(&EngineOption::Threads(2)));
+    }
+
+    #[test]
+    fn reads_devices() {
+        assert_eq!(parse_device("cpu"), Ok(EngineOption::Device(Device::Cpu)));
+        assert_eq!(parse_device("cuda"), Ok(EngineOption::Device(Device::Cuda(0))));
+        assert_eq!(parse_device("cuda:3"), Ok(EngineOption::Device(Device::Cuda(3))));
+        for bad in ["gpu", "cuda:x", "cpu:1", ""] {
+            assert!(parse_device(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn reads_core_lists_as_taskset_does() {
+        assert_eq!(parse_core_list("0,1"), Ok(vec![0, 1]));
+        assert_eq!(parse_core_list("0,2-4"), Ok(vec![0, 2, 3, 4]));
+        assert_eq!(parse_core_list("3"), Ok(vec![3]));
+        for bad in ["", "a", "1-", "3-1", "0,,1", "-1"] {
+            assert!(parse_core_list(bad).is_err(), "{bad}");
+        }
     }
 }

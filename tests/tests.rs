@@ -8,6 +8,7 @@ mod common;
 
 mod check;
 mod compare;
+mod cuda;
 mod dump;
 mod hostile;
 mod info;

@@ -3,11 +3,11 @@
 use anyhow::{Context, Result};
 
 use super::prepare::{load_runtime, read_model, ready_runtime};
-use super::settings::{load_options, EngineSettings};
+use super::settings::EngineSettings;
 use super::Global;
 use crate::cli::InfoArgs;
 use crate::deploy::Carried;
-use crate::engine::silence_stdout;
+use crate::engine::{silence_stdout, Device};
 use crate::model::{ModelFile, Wrapping};
 use crate::options::EngineOption;
 use crate::report::info::{ModelInfo, Packing, Tensor, Testcase};
@@ -17,12 +17,12 @@ use crate::runner::testcase::testcase_values;
 use crate::runner::{Outputs, Session};
 
 pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
-    let engine = EngineSettings::from_given(load_options(&args.load), global)?;
+    let engine = EngineSettings::from_given(args.load.given.clone(), global)?;
     let model = read_model(&args.model, &engine)?;
     let packing = packing(&model)?;
     // Read from the graph before the engine is asked anything: it runs nothing.
     let ops = args.ops.then(|| model.cost()).transpose()?;
-    let lite = load_runtime(global)?;
+    let lite = load_runtime(global, Device::Cpu)?;
     let _ready = ready_runtime(&lite, &engine, &model, &engine.network)?;
     let engine_output = silence_stdout(global.verbose);
     let session = Session::load(&lite, &model, Outputs::Asserted, &engine.network)?;

@@ -16,7 +16,6 @@ mod settings;
 mod tune;
 
 use std::fmt;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -30,7 +29,8 @@ use crate::text::printable;
 
 /// Options every command may need.
 pub struct Global {
-    pub lite_lib: Option<PathBuf>,
+    /// The runtime asked for (`--lite-lib`, `--runtime-version`).
+    pub runtime: crate::runtime::Choice,
     pub verbose: bool,
     pub quiet: bool,
 }
@@ -75,7 +75,10 @@ impl std::error::Error for ChildExited {}
 
 pub fn dispatch(cli: Cli) -> Result<()> {
     let global = Global {
-        lite_lib: cli.lite_lib,
+        runtime: crate::runtime::Choice {
+            lite_lib: cli.lite_lib,
+            version: cli.runtime_version,
+        },
         verbose: cli.verbose,
         quiet: cli.quiet,
     };
@@ -105,7 +108,12 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Compare(args) => compare::compare(*args, &global),
         Command::Tune(args) => tune::tune(*args, &global),
         Command::PackTestcases(args) => pack_testcases::pack(*args, &global),
-        Command::Runtime(RuntimeCommand::Install { version, force }) => runtime::install(&version, force, &global),
+        Command::Runtime(RuntimeCommand::Install {
+            version,
+            wheel,
+            find_links,
+            force,
+        }) => runtime::install(version.as_deref(), wheel, find_links, force, &global),
         Command::Runtime(RuntimeCommand::Info { json }) => runtime::info(json, &global),
         Command::Completions { shell } => completions::completions(shell),
         Command::Man { dir } => man::man(&dir),
@@ -117,7 +125,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
 /// into an error. Where none was found, the child says so after its own checks
 /// of the command line, as when it looked itself.
 fn supervised(timeout: Option<Duration>, work: Work, global: &Global) -> Result<()> {
-    let lookup = lite_runtime::locate(global.lite_lib.as_deref());
+    let lookup = lite_runtime::locate(&global.runtime);
     let mut progress = RunProgress::new(global.quiet);
     match supervise::parent::rerun_supervised(lookup.as_ref(), timeout, global.verbose, work, &mut progress)? {
         0 => Ok(()),

@@ -10,10 +10,11 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::settings::{engine_words, EngineSettings, ModelSettings};
+use super::settings::{EngineSettings, ModelSettings};
 use super::Global;
+use crate::cli::parse_engine_words;
 use crate::deploy::Carried;
-use crate::engine::{silence_stdout, AlgoSearch, Lite, NetworkOptions, StdoutSilenced};
+use crate::engine::{silence_stdout, AlgoSearch, Device, Lite, NetworkOptions, StdoutSilenced};
 use crate::feeds::{self, Feed, FeedOptions};
 use crate::input_files;
 use crate::model::{Method, ModelFile};
@@ -78,11 +79,12 @@ pub struct Prepared<'a> {
     global: &'a Global,
 }
 
-/// Finds and loads the engine's library, telling a supervising parent, which
-/// then knows a failure to be the library's.
-pub fn load_runtime(global: &Global) -> Result<Lite> {
+/// Finds the engine's library, makes sure it runs on `device`, and loads it,
+/// telling a supervising parent, which then knows a failure (or a driver that
+/// does not answer) to be the library's.
+pub fn load_runtime(global: &Global, device: Device) -> Result<Lite> {
     announce(Phase::Runtime);
-    runtime::load(global.lite_lib.as_deref(), global.verbose)
+    runtime::load(&global.runtime, device, global.verbose)
 }
 
 /// What `ready_runtime` set up.
@@ -116,8 +118,9 @@ pub fn prepare<'a, T>(
     };
     let mut options = engine.network.clone();
     let adjusted = adjust(&opened, &mut options)?;
-    let lite = load_runtime(global)?;
-    // Before loading: a missing device is not the model's fault.
+    // Before the engine loads, a GPU it cannot run on is refused (the driver's
+    // view); after, one the engine does not see (a build without CUDA).
+    let lite = load_runtime(global, options.device)?;
     lite.check_device(options.device)?;
     let ready = ready_runtime(&lite, &engine, &opened.model, &options)?;
     let engine_output = silence_stdout(global.verbose);
@@ -187,7 +190,9 @@ pub fn with_carried(
         }
     }
     given.extend(carried.by_lite.iter().cloned());
-    let by_mge = engine_words(&carried.by_mge).context("the options in the pack's extra_info")?;
+    let by_mge = parse_engine_words(carried.by_mge.iter().cloned())
+        .map_err(anyhow::Error::msg)
+        .context("the options in the pack's extra_info")?;
     let (applied, left_out): (Vec<_>, Vec<_>) = by_mge
         .into_iter()
         .partition(|option| !given.iter().any(|given| overrides(given, option)));

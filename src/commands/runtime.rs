@@ -1,14 +1,39 @@
-use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Result};
 
 use super::Global;
-use crate::engine::Lite;
+use crate::engine::{cuda_driver, Driver, Lite};
 use crate::report::progress::InstallProgress;
-use crate::report::runtime::RuntimeInfo;
+use crate::report::runtime::{CudaDriver, GpuInfo, InstalledRuntime, RuntimeInfo};
 use crate::report::{emit, print};
-use crate::runtime::{self as lite_runtime, Files, Origin, Scrutiny};
+use crate::runtime::{self as lite_runtime, Files, Located, Origin, Scrutiny, Source};
 
-pub fn install(version: &str, force: bool, global: &Global) -> Result<()> {
-    let library = lite_runtime::install(version, force, global.quiet, &mut InstallProgress::new(global.quiet))?;
+pub fn install(
+    version: Option<&str>,
+    wheel: Option<PathBuf>,
+    find_links: Option<String>,
+    force: bool,
+    global: &Global,
+) -> Result<()> {
+    let source = match (wheel, find_links) {
+        (Some(wheel), _) => Source::Wheel(wheel),
+        (None, Some(links)) if links.is_empty() => bail!("--find-links: give a URL or a folder"),
+        (None, Some(links)) => Source::FindLinks(links),
+        (None, None) => Source::Registry,
+    };
+    // The runtime this command line would use is the one to install; a wheel is its own.
+    let version = match source {
+        Source::Wheel(_) => version,
+        _ => version.or(global.runtime.version.as_deref()),
+    };
+    let library = lite_runtime::install(
+        version,
+        &source,
+        force,
+        global.quiet,
+        &mut InstallProgress::new(global.quiet),
+    )?;
     emit(&format!("{}\n", library.display()))
 }
 
@@ -16,21 +41,34 @@ pub fn install(version: &str, force: bool, global: &Global) -> Result<()> {
 /// install, or one without a record to tell, is reported without being loaded
 /// (a truncated library crashes it).
 pub fn info(json: bool, global: &Global) -> Result<()> {
-    let located = lite_runtime::find(global.lite_lib.as_deref())?;
+    let located = lite_runtime::find(&global.runtime)?;
+    let files = located.files(Scrutiny::Contents)?;
+    let unloadable = matches!(files, Files::Damaged(_) | Files::Unrecorded);
+    let cuda_architectures = match unloadable {
+        true => None,
+        false => Some(lite_runtime::recorded_or_scanned(
+            located.install.as_deref(),
+            &located.path,
+        )?),
+    };
     let mut info = RuntimeInfo {
         path: located.path.display().to_string(),
         found_by: located.origin.to_string(),
-        files: located.files(Scrutiny::Contents)?,
+        files,
         version: None,
         cpu_devices: None,
         cuda_devices: None,
+        gpus: gpus(cuda_architectures.as_ref()),
+        cuda_driver: driver(),
+        cuda_architectures,
+        installed: installed(&located),
         shadowed_by: lite_runtime::other_mge_on_path().map(|path| path.display().to_string()),
         cache_folder: match located.origin {
-            Origin::Cache => None,
+            Origin::Cache | Origin::Version => None,
             _ => lite_runtime::home().ok().map(|home| home.display().to_string()),
         },
     };
-    if !matches!(info.files, Files::Damaged(_) | Files::Unrecorded) {
+    if !unloadable {
         let lite = Lite::load(&located.path, global.verbose)?;
         let (major, minor, patch) = lite.version()?;
         info.version = Some(format!("{major}.{minor}.{patch}"));
@@ -48,10 +86,59 @@ pub fn info(json: bool, global: &Global) -> Result<()> {
     }
 }
 
+fn driver() -> CudaDriver {
+    match cuda_driver() {
+        Driver::Absent(reason) => CudaDriver::Absent { reason: reason.clone() },
+        Driver::Failed { call, code, name } => CudaDriver::Failed {
+            call: call.to_string(),
+            code: *code,
+            name: name.clone(),
+        },
+        // The driver's version is 1000 * major + 10 * minor.
+        Driver::Ready { version, .. } => CudaDriver::Ready {
+            cuda_version: format!("{}.{}", version / 1000, version % 1000 / 10),
+        },
+    }
+}
+
+/// The GPUs the driver reports, and whether a runtime of `architectures` runs on each.
+fn gpus(architectures: Option<&lite_runtime::Architectures>) -> Vec<GpuInfo> {
+    let Driver::Ready { gpus, .. } = cuda_driver() else {
+        return Vec::new();
+    };
+    gpus.iter()
+        .map(|gpu| GpuInfo {
+            index: gpu.index,
+            name: gpu.name.clone(),
+            sm: lite_runtime::sm(gpu.capability),
+            compute_capability: format!("{}.{}", gpu.capability.0, gpu.capability.1),
+            memory_bytes: gpu.memory_bytes,
+            usable: architectures
+                .filter(|found| !found.is_unknown())
+                .map(|found| found.runs_on(gpu.capability)),
+        })
+        .collect()
+}
+
+/// The runtimes in the cache folder, the one `located` marked as used.
+fn installed(located: &Located) -> Vec<InstalledRuntime> {
+    let installs = lite_runtime::home().map(|home| lite_runtime::installed(&home));
+    installs
+        .unwrap_or_default()
+        .into_iter()
+        .map(|install| InstalledRuntime {
+            version: install.version.to_string(),
+            path: install.dir.display().to_string(),
+            used: located.install.as_deref() == Some(install.dir.as_path()),
+            cuda_architectures: lite_runtime::recorded_or_scanned(Some(&install.dir), &install.lite_library()).ok(),
+        })
+        .collect()
+}
+
 /// The warning for another `mge` that comes first on PATH.
 fn shadow_warning(info: &RuntimeInfo) -> Option<String> {
     let other = info.shadowed_by.as_deref()?;
-    let what = match lite_runtime::is_megengines_launcher(std::path::Path::new(other)) {
+    let what = match lite_runtime::is_megengines_launcher(Path::new(other)) {
         true => " (MegEngine's Python tool launcher, from its wheel)",
         false => "",
     };

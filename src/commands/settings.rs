@@ -7,14 +7,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use super::Global;
-use crate::cli::{
-    parse_engine_words, ComparisonArgs, EngineArgs, IterationArgs, LayoutTransformTarget, LoadArgs, ModelArgs, StatArg,
-};
+use crate::cli::{ComparisonArgs, EngineArgs, IterationArgs, ModelArgs, StatArg};
 use crate::compare::{NamedMaxerr, Rules, Statistic, Tolerance};
 use crate::engine::{available_cores, AlgoSearch, Device, NetworkOptions};
 use crate::feeds::{self, FeedOptions};
 use crate::input_files;
-use crate::options::{EngineOption, TransformTarget};
+use crate::options::{EngineOption, RuntimeOptions, TransformTarget};
 use crate::output_files::claim_file;
 use crate::runner::Plan;
 use crate::runtime;
@@ -26,13 +24,15 @@ pub struct EngineSettings {
     pub given: Vec<EngineOption>,
     /// What the network is built with, pairings the engine would refuse settled.
     pub network: NetworkOptions,
+    /// What the runtime takes besides the network: the caches, the key, extern operators.
+    runtime: RuntimeOptions,
     /// `--model-key`, read.
     pub model_key: Option<Vec<u8>>,
 }
 
 impl EngineSettings {
     pub fn from_args(args: &EngineArgs, global: &Global) -> Result<EngineSettings> {
-        EngineSettings::from_given(given_options(args)?, global)
+        EngineSettings::from_given(args.given.clone(), global)
     }
 
     /// The options `given`, checked: refused here in one line where the engine
@@ -40,86 +40,24 @@ impl EngineSettings {
     /// comp-seq recording excludes) turned off with a note.
     pub fn from_given(given: Vec<EngineOption>, global: &Global) -> Result<EngineSettings> {
         let mut network = NetworkOptions::default();
-        given.iter().for_each(|option| option.apply(&mut network));
-        let mut model_key = None;
+        let mut runtime = RuntimeOptions::default();
         for option in &given {
-            match option {
-                EngineOption::ModelKey(spec) => model_key = Some(read_model_key(spec)?),
-                EngineOption::COprLib(library) if !library.exists() => {
-                    bail!("--c-opr-lib {}: no such file", library.display())
-                }
-                EngineOption::COprLib(library) => runtime::ensure_whole_library(library, "--c-opr-lib")?,
-                _ => {}
+            option.apply(&mut network, &mut runtime);
+        }
+        let model_key = runtime.model_key.as_deref().map(read_model_key).transpose()?;
+        for library in &runtime.c_opr_libs {
+            if !library.exists() {
+                bail!("--c-opr-lib {}: no such file", library.display());
             }
+            runtime::ensure_whole_library(library, "--c-opr-lib")?;
         }
-        let cache = given.iter().find_map(|option| match option {
-            EngineOption::FastRunCache(file) => Some(file),
-            _ => None,
-        });
-        if let Some(cache) = cache.filter(|_| network.algo_search == AlgoSearch::Heuristic) {
-            if !cache.is_file() {
-                bail!(
-                    "--fast-run-cache {} alone only reads a cache, and there is none: add --fast-run (or --full-run) to profile into it",
-                    cache.display()
-                );
-            }
-            network.algo_search = AlgoSearch::CacheOnly;
-        }
-        if network.algo_search == AlgoSearch::Heuristic {
-            if let Some(option) = given.iter().find(|option| {
-                matches!(
-                    option,
-                    EngineOption::FastRunSharedBatchSize(_) | EngineOption::BinaryEqualBetweenBatch
-                )
-            }) {
-                bail!(
-                    "{} only matters where algorithms are profiled or read from a cache: add --fast-run, --full-run or --fast-run-cache FILE",
-                    option.args()[0]
-                );
-            }
-        }
-        let device = network.device;
-        for option in &given {
-            if let EngineOption::LayoutTransform(target) = option {
-                let matches = match target {
-                    TransformTarget::Auto => true,
-                    TransformTarget::Cpu => device == Device::Cpu,
-                    TransformTarget::Cuda => device != Device::Cpu,
-                };
-                if !matches {
-                    bail!("--layout-transform {target:?} does not match --device {device}; the transform targets the device the model runs on");
-                }
-            }
-        }
-        if network.tensorrt && device == Device::Cpu {
-            bail!("--tensorrt needs --device cuda");
-        }
-        if let Some(cores) = &network.cpu_cores {
-            check_cores(cores, device)?;
-        }
-        if device == Device::Cpu {
-            // This MegEngine build has no JIT compiler for the CPU: the engine fails, or aborts.
-            if let Some(level) = network.jit_level.filter(|level| *level > 0) {
-                bail!("--jit {level} needs --device cuda (MegEngine has no JIT compiler for the CPU)");
-            }
-            if network.graph_opt_level == Some(3) {
-                bail!("--graph-opt-level 3 adds JIT fusion, which needs --device cuda (MegEngine has no JIT compiler for the CPU); use 2 or less");
-            }
-        }
-        let record = network.record_comp_seq.unwrap_or(0);
-        if record == 2 && network.fake_first {
-            bail!("--fake-first cannot be combined with --record-comp-seq 2, which records the first run itself (use level 1, or drop --fake-first)");
-        }
-        if !network.no_sanity_check && (record == 2 || (record == 1 && network.fake_first)) {
-            let with = if network.fake_first { " with --fake-first" } else { "" };
-            global.note(format!(
-                "--record-comp-seq {record}{with} needs the first run's var sanity check off: turned off, as with --no-sanity-check"
-            ));
-            network.no_sanity_check = true;
-        }
+        settle_algo_search(&mut network, &runtime, &given)?;
+        check_device(&network, &given)?;
+        settle_first_run(&mut network, global)?;
         Ok(EngineSettings {
             given,
             network,
+            runtime,
             model_key,
         })
     }
@@ -137,17 +75,14 @@ impl EngineSettings {
 
     /// These settings and `option` (a command's own default).
     pub fn with(mut self, option: EngineOption) -> EngineSettings {
-        option.apply(&mut self.network);
+        option.apply(&mut self.network, &mut self.runtime);
         self.given.push(option);
         self
     }
 
     /// The fast-run cache the runtime reads before loading and updates after the runs.
     pub fn fast_run_cache(&self) -> Option<&Path> {
-        self.given.iter().find_map(|option| match option {
-            EngineOption::FastRunCache(file) => Some(file.as_path()),
-            _ => None,
-        })
+        self.runtime.fast_run_cache.as_deref()
     }
 
     /// Claims the caches the engine reads and the tool writes back: a fast-run
@@ -169,36 +104,95 @@ impl EngineSettings {
 
     /// TensorRT's engine cache, read before loading and updated after the runs.
     pub fn tensorrt_cache(&self) -> Option<&Path> {
-        self.given.iter().find_map(|option| match option {
-            EngineOption::TensorRtCache(file) => Some(file.as_path()),
-            _ => None,
-        })
+        self.runtime.tensorrt_cache.as_deref()
     }
 
     /// The extern operator libraries to load before the model.
     pub fn c_opr_libs(&self) -> impl Iterator<Item = &Path> {
-        self.given.iter().filter_map(|option| match option {
-            EngineOption::COprLib(library) => Some(library.as_path()),
-            _ => None,
-        })
+        self.runtime.c_opr_libs.iter().map(PathBuf::as_path)
     }
 }
 
-/// Engine options written as on the command line (`--layout nchw44`), as
-/// `mge tune --save-model` stores them in a pack.
-pub fn engine_words(words: &[String]) -> Result<Vec<EngineOption>> {
-    if words.is_empty() {
-        return Ok(Vec::new());
+/// `--fast-run-cache` alone reads a cache without profiling; the fast-run
+/// settings need algorithms profiled or read.
+fn settle_algo_search(network: &mut NetworkOptions, runtime: &RuntimeOptions, given: &[EngineOption]) -> Result<()> {
+    if let Some(cache) = runtime
+        .fast_run_cache
+        .as_ref()
+        .filter(|_| network.algo_search == AlgoSearch::Heuristic)
+    {
+        if !cache.is_file() {
+            bail!(
+                "--fast-run-cache {} alone only reads a cache, and there is none: add --fast-run (or --full-run) to profile into it",
+                cache.display()
+            );
+        }
+        network.algo_search = AlgoSearch::CacheOnly;
     }
-    given_options(&parse_engine_words(words.iter().cloned()).map_err(anyhow::Error::msg)?)
+    if network.algo_search == AlgoSearch::Heuristic {
+        if let Some(option) = given.iter().find(|option| {
+            matches!(
+                option,
+                EngineOption::FastRunSharedBatchSize(_) | EngineOption::BinaryEqualBetweenBatch
+            )
+        }) {
+            bail!(
+                "{} only matters where algorithms are profiled or read from a cache: add --fast-run, --full-run or --fast-run-cache FILE",
+                option.flag_and_value().0
+            );
+        }
+    }
+    Ok(())
 }
 
-/// The options of `args` that say how to open the model.
-pub fn load_options(args: &LoadArgs) -> Vec<EngineOption> {
-    let key = args.model_key.clone().map(EngineOption::ModelKey);
-    let decryption = args.model_decryption.map(EngineOption::ModelDecryption);
-    let libraries = args.c_opr_lib.iter().cloned().map(EngineOption::COprLib);
-    key.into_iter().chain(decryption).chain(libraries).collect()
+/// The options that need one device or the other.
+fn check_device(network: &NetworkOptions, given: &[EngineOption]) -> Result<()> {
+    let device = network.device;
+    for option in given {
+        if let EngineOption::LayoutTransform(target) = option {
+            let matches = match target {
+                TransformTarget::Auto => true,
+                TransformTarget::Cpu => device == Device::Cpu,
+                TransformTarget::Cuda => device != Device::Cpu,
+            };
+            if !matches {
+                bail!("--layout-transform {target:?} does not match --device {device}; the transform targets the device the model runs on");
+            }
+        }
+    }
+    if network.tensorrt && device == Device::Cpu {
+        bail!("--tensorrt needs --device cuda");
+    }
+    if let Some(cores) = &network.cpu_cores {
+        check_cores(cores, device)?;
+    }
+    if device == Device::Cpu {
+        // This MegEngine build has no JIT compiler for the CPU: the engine fails, or aborts.
+        if let Some(level) = network.jit_level.filter(|level| *level > 0) {
+            bail!("--jit {level} needs --device cuda (MegEngine has no JIT compiler for the CPU)");
+        }
+        if network.graph_opt_level == Some(3) {
+            bail!("--graph-opt-level 3 adds JIT fusion, which needs --device cuda (MegEngine has no JIT compiler for the CPU); use 2 or less");
+        }
+    }
+    Ok(())
+}
+
+/// Comp-seq recording and a fake first run: refused where the engine would
+/// refuse them, and the sanity check it excludes turned off with a note.
+fn settle_first_run(network: &mut NetworkOptions, global: &Global) -> Result<()> {
+    let record = network.record_comp_seq.unwrap_or(0);
+    if record == 2 && network.fake_first {
+        bail!("--fake-first cannot be combined with --record-comp-seq 2, which records the first run itself (use level 1, or drop --fake-first)");
+    }
+    if !network.no_sanity_check && (record == 2 || (record == 1 && network.fake_first)) {
+        let with = if network.fake_first { " with --fake-first" } else { "" };
+        global.note(format!(
+            "--record-comp-seq {record}{with} needs the first run's var sanity check off: turned off, as with --no-sanity-check"
+        ));
+        network.no_sanity_check = true;
+    }
+    Ok(())
 }
 
 /// `--model-key HEX|@FILE`: hex digits, or the raw bytes of FILE.
@@ -222,55 +216,6 @@ fn read_model_key(spec: &str) -> Result<Vec<u8>> {
     Ok(key)
 }
 
-/// The options `args` give, in the order a command line lists them.
-pub fn given_options(args: &EngineArgs) -> Result<Vec<EngineOption>> {
-    let mut given = Vec::new();
-    let device = parse_device(&args.device)?;
-    if device != Device::Cpu {
-        given.push(EngineOption::Device(device));
-    }
-    let flags = [
-        (args.cpu_inplace, EngineOption::CpuInplace),
-        (args.fast_run, EngineOption::FastRun),
-        (args.full_run, EngineOption::FullRun),
-        (args.binary_equal_between_batch, EngineOption::BinaryEqualBetweenBatch),
-        (args.reproducible, EngineOption::Reproducible),
-        (args.weight_preprocess, EngineOption::WeightPreprocess),
-        (args.fuse_preprocess, EngineOption::FusePreprocess),
-        (args.const_shape, EngineOption::ConstShape),
-        (args.fake_first, EngineOption::FakeFirst),
-        (args.no_sanity_check, EngineOption::NoSanityCheck),
-        (args.tensorrt, EngineOption::TensorRt),
-    ];
-    given.extend(flags.into_iter().filter_map(|(on, option)| on.then_some(option)));
-    let target = args.layout_transform.map(|target| match target {
-        LayoutTransformTarget::Auto => TransformTarget::Auto,
-        LayoutTransformTarget::Cpu => TransformTarget::Cpu,
-        LayoutTransformTarget::Cuda => TransformTarget::Cuda,
-    });
-    given.extend(
-        [
-            args.threads.map(EngineOption::Threads),
-            args.fast_run_cache.clone().map(EngineOption::FastRunCache),
-            args.record_comp_seq.map(EngineOption::RecordCompSeq),
-            args.graph_opt_level.map(EngineOption::GraphOptLevel),
-            args.async_level.map(EngineOption::AsyncLevel),
-            args.jit.map(EngineOption::Jit),
-            args.workspace_limit.map(EngineOption::WorkspaceLimit),
-            args.layout.map(EngineOption::Layout),
-            target.map(EngineOption::LayoutTransform),
-            args.fast_run_shared_batch_size
-                .map(EngineOption::FastRunSharedBatchSize),
-            args.tensorrt_cache.clone().map(EngineOption::TensorRtCache),
-            args.cpu_cores.clone().map(|cores| EngineOption::CpuCores(cores.0)),
-        ]
-        .into_iter()
-        .flatten(),
-    );
-    given.extend(load_options(&args.load));
-    Ok(given)
-}
-
 /// `--cpu-cores`: CPU threads only, on cores this process may run on.
 fn check_cores(cores: &[usize], device: Device) -> Result<()> {
     let list = || cores.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
@@ -290,19 +235,6 @@ fn check_cores(cores: &[usize], device: Device) -> Result<()> {
         );
     }
     Ok(())
-}
-
-pub fn parse_device(text: &str) -> Result<Device> {
-    match text.split_once(':') {
-        None if text == "cpu" => Ok(Device::Cpu),
-        None if text == "cuda" => Ok(Device::Cuda(0)),
-        Some(("cuda", id)) => {
-            Ok(Device::Cuda(id.parse().with_context(|| {
-                format!("--device {text}: '{id}' is not a device number")
-            })?))
-        }
-        _ => bail!("--device {text}: expected cpu, cuda or cuda:ID"),
-    }
 }
 
 /// A model with its feeds and engine options, turned once from `ModelArgs`.
@@ -409,15 +341,5 @@ mod tests {
             read_model_key(&format!("@{}", file.display())).unwrap(),
             b"0123456789abcdef"
         );
-    }
-
-    #[test]
-    fn parses_devices() {
-        assert_eq!(parse_device("cpu").unwrap(), Device::Cpu);
-        assert_eq!(parse_device("cuda").unwrap(), Device::Cuda(0));
-        assert_eq!(parse_device("cuda:3").unwrap(), Device::Cuda(3));
-        for bad in ["gpu", "cuda:x", "cpu:1", ""] {
-            assert!(parse_device(bad).is_err(), "{bad}");
-        }
     }
 }

@@ -49,7 +49,9 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     if args.save_model.is_some() {
         deploy::ensure_packable(&model)?;
     }
-    let located = runtime::locate(global.lite_lib.as_deref())?;
+    let located = runtime::locate(&global.runtime)?;
+    // Here, in one line, rather than in every candidate.
+    runtime::ensure_runs_on(&located, device)?;
     let scratch = tempfile::Builder::new()
         .prefix("mge-tune-")
         .tempdir()

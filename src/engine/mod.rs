@@ -3,6 +3,7 @@
 
 mod affinity;
 mod algo_cache;
+mod cuda_driver;
 mod exit_trap;
 mod ffi;
 mod log_watch;
@@ -24,6 +25,7 @@ use crate::input_files;
 use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 
 pub use affinity::{available_cores, pinned_threads, PIN_SLOTS};
+pub use cuda_driver::{cuda_driver, Driver, Gpu};
 pub use exit_trap::{end_with_parent, report_to, Reports};
 pub use log_watch::AlgoChoices;
 pub use process::{
@@ -125,7 +127,7 @@ pub enum AlgoSearch {
 }
 
 /// How a network is built and run: the options of load_and_run that Lite exposes.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkOptions {
     pub device: Device,
     pub threads: Option<usize>,
@@ -190,7 +192,7 @@ impl NetworkOptions {
 }
 
 /// Where the engine's io dump plugin writes.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum IoDump {
     /// A file per var into this folder, named by the var's id in hex (6 digits),
     /// in the format of MegEngine's `debug::dump_tensor`.

@@ -61,3 +61,47 @@ pub fn ensure_whole(path: &Path, what: &str) -> Result<()> {
     }
     Ok(())
 }
+
+/// Where the section `name` lies in the ELF64 file `path`: its offset and
+/// size, or `None` when the file is no such ELF file, has no section table
+/// or no such section.
+pub fn section(path: &Path, name: &str) -> Result<Option<(u64, u64)>> {
+    const SECTION_HEADER_LEN: u64 = 64;
+    let cannot_read = || format!("cannot read {}", path.display());
+    let mut file = File::open(path).with_context(cannot_read)?;
+    let len = file.metadata().with_context(cannot_read)?.len();
+    let mut header = [0; HEADER_LEN];
+    if file.read_exact(&mut header).is_err() || header[..6] != *b"\x7fELF\x02\x01" {
+        return Ok(None);
+    }
+    let (table, count, names_index) = (u64_at(&header, 0x28), u16_at(&header, 0x3c), u16_at(&header, 0x3e));
+    let table_end = table.saturating_add(count * SECTION_HEADER_LEN);
+    if table == 0 || names_index >= count || table_end > len {
+        return Ok(None);
+    }
+    let mut headers = vec![0; (count * SECTION_HEADER_LEN) as usize];
+    file.seek(SeekFrom::Start(table)).with_context(cannot_read)?;
+    file.read_exact(&mut headers).with_context(cannot_read)?;
+    let place = |index: u64| {
+        let entry = &headers[(index * SECTION_HEADER_LEN) as usize..][..SECTION_HEADER_LEN as usize];
+        (u32_at(entry, 0), u64_at(entry, 0x18), u64_at(entry, 0x20))
+    };
+    let (_, names_offset, names_size) = place(names_index);
+    if names_offset.saturating_add(names_size) > len || names_size > 1 << 20 {
+        return Ok(None);
+    }
+    let mut names = vec![0; names_size as usize];
+    file.seek(SeekFrom::Start(names_offset)).with_context(cannot_read)?;
+    file.read_exact(&mut names).with_context(cannot_read)?;
+    let wanted = name.as_bytes();
+    for index in 0..count {
+        let (name_at, offset, size) = place(index);
+        let found = names
+            .get(name_at as usize..)
+            .is_some_and(|rest| rest.starts_with(wanted) && rest.get(wanted.len()) == Some(&0));
+        if found && offset.saturating_add(size) <= len {
+            return Ok(Some((offset, size)));
+        }
+    }
+    Ok(None)
+}

@@ -3,7 +3,7 @@
 //! looks like a finished one.
 
 use std::fs::{self, File, TryLockError};
-use std::io::{self, Read};
+use std::io;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -12,20 +12,15 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::record::{Damage, FileRecord, Hashing, Record, Scrutiny};
-use super::{files_in, home, install_dir, python, release_number, trust, Files, LITE_LIB_IN_WHEEL};
+use super::cuda;
+use super::installed::{install_dir, lite_library_in};
+use super::record::{Damage, Scrutiny};
+use super::version::Version;
+use super::wheel::Wheel;
+use super::{files_in, home, python, trust, Files};
 use crate::engine::{Lite, ProcessGroup};
 use crate::supervise::parent::{catch_interruptions, interruption};
 use crate::text::to_stderr;
-
-/// What the Lite library needs at run time, as laid out in the wheel.
-pub(super) const RUNTIME_FILES: &[&str] = &[
-    LITE_LIB_IN_WHEEL,
-    "megengine/core/lib/libmegengine_shared.so",
-    "megengine/core/lib/libatomic.so.1",
-    "megengine/core/lib/libnvrtc.so.10.1",
-    "megengine/core/lib/libnvToolsExt.so.1",
-];
 
 const STAGING_PREFIX: &str = ".install-";
 
@@ -39,73 +34,102 @@ pub trait InstallWatcher {
     fn finished(&mut self);
 }
 
-/// Installs `version` unless it is present and intact (or `force`); repairs a
-/// damaged one; returns the library's path.
-pub fn install(version: &str, force: bool, quiet: bool, watcher: &mut dyn InstallWatcher) -> Result<PathBuf> {
-    // The version names a folder: nothing but a release number may reach the path.
-    if release_number(version).is_none() {
-        bail!(
-            "--version {version}: expected a release number such as {}",
-            super::DEFAULT_VERSION
-        );
-    }
+/// Where the wheel comes from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// pip's package index (the registry serves 1.13.0, the CUDA 10.1 build).
+    Registry,
+    /// pip's index and this page or folder of wheels (`--find-links`), such as MegEngine's own.
+    FindLinks(String),
+    /// A wheel the user has.
+    Wheel(PathBuf),
+}
+
+/// Installs `version` (for a wheel file, its own, which `version` must match)
+/// unless it is present and intact (or `force`); repairs a damaged one;
+/// returns the library's path. Runtimes of other versions stay beside it.
+pub fn install(
+    version: Option<&str>,
+    source: &Source,
+    force: bool,
+    quiet: bool,
+    watcher: &mut dyn InstallWatcher,
+) -> Result<PathBuf> {
+    // The version names a folder: nothing but a version number may reach the path.
+    let asked = version
+        .map(|text| {
+            Version::parse(text).with_context(|| {
+                format!(
+                    "--version {text}: expected a release number such as {} or a build such as 1.13.2+cu118",
+                    super::DEFAULT_VERSION
+                )
+            })
+        })
+        .transpose()?;
     let home = home()?;
-    let target = install_dir(&home, version);
-    let library = target.join(LITE_LIB_IN_WHEEL);
-    let runtime_root = target.parent().expect("install_dir has a parent");
-    // An intact install needs no lock, so a read-only cache folder holding one is fine.
-    let already = || {
-        if !quiet {
-            to_stderr(&format!(
-                "MegEngine {version} is already installed in {} (--force reinstalls)",
-                target.display()
-            ));
-        }
+    let given = match source {
+        Source::Wheel(path) => Some(given_wheel(&home, path, asked.as_ref())?),
+        _ => None,
     };
+    let version = match (&given, asked) {
+        (Some(wheel), _) => wheel.version.clone(),
+        (None, Some(asked)) => asked,
+        (None, None) => Version::parse(super::DEFAULT_VERSION).expect("a version"),
+    };
+    let target = install_dir(&home, &version);
+    let runtime_root = target.parent().expect("install_dir has a parent").to_path_buf();
+    // An intact install needs no lock, so a read-only cache folder holding one is fine.
     if !force {
         if let Some(Files::Verified) = installed(&home, &target)? {
-            already();
+            already(&version, &target, quiet);
             if let Some(_lock) = try_lock(&home) {
-                remove_abandoned_staging(runtime_root);
+                remove_abandoned_staging(&runtime_root);
             }
-            return Ok(library);
+            return Ok(lite_library_in(&target));
         }
     }
-    fs::create_dir_all(runtime_root).with_context(|| format!("cannot create {}", runtime_root.display()))?;
+    fs::create_dir_all(&runtime_root).with_context(|| format!("cannot create {}", runtime_root.display()))?;
     // Nothing is installed where another user could change it, or follow a link out.
-    trust::ensure_path_only_ours(&home, runtime_root)?;
+    trust::ensure_path_only_ours(&home, &runtime_root)?;
     // Held until the install is done: a second install waits, then finds the
     // first one's result, instead of taking its staging folder for abandoned.
     let _lock = lock(&home, quiet)?;
-    remove_abandoned_staging(runtime_root);
-    match installed(&home, &target)? {
-        Some(Files::Verified) if !force => {
-            already();
-            return Ok(library);
-        }
-        Some(Files::Damaged(damage)) if !quiet => to_stderr(&format!(
-            "repairing MegEngine {version} in {}: {}",
-            target.display(),
-            list(&damage)
-        )),
-        Some(Files::Unrecorded) if !quiet => to_stderr(&format!(
-            "MegEngine {version} in {} has no record of its files (installed by an older mge): reinstalling",
-            target.display()
-        )),
-        _ => {}
+    remove_abandoned_staging(&runtime_root);
+    if let Some(library) = examine(&home, &version, &target, force, quiet)? {
+        return Ok(library);
     }
     catch_interruptions();
     // Staged beside the target, so the final step is a rename on one filesystem;
     // dropping the folder on any error or interruption removes every partial file.
     let staging = tempfile::Builder::new()
         .prefix(STAGING_PREFIX)
-        .tempdir_in(runtime_root)
+        .tempdir_in(&runtime_root)
         .with_context(|| format!("cannot create a staging folder in {}", runtime_root.display()))?;
-    let wheel = download_wheel(version, &home, staging.path(), quiet)?;
+    let (wheel, downloaded) = match given {
+        Some(wheel) => (wheel, None),
+        None => {
+            let downloaded = download_wheel(&version, source, &home, staging.path(), quiet)?;
+            (Wheel::open(&downloaded)?, Some(downloaded))
+        }
+    };
+    // pip may answer `1.13.2` with a build of it (`1.13.2+cu118`): the wheel names the folder.
+    if wheel.version != version {
+        let target = install_dir(&home, &wheel.version);
+        if let Some(library) = examine(&home, &wheel.version, &target, force, quiet)? {
+            return Ok(library);
+        }
+    }
+    let version = wheel.version.clone();
+    let target = install_dir(&home, &version);
     let extracted = staging.path().join("runtime");
-    let record = extract(&wheel, &extracted, version, watcher)?;
-    fs::remove_file(&wheel).ok();
-    check_version(&extracted.join(LITE_LIB_IN_WHEEL), version)?;
+    let mut record = wheel.extract(&extracted, watcher)?;
+    if let Some(downloaded) = downloaded {
+        fs::remove_file(downloaded).ok();
+    }
+    let library = extracted.join(&record.lite_library);
+    check_version(&library, &version)?;
+    // Read once here, so that no later command reads the engine for it.
+    record.cuda_architectures = Some(cuda::scan(&library)?);
     record.write(&extracted)?;
 
     if target.exists() {
@@ -120,7 +144,61 @@ pub fn install(version: &str, force: bool, quiet: bool, watcher: &mut dyn Instal
             target.display()
         ));
     }
-    Ok(library)
+    Ok(target.join(&record.lite_library))
+}
+
+/// The install of `version` in `target`, if it is there intact and not to
+/// be replaced (`force`); says what is wrong with one to be repaired.
+fn examine(home: &Path, version: &Version, target: &Path, force: bool, quiet: bool) -> Result<Option<PathBuf>> {
+    match installed(home, target)? {
+        Some(Files::Verified) if !force => {
+            already(version, target, quiet);
+            return Ok(Some(lite_library_in(target)));
+        }
+        Some(Files::Damaged(damage)) if !quiet => to_stderr(&format!(
+            "repairing MegEngine {version} in {}: {}",
+            target.display(),
+            list(&damage)
+        )),
+        Some(Files::Unrecorded) if !quiet => to_stderr(&format!(
+            "MegEngine {version} in {} has no record of its files (installed by an older mge): reinstalling",
+            target.display()
+        )),
+        _ => {}
+    }
+    Ok(None)
+}
+
+fn already(version: &Version, target: &Path, quiet: bool) {
+    if !quiet {
+        to_stderr(&format!(
+            "MegEngine {version} is already installed in {} (--force reinstalls)",
+            target.display()
+        ));
+    }
+}
+
+/// The wheel `path`, whose version must be `asked` where one is, and which
+/// may not lie in the cache's runtime folder (an install there is replaced).
+fn given_wheel(home: &Path, path: &Path, asked: Option<&Version>) -> Result<Wheel> {
+    if let (Ok(wheel), Ok(root)) = (path.canonicalize(), home.join("runtime").canonicalize()) {
+        if wheel.starts_with(&root) {
+            bail!(
+                "--wheel {}: the wheel is inside the cache folder {}, whose installs are replaced: keep it elsewhere",
+                path.display(),
+                root.display()
+            );
+        }
+    }
+    let wheel = Wheel::open(path).with_context(|| format!("--wheel {}", path.display()))?;
+    if let Some(asked) = asked.filter(|asked| **asked != wheel.version) {
+        bail!(
+            "--wheel {} holds MegEngine {}, not the --version {asked} asked for",
+            path.display(),
+            wheel.version
+        );
+    }
+    Ok(wheel)
 }
 
 /// The install folder's files checked to the byte, or `None` when there is none.
@@ -183,10 +261,18 @@ fn remove_abandoned_staging(runtime_root: &Path) {
 /// `python3 -m pip download` of the wheel into `dir`. pip runs in a process group
 /// that ends whole when the download does, is interrupted, or when `mge` is killed:
 /// a `python3` that is a wrapper script (pyenv's shims) leaves no pip behind.
-fn download_wheel(version: &str, home: &Path, dir: &Path, quiet: bool) -> Result<PathBuf> {
+fn download_wheel(version: &Version, source: &Source, home: &Path, dir: &Path, quiet: bool) -> Result<PathBuf> {
+    let find_links = match source {
+        Source::FindLinks(links) => Some(links),
+        _ => None,
+    };
     if !quiet {
+        let (size, from) = match find_links {
+            Some(links) => (String::new(), format!(", looking in {links} too,")),
+            None => (" (about 940 MB)".to_string(), String::new()),
+        };
         to_stderr(&format!(
-            "downloading MegEngine {version} (about 940 MB) with pip into {}",
+            "downloading MegEngine {version}{size} with pip{from} into {}",
             home.display()
         ));
     }
@@ -203,6 +289,12 @@ fn download_wheel(version: &str, home: &Path, dir: &Path, quiet: bool) -> Result
         .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
         .args(["--python-version", "3.10", "--platform", "manylinux2014_x86_64"])
         .args(if quiet { &["--quiet"][..] } else { &[][..] })
+        .args(
+            find_links
+                .map(|links| ["--find-links", links.as_str()])
+                .into_iter()
+                .flatten(),
+        )
         .arg("-d")
         .arg(dir)
         .arg(format!("megengine=={version}"))
@@ -249,70 +341,14 @@ fn download_wheel(version: &str, home: &Path, dir: &Path, quiet: bool) -> Result
 const NO_PYTHON: &str = "`mge runtime install` needs python3 with pip on PATH to download MegEngine's wheel \
                          (folders of PATH that are relative or writable by every user are not searched)";
 
-/// Extracts the runtime files, recording each one's size and SHA-256 on the way.
-fn extract(wheel: &Path, into: &Path, version: &str, watcher: &mut dyn InstallWatcher) -> Result<Record> {
-    let file = File::open(wheel).with_context(|| format!("cannot open {}", wheel.display()))?;
-    let mut archive = zip::ZipArchive::new(file).with_context(|| format!("{} is not a wheel", wheel.display()))?;
-    let mut total = 0;
-    for name in RUNTIME_FILES {
-        total += archive
-            .by_name(name)
-            .with_context(|| format!("the wheel has no {name}"))?
-            .size();
-    }
-    watcher.extracting(total);
-    let mut files = Vec::new();
-    for name in RUNTIME_FILES {
-        let entry = archive.by_name(name)?;
-        let path = into.join(name);
-        fs::create_dir_all(path.parent().expect("wheel paths have a folder"))?;
-        let mut out = File::create(&path).with_context(|| format!("cannot write {}", path.display()))?;
-        let mut hashing = Hashing::new(Watched {
-            inner: entry,
-            watcher: &mut *watcher,
-        });
-        let copied = io::copy(&mut hashing, &mut out);
-        if let Some(interrupted) = interruption() {
-            return Err(interrupted.into());
-        }
-        copied.with_context(|| format!("cannot extract {name}"))?;
-        let digested = hashing.finish();
-        files.push(FileRecord {
-            path: name.to_string(),
-            size: digested.size,
-            sha256: digested.sha256,
-        });
-    }
-    watcher.finished();
-    Ok(Record {
-        version: version.to_string(),
-        files,
-    })
-}
-
-/// A reader that tells the watcher how much it read, and stops when the user interrupts.
-struct Watched<'a, R> {
-    inner: R,
-    watcher: &'a mut dyn InstallWatcher,
-}
-
-impl<R: Read> Read for Watched<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if interruption().is_some() {
-            return Err(io::Error::other("interrupted"));
-        }
-        let read = self.inner.read(buf)?;
-        self.watcher.extracted(read as u64);
-        Ok(read)
-    }
-}
-
-/// Loads the freshly extracted library before it replaces anything.
-fn check_version(library: &Path, version: &str) -> Result<()> {
+/// Loads the freshly extracted library before it replaces anything: it must
+/// report the wheel's release (a local tag is the build's, unseen by the library).
+fn check_version(library: &Path, version: &Version) -> Result<()> {
     let lite = Lite::load(library, false).context("the extracted runtime does not load")?;
     let (major, minor, patch) = lite.version()?;
     let found = format!("{major}.{minor}.{patch}");
-    if found != version {
+    let (major, minor, patch) = version.release_triple();
+    if found != format!("{major}.{minor}.{patch}") {
         bail!("the wheel for {version} holds a Lite library reporting version {found}");
     }
     Ok(())

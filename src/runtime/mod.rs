@@ -1,11 +1,15 @@
 //! Where the MegEngine Lite library comes from: finding it, and installing it
 //! from MegEngine's wheel into the cache folder.
 
+mod cuda;
 mod elf;
 mod install;
+mod installed;
 mod python;
 mod record;
 mod trust;
+mod version;
+mod wheel;
 
 use std::env;
 use std::ffi::OsString;
@@ -14,10 +18,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::engine::Lite;
+use crate::engine::{Device, Lite};
 
+pub use cuda::{ensure_runs_on, recorded_or_scanned, sm, Architectures};
 pub use elf::ensure_whole as ensure_whole_library;
-pub use install::{install, list, InstallWatcher};
+pub use install::{install, list, InstallWatcher, Source};
+pub use installed::installed;
 pub use record::{Damage, Scrutiny};
 pub use trust::ensure_trusted_library_path;
 
@@ -34,28 +40,41 @@ const LITE_LIB_IN_WHEEL: &str = "megenginelite/libs/liblite_shared_whl.cpython-3
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
     Option,
+    /// The install `--runtime-version` / `MGE_RUNTIME_VERSION` chose.
+    Version,
+    /// The newest install.
     Cache,
     Python,
 }
 
 impl Origin {
-    const ALL: [Origin; 3] = [Origin::Option, Origin::Cache, Origin::Python];
+    const ALL: [Origin; 4] = [Origin::Option, Origin::Version, Origin::Cache, Origin::Python];
 
     /// Its name in the variables that hand a located library to a child.
     fn word(self) -> &'static str {
         match self {
             Origin::Option => "option",
+            Origin::Version => "version",
             Origin::Cache => "cache",
             Origin::Python => "python",
         }
     }
 }
 
+/// Which runtime the user asked for: a library, an installed version, or
+/// neither (the newest installed). A library wins over a version.
+#[derive(Clone, Debug, Default)]
+pub struct Choice {
+    pub lite_lib: Option<PathBuf>,
+    pub version: Option<String>,
+}
+
 impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Origin::Option => "--lite-lib / MGE_LITE_LIB",
-            Origin::Cache => "mge cache",
+            Origin::Version => "--runtime-version / MGE_RUNTIME_VERSION",
+            Origin::Cache => "mge cache (the newest install)",
             Origin::Python => "python3 megenginelite",
         })
     }
@@ -185,16 +204,11 @@ pub fn home() -> Result<PathBuf> {
     }
 }
 
-/// Where `version` lives in the cache folder `home`.
-fn install_dir(home: &Path, version: &str) -> PathBuf {
-    home.join("runtime").join(version)
-}
-
 /// Finds the Lite library to use, as `find` does, and refuses an install from
 /// the cache whose files are not the size they were installed at (loading a
 /// truncated library would crash the engine), or that has no record to tell.
-pub fn locate(explicit: Option<&Path>) -> Result<Located> {
-    let located = find(explicit)?;
+pub fn locate(choice: &Choice) -> Result<Located> {
+    let located = find(choice)?;
     match (located.files(Scrutiny::Sizes)?, &located.install) {
         (Files::Damaged(damage), Some(dir)) => Err(damaged(dir, &damage)),
         (Files::Unrecorded, Some(dir)) => Err(unrecorded(dir)),
@@ -203,14 +217,15 @@ pub fn locate(explicit: Option<&Path>) -> Result<Located> {
 }
 
 /// Finds the Lite library: the one the parent process handed down, else
-/// `--lite-lib`/`MGE_LITE_LIB`, the cache folder, then an importable Python
+/// `--lite-lib`/`MGE_LITE_LIB`, the install `--runtime-version`/`MGE_RUNTIME_VERSION`
+/// names, the newest in the cache folder, then an importable Python
 /// `megenginelite`. What is found by looking must be beyond other users' reach
 /// (`trust`), and Python's must not lie under the current folder.
-pub fn find(explicit: Option<&Path>) -> Result<Located> {
+pub fn find(choice: &Choice) -> Result<Located> {
     if let Some(lookup) = handed_down() {
         return lookup;
     }
-    if let Some(path) = explicit {
+    if let Some(path) = choice.lite_lib.as_deref() {
         if !path.is_file() {
             bail!("--lite-lib / MGE_LITE_LIB: {} is not a file", path.display());
         }
@@ -222,12 +237,16 @@ pub fn find(explicit: Option<&Path>) -> Result<Located> {
         });
     }
     let home = home()?;
-    if let Some(dir) = newest_cached(&home) {
-        trust::ensure_only_ours(&home, &dir)?;
+    let (install, origin) = match choice.version.as_deref() {
+        Some(version) => (Some(installed::chosen(&home, version)?), Origin::Version),
+        None => (installed(&home).pop(), Origin::Cache),
+    };
+    if let Some(install) = install {
+        trust::ensure_only_ours(&home, &install.dir)?;
         return Ok(Located {
-            path: dir.join(LITE_LIB_IN_WHEEL),
-            origin: Origin::Cache,
-            install: Some(dir),
+            path: install.lite_library(),
+            origin,
+            install: Some(install.dir),
         });
     }
     if let Some((site, path)) = python_megenginelite() {
@@ -261,50 +280,19 @@ fn ensure_trusted_python_install(site: &Path, library: &Path) -> Result<()> {
             );
         }
     }
-    let beside = install::RUNTIME_FILES
-        .iter()
-        .map(|file| site.join(file))
-        .filter(|file| file.exists());
+    let beside = wheel::runtime_libraries_in(site);
     for file in std::iter::once(library.to_path_buf()).chain(beside) {
         trust::ensure_only_ours(site, &file)?;
     }
     Ok(())
 }
 
-/// Finds and loads the library.
-pub fn load(explicit: Option<&Path>, verbose: bool) -> Result<Lite> {
-    let located = locate(explicit)?;
+/// Finds the library, makes sure it can run on `device` (see
+/// `ensure_runs_on`), and loads it.
+pub fn load(choice: &Choice, device: Device, verbose: bool) -> Result<Lite> {
+    let located = locate(choice)?;
+    ensure_runs_on(&located, device)?;
     Lite::load(&located.path, verbose)
-}
-
-/// `1.13.0` as `[1, 13, 0]`, for ordering; `None` for anything else, so that a
-/// version can safely name a folder.
-fn release_number(version: &str) -> Option<Vec<u64>> {
-    version
-        .split('.')
-        .map(|part| {
-            let digits = !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
-            digits.then(|| part.parse().ok()).flatten()
-        })
-        .collect()
-}
-
-/// The newest install folder in the cache folder `home`: one with its library,
-/// or with a record (its library lost: damaged, to be reported as such).
-fn newest_cached(home: &Path) -> Option<PathBuf> {
-    let mut versions: Vec<(Vec<u64>, PathBuf)> = std::fs::read_dir(home.join("runtime"))
-        .ok()?
-        .flatten()
-        .filter_map(|entry| {
-            let name = entry.file_name().into_string().ok()?;
-            let key = release_number(&name)?;
-            let dir = entry.path();
-            let installed = dir.join(LITE_LIB_IN_WHEEL).is_file() || matches!(Record::read(&dir), Ok(Some(_)));
-            installed.then_some((key, dir))
-        })
-        .collect();
-    versions.sort();
-    versions.pop().map(|(_, dir)| dir)
 }
 
 /// Asks `python3` where `megenginelite` lives without importing it (importing

@@ -12,6 +12,8 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::cuda::Architectures;
+use super::LITE_LIB_IN_WHEEL;
 use crate::input_files;
 
 /// The record's name inside an install folder.
@@ -21,6 +23,18 @@ const RECORD_FILE: &str = "files.json";
 pub struct Record {
     pub version: String,
     pub files: Vec<FileRecord>,
+    /// The Lite library among `files`; records of an older `mge` name none:
+    /// theirs is the CPython 3.10 wheel's.
+    #[serde(default = "lite_library_in_wheel")]
+    pub lite_library: String,
+    /// The CUDA architectures the engine was built for, read from it once at
+    /// install; `None` in records of an older `mge`, which did not.
+    #[serde(default)]
+    pub cuda_architectures: Option<Architectures>,
+}
+
+fn lite_library_in_wheel() -> String {
+    LITE_LIB_IN_WHEEL.to_string()
 }
 
 #[derive(Serialize, Deserialize, Debug, PartialEq, Eq)]
@@ -176,6 +190,8 @@ mod tests {
         let record = Record {
             version: "1.13.0".into(),
             files,
+            lite_library: "a.so".into(),
+            cuda_architectures: None,
         };
         record.write(dir.path()).unwrap();
         (dir, record)
@@ -217,6 +233,15 @@ mod tests {
             contents.contains(&Damage::Content { path: "b.so".into() }),
             "{contents:?}"
         );
+    }
+
+    #[test]
+    fn an_older_record_names_the_wheels_lite_library_and_no_architectures() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(RECORD_FILE), r#"{"version": "1.13.0", "files": []}"#).unwrap();
+        let record = Record::read(dir.path()).unwrap().unwrap();
+        assert_eq!(record.lite_library, LITE_LIB_IN_WHEEL);
+        assert_eq!(record.cuda_architectures, None);
     }
 
     #[test]

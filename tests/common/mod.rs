@@ -164,10 +164,63 @@ pub fn planted_library() -> &'static Path {
     LIBRARY.get_or_init(|| c_library("planted_lite", "tests/runtime/planted_lite.c", 0))
 }
 
-/// `lib<name>.so` built from `source` with the C compiler (the `cc` crate).
+/// A folder holding a stand-in for the NVIDIA driver's `libcuda.so.1`
+/// (`tests/faults/fake_libcuda.c`: the GPUs `MGE_FAKE_GPUS` lists), for
+/// `LD_LIBRARY_PATH`, where the loader looks before the system's driver.
+pub fn fake_cuda_driver() -> &'static Path {
+    static FOLDER: OnceLock<PathBuf> = OnceLock::new();
+    FOLDER.get_or_init(|| {
+        let folder = out_dir().join("fake_cuda");
+        build_c("tests/faults/fake_libcuda.c", &folder.join("libcuda.so.1"), 2, &[]);
+        folder
+    })
+}
+
+/// A folder whose `libcuda.so.1` cannot be loaded (it needs a library that is
+/// not there): no NVIDIA driver for `LD_LIBRARY_PATH`, on any machine.
+pub fn unloadable_cuda_driver() -> &'static Path {
+    static FOLDER: OnceLock<PathBuf> = OnceLock::new();
+    FOLDER.get_or_init(|| {
+        let folder = out_dir().join("unloadable_cuda");
+        let needed = tempfile::tempdir().unwrap();
+        build_c(
+            "tests/faults/gencode_engine.c",
+            &needed.path().join("libmge_absent_dependency.so"),
+            0,
+            &[],
+        );
+        let link = format!("-L{}", needed.path().display());
+        build_c(
+            "tests/faults/fake_libcuda.c",
+            &folder.join("libcuda.so.1"),
+            0,
+            &[&link, "-Wl,--no-as-needed", "-lmge_absent_dependency"],
+        );
+        folder
+    })
+}
+
+/// A stand-in for the engine library of MegEngine's CUDA 11.8 build
+/// (`tests/faults/gencode_engine.c`: only its `-gencode` string).
+pub fn gencode_engine_library() -> &'static Path {
+    static LIBRARY: OnceLock<PathBuf> = OnceLock::new();
+    LIBRARY.get_or_init(|| c_library("gencode_engine", "tests/faults/gencode_engine.c", 0))
+}
+
+fn out_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+}
+
+/// `lib<name>.so` built from `source` with the C compiler.
 fn c_library(name: &str, source: &str, opt_level: u32) -> PathBuf {
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let library = out.join(format!("lib{name}.so"));
+    let library = out_dir().join(format!("lib{name}.so"));
+    build_c(source, &library, opt_level, &[]);
+    library
+}
+
+/// The shared library `output` built from `source` with the C compiler (the
+/// `cc` crate), `extra` arguments after the source.
+fn build_c(source: &str, output: &Path, opt_level: u32, extra: &[&str]) {
     // The MegEngine runtime exists for Linux only.
     let target = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
     let compiler = cc::Build::new()
@@ -176,19 +229,22 @@ fn c_library(name: &str, source: &str, opt_level: u32) -> PathBuf {
         .target(&target)
         .host(&target)
         .get_compiler();
+    std::fs::create_dir_all(output.parent().unwrap()).unwrap();
     // Built under a name of this process's, then renamed: test binaries
     // run side by side must not load a half-written library.
-    let building = out.join(format!("lib{name}.{}.so", std::process::id()));
+    let mut building = output.as_os_str().to_owned();
+    building.push(format!(".{}", std::process::id()));
+    let building = PathBuf::from(building);
     let status = compiler
         .to_command()
         .args(["-shared", "-fPIC", "-pthread", "-o"])
         .arg(&building)
         .arg(root().join(source))
+        .args(extra)
         .status()
         .expect("the C compiler runs");
     assert!(status.success(), "building {source} failed");
-    std::fs::rename(&building, &library).expect("the library moves into place");
-    library
+    std::fs::rename(&building, output).expect("the library moves into place");
 }
 
 /// Sends `SIG<signal>` (`INT`, `TERM`, `HUP`) to `child`, which must then end
@@ -231,4 +287,105 @@ pub fn left_in(dir: &Path) -> Vec<PathBuf> {
         .flatten()
         .map(|entry| entry.path())
         .collect()
+}
+
+/// One file of a wheel the tests write: its bytes, or a file copied in.
+pub enum WheelFile<'a> {
+    Bytes(&'a [u8]),
+    Copy(&'a Path),
+}
+
+/// Writes `dir/MegEngine-VERSION-PY-PY-manylinux2014_x86_64.whl` as pip
+/// builds one (a zip with the package's `.dist-info`), its files stored
+/// uncompressed; returns its path.
+pub fn write_wheel(dir: &Path, version: &str, python: &str, files: &[(&str, WheelFile)]) -> PathBuf {
+    use std::io::Write;
+    let path = dir.join(format!(
+        "MegEngine-{version}-{python}-{python}-manylinux2014_x86_64.whl"
+    ));
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    let stored = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    let info = format!("megengine-{version}.dist-info");
+    let metadata = format!("Metadata-Version: 2.1\nName: MegEngine\nVersion: {version}\n\nMegEngine's description.\n");
+    let wheel = format!("Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: {python}-{python}-manylinux2014_x86_64\n");
+    let dist_info: [(String, WheelFile); 3] = [
+        (format!("{info}/METADATA"), WheelFile::Bytes(metadata.as_bytes())),
+        (format!("{info}/WHEEL"), WheelFile::Bytes(wheel.as_bytes())),
+        (format!("{info}/RECORD"), WheelFile::Bytes(b"")),
+    ];
+    let all = files
+        .iter()
+        .map(|(name, file)| (*name, file))
+        .chain(dist_info.iter().map(|(name, file)| (name.as_str(), file)));
+    for (name, file) in all {
+        zip.start_file(name, stored).unwrap();
+        match file {
+            WheelFile::Bytes(bytes) => zip.write_all(bytes).unwrap(),
+            WheelFile::Copy(source) => {
+                std::io::copy(&mut std::fs::File::open(source).unwrap(), &mut zip).unwrap();
+            }
+        }
+    }
+    zip.finish().unwrap();
+    path
+}
+
+/// The Lite library of MegEngine's wheel for CPython 3.10, the registry's.
+pub const LITE_IN_WHEEL: &str = "megenginelite/libs/liblite_shared_whl.cpython-310-x86_64-linux-gnu.so";
+
+/// The string of `-gencode` flags the registry's MegEngine 1.13.0 carries
+/// (its CUDA 10.1 build), as `strings` shows it in the library.
+pub const CU101_GENCODE: &str = " -gencode arch=compute_52,code=sm_52 -gencode arch=compute_60,code=sm_60 -gencode arch=compute_61,code=sm_61 -gencode arch=compute_70,code=sm_70 -gencode arch=compute_75,code=sm_75 -gencode arch=compute_75,code=compute_75";
+
+/// A wheel of MegEngine `version` laid out as a CUDA 11 build is (cuDNN,
+/// cuBLAS and nvrtc beside the engine, a Lite library named for CPython 3.8),
+/// with files that are not the runtime's beside them. Its Lite library is the
+/// fault library, its engine `engine`.
+pub fn stand_in_wheel(dir: &Path, version: &str, engine: WheelFile) -> PathBuf {
+    let lite = std::fs::read(fault_library()).unwrap();
+    write_wheel(
+        dir,
+        version,
+        "cp38",
+        &[
+            (STAND_IN_LITE, WheelFile::Bytes(&lite)),
+            ("megengine/core/lib/libmegengine_shared.so", engine),
+            ("megengine/core/lib/libcudnn.so.8", WheelFile::Bytes(b"cudnn")),
+            ("megengine/core/lib/libcublasLt.so.11", WheelFile::Bytes(b"cublasLt")),
+            (
+                "megengine/core/lib/libnvrtc-builtins.so.11.1",
+                WheelFile::Bytes(b"nvrtc-builtins"),
+            ),
+            ("megenginelite/libs/libextra_plugin.so", WheelFile::Bytes(b"plugin")),
+            // Not the runtime's: Python, headers, a subfolder's library.
+            ("megengine/__init__.py", WheelFile::Bytes(b"import sys\n")),
+            (
+                "megengine/core/include/megbrain/custom.h",
+                WheelFile::Bytes(b"#pragma once\n"),
+            ),
+            ("megengine/core/lib/ucx/libucm.so.0", WheelFile::Bytes(b"ucm")),
+            ("megenginelite/network.py", WheelFile::Bytes(b"# Lite's Python\n")),
+        ],
+    )
+}
+
+/// The Lite library of `stand_in_wheel`, and the runtime files it holds.
+pub const STAND_IN_LITE: &str = "megenginelite/libs/liblite_shared_whl.cpython-38-x86_64-linux-gnu.so";
+pub const STAND_IN_RUNTIME: [&str; 6] = [
+    STAND_IN_LITE,
+    "megengine/core/lib/libmegengine_shared.so",
+    "megengine/core/lib/libcudnn.so.8",
+    "megengine/core/lib/libcublasLt.so.11",
+    "megengine/core/lib/libnvrtc-builtins.so.11.1",
+    "megenginelite/libs/libextra_plugin.so",
+];
+
+/// `mge` with `home` as its cache folder and no runtime given by the environment.
+pub fn mge_home(home: &Path) -> Command {
+    let mut command = mge();
+    command
+        .env("MGE_HOME", home)
+        .env_remove("MGE_LITE_LIB")
+        .env_remove("MGE_RUNTIME_VERSION");
+    command
 }

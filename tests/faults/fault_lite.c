@@ -3,7 +3,8 @@
  * can, so that the tests can show on any CPU what `mge` makes of it.
  *
  * MGE_FAULT chooses the failure, MGE_FAULT_AT where it happens ("load": in
- * LITE_load_model_from_mem; otherwise in LITE_forward):
+ * LITE_load_model_from_mem; "open": as the library is loaded, before any
+ * call; otherwise in LITE_forward):
  *   exit   the engine's worker threads start (one per --threads, named as
  *          MegEngine names them); the first registers an exit handler that
  *          waits for all of them (as MegEngine's CompNode::finalize does),
@@ -196,6 +197,8 @@ static int fail_here(const char *where) {
     }
     return 0;
 }
+
+__attribute__((constructor)) static void on_open(void) { fail_here("open"); }
 
 int LITE_get_version(int *major, int *minor, int *patch) {
     *major = 1;

@@ -205,21 +205,3 @@ fn messages_name_what_is_wrong_with_a_model_file() {
         &["header counts 2 testcases but the file holds 1"],
     );
 }
-
-/// A CUDA device that is not there is not the model's fault. Asked for one
-/// past those present, so that the test means the same on a machine with GPUs.
-#[test]
-fn cuda_without_a_gpu_is_not_the_models_fault() {
-    let (stdout, _) = run_expecting(mge().args(["runtime", "info", "--json"]), 0);
-    let present = json_of(&stdout)["cuda_devices"]
-        .as_u64()
-        .expect("cuda_devices is a count");
-    let device = format!("cuda:{present}");
-    let (_, stderr) = run_expecting(mge().args(["run", "fixtures/conv_float.mge", "--device", &device]), 2);
-    let expected = match present {
-        0 => format!("mge: error: --device {device}: no CUDA device is visible"),
-        n => format!("mge: error: --device {device}: only {n} CUDA device(s)"),
-    };
-    assert!(stderr.contains(&expected), "{stderr}");
-    assert!(!stderr.contains("cannot load the model"), "{stderr}");
-}

@@ -8,9 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::common::{fault_library, mge, run_expecting};
+use crate::common::{fault_library, gencode_engine_library, mge, run_expecting, WheelFile, LITE_IN_WHEEL};
 
-pub(super) const LITE_IN_WHEEL: &str = "megenginelite/libs/liblite_shared_whl.cpython-310-x86_64-linux-gnu.so";
 const ENGINE_IN_WHEEL: &str = "megengine/core/lib/libmegengine_shared.so";
 
 /// A folder holding a wheel pip takes for `megengine==1.13.0` on CPython 3.10.
@@ -331,4 +330,48 @@ fn runtime_info_warns_of_another_mge_first_on_path() {
     );
     let (_, stderr) = run_expecting(mge().args(["runtime", "info", "-q"]), 0);
     assert!(!stderr.contains("warning"), "{stderr}");
+}
+
+/// `--find-links` is pip's: a build of a release (`1.13.0+cu118`) found
+/// there is installed under its own version, asked for by it or by its
+/// release, with `--version` or as the runtime to use (`MGE_RUNTIME_VERSION`).
+#[test]
+fn a_build_found_through_find_links_installs_under_its_own_version() {
+    let wheels = tempfile::tempdir().unwrap();
+    let lite = std::fs::read(fault_library()).unwrap();
+    crate::common::write_wheel(
+        wheels.path(),
+        "1.13.0+cu118",
+        "cp310",
+        &[
+            (LITE_IN_WHEEL, WheelFile::Bytes(&lite)),
+            (ENGINE_IN_WHEEL, WheelFile::Copy(gencode_engine_library())),
+            ("megengine/core/lib/libcudnn.so.8", WheelFile::Bytes(b"cudnn")),
+        ],
+    );
+    for (asked, by_env) in [("1.13.0+cu118", false), ("1.13.0", false), ("1.13.0+cu118", true)] {
+        let home = tempfile::tempdir().unwrap();
+        let mut install = crate::common::mge_home(home.path());
+        install.env("PIP_NO_INDEX", "1").args(["runtime", "install", "-q"]);
+        match by_env {
+            true => {
+                // The default release installed already: the one named is installed all the same.
+                let plain = tempfile::tempdir().unwrap();
+                let engine = WheelFile::Bytes(b"engine");
+                let wheel = crate::common::stand_in_wheel(plain.path(), "1.13.0", engine);
+                let mut first = crate::common::mge_home(home.path());
+                run_expecting(first.args(["runtime", "install", "-q", "--wheel"]).arg(wheel), 0);
+                install.env("MGE_RUNTIME_VERSION", asked)
+            }
+            false => install.args(["--version", asked]),
+        };
+        install.arg("--find-links").arg(wheels.path());
+        let (stdout, _) = run_expecting(&mut install, 0);
+        let dir = home.path().join("runtime/1.13.0+cu118");
+        assert_eq!(stdout.trim(), dir.join(LITE_IN_WHEEL).display().to_string(), "{asked}");
+        assert!(dir.join("megengine/core/lib/libcudnn.so.8").is_file(), "{asked}");
+        let mut left = crate::common::left_in(&home.path().join("runtime"));
+        left.retain(|path| !path.ends_with("1.13.0"));
+        assert_eq!(left, [dir], "{asked}: only the installs are left");
+    }
 }

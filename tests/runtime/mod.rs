@@ -2,6 +2,7 @@
 
 mod install;
 mod trust;
+mod wheel;
 
 use crate::common::*;
 

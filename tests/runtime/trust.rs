@@ -7,7 +7,8 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use super::install::{install_dir, mge_in, wheel_folder, LITE_IN_WHEEL};
+use super::install::{install_dir, mge_in, wheel_folder};
+use crate::common::LITE_IN_WHEEL;
 use crate::common::*;
 
 /// Where the planted library, module or program says it ran.

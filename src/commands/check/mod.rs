@@ -57,7 +57,9 @@ pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
     }
     let mut printer = InOrder::new(!args.json);
     let jobs = usize::try_from(args.jobs).unwrap_or(usize::MAX).min(args.models.len());
-    let located = runtime::locate(global.lite_lib.as_deref())?;
+    let located = runtime::locate(&global.runtime)?;
+    // As the engine options: here, in one line, rather than once per model.
+    runtime::ensure_runs_on(&located, engine.network.device)?;
     let workers = Workers {
         models: &args.models,
         engine: &engine.given,

@@ -147,7 +147,7 @@ mod tests {
         }
         std::os::unix::fs::symlink(root, root.join("sub/loop")).unwrap();
         let global = Global {
-            lite_lib: None,
+            runtime: Default::default(),
             verbose: false,
             quiet: true,
         };

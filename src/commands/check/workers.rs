@@ -163,7 +163,7 @@ pub fn serve(
         check_finite,
     };
     let mut replies = take_stdout()?;
-    let lite = load_runtime(global).map_err(|err| format!("{err:#}"));
+    let lite = load_runtime(global, engine.network.device).map_err(|err| format!("{err:#}"));
     for request in std::io::stdin().lock().lines() {
         let request = request?;
         let path = request
@@ -228,7 +228,7 @@ fn check_testcases(
     }
     // The options a packed model carries are mirrored, without a note per model.
     let quiet = Global {
-        lite_lib: None,
+        runtime: Default::default(),
         verbose: global.verbose,
         quiet: true,
     };

@@ -30,7 +30,7 @@ pub fn compare(args: CompareArgs, global: &Global) -> Result<()> {
             args.a.display()
         );
     };
-    if runs::wants_runs(&args.runs)? {
+    if runs::wants_runs(&args.runs) {
         bail!(
             "feeds, engine options and --a-options/--b-options/--b-naive/--keep are for two runs of models; {} is not a model",
             args.a.display()

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use crate::cli::{parse_engine_options, CompareArgs, TwoRunArgs};
-use crate::commands::settings::{given_options, EngineSettings};
+use crate::commands::settings::EngineSettings;
 use crate::commands::Global;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, Rules};
@@ -28,6 +28,8 @@ struct Run {
     name: &'static str,
     model: PathBuf,
     options: Vec<EngineOption>,
+    /// Where `options` run it.
+    device: Device,
     naive: bool,
 }
 
@@ -51,20 +53,25 @@ pub fn is_model(path: &Path) -> bool {
 }
 
 /// Whether any option that only two runs take was given.
-pub fn wants_runs(args: &TwoRunArgs) -> Result<bool> {
-    Ok(args.a_options.is_some()
+pub fn wants_runs(args: &TwoRunArgs) -> bool {
+    args.a_options.is_some()
         || args.b_options.is_some()
         || args.b_naive
         || args.keep.is_some()
         || args.no_testcase
         || args.deadline.timeout.is_some()
         || !args.feeds.inputs.is_empty()
-        || !given_options(&args.engine)?.is_empty())
+        || !args.engine.given.is_empty()
 }
 
 pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result<TwoRunReport> {
     let runs = &args.runs;
     let (a, b) = two_runs(args, global)?;
+    let located = runtime::locate(&global.runtime)?;
+    // Here, in one line, rather than as a run's failure.
+    for run in [&a, &b] {
+        runtime::ensure_runs_on(&located, run.device)?;
+    }
     // The runs read them: claimed here, so that neither --keep nor stdout takes one.
     for model in [&a.model, &b.model] {
         input_files::claim(model)?;
@@ -87,7 +94,6 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
             runs.feeds.seed
         ));
     }
-    let located = runtime::locate(global.lite_lib.as_deref())?;
     let staged = runs.keep.as_deref().map(StagedSet::new).transpose()?;
     let scratch = tempfile::Builder::new()
         .prefix("mge-compare-")
@@ -157,16 +163,13 @@ fn two_runs(args: &CompareArgs, global: &Global) -> Result<(Run, Run)> {
         ),
         None => args.a.clone(),
     };
-    let common = given_options(&runs.engine)?;
+    let common = &runs.engine.given;
     let side = |name: &'static str, model: PathBuf, own: &Option<String>, naive: bool| -> Result<Run> {
         let own = match own {
-            Some(text) => {
-                let parsed = parse_engine_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?;
-                given_options(&parsed)?
-            }
+            Some(text) => parse_engine_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?,
             None => Vec::new(),
         };
-        let options = merged(&common, own);
+        let options = merged(common, own);
         let settings = EngineSettings::from_given(options.clone(), global).with_context(|| format!("run {name}"))?;
         if naive && settings.network.device != Device::Cpu {
             bail!(
@@ -178,6 +181,7 @@ fn two_runs(args: &CompareArgs, global: &Global) -> Result<(Run, Run)> {
             name,
             model,
             options,
+            device: settings.network.device,
             naive,
         })
     };
