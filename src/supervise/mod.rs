@@ -20,6 +20,8 @@ pub mod parent;
 mod scratch;
 mod stall;
 
+pub use scratch::Scratch;
+
 use std::fmt;
 use std::path::PathBuf;
 

@@ -1,5 +1,5 @@
-//! A child's temporary folder (its TMPDIR): `mge-XXXXXX` in the system's,
-//! removed with its supervisor. A folder whose owner ended without removing
+//! A temporary folder of mge's (a child's TMPDIR, tune's candidates' and
+//! compare's two runs' outputs): `mge-XXXXXX` in the system's, removed with its owner. A folder whose owner ended without removing
 //! it (killed, or ended by a signal it does not catch) is removed by the next
 //! `mge` that starts a child: each owner holds a lock on a file inside its
 //! folder for as long as it lives, and the kernel lets go of it when the
@@ -21,11 +21,23 @@ const PREFIX: &str = "mge-";
 const OWNER_LOCK: &str = ".owner";
 
 pub struct Scratch {
-    /// Removed before the lock is let go (fields drop in order).
+    /// Removed before the lock is let go (see `drop`).
     dir: tempfile::TempDir,
     /// None where the file system takes no lock: the folder is then never
     /// taken for abandoned (it is removed with its supervisor all the same).
-    _owner: Option<File>,
+    owner: Option<File>,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        self.dir.disable_cleanup(true);
+        // Where removing needs the descriptor the lock holds (`ulimit -n`
+        // reached), the lock goes first: the folder stayed behind.
+        if fs::remove_dir_all(self.dir.path()).is_err() {
+            self.owner = None;
+            let _ = fs::remove_dir_all(self.dir.path());
+        }
+    }
 }
 
 impl Scratch {
@@ -38,7 +50,7 @@ impl Scratch {
         let owner = hold(dir.path()).ok();
         static ABANDONED_REMOVED: Once = Once::new();
         ABANDONED_REMOVED.call_once(|| remove_abandoned(dir.path()));
-        Ok(Scratch { dir, _owner: owner })
+        Ok(Scratch { dir, owner })
     }
 
     pub fn path(&self) -> &Path {

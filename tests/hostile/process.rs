@@ -272,3 +272,42 @@ fn scratch_folders_of_killed_processes_are_removed_by_the_next_run() {
     quick_run(tmp.path());
     assert!(left_in(tmp.path()).is_empty(), "{:?}", left_in(tmp.path()));
 }
+
+/// tune's folder for its candidates' outputs (`mge-tune-*`) stayed in TMPDIR
+/// for good when tune was killed; it is a scratch folder as the supervisor's,
+/// removed by the next run.
+#[test]
+fn a_killed_tunes_folder_is_removed_by_the_next_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut tune = Command::new(mge().get_program())
+        .current_dir(root())
+        .env("MGE_LITE_LIB", fault_library())
+        .env("MGE_FAULT", "hang")
+        .env("TMPDIR", tmp.path())
+        .args(["tune", "fixtures/conv_float.mge", "-q", "--budget", "60"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // tune's own folder and its first candidate's scratch.
+    let started = Instant::now();
+    while left_in(tmp.path()).len() < 2 && started.elapsed() < COMMAND_TIMEOUT {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(left_in(tmp.path()).len(), 2, "{:?}", left_in(tmp.path()));
+    tune.kill().unwrap();
+    tune.wait().unwrap();
+    quick_run(tmp.path());
+    assert!(left_in(tmp.path()).is_empty(), "{:?}", left_in(tmp.path()));
+}
+
+/// With every descriptor but one taken (`ulimit -n`), the supervisor's
+/// error left its scratch folder behind: removing it needed the descriptor
+/// the folder's lock held.
+#[test]
+fn a_scratch_folder_is_removed_with_descriptors_at_the_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = "exec 3</dev/null; ulimit -n 5; exec \"$0\" run -q --iter 1 fixtures/conv_float.mge";
+    let (_, stderr) = run_expecting(mge_in_shell(script).env("TMPDIR", tmp.path()), 2);
+    assert!(stderr.contains("Too many open files"), "{stderr}");
+    assert!(left_in(tmp.path()).is_empty(), "{:?}", left_in(tmp.path()));
+}

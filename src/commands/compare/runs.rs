@@ -22,6 +22,7 @@ use crate::report::compare::{RunSide, TwoRunReport};
 use crate::runtime;
 use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{How, Interrupted, Muted, Next, Supervisor};
+use crate::supervise::Scratch;
 
 /// One of the two runs.
 struct Run {
@@ -95,10 +96,8 @@ pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result
         ));
     }
     let staged = runs.keep.as_deref().map(StagedSet::new).transpose()?;
-    let scratch = tempfile::Builder::new()
-        .prefix("mge-compare-")
-        .tempdir()
-        .context("cannot create a temporary folder for the two runs")?;
+    // A scratch folder as the supervisor's: the next mge removes it should this one be killed.
+    let scratch = Scratch::new()?;
     let root = staged.as_ref().map_or(scratch.path(), StagedSet::path).to_path_buf();
     let feeds = FeedOptions {
         seed: runs.feeds.seed,
