@@ -211,6 +211,7 @@ pub struct Lite {
 impl Lite {
     /// Loads the Lite shared library at `path` and checks its version.
     pub fn load(path: &Path, verbose: bool) -> Result<Lite> {
+        log_watch::ensure_readable_level_override()?;
         // The CUDA probing at load time prints to both streams; keep it for -v only.
         let quiet = stdio::quiet_start(verbose);
         // Its initialisers run engine code already.

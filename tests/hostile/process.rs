@@ -300,6 +300,37 @@ fn a_killed_tunes_folder_is_removed_by_the_next_run() {
     assert!(left_in(tmp.path()).is_empty(), "{:?}", left_in(tmp.path()));
 }
 
+/// The engine reads `RUNTIME_OVERRIDE_LOG_LEVEL` with `std::stoi` as its
+/// library loads and aborts on what that cannot read: `runtime info` ended
+/// with SIGABRT ("Rust cannot catch foreign exceptions"), a run with "the
+/// engine crashed". Those are one line before the engine loads; what the
+/// engine reads still reaches it.
+#[test]
+fn a_log_level_override_the_engine_cannot_read_is_one_line() {
+    let model = root().join("fixtures/conv_float.mge");
+    for value in ["", "abc", " ", "-", "2147483648", "-2147483649", "99999999999999999999"] {
+        for args in [&["runtime", "info"][..], &["run", "-q", "--iter", "1"][..]] {
+            let mut command = mge();
+            command.env("RUNTIME_OVERRIDE_LOG_LEVEL", value).args(args);
+            if args[0] == "run" {
+                command.arg(&model);
+            }
+            let (_, stderr) = run_expecting(&mut command, 2);
+            assert!(
+                stderr.starts_with("mge: error: RUNTIME_OVERRIDE_LOG_LEVEL=") && stderr.lines().count() == 1,
+                "{value:?} {args:?}: {stderr}"
+            );
+        }
+    }
+    for value in ["4", " +4", "4abc", "2147483647", "-2147483648"] {
+        let (stdout, _) = run_expecting(
+            mge().env("RUNTIME_OVERRIDE_LOG_LEVEL", value).args(["runtime", "info"]),
+            0,
+        );
+        assert!(stdout.contains("1.13.0"), "{value:?}: {stdout}");
+    }
+}
+
 /// With every descriptor but one taken (`ulimit -n`), the supervisor's
 /// error left its scratch folder behind: removing it needed the descriptor
 /// the folder's lock held.
