@@ -2,7 +2,7 @@
 //! run (the engine's io dump, indexed), its embedded testcases, or the model
 //! itself after the engine's global layout transform.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use tempfile::{TempDir, TempPath};
@@ -14,7 +14,9 @@ use super::Global;
 use crate::cli::{DumpArgs, IoFormat};
 use crate::engine::{IoDump, Lite, NetworkOptions};
 use crate::input_files;
-use crate::iodump::{convert_binary, index_text, read_raw_index, refuse_unless_raw, Converted, Index, TEXT_FILE};
+use crate::iodump::{
+    convert_binary, index_text, read_raw_index, refuse_unless_raw, Converted, DumpFormat, Index, TEXT_FILE,
+};
 use crate::model::{EngineNames, ModelFile, EXPECTATION_SUFFIX};
 use crate::output_files::{claim_file, claim_set, npy_files, write_atomically, write_set, write_tensors, StagedSet};
 use crate::profile::{executed_vars, request_engine_profile};
@@ -24,122 +26,178 @@ use crate::runner::testcase::testcase_values;
 use crate::runner::{Plan, Session};
 use crate::tensor::HostTensor;
 
-pub fn dump(args: DumpArgs, global: &Global) -> Result<()> {
-    if let (Some(raw), Some(dir)) = (&args.convert, &args.io) {
-        return print(
-            &DumpReport {
-                written: vec![convert_raw(raw, dir, args.io_format)?],
-            },
-            false,
-        );
-    }
-    let settings = ModelSettings::from_args(&args.model, global)?;
-    let testcases = Testcases::unless(args.no_testcase, Testcases::FeedFirst);
-    let (mut prepared, io) = prepare(&settings, testcases, global, |opened, options| {
-        check_targets(&args, &settings.path, &opened.model, options, global)?;
-        args.io
-            .as_deref()
-            .map(|dir| IoRequest::new(dir, args.io_format, options))
-            .transpose()
-    })?;
-    let transformed = match &args.layout_transform_model {
-        Some(_) => Some(dump_layout_transformed(&prepared)?),
-        None => None,
-    };
-    let mut written = Vec::new();
-    // The names the engine's dumps hold under placeholders, kept past the network.
-    let names = prepared.session.engine_names().clone();
-    if let Some(dir) = &args.testcases {
-        let count = dump_testcases(&prepared.lite, &prepared.model, &prepared.session, dir)?;
-        written.push(Written::Testcases {
-            count,
-            dir: dir.display().to_string(),
-        });
-    }
-    let outputs = match args.outputs.dir.is_some() || io.is_some() {
-        true => {
-            let feeds = prepared.feeds(global)?;
-            prepared.session.feed(&feeds)?;
-            prepared.session.measure(&Plan::once(global.verbose), &mut ())?;
-            let outputs = prepared.session.read_outputs()?;
-            // The engine finishes its dumps when the network goes.
-            prepared.finish()?;
-            outputs
+/// What `mge dump` was asked, turned once from `DumpArgs`.
+pub enum DumpSettings {
+    /// A model run, and what of it to write.
+    Run(Box<DumpRun>),
+    /// `--convert RAW_DIR --io DIR`: a raw io dump from elsewhere; no model runs.
+    Convert { raw: PathBuf, dir: PathBuf },
+}
+
+/// `mge dump MODEL` and its targets.
+pub struct DumpRun {
+    model: ModelSettings,
+    /// What a container's testcases are for (`--no-testcase`).
+    testcases: Testcases,
+    /// `--outputs DIR`.
+    outputs: Option<PathBuf>,
+    /// `--io DIR` and `--io-format`.
+    io: Option<(PathBuf, DumpFormat)>,
+    /// `--testcases DIR`.
+    testcases_dir: Option<PathBuf>,
+    /// `--layout-transform-model FILE`.
+    layout_transform_model: Option<PathBuf>,
+    check_finite: bool,
+}
+
+impl DumpSettings {
+    pub fn from_args(args: DumpArgs, global: &Global) -> Result<DumpSettings> {
+        let format = match args.io_format {
+            IoFormat::Bin => DumpFormat::Binary,
+            IoFormat::Txt => DumpFormat::Text,
+        };
+        if let (Some(raw), Some(dir)) = (args.convert, &args.io) {
+            if format != DumpFormat::Binary {
+                bail!("--convert writes .npy files: --io-format txt is the engine's own text, which only a run writes");
+            }
+            return Ok(DumpSettings::Convert { raw, dir: dir.clone() });
         }
-        // Nothing ran: no fast-run cache to save.
-        false => {
-            drop(prepared);
-            Vec::new()
-        }
-    };
-    // Written once the engine's output is off stdout again, which may be the target.
-    if let (Some(file), Some(staged)) = (&args.layout_transform_model, transformed) {
-        let model = input_files::read(&staged, &input_files::ENGINE_DUMP)?;
-        let model = ModelFile::restore_names(model, &names).context("--layout-transform-model")?;
-        write_atomically(file, &model).context("--layout-transform-model")?;
-        written.insert(
-            0,
-            Written::LayoutTransformedModel {
-                file: file.display().to_string(),
-            },
-        );
-    }
-    let mut non_finite = warn_non_finite(&outputs, "", global);
-    if let Some(dir) = &args.outputs.dir {
-        write_tensors(dir, &outputs).context("--outputs")?;
-        written.push(Written::Outputs {
-            count: outputs.len(),
-            dir: dir.display().to_string(),
-        });
-    }
-    if let Some(io) = io {
-        let (done, first_non_finite) = io.convert(&settings.path, &names)?;
-        written.push(done);
-        if let Some(found) = first_non_finite {
-            global.warn(&found);
-            // Where the values went wrong, rather than where they ended up.
-            non_finite = Some(found);
-        }
-    }
-    print(&DumpReport { written }, false)?;
-    match non_finite {
-        Some(found) if args.finite.check_finite => Err(failure(&found).into()),
-        _ => Ok(()),
+        Ok(DumpSettings::Run(Box::new(DumpRun {
+            model: ModelSettings::from_args(&args.model, global)?,
+            testcases: Testcases::unless(args.no_testcase, Testcases::FeedFirst),
+            outputs: args.outputs.dir,
+            io: args.io.map(|dir| (dir, format)),
+            testcases_dir: args.testcases,
+            layout_transform_model: args.layout_transform_model,
+            check_finite: args.finite.check_finite,
+        })))
     }
 }
 
-/// What must hold before the engine starts, and the options the targets need.
-fn check_targets(
-    args: &DumpArgs,
-    path: &Path,
-    model: &ModelFile,
-    options: &mut NetworkOptions,
-    global: &Global,
-) -> Result<()> {
-    if args.testcases.is_some() && !model.is_container() {
-        bail!(
-            "--testcases: {} embeds no testcases (it is not a container dumped with input_data)",
-            path.display()
-        );
+pub fn dump(settings: DumpSettings, global: &Global) -> Result<()> {
+    match settings {
+        DumpSettings::Convert { raw, dir } => print(
+            &DumpReport {
+                written: vec![convert_raw(&raw, &dir)?],
+            },
+            false,
+        ),
+        DumpSettings::Run(dump) => dump.run(global),
     }
-    let sets = [
-        ("--outputs", &args.outputs.dir),
-        ("--io", &args.io),
-        ("--testcases", &args.testcases),
-    ];
-    for (option, dir) in sets {
-        if let Some(dir) = dir {
-            claim_set(option, dir).with_context(|| format!("{option} {}", dir.display()))?;
+}
+
+impl DumpRun {
+    fn run(&self, global: &Global) -> Result<()> {
+        let path = &self.model.path;
+        let (prepared, io) = prepare(&self.model, self.testcases, global, |opened, options| {
+            self.check_targets(&opened.model, options, global)?;
+            self.io
+                .as_ref()
+                .map(|(dir, format)| IoRequest::new(dir, *format, options))
+                .transpose()
+        })?;
+        let transformed = match &self.layout_transform_model {
+            Some(_) => Some(dump_layout_transformed(&prepared)?),
+            None => None,
+        };
+        let mut written = Vec::new();
+        // The names the engine's dumps hold under placeholders, kept past the network.
+        let names = prepared.session.engine_names().clone();
+        if let Some(dir) = &self.testcases_dir {
+            let count = dump_testcases(&prepared.lite, &prepared.model, &prepared.session, dir)?;
+            written.push(Written::Testcases {
+                count,
+                dir: dir.display().to_string(),
+            });
+        }
+        let outputs = match self.outputs.is_some() || io.is_some() {
+            true => run_once(prepared, global)?,
+            // Nothing ran: no fast-run cache to save.
+            false => {
+                drop(prepared);
+                Vec::new()
+            }
+        };
+        // Written once the engine's output is off stdout again, which may be the target.
+        if let (Some(file), Some(staged)) = (&self.layout_transform_model, transformed) {
+            write_layout_transformed(file, &staged, &names)?;
+            written.insert(
+                0,
+                Written::LayoutTransformedModel {
+                    file: file.display().to_string(),
+                },
+            );
+        }
+        let mut non_finite = warn_non_finite(&outputs, "", global);
+        if let Some(dir) = &self.outputs {
+            write_tensors(dir, &outputs).context("--outputs")?;
+            written.push(Written::Outputs {
+                count: outputs.len(),
+                dir: dir.display().to_string(),
+            });
+        }
+        if let Some(io) = io {
+            let (done, first_non_finite) = io.convert(path, &names)?;
+            written.push(done);
+            if let Some(found) = first_non_finite {
+                global.warn(&found);
+                // Where the values went wrong, rather than where they ended up.
+                non_finite = Some(found);
+            }
+        }
+        print(&DumpReport { written }, false)?;
+        match non_finite {
+            Some(found) if self.check_finite => Err(failure(&found).into()),
+            _ => Ok(()),
         }
     }
-    if let Some(file) = &args.layout_transform_model {
-        claim_file("--layout-transform-model", file).context("--layout-transform-model")?;
-        if !options.layout_transform {
-            options.layout_transform = true;
-            global.note("--layout-transform-model turns on the engine's global layout transform");
+
+    /// What must hold before the engine starts, and the options the targets need.
+    fn check_targets(&self, model: &ModelFile, options: &mut NetworkOptions, global: &Global) -> Result<()> {
+        if self.testcases_dir.is_some() && !model.is_container() {
+            bail!(
+                "--testcases: {} embeds no testcases (it is not a container dumped with input_data)",
+                self.model.path.display()
+            );
         }
+        let sets = [
+            ("--outputs", self.outputs.as_ref()),
+            ("--io", self.io.as_ref().map(|(dir, _)| dir)),
+            ("--testcases", self.testcases_dir.as_ref()),
+        ];
+        for (option, dir) in sets {
+            if let Some(dir) = dir {
+                claim_set(option, dir).with_context(|| format!("{option} {}", dir.display()))?;
+            }
+        }
+        if let Some(file) = &self.layout_transform_model {
+            claim_file("--layout-transform-model", file).context("--layout-transform-model")?;
+            if !options.layout_transform {
+                options.layout_transform = true;
+                global.note("--layout-transform-model turns on the engine's global layout transform");
+            }
+        }
+        Ok(())
     }
-    Ok(())
+}
+
+/// One run of the model on its feeds, and its outputs; the network goes
+/// after it, so the engine finishes its dumps.
+fn run_once(mut prepared: Prepared, global: &Global) -> Result<Vec<(String, HostTensor)>> {
+    let feeds = prepared.feeds(global)?;
+    prepared.session.feed(&feeds)?;
+    prepared.session.measure(&Plan::once(global.verbose), &mut ())?;
+    let outputs = prepared.session.read_outputs()?;
+    prepared.finish()?;
+    Ok(outputs)
+}
+
+/// Writes the model the engine wrote to `staged` to `file`, under the
+/// model's own names (the engine knew `names` under placeholders).
+fn write_layout_transformed(file: &Path, staged: &Path, names: &EngineNames) -> Result<()> {
+    let model = input_files::read(staged, &input_files::ENGINE_DUMP)?;
+    let model = ModelFile::restore_names(model, names).context("--layout-transform-model")?;
+    write_atomically(file, &model).context("--layout-transform-model")
 }
 
 /// The model as the global layout transform left it, in a temporary file the
@@ -159,21 +217,21 @@ fn dump_layout_transformed(prepared: &Prepared) -> Result<TempPath> {
 /// as one set of files.
 struct IoRequest<'a> {
     dir: &'a Path,
-    format: IoFormat,
+    format: DumpFormat,
     profile: TempPath,
     engine_dir: TempDir,
 }
 
 impl IoRequest<'_> {
-    fn new<'a>(dir: &'a Path, format: IoFormat, options: &mut NetworkOptions) -> Result<IoRequest<'a>> {
+    fn new<'a>(dir: &'a Path, format: DumpFormat, options: &mut NetworkOptions) -> Result<IoRequest<'a>> {
         let profile = request_engine_profile(options).context("--io needs the engine's profiler")?;
         let engine_dir = tempfile::Builder::new()
             .prefix("mge-io-")
             .tempdir()
             .context("--io: cannot create a temporary folder for the engine's dump")?;
         options.io_dump = Some(match format {
-            IoFormat::Bin => IoDump::Binary(engine_dir.path().to_path_buf()),
-            IoFormat::Txt => IoDump::Text(engine_dir.path().join(TEXT_FILE)),
+            DumpFormat::Binary => IoDump::Binary(engine_dir.path().to_path_buf()),
+            DumpFormat::Text => IoDump::Text(engine_dir.path().join(TEXT_FILE)),
         });
         Ok(IoRequest {
             dir,
@@ -192,8 +250,8 @@ impl IoRequest<'_> {
         let mut set = StagedSet::new(dir).context("--io")?;
         let model_name = model.display().to_string();
         let converted = match self.format {
-            IoFormat::Bin => convert_binary(vars, self.engine_dir.path(), &mut set, &model_name)?,
-            IoFormat::Txt => {
+            DumpFormat::Binary => convert_binary(vars, self.engine_dir.path(), &mut set, &model_name)?,
+            DumpFormat::Text => {
                 let text = input_files::read(&self.engine_dir.path().join(TEXT_FILE), &input_files::ENGINE_DUMP)?;
                 set.add(TEXT_FILE.into(), &names.restore_bytes(&text))?;
                 index_text(vars, &mut set, &model_name)?
@@ -220,10 +278,7 @@ impl IoRequest<'_> {
 }
 
 /// `--convert RAW_DIR --io DIR`: a raw io dump from elsewhere in the format `--io` writes.
-fn convert_raw(raw: &Path, dir: &Path, format: IoFormat) -> Result<Written> {
-    if format != IoFormat::Bin {
-        bail!("--convert writes .npy files: --io-format txt is the engine's own text, which only a run writes");
-    }
+fn convert_raw(raw: &Path, dir: &Path) -> Result<Written> {
     if !raw.is_dir() {
         bail!("--convert: {} is not a folder", raw.display());
     }

@@ -1,5 +1,7 @@
 //! `mge info`: what a model file holds.
 
+use std::path::PathBuf;
+
 use anyhow::{Context, Result};
 
 use super::prepare::{load_runtime, read_model, ready_runtime};
@@ -16,14 +18,35 @@ use crate::report::run::TensorStats;
 use crate::runner::testcase::testcase_values;
 use crate::runner::{Outputs, Session};
 
-pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
-    let engine = EngineSettings::from_given(args.load.given.clone(), global)?;
-    let model = read_model(&args.model, &engine)?;
+/// What `mge info` was asked, turned once from `InfoArgs`.
+pub struct InfoSettings {
+    model: PathBuf,
+    /// How to open the model: its key and decryption, its extern operators.
+    engine: EngineSettings,
+    /// `--ops`: the operators' cost, read from the graph.
+    ops: bool,
+    json: bool,
+}
+
+impl InfoSettings {
+    pub fn from_args(args: InfoArgs, global: &Global) -> Result<InfoSettings> {
+        Ok(InfoSettings {
+            engine: EngineSettings::from_given(args.load.given, global)?,
+            model: args.model,
+            ops: args.ops,
+            json: args.json,
+        })
+    }
+}
+
+pub fn info(settings: InfoSettings, global: &Global) -> Result<()> {
+    let engine = &settings.engine;
+    let model = read_model(&settings.model, engine)?;
     let packing = packing(&model)?;
     // Read from the graph before the engine is asked anything: it runs nothing.
-    let ops = args.ops.then(|| model.cost()).transpose()?;
+    let ops = settings.ops.then(|| model.cost()).transpose()?;
     let lite = load_runtime(global, Device::Cpu)?;
-    let _ready = ready_runtime(&lite, &engine, &model, &engine.network)?;
+    let _ready = ready_runtime(&lite, engine, &model, &engine.network)?;
     let engine_output = silence_stdout(global.verbose);
     let session = Session::load(&lite, &model, Outputs::Asserted, &engine.network)?;
     let testcase_values = model
@@ -41,7 +64,7 @@ pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
         .collect::<Result<Vec<_>>>()?;
     drop(engine_output);
     let info = ModelInfo {
-        model: args.model.display().to_string(),
+        model: settings.model.display().to_string(),
         container: model.is_container(),
         format: model.format(),
         size_bytes: model.size(),
@@ -53,7 +76,7 @@ pub fn info(args: InfoArgs, global: &Global) -> Result<()> {
         testcase_values,
         ops,
     };
-    print(&info, args.json)
+    print(&info, settings.json)
 }
 
 /// How a packed model is packed, and what it carries.

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::cli::{Cli, Command, RuntimeCommand};
+use crate::cli::{Cli, Command, DeadlineArgs, RuntimeCommand};
 use crate::report::progress::RunProgress;
 use crate::runtime as lite_runtime;
 use crate::supervise;
@@ -82,32 +82,20 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         verbose: cli.verbose,
         quiet: cli.quiet,
     };
-    let supervisor = !supervise::is_child();
+    if let Some(supervision) = Supervision::of(&cli.command).filter(|_| !supervise::is_child()) {
+        return supervised(supervision.timeout, supervision.work, &global);
+    }
     match cli.command {
-        Command::Run(args) if supervisor => supervised(args.deadline.timeout, Work::Model, &global),
-        // An analysis of a file runs no engine.
-        Command::Profile(args) if supervisor && args.analyze.is_none() => {
-            supervised(args.deadline.timeout, Work::Model, &global)
+        Command::Run(args) => run::run(run::RunSettings::from_args(*args, &global)?, &global),
+        Command::Info(args) => info::info(info::InfoSettings::from_args(args, &global)?, &global),
+        Command::Check(args) => check::check(check::CheckSettings::from_args(*args, &global)?, &global),
+        Command::Profile(args) => profile::profile(profile::ProfileSettings::from_args(*args, &global)?, &global),
+        Command::Dump(args) => dump::dump(dump::DumpSettings::from_args(*args, &global)?, &global),
+        Command::Compare(args) => compare::compare(compare::CompareSettings::from_args(*args, &global)?, &global),
+        Command::Tune(args) => tune::tune(tune::TuneSettings::from_args(*args, &global)?, &global),
+        Command::PackTestcases(args) => {
+            pack_testcases::pack(pack_testcases::PackSettings::from_args(*args, &global)?, &global)
         }
-        // A conversion runs no engine.
-        Command::Dump(args) if supervisor && args.convert.is_none() => {
-            let work = match args.layout_transform_model {
-                Some(_) => Work::LayoutTransformModel,
-                None => Work::Model,
-            };
-            supervised(args.deadline.timeout, work, &global)
-        }
-        Command::PackTestcases(args) if supervisor => supervised(args.deadline.timeout, Work::Model, &global),
-        // Info loads the model into the engine to read its inputs, which a broken graph can crash.
-        Command::Info(_) if supervisor => supervised(None, Work::Model, &global),
-        Command::Run(args) => run::run(*args, &global),
-        Command::Info(args) => info::info(args, &global),
-        Command::Check(args) => check::check(*args, &global),
-        Command::Profile(args) => profile::profile(*args, &global),
-        Command::Dump(args) => dump::dump(*args, &global),
-        Command::Compare(args) => compare::compare(*args, &global),
-        Command::Tune(args) => tune::tune(*args, &global),
-        Command::PackTestcases(args) => pack_testcases::pack(*args, &global),
         Command::Runtime(RuntimeCommand::Install {
             version,
             wheel,
@@ -117,6 +105,48 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Runtime(RuntimeCommand::Info { json }) => runtime::info(json, &global),
         Command::Completions { shell } => completions::completions(shell),
         Command::Man { dir } => man::man(&dir),
+    }
+}
+
+/// What the parent of a command whose engine work runs in a supervised child
+/// (step 2 of the flow in ARCHITECTURE.md) needs of its arguments; the child
+/// turns them into the command's settings.
+struct Supervision {
+    timeout: Option<Duration>,
+    work: Work,
+}
+
+impl Supervision {
+    /// `None` for a command that runs no engine, or starts children of its
+    /// own (`check`'s workers, `compare`'s runs, `tune`'s trials).
+    fn of(command: &Command) -> Option<Supervision> {
+        let model = |deadline: &DeadlineArgs| Supervision {
+            timeout: deadline.timeout,
+            work: Work::Model,
+        };
+        match command {
+            Command::Run(args) => Some(model(&args.deadline)),
+            // An analysis of a file runs no engine.
+            Command::Profile(args) if args.analyze.is_none() => Some(model(&args.deadline)),
+            // A conversion runs no engine.
+            Command::Dump(args) if args.convert.is_none() => {
+                let work = match args.layout_transform_model {
+                    Some(_) => Work::LayoutTransformModel,
+                    None => Work::Model,
+                };
+                Some(Supervision {
+                    timeout: args.deadline.timeout,
+                    work,
+                })
+            }
+            Command::PackTestcases(args) => Some(model(&args.deadline)),
+            // Info loads the model into the engine to read its inputs, which a broken graph can crash.
+            Command::Info(_) => Some(Supervision {
+                timeout: None,
+                work: Work::Model,
+            }),
+            _ => None,
+        }
     }
 }
 

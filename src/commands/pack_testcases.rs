@@ -5,6 +5,8 @@
 //! outputs of this run as those inputs' values. `mge check`, load_and_run
 //! and MegEngine verify it with the engine's own assertions.
 
+use std::path::PathBuf;
+
 use anyhow::{bail, Context, Result};
 
 use super::prepare::{prepare, Testcases};
@@ -18,14 +20,38 @@ use crate::report::print;
 use crate::runner::Plan;
 use crate::tensor::{DType, HostTensor};
 
-pub fn pack(args: PackArgs, global: &Global) -> Result<()> {
-    let settings = ModelSettings::from_args(&args.model, global)?;
-    claim_file("-o", &args.output).with_context(|| format!("-o {}", args.output.display()))?;
-    let (mut prepared, ()) = prepare(&settings, Testcases::Ignore, global, |opened, _| {
+/// What `mge pack-testcases` was asked, turned once from `PackArgs`.
+pub struct PackSettings {
+    /// The model, the feeds of its one testcase, and the engine options the
+    /// expected outputs are computed under.
+    model: ModelSettings,
+    /// `-o OUT.mge`: the container.
+    output: PathBuf,
+    /// The largest error the container's assertions accept.
+    maxerr: f64,
+    json: bool,
+}
+
+impl PackSettings {
+    pub fn from_args(args: PackArgs, global: &Global) -> Result<PackSettings> {
+        let model = ModelSettings::from_args(&args.model, global)?;
+        claim_file("-o", &args.output).with_context(|| format!("-o {}", args.output.display()))?;
+        Ok(PackSettings {
+            model,
+            output: args.output,
+            maxerr: args.maxerr,
+            json: args.json,
+        })
+    }
+}
+
+pub fn pack(settings: PackSettings, global: &Global) -> Result<()> {
+    let path = &settings.model.path;
+    let (mut prepared, ()) = prepare(&settings.model, Testcases::Ignore, global, |opened, _| {
         if opened.model.is_container() {
             bail!(
                 "{} is a testcase container already: pack the plain model it was dumped from",
-                settings.path.display()
+                path.display()
             );
         }
         // Checked before the engine runs: only an FBS v2 graph can be edited.
@@ -51,25 +77,25 @@ pub fn pack(args: PackArgs, global: &Global) -> Result<()> {
         .collect::<Result<Vec<_>>>()?;
     let container = prepared
         .model
-        .as_container(&output_specs, args.maxerr as f32, &values)
-        .with_context(|| format!("cannot pack {}", settings.path.display()))?;
+        .as_container(&output_specs, settings.maxerr as f32, &values)
+        .with_context(|| format!("cannot pack {}", path.display()))?;
     prepared.finish()?;
-    write_atomically(&args.output, &container)?;
+    write_atomically(&settings.output, &container)?;
     let described = |name: &str, tensor: &HostTensor| PackedTensor {
         name: name.to_string(),
         shape: tensor.shape.clone(),
         dtype: tensor.dtype.to_string(),
     };
     let report = PackReport {
-        container: args.output.display().to_string(),
-        model: settings.path.display().to_string(),
+        container: settings.output.display().to_string(),
+        model: path.display().to_string(),
         size_bytes: container.len(),
         testcases: 1,
         inputs: feeds.iter().map(|feed| described(&feed.name, &feed.tensor)).collect(),
         expected: outputs.iter().map(|(name, tensor)| described(name, tensor)).collect(),
-        maxerr: args.maxerr,
+        maxerr: settings.maxerr,
     };
-    print(&report, args.json)
+    print(&report, settings.json)
 }
 
 /// How the graph describes `tensor`, named `name`.

@@ -1,8 +1,8 @@
 //! The one way a command gets a model ready to run, from its settings
-//! (`settings`): `prepare` opens the model, lets the command adjust the
-//! network options (its one hook), and loads the model into the engine;
-//! `Prepared::feeds` resolves the inputs and `Prepared::finish` saves what
-//! the engine learned.
+//! (`settings`): `prepare` opens the model, decides what feeds its inputs
+//! (`Feeding`), lets the command adjust the network options (its one hook),
+//! and loads the model into the engine; `Prepared::feeds` makes the feeds
+//! and `Prepared::finish` saves what the engine learned.
 
 use std::io::Write;
 use std::path::Path;
@@ -15,7 +15,7 @@ use super::Global;
 use crate::cli::parse_engine_words;
 use crate::deploy::Carried;
 use crate::engine::{silence_stdout, AlgoSearch, Device, Lite, NetworkOptions, StdoutSilenced};
-use crate::feeds::{self, Feed, FeedOptions};
+use crate::feeds::{self, Feed, FeedSpec};
 use crate::input_files;
 use crate::model::{Method, ModelFile};
 use crate::options::EngineOption;
@@ -25,7 +25,6 @@ use crate::runner::{Outputs, Plan, RunObserver, Runs, Session};
 use crate::runtime;
 use crate::supervise::child::announce;
 use crate::supervise::Phase;
-use crate::tensor::TensorInfo;
 use crate::text::quoted_list;
 
 /// What a container's embedded testcases are for when no feeds are given.
@@ -50,11 +49,37 @@ impl Testcases {
     }
 }
 
+/// What the model's inputs get: decided once, by `prepare`, from the user's
+/// specs, the command's use of testcases and the model; made into feeds by
+/// `Prepared::feeds` (or, for `run`'s testcases, by `runner::testcase`).
+/// The two are the one place that decides what feeds each input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feeding {
+    /// The user's specs (`-i`), which must feed every input.
+    Specs,
+    /// No specs: the default `#rand` of every input (`feeds::default_spec`).
+    Defaults,
+    /// No specs, and a container's embedded testcases stand in for feeds
+    /// (see `Testcases`): `run` runs every one, the others feed the first.
+    Testcases,
+}
+
+impl Feeding {
+    fn decide(testcases: Testcases, specs: &[FeedSpec], model: &ModelFile) -> Feeding {
+        if !specs.is_empty() {
+            Feeding::Specs
+        } else if testcases != Testcases::Ignore && model.is_container() {
+            Feeding::Testcases
+        } else {
+            Feeding::Defaults
+        }
+    }
+}
+
 /// The model as `prepare` opened it, for the command's hook.
 pub struct Opened {
     pub model: ModelFile,
-    /// Whether the embedded testcases stand in for feeds (see `Testcases`).
-    pub testcases: bool,
+    pub feeding: Feeding,
 }
 
 /// A model loaded into the engine, ready to be fed and run.
@@ -64,7 +89,7 @@ pub struct Prepared<'a> {
     engine_output: StdoutSilenced,
     pub lite: Lite,
     pub model: ModelFile,
-    pub testcases: bool,
+    pub feeding: Feeding,
     /// The network options after the command's hook.
     pub options: NetworkOptions,
     /// When the engine began to load the model, and when it was done.
@@ -113,7 +138,7 @@ pub fn prepare<'a, T>(
     let read = reading.elapsed();
     let engine = with_carried(&settings.engine, &model, &settings.path, global)?;
     let opened = Opened {
-        testcases: testcases != Testcases::Ignore && model.is_container() && settings.specs.is_empty(),
+        feeding: Feeding::decide(testcases, &settings.feeds.specs, &model),
         model,
     };
     let mut options = engine.network.clone();
@@ -124,8 +149,8 @@ pub fn prepare<'a, T>(
     lite.check_device(options.device)?;
     let ready = ready_runtime(&lite, &engine, &opened.model, &options)?;
     let engine_output = silence_stdout(global.verbose);
-    let outputs = match testcases {
-        Testcases::Run if opened.testcases => Outputs::Asserted,
+    let outputs = match (testcases, opened.feeding) {
+        (Testcases::Run, Feeding::Testcases) => Outputs::Asserted,
         _ => Outputs::Real,
     };
     let loading = Instant::now();
@@ -136,7 +161,7 @@ pub fn prepare<'a, T>(
         engine_output,
         lite,
         model: opened.model,
-        testcases: opened.testcases,
+        feeding: opened.feeding,
         options,
         loading,
         loaded,
@@ -289,19 +314,53 @@ pub fn ready_runtime(
 }
 
 impl Prepared<'_> {
-    /// The user's feeds; without any, the first testcase's values (with a
-    /// note) where the testcases stand in for feeds, else `#rand`.
+    /// The feeds of the inputs, as `self.feeding` decided: the user's specs
+    /// (which must feed every input), the first testcase's values, or each
+    /// input's default `#rand` (a container without testcases gets these
+    /// too); a note says where feeds the user did not give come from, and
+    /// which values were converted.
     pub fn feeds(&self, global: &Global) -> Result<Vec<Feed>> {
-        match self.model.testcases().next() {
-            Some(testcase) if self.testcases => {
+        let inputs = &self.session.inputs;
+        let defaults: Vec<FeedSpec>;
+        let specs = match (self.feeding, self.model.testcases().next()) {
+            (Feeding::Testcases, Some(testcase)) => {
                 global.note(format!(
                     "no --input given; feeding testcase 0 of {}",
                     self.settings.path.display()
                 ));
-                testcase_feeds(&self.lite, testcase, &self.session, 0).context("testcase 0")
+                return testcase_feeds(&self.lite, testcase, &self.session, 0).context("testcase 0");
             }
-            _ => resolve_feeds(&self.settings.specs, &self.session.inputs, &self.settings.feeds, global),
+            (Feeding::Specs, _) => &self.settings.feeds.specs,
+            (Feeding::Defaults | Feeding::Testcases, _) => {
+                defaults = inputs.iter().map(feeds::default_spec).collect();
+                if !inputs.is_empty() {
+                    let texts: Vec<&str> = defaults.iter().map(FeedSpec::text).collect();
+                    global.note(format!("no --input given; feeding {}", texts.join(", ")));
+                }
+                &defaults
+            }
+        };
+        let feeds = feeds::resolve(specs, inputs, &self.settings.feeds.options)?;
+        for feed in &feeds {
+            if let Some(stored) = feed.converted_from {
+                global.note(format!(
+                    "input '{}': {stored} values from '{}' converted to {}",
+                    feed.name, feed.source, feed.tensor.dtype
+                ));
+            }
         }
+        let missing: Vec<&str> = inputs
+            .iter()
+            .filter(|input| !feeds.iter().any(|feed| feed.name == input.name))
+            .map(|input| input.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            bail!(
+                "no feed for input {}: add -i NAME:SOURCE for each",
+                quoted_list(&missing)
+            );
+        }
+        Ok(feeds)
     }
 
     /// Warms up and times the runs of `plan` (see `Session::measure`), with a
@@ -360,41 +419,6 @@ impl Prepared<'_> {
         drop(engine_output);
         Ok(lite)
     }
-}
-
-/// The user's feeds, or `#rand` for every input when there are none.
-fn resolve_feeds(specs: &[String], inputs: &[TensorInfo], options: &FeedOptions, global: &Global) -> Result<Vec<Feed>> {
-    if specs.is_empty() {
-        let defaults: Vec<String> = inputs
-            .iter()
-            .map(|input| format!("{}:{}", input.name, feeds::default_spec(input)))
-            .collect();
-        if !inputs.is_empty() {
-            global.note(format!("no --input given; feeding {}", defaults.join(", ")));
-        }
-        return feeds::resolve(&defaults, inputs, options);
-    }
-    let feeds = feeds::resolve(specs, inputs, options)?;
-    for feed in &feeds {
-        if let Some(stored) = feed.converted_from {
-            global.note(format!(
-                "input '{}': {stored} values from '{}' converted to {}",
-                feed.name, feed.source, feed.tensor.dtype
-            ));
-        }
-    }
-    let missing: Vec<&str> = inputs
-        .iter()
-        .filter(|input| !feeds.iter().any(|feed| feed.name == input.name))
-        .map(|input| input.name.as_str())
-        .collect();
-    if !missing.is_empty() {
-        bail!(
-            "no feed for input {}: add -i NAME:SOURCE for each",
-            quoted_list(&missing)
-        );
-    }
-    Ok(feeds)
 }
 
 /// Writes the engine's fast-run cache to `cache`. The engine writes it to a

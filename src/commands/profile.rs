@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use super::prepare::{prepare, Testcases};
 use super::settings::{plan, ModelSettings};
 use super::Global;
-use crate::cli::{ProfileAggregate, ProfileArgs, ProfileBy, ProfileOrder};
+use crate::cli::{ProfileAggregate, ProfileArgs, ProfileBy, ProfileFilterArgs, ProfileOrder};
 use crate::output_files::claim_file;
 use crate::profile::{read_recorded, Profile, ProfileCapture};
 use crate::report::print;
@@ -18,93 +18,75 @@ use crate::report::profile::{
     ProfileSource, Selection,
 };
 use crate::report::trace::{comp_node_name, write_trace, TraceSource};
-use crate::runner::profile_algorithms;
 use crate::runner::timing::{ColdStart, Timing};
+use crate::runner::{profile_algorithms, Plan};
 
-pub fn profile(args: ProfileArgs, global: &Global) -> Result<()> {
-    if let Some(file) = &args.analyze {
-        return analyze(file, &args);
+/// What `mge profile` was asked, turned once from `ProfileArgs`.
+pub struct ProfileSettings {
+    profiled: Profiled,
+    /// `-o FILE`, or `<stem>.trace.json` of what is profiled.
+    trace: PathBuf,
+    /// The rows of the table.
+    selection: Selection,
+    json: bool,
+}
+
+/// What is profiled.
+enum Profiled {
+    Run(Box<ModelRun>),
+    /// `--analyze FILE.json`: a profile the engine wrote elsewhere; no engine runs.
+    Recorded(PathBuf),
+}
+
+/// The model, run here.
+struct ModelRun {
+    model: ModelSettings,
+    /// What a container's testcases are for (`--no-testcase`).
+    testcases: Testcases,
+    plan: Plan,
+    /// `--all-times`.
+    all_times: bool,
+}
+
+impl ProfileSettings {
+    pub fn from_args(args: ProfileArgs, global: &Global) -> Result<ProfileSettings> {
+        let profiled = match args.analyze {
+            Some(file) => Profiled::Recorded(file),
+            None => Profiled::Run(Box::new(ModelRun {
+                model: ModelSettings::from_args(&args.model, global)?,
+                testcases: Testcases::unless(args.no_testcase, Testcases::FeedFirst),
+                plan: plan(&args.iterations, global),
+                all_times: args.iterations.all_times,
+            })),
+        };
+        let source = match &profiled {
+            Profiled::Run(run) => &run.model.path,
+            Profiled::Recorded(file) => file,
+        };
+        Ok(ProfileSettings {
+            trace: args.output.unwrap_or_else(|| default_trace_path(source)),
+            profiled,
+            selection: selection(&args.filters, args.by, args.top),
+            json: args.json,
+        })
     }
-    let settings = ModelSettings::from_args(&args.model, global)?;
-    let trace = args
-        .output
-        .clone()
-        .unwrap_or_else(|| default_trace_path(&settings.path));
-    let testcases = Testcases::unless(args.no_testcase, Testcases::FeedFirst);
-    let (mut prepared, mut capture) = prepare(&settings, testcases, global, |_, options| {
-        ProfileCapture::for_trace(&trace, options)
-    })?;
-    capture.loaded(prepared.loading, &prepared.session)?;
-    let feeds = prepared.feeds(global)?;
-    prepared.session.feed(&feeds)?;
-    let profiling_run = profile_algorithms(&prepared.session, &prepared.lite, &prepared.options, &feeds)?;
-    let runs = prepared.measure(&plan(&args.iterations, global), &mut capture)?;
-    let device = prepared.options.device;
-    let prepared_load_ms = prepared.load_ms;
-    let lite = prepared.finish()?;
-
-    let profile = capture.finish();
-    write_trace(
-        &trace,
-        &profile,
-        &TraceSource::run(&settings.path, device, lite.version()?),
-    )?;
-    let timing = Timing::from_samples(&runs.timed_ms, args.iterations.all_times).expect("--iter is at least 1");
-    let operators = operator_ms(&profile.iterations);
-    let measured = Measured {
-        timing_ms: ColdStart::new(prepared_load_ms, profiling_run, runs.first_ms, runs.warmup_ms),
-        operator_percent_of_iteration: 100.0 * operators / timing.mean,
-        gap: explain_gap(&profile.iterations, operators, timing.mean),
-        iteration_ms: timing,
-    };
-    let source = ProfileSource::Model(settings.path.display().to_string());
-    let report = report(&profile, &args, source, device.to_string(), &trace, Some(measured));
-    print(&report, args.json)
 }
 
-/// `--analyze FILE.json`: the tables and trace of the execution a profile
-/// written elsewhere holds. No engine runs.
-fn analyze(file: &Path, args: &ProfileArgs) -> Result<()> {
-    let profile = read_recorded(file)?;
-    let trace = args.output.clone().unwrap_or_else(|| default_trace_path(file));
-    claim_file("-o", &trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
-    let device = profile
-        .iterations
-        .iter()
-        .flat_map(|iteration| &iteration.operators)
-        .flat_map(|operator| &operator.device)
-        .map(|span| comp_node_name(&span.track).to_string())
-        .next()
-        .unwrap_or_else(|| "an unnamed device".to_string());
-    write_trace(&trace, &profile, &TraceSource::recorded(file, &device))?;
-    let source = ProfileSource::ProfileFile(file.display().to_string());
-    print(&report(&profile, args, source, device, &trace, None), args.json)
-}
-
-/// The report of `profile` with the rows `args` select.
-fn report(
-    profile: &Profile,
-    args: &ProfileArgs,
-    source: ProfileSource,
-    device: String,
-    trace: &Path,
-    measured: Option<Measured>,
-) -> ProfileReport {
-    let filters = &args.filters;
+/// The rows `--by`, `--top` and the filters select, as MegEngine's profile_analyze does.
+fn selection(filters: &ProfileFilterArgs, by: ProfileBy, top: usize) -> Selection {
     let aggregate = filters.aggregate.map(|aggregate| match aggregate {
         ProfileAggregate::Sum => Aggregate::Sum,
         ProfileAggregate::Mean => Aggregate::Mean,
         ProfileAggregate::Max => Aggregate::Max,
         ProfileAggregate::Min => Aggregate::Min,
     });
-    let by = match (args.by, aggregate) {
-        (ProfileBy::Type, _) | (_, Some(_)) => Grouping::Type,
-        (ProfileBy::Opr, None) => Grouping::Opr,
-    };
-    let selection = Selection {
-        by,
-        aggregate: aggregate.unwrap_or_default(),
-        top: args.top,
+    Selection {
+        by: match (by, aggregate) {
+            (ProfileBy::Type, _) | (_, Some(_)) => Grouping::Type,
+            (ProfileBy::Opr, None) => Grouping::Opr,
+        },
+        aggregate,
+        top,
         types: filters.types.clone(),
         name: filters.opr_name.clone(),
         min_time_ms: filters.min_time,
@@ -113,14 +95,82 @@ fn report(
             ProfileOrder::Flops => Order::Flops,
             ProfileOrder::Name => Order::Name,
         },
+    }
+}
+
+pub fn profile(settings: ProfileSettings, global: &Global) -> Result<()> {
+    match &settings.profiled {
+        Profiled::Run(run) => profile_run(run, &settings, global),
+        Profiled::Recorded(file) => analyze(file, &settings),
+    }
+}
+
+/// The model run here with the engine's profiler.
+fn profile_run(run: &ModelRun, settings: &ProfileSettings, global: &Global) -> Result<()> {
+    let model = &run.model;
+    let trace = &settings.trace;
+    let (mut prepared, mut capture) = prepare(model, run.testcases, global, |_, options| {
+        ProfileCapture::for_trace(trace, options)
+    })?;
+    capture.loaded(prepared.loading, &prepared.session)?;
+    let feeds = prepared.feeds(global)?;
+    prepared.session.feed(&feeds)?;
+    let profiling_run = profile_algorithms(&prepared.session, &prepared.lite, &prepared.options, &feeds)?;
+    let runs = prepared.measure(&run.plan, &mut capture)?;
+    let device = prepared.options.device;
+    let prepared_load_ms = prepared.load_ms;
+    let lite = prepared.finish()?;
+
+    let profile = capture.finish();
+    write_trace(trace, &profile, &TraceSource::run(&model.path, device, lite.version()?))?;
+    let timing = Timing::from_samples(&runs.timed_ms, run.all_times).expect("--iter is at least 1");
+    let operators = operator_ms(&profile.iterations);
+    let measured = Measured {
+        timing_ms: ColdStart::new(prepared_load_ms, profiling_run, runs.first_ms, runs.warmup_ms),
+        operator_percent_of_iteration: 100.0 * operators / timing.mean,
+        gap: explain_gap(&profile.iterations, operators, timing.mean),
+        iteration_ms: timing,
     };
-    let (rows, rest) = rows(profile, &selection);
+    let source = ProfileSource::Model(model.path.display().to_string());
+    let report = report(&profile, settings, source, device.to_string(), Some(measured));
+    print(&report, settings.json)
+}
+
+/// `--analyze FILE.json`: the tables and trace of the execution a profile
+/// written elsewhere holds. No engine runs.
+fn analyze(file: &Path, settings: &ProfileSettings) -> Result<()> {
+    let profile = read_recorded(file)?;
+    let trace = &settings.trace;
+    claim_file("-o", trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
+    let device = profile
+        .iterations
+        .iter()
+        .flat_map(|iteration| &iteration.operators)
+        .flat_map(|operator| &operator.device)
+        .map(|span| comp_node_name(&span.track).to_string())
+        .next()
+        .unwrap_or_else(|| "an unnamed device".to_string());
+    write_trace(trace, &profile, &TraceSource::recorded(file, &device))?;
+    let source = ProfileSource::ProfileFile(file.display().to_string());
+    print(&report(&profile, settings, source, device, None), settings.json)
+}
+
+/// The report of `profile` with the rows the settings select.
+fn report(
+    profile: &Profile,
+    settings: &ProfileSettings,
+    source: ProfileSource,
+    device: String,
+    measured: Option<Measured>,
+) -> ProfileReport {
+    let selection = &settings.selection;
+    let (rows, rest) = rows(profile, selection);
     ProfileReport {
         source,
         device,
-        trace: trace.display().to_string(),
-        by,
-        aggregate,
+        trace: settings.trace.display().to_string(),
+        by: selection.by,
+        aggregate: selection.aggregate,
         profiled_iterations: profile.iterations.len(),
         operator_ms: operator_ms(&profile.iterations),
         operator_host_ms: operator_host_ms(&profile.iterations),

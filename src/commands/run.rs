@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use super::finite::{failure, judge_testcases, warn_non_finite};
-use super::prepare::{prepare, refuse_unchecked_testcases, Prepared, Testcases};
+use super::prepare::{prepare, refuse_unchecked_testcases, Feeding, Prepared, Testcases};
 use super::settings::{comparison_rules, plan, ModelSettings};
 use super::{CheckFailed, Global};
 use crate::cli::RunArgs;
@@ -44,30 +44,78 @@ enum Expectation {
     Bundle(PathBuf),
 }
 
-pub fn run(args: RunArgs, global: &Global) -> Result<()> {
-    // Inputs before the outputs they are checked against (the settings claim the engine's caches).
-    let expectations = args
-        .expect
-        .iter()
-        .map(|spec| read_expectation(spec))
-        .collect::<Result<Vec<_>>>()?;
-    let settings = ModelSettings {
-        extra_outputs: args.extra_outputs.clone(),
-        ..ModelSettings::from_args(&args.model, global)?
-    };
-    let rules = comparison_rules(&args.comparison, None)?;
-    if let Some(dir) = &args.outputs.dir {
-        claim_set("--outputs", dir).with_context(|| format!("--outputs {}", dir.display()))?;
-    }
-    if args.concurrency.share_runtime_memory && args.concurrency.instances < 2 {
-        bail!("--share-runtime-memory shares memory between instances: add --instances 2 or more");
-    }
-    let testcases = Testcases::unless(args.no_testcase, Testcases::Run);
-    let (prepared, mut profile) = prepare(&settings, testcases, global, |opened, options| {
-        if opened.testcases {
-            refuse_for_testcases(&args, &expectations, options)?;
+/// What `mge run` was asked, turned once from `RunArgs`.
+pub struct RunSettings {
+    model: ModelSettings,
+    /// What a container's testcases are for (`--no-testcase`).
+    testcases: Testcases,
+    plan: Plan,
+    /// `--all-times`: every timed run's time in the JSON report.
+    all_times: bool,
+    expectations: Vec<Expectation>,
+    /// How `--expect` judges.
+    rules: Rules,
+    /// `--outputs DIR`.
+    outputs: Option<PathBuf>,
+    instances: Instances,
+    /// `--profile FILE`: the Chrome trace of profiled runs after the timed ones.
+    profile: Option<PathBuf>,
+    check_finite: bool,
+    json: bool,
+}
+
+impl RunSettings {
+    /// Checks what can be checked before any work: the inputs are claimed
+    /// before the outputs that must spare them (the model's settings claim
+    /// the engine's caches).
+    pub fn from_args(args: RunArgs, global: &Global) -> Result<RunSettings> {
+        let expectations = args
+            .expect
+            .iter()
+            .map(|spec| read_expectation(spec))
+            .collect::<Result<Vec<_>>>()?;
+        let model = ModelSettings {
+            extra_outputs: args.extra_outputs,
+            ..ModelSettings::from_args(&args.model, global)?
+        };
+        let rules = comparison_rules(&args.comparison, None)?;
+        if let Some(dir) = &args.outputs.dir {
+            claim_set("--outputs", dir).with_context(|| format!("--outputs {}", dir.display()))?;
         }
-        args.profile
+        let concurrency = args.concurrency;
+        if concurrency.share_runtime_memory && concurrency.instances < 2 {
+            bail!("--share-runtime-memory shares memory between instances: add --instances 2 or more");
+        }
+        Ok(RunSettings {
+            model,
+            testcases: Testcases::unless(args.no_testcase, Testcases::Run),
+            plan: Plan {
+                sample_machine: true,
+                ..plan(&args.iterations, global)
+            },
+            all_times: args.iterations.all_times,
+            expectations,
+            rules,
+            outputs: args.outputs.dir,
+            instances: Instances {
+                count: concurrency.instances as usize,
+                share_memory: concurrency.share_runtime_memory,
+            },
+            profile: args.profile,
+            check_finite: args.finite.check_finite,
+            json: args.json,
+        })
+    }
+}
+
+pub fn run(settings: RunSettings, global: &Global) -> Result<()> {
+    let model = &settings.model;
+    let (prepared, mut profile) = prepare(model, settings.testcases, global, |opened, options| {
+        if opened.feeding == Feeding::Testcases {
+            refuse_for_testcases(&settings, options)?;
+        }
+        settings
+            .profile
             .as_deref()
             .map(|trace| ProfileCapture::for_separate_runs(trace, options))
             .transpose()
@@ -77,36 +125,30 @@ pub fn run(args: RunArgs, global: &Global) -> Result<()> {
         capture.phase("load", prepared.loading, prepared.loaded);
     }
     let run = Run {
-        model: &settings.path,
         target: Target {
-            model: settings.path.display().to_string(),
+            model: model.path.display().to_string(),
             format: prepared.model.format(),
             device: prepared.options.device.to_string(),
         },
-        plan: Plan {
-            sample_machine: true,
-            ..plan(&args.iterations, global)
-        },
         peak_after_load,
-        args: &args,
+        settings: &settings,
     };
-    if prepared.testcases {
-        run.testcases(prepared, global)
-    } else {
-        run.fed(prepared, profile, &expectations, &rules, global)
+    match prepared.feeding {
+        Feeding::Testcases => run.testcases(prepared, global),
+        Feeding::Specs | Feeding::Defaults => run.fed(prepared, profile, global),
     }
 }
 
 /// What a container's testcases do not go with: `--profile`, `--expect`, and
 /// options under which the engine checks nothing.
-fn refuse_for_testcases(args: &RunArgs, expectations: &[Expectation], options: &NetworkOptions) -> Result<()> {
-    if args.profile.is_some() {
+fn refuse_for_testcases(settings: &RunSettings, options: &NetworkOptions) -> Result<()> {
+    if settings.profile.is_some() {
         bail!("--profile profiles fed runs, not embedded testcases: add --no-testcase (or use `mge profile`, which profiles the first testcase)");
     }
-    if !expectations.is_empty() {
+    if !settings.expectations.is_empty() {
         bail!("--expect compares fed runs; the testcases of a container carry their own expectations (add --no-testcase and --input to use --expect)");
     }
-    if args.concurrency.instances > 1 {
+    if settings.instances.count > 1 {
         bail!("--instances runs copies of a network on feeds, not embedded testcases: add --no-testcase");
     }
     refuse_unchecked_testcases(options)
@@ -115,40 +157,41 @@ fn refuse_for_testcases(args: &RunArgs, expectations: &[Expectation], options: &
 /// A loaded model's run, either way.
 struct Run<'a> {
     target: Target,
-    model: &'a Path,
-    plan: Plan,
     peak_after_load: Option<u64>,
-    args: &'a RunArgs,
+    settings: &'a RunSettings,
 }
 
 impl Run<'_> {
     /// The embedded testcases of a container, each judged by its assertions.
     fn testcases(self, mut prepared: Prepared, global: &Global) -> Result<()> {
+        let settings = self.settings;
         let mut runs = run_testcases(
             &prepared.lite,
             &prepared.model,
             &mut prepared.session,
-            &self.plan,
+            &settings.plan,
             Judge::Engine,
         )?;
-        judge_testcases(&mut runs, "testcase ", self.args.finite.check_finite, global);
+        judge_testcases(&mut runs, "testcase ", settings.check_finite, global);
         let memory = PeakMemory::now(self.peak_after_load);
         prepared.finish()?;
-        let written = match &self.args.outputs.dir {
+        let written = match &settings.outputs {
             Some(dir) => write_testcase_outputs(dir, &runs)?,
             None => Vec::new(),
         };
         let mut tally = Tally::default();
         runs.iter().for_each(|run| tally.add(run.status));
-        let all_times = self.args.iterations.all_times;
         let report = TestcasesRunReport {
             target: self.target,
             memory,
             outputs_written: written,
-            testcases: runs.iter().map(|run| TestcaseRunReport::new(run, all_times)).collect(),
+            testcases: runs
+                .iter()
+                .map(|run| TestcaseRunReport::new(run, settings.all_times))
+                .collect(),
             tally,
         };
-        print(&report, self.args.json)?;
+        print(&report, settings.json)?;
         if tally.failed > 0 {
             return Err(CheckFailed(format!("{tally} ({} testcases)", runs.len())).into());
         }
@@ -160,16 +203,14 @@ impl Run<'_> {
         self,
         mut prepared: Prepared,
         profile: Option<(ProfileCapture, NetworkOptions)>,
-        expectations: &[Expectation],
-        rules: &Rules,
         global: &Global,
     ) -> Result<()> {
+        let settings = self.settings;
         let feeds = prepared.feeds(global)?;
         prepared.session.feed(&feeds)?;
-        let args = self.args;
         let profiling_run = profile_algorithms(&prepared.session, &prepared.lite, &prepared.options, &feeds)?;
         let (mut capture, copy_options) = profile.unzip();
-        let measured = match args.concurrency.instances {
+        let measured = match settings.instances.count {
             1 => self.measure_one(&mut prepared, &feeds, profiling_run, capture.as_mut())?,
             _ => self.measure_instances(&mut prepared, &feeds, profiling_run)?,
         };
@@ -180,17 +221,16 @@ impl Run<'_> {
             let started = Instant::now();
             let mut copy = prepared.session.copy(&prepared.lite, copy_options, false, &feeds)?;
             capture.loaded(started, &copy)?;
-            copy.measure(&self.plan.profiled(), capture)?;
+            copy.measure(&settings.plan.profiled(), capture)?;
         }
         let device = prepared.options.device;
         let lite = prepared.finish()?;
-        if let (Some(capture), Some(trace)) = (capture, &args.profile) {
-            let source = TraceSource::run(self.model, device, lite.version()?);
+        if let (Some(capture), Some(trace)) = (capture, &settings.profile) {
+            let source = TraceSource::run(&settings.model.path, device, lite.version()?);
             write_trace(trace, &capture.finish(), &source)?;
         }
-        let outputs = measured.outputs;
-        let written = match &args.outputs.dir {
-            Some(dir) => write_tensors(dir, &outputs).context("--outputs")?,
+        let written = match &settings.outputs {
+            Some(dir) => write_tensors(dir, &measured.outputs).context("--outputs")?,
             None => Vec::new(),
         };
         if measured.noise.is_large() {
@@ -202,44 +242,20 @@ impl Run<'_> {
             instances: measured.instances,
             noise: measured.noise,
             pinned_threads: pinned,
-            profile: args.profile.as_ref().map(|trace| ProfiledRuns {
+            profile: settings.profile.as_ref().map(|trace| ProfiledRuns {
                 trace: trace.display().to_string(),
-                profiled_runs: self.plan.profiled().iterations as usize,
+                profiled_runs: settings.plan.profiled().iterations as usize,
             }),
             memory,
             outputs_written: written
                 .iter()
                 .map(|(name, file)| WrittenOutput::new(name, file))
                 .collect(),
-            expect: check_expectations(expectations, &outputs, rules)?,
+            expect: check_expectations(&settings.expectations, &measured.outputs, &settings.rules)?,
         };
-        print(&report, args.json)?;
-        let non_finite = warn_non_finite(&outputs, "", global);
-        let failed: Vec<String> = report
-            .expect
-            .iter()
-            .filter(|e| !e.passed)
-            .map(|e| format!("'{}' (err {:e})", e.name, e.err))
-            .collect();
-        if !failed.is_empty() {
-            return Err(CheckFailed(format!("output {} differs from --expect", failed.join(", "))).into());
-        }
-        if let Some(differing) = report
-            .instances
-            .iter()
-            .flat_map(|instances| &instances.each)
-            .find(|instance| !instance.outputs_equal)
-        {
-            return Err(CheckFailed(format!(
-                "instance {}'s outputs differ from the first instance's run alone: the engine is not safe to run this way",
-                differing.instance
-            ))
-            .into());
-        }
-        match non_finite {
-            Some(found) if args.finite.check_finite => Err(failure(&found).into()),
-            _ => Ok(()),
-        }
+        print(&report, settings.json)?;
+        let non_finite = warn_non_finite(&measured.outputs, "", global);
+        verdict(&report, non_finite.filter(|_| settings.check_finite))
     }
 
     /// The network's runs, the unprofiled phases of `--profile`'s trace recorded.
@@ -251,11 +267,11 @@ impl Run<'_> {
         capture: Option<&mut ProfileCapture>,
     ) -> Result<Measured> {
         let runs = match capture {
-            Some(capture) => prepared.measure(&self.plan, &mut capture.unprofiled())?,
-            None => prepared.measure(&self.plan, &mut ())?,
+            Some(capture) => prepared.measure(&self.settings.plan, &mut capture.unprofiled())?,
+            None => prepared.measure(&self.settings.plan, &mut ())?,
         };
         let outputs = prepared.session.read_outputs()?;
-        let measurement = Measurement::new(feeds, &outputs, &runs.timed_ms, self.args.iterations.all_times)
+        let measurement = Measurement::new(feeds, &outputs, &runs.timed_ms, self.settings.all_times)
             .expect("--iter is at least 1")
             .after(cold_start(prepared.load_ms, &runs, profiling_run));
         Ok(Measured {
@@ -273,20 +289,17 @@ impl Run<'_> {
         feeds: &[Feed],
         profiling_run: Option<f64>,
     ) -> Result<Measured> {
-        let instances = Instances {
-            count: self.args.concurrency.instances as usize,
-            share_memory: self.args.concurrency.share_runtime_memory,
-        };
+        let instances = self.settings.instances;
         let concurrent = run_concurrently(
             &mut prepared.session,
             prepared.load_ms,
             &prepared.lite,
             &prepared.options,
             feeds,
-            &self.plan,
+            &self.settings.plan,
             instances,
         )?;
-        let all_times = self.args.iterations.all_times;
+        let all_times = self.settings.all_times;
         let first = &concurrent.instances[0].runs;
         let pooled: Vec<f64> = concurrent
             .instances
@@ -303,6 +316,36 @@ impl Run<'_> {
             instances: Some(instances_report(&concurrent, instances, profiling_run, all_times)),
             outputs: concurrent.reference,
         })
+    }
+}
+
+/// Exit 1 for an output that differs from `--expect`, an instance whose
+/// outputs differ from the first's run alone, or `non_finite` (`--check-finite`).
+fn verdict(report: &RunReport, non_finite: Option<String>) -> Result<()> {
+    let failed: Vec<String> = report
+        .expect
+        .iter()
+        .filter(|e| !e.passed)
+        .map(|e| format!("'{}' (err {:e})", e.name, e.err))
+        .collect();
+    if !failed.is_empty() {
+        return Err(CheckFailed(format!("output {} differs from --expect", failed.join(", "))).into());
+    }
+    if let Some(differing) = report
+        .instances
+        .iter()
+        .flat_map(|instances| &instances.each)
+        .find(|instance| !instance.outputs_equal)
+    {
+        return Err(CheckFailed(format!(
+            "instance {}'s outputs differ from the first instance's run alone: the engine is not safe to run this way",
+            differing.instance
+        ))
+        .into());
+    }
+    match non_finite {
+        Some(found) => Err(failure(&found).into()),
+        None => Ok(()),
     }
 }
 

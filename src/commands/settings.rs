@@ -1,16 +1,18 @@
-//! A command's arguments turned once into the plain settings the work reads
+//! The settings several commands share, turned once from their arguments
 //! (ripgrep's low and high arguments): engine options checked and settled,
-//! a model with its feeds, a plan of runs. Clap's types go no further.
+//! a model with its feeds, a plan of runs, comparison rules. Each command's
+//! own settings (`RunSettings`, `DumpSettings`, ...) are built from these in
+//! its module, by its `from_args`; clap's types go no further than those.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
 use super::Global;
-use crate::cli::{ComparisonArgs, EngineArgs, IterationArgs, ModelArgs, StatArg};
+use crate::cli::{ComparisonArgs, EngineArgs, FeedArgs, IterationArgs, ModelArgs, StatArg};
 use crate::compare::{NamedMaxerr, Rules, Statistic, Tolerance};
 use crate::engine::{available_cores, AlgoSearch, Device, NetworkOptions};
-use crate::feeds::{self, FeedOptions};
+use crate::feeds::{self, FeedOptions, FeedSpec};
 use crate::input_files;
 use crate::options::{EngineOption, RuntimeOptions, TransformTarget};
 use crate::output_files::claim_file;
@@ -240,11 +242,7 @@ fn check_cores(cores: &[usize], device: Device) -> Result<()> {
 /// A model with its feeds and engine options, turned once from `ModelArgs`.
 pub struct ModelSettings {
     pub path: PathBuf,
-    /// `-i` as given, for the processes that run under them.
-    pub inputs: Vec<String>,
-    /// Each `SPEC` of `inputs`, `@FILE`s read.
-    pub specs: Vec<String>,
-    pub feeds: FeedOptions,
+    pub feeds: FeedSettings,
     pub engine: EngineSettings,
     /// Vars made outputs of the model, after its own (`run --output`).
     pub extra_outputs: Vec<String>,
@@ -257,24 +255,47 @@ impl ModelSettings {
     pub fn from_args(args: &ModelArgs, global: &Global) -> Result<ModelSettings> {
         let engine = EngineSettings::from_args(&args.engine, global)?;
         engine.warn_oversubscribed(global);
-        let specs = feeds::expand_specs(&args.feeds.inputs)?;
+        let feeds = FeedSettings::from_args(&args.feeds)?;
         let path = args.model.clone().context("no MODEL given: name the model to run")?;
         input_files::claim(&path)?;
-        for file in feeds::source_files(&specs) {
-            input_files::claim(&file)?;
-        }
+        feeds.claim_files()?;
         engine.claim_files()?;
         Ok(ModelSettings {
             engine,
             path,
-            inputs: args.feeds.inputs.clone(),
-            specs,
-            feeds: FeedOptions {
-                seed: args.feeds.seed,
-                resize_input: args.feeds.resize_input,
-            },
+            feeds,
             extra_outputs: Vec::new(),
         })
+    }
+}
+
+/// `-i`, `--seed` and `--resize-input`, turned once from `FeedArgs`.
+pub struct FeedSettings {
+    /// `-i` as given, for the processes that run under them.
+    pub given: Vec<String>,
+    /// Each `SPEC` of `given`, `@FILE`s read, parsed once.
+    pub specs: Vec<FeedSpec>,
+    pub options: FeedOptions,
+}
+
+impl FeedSettings {
+    pub fn from_args(args: &FeedArgs) -> Result<FeedSettings> {
+        Ok(FeedSettings {
+            given: args.inputs.clone(),
+            specs: feeds::parse_specs(&args.inputs)?,
+            options: FeedOptions {
+                seed: args.seed,
+                resize_input: args.resize_input,
+            },
+        })
+    }
+
+    /// Claims the files the specs may read as inputs of the command.
+    pub fn claim_files(&self) -> Result<()> {
+        self.specs
+            .iter()
+            .flat_map(FeedSpec::files)
+            .try_for_each(input_files::claim)
     }
 }
 

@@ -28,27 +28,55 @@ use crate::tune::{tune as search, TuneOptions};
 /// Warm-up runs of each candidate: enough for fast-run caches and allocators to settle.
 const WARMUP: usize = 3;
 
-pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
-    let settings = ModelSettings::from_args(&args.model, global)?;
-    let device = settings.engine.network.device;
+/// What `mge tune` was asked, turned once from `TuneArgs`.
+pub struct TuneSettings {
+    /// The baseline: the engine options given are kept fixed.
+    model: ModelSettings,
+    /// The budget, and how a candidate's outputs are held against the baseline's.
+    search: TuneOptions,
+    json: bool,
+    /// `--save FILE`.
+    save: Option<PathBuf>,
+    /// `--save-model OUT.mge`.
+    save_model: Option<PathBuf>,
+}
+
+impl TuneSettings {
+    pub fn from_args(args: TuneArgs, global: &Global) -> Result<TuneSettings> {
+        Ok(TuneSettings {
+            model: ModelSettings::from_args(&args.model, global)?,
+            search: TuneOptions {
+                budget: args.budget,
+                rules: comparison_rules(&args.comparison, None)?,
+            },
+            json: args.json,
+            save: args.save,
+            save_model: args.save_model,
+        })
+    }
+}
+
+pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
+    let model = &settings.model;
+    let device = model.engine.network.device;
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let singles = singles(&settings.engine.given, device, cores);
-    if let Some(file) = &args.save {
+    let singles = singles(&model.engine.given, device, cores);
+    if let Some(file) = &settings.save {
         claim_file("--save", file).with_context(|| format!("--save {}", file.display()))?;
         // Written only should fast-run win, but checked now: the search may take minutes.
-        if settings.engine.fast_run_cache().is_none() && singles.contains(&EngineOption::FastRun) {
+        if model.engine.fast_run_cache().is_none() && singles.contains(&EngineOption::FastRun) {
             let cache = saved_cache(file);
             claim_file("--save's fast-run cache", &cache)
                 .with_context(|| format!("--save {}: fast-run's cache {}", file.display(), cache.display()))?;
         }
     }
-    if let Some(file) = &args.save_model {
+    if let Some(file) = &settings.save_model {
         claim_file("--save-model", file).with_context(|| format!("--save-model {}", file.display()))?;
     }
     // A model that cannot be read fails here, in one line, not in every candidate.
-    let model = read_model(&settings.path, &settings.engine)?;
-    if args.save_model.is_some() {
-        deploy::ensure_packable(&model)?;
+    let opened = read_model(&model.path, &model.engine)?;
+    if settings.save_model.is_some() {
+        deploy::ensure_packable(&opened)?;
     }
     let located = runtime::locate(&global.runtime)?;
     // Here, in one line, rather than in every candidate.
@@ -57,10 +85,10 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     let scratch = Scratch::new()?;
 
     // `mge run MODEL` with the user's feeds and fixed options: every candidate's start.
-    let mut baseline = MgeCommand::run(&settings.path)
-        .feeds(&settings.inputs, &settings.feeds)
-        .engine(&settings.engine.given);
-    if model.is_container() {
+    let mut baseline = MgeCommand::run(&model.path)
+        .feeds(&model.feeds.given, &model.feeds.options)
+        .engine(&model.engine.given);
+    if opened.is_container() {
         // Tuned on feeds: the container's model with its real outputs, not its testcases.
         baseline = baseline.no_testcase();
     }
@@ -68,26 +96,22 @@ pub fn tune(args: TuneArgs, global: &Global) -> Result<()> {
     let mut trials = Trials {
         baseline: baseline.clone().runtime(Ok(&located)).verbose(false),
         warmup: WARMUP,
-        fast_run_cache: settings.engine.fast_run_cache().map(Path::to_path_buf),
+        fast_run_cache: model.engine.fast_run_cache().map(Path::to_path_buf),
         scratch: scratch.path().to_path_buf(),
         count: 0,
     };
-    let options = TuneOptions {
-        budget: args.budget,
-        rules: comparison_rules(&args.comparison, None)?,
-    };
     // The singles, and about as many combinations of the winners at most.
     let mut progress = TuneProgress::new(singles.len() as u64 * 3 / 2, global.quiet);
-    let tuning = search(&mut trials, singles, &options, &mut progress)?;
+    let tuning = search(&mut trials, singles, &settings.search, &mut progress)?;
     drop(progress);
-    if let Some(file) = &args.save {
-        save(file, &tuning, &settings.engine, &trials)?;
+    if let Some(file) = &settings.save {
+        save(file, &tuning, &model.engine, &trials)?;
     }
-    if let Some(file) = &args.save_model {
-        save_model(file, &model, &tuning, &settings.engine, &trials, global)?;
+    if let Some(file) = &settings.save_model {
+        save_model(file, &opened, &tuning, &model.engine, &trials, global)?;
     }
     let report = TuneReport::new(&tuning, &baseline);
-    print(&report, args.json)
+    print(&report, settings.json)
 }
 
 /// Writes the model packed with the winner's options and the fast-run cache

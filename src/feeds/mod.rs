@@ -13,14 +13,16 @@ mod spec;
 
 pub use npy::{load_npy, load_npz_array};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
 
 use crate::input_files;
 use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 use crate::text::quoted_list;
-use spec::{Source, Spec};
+use random::RandomSpec;
+pub use spec::FeedSpec;
+use spec::{Reading, Source};
 
 pub struct FeedOptions {
     pub seed: u64,
@@ -37,10 +39,15 @@ pub struct Feed {
     pub tensor: HostTensor,
 }
 
+/// Each SPEC of the `-i` arguments `args`, parsed once (see `expand_specs`).
+pub fn parse_specs(args: &[String]) -> Result<Vec<FeedSpec>> {
+    Ok(expand_specs(args)?.iter().map(|text| FeedSpec::parse(text)).collect())
+}
+
 /// Splits each `-i` argument on `;` and expands `@FILE` (one SPEC per non-empty line; an
 /// @FILE's lines may not themselves be @FILE). Each SPEC is trimmed of surrounding whitespace.
 /// Returns raw `[NAME:]SOURCE` strings.
-pub fn expand_specs(args: &[String]) -> Result<Vec<String>> {
+fn expand_specs(args: &[String]) -> Result<Vec<String>> {
     let mut specs = Vec::new();
     for arg in args {
         for piece in arg.split(';').map(str::trim) {
@@ -51,13 +58,6 @@ pub fn expand_specs(args: &[String]) -> Result<Vec<String>> {
         }
     }
     Ok(specs)
-}
-
-/// The files `specs` (expanded) may read: the command's inputs, which its
-/// outputs must spare. Told before the model's inputs are known, so a file
-/// is named when any reading of a spec names it.
-pub fn source_files(specs: &[String]) -> Vec<PathBuf> {
-    specs.iter().flat_map(|spec| spec::named_files(spec)).collect()
 }
 
 /// Reads an `@FILE`. A line may hold several `;`-joined specs, as in MegEngine's own `@file`.
@@ -84,10 +84,10 @@ fn read_spec_file(path: &str) -> Result<Vec<String>> {
 
 /// Matches specs to the model's inputs and loads them, returning one Feed per input that a spec
 /// covers, in the model's input order. Values are converted to each input's dtype.
-pub fn resolve(specs: &[String], inputs: &[TensorInfo], options: &FeedOptions) -> Result<Vec<Feed>> {
+pub fn resolve(specs: &[FeedSpec], inputs: &[TensorInfo], options: &FeedOptions) -> Result<Vec<Feed>> {
     let mut feeds: Vec<Option<Feed>> = vec![None; inputs.len()];
-    for text in specs {
-        let spec = Spec::parse(text, inputs)?;
+    for spec in specs {
+        let spec = spec.reading(inputs)?;
         for index in targets(&spec, specs.len(), inputs)? {
             let info = &inputs[index];
             if let Some(previous) = &feeds[index] {
@@ -125,17 +125,20 @@ fn has_values(tensor: HostTensor, input: &TensorInfo) -> Result<HostTensor> {
     Ok(tensor)
 }
 
-/// The default feed when the user gives none: `#rand(0,1)` for float inputs, `#rand(0,255)` for
-/// integer inputs (`#rand(0,127)` for int8, which holds no more).
-pub fn default_spec(input: &TensorInfo) -> String {
-    if input.dtype.is_float() {
-        return "#rand(0,1)".to_string();
-    }
-    format!("#rand(0,{})", input.dtype.range().1.min(255.0))
+/// The feed of an input the user gives none: `NAME:#rand(0,1)` for a float
+/// input, `NAME:#rand(0,255)` for an integer one (`#rand(0,127)` for int8,
+/// which holds no more).
+pub fn default_spec(input: &TensorInfo) -> FeedSpec {
+    let max = match input.dtype.is_float() {
+        true => 1.0,
+        false => input.dtype.range().1.min(255.0),
+    };
+    let source = Source::Random(RandomSpec::uniform(0.0, max));
+    FeedSpec::for_input(&input.name, &format!("#rand(0,{max})"), source)
 }
 
 /// The inputs a spec feeds: the named one, else the only one, else what the source implies.
-fn targets(spec: &Spec, spec_count: usize, inputs: &[TensorInfo]) -> Result<Vec<usize>> {
+fn targets(spec: &Reading, spec_count: usize, inputs: &[TensorInfo]) -> Result<Vec<usize>> {
     if let Some(index) = spec.input {
         return Ok(vec![index]);
     }

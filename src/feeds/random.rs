@@ -5,6 +5,7 @@ use anyhow::{anyhow, bail, Result};
 use super::feed_element_count;
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
 
+#[derive(Clone)]
 pub(super) struct RandomSpec {
     min: f64,
     max: f64,
@@ -15,6 +16,16 @@ pub(super) struct RandomSpec {
 }
 
 impl RandomSpec {
+    /// `#rand(MIN,MAX)`: values from `min` to `max` in the input's declared shape.
+    pub fn uniform(min: f64, max: f64) -> RandomSpec {
+        RandomSpec {
+            min,
+            max,
+            dims: None,
+            rest_from_input: false,
+        }
+    }
+
     pub fn parse(text: &str) -> Result<Self> {
         let bad = |what: String| anyhow!("bad spec '{text}': {what}; expected #rand(MIN,MAX[,D0,D1,...][,...])");
         let args = text

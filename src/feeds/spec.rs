@@ -1,4 +1,5 @@
-//! The `[NAME:]SOURCE` grammar: which input a spec names and what kind of source it gives.
+//! The `[NAME:]SOURCE` grammar: a spec parsed once into every way it reads,
+//! and the reading the model's inputs choose.
 
 use std::path::{Path, PathBuf};
 
@@ -9,14 +10,29 @@ use super::random::RandomSpec;
 use super::{feed_element_count, image, input_list, json, npy, FeedOptions};
 use crate::tensor::{HostTensor, TensorInfo};
 
-/// One parsed `[NAME:]SOURCE`.
-pub(super) struct Spec<'a> {
+/// One `[NAME:]SOURCE`, parsed once, before the model's inputs are known.
+/// An input's name may hold `:`, so the text is read every way it can be:
+/// as `NAME:SOURCE` at each of its `:`, and whole as a SOURCE that names no
+/// input. The model's inputs choose the reading (`FeedSpec::reading`); the
+/// files a spec may read are those of any reading (`FeedSpec::files`).
+pub struct FeedSpec {
+    text: String,
+    /// `NAME:SOURCE` at each `:` of the text, in order: where NAME ends, and
+    /// SOURCE read (its error kept for the reading that is chosen).
+    named: Vec<(usize, Result<Source>)>,
+    /// The whole text read as a SOURCE; `None` for a spec made for an input.
+    whole: Option<Result<Source>>,
+}
+
+/// The reading of a spec that the model's inputs chose.
+pub(super) struct Reading<'a> {
     /// Index of the named input, if the spec names one.
     pub input: Option<usize>,
     pub source_text: &'a str,
-    pub source: Source,
+    pub source: &'a Source,
 }
 
+#[derive(Clone)]
 pub(super) enum Source {
     Random(RandomSpec),
     Npy(PathBuf),
@@ -25,23 +41,88 @@ pub(super) enum Source {
     Json(Value),
 }
 
-impl<'a> Spec<'a> {
-    pub fn parse(text: &'a str, inputs: &[TensorInfo]) -> Result<Self> {
+impl FeedSpec {
+    /// Every reading of `text`; an error in one is told only if the model's inputs choose it.
+    pub fn parse(text: &str) -> FeedSpec {
+        let named = text
+            .match_indices(':')
+            .map(|(at, _)| (at, Source::parse(&text[at + 1..])))
+            .collect();
+        FeedSpec {
+            text: text.to_string(),
+            named,
+            whole: Some(Source::parse(text)),
+        }
+    }
+
+    /// `NAME:SOURCE` for the input `name`, made rather than read: `source`,
+    /// written `source_text`.
+    pub(super) fn for_input(name: &str, source_text: &str, source: Source) -> FeedSpec {
+        FeedSpec {
+            text: format!("{name}:{source_text}"),
+            named: vec![(name.len(), Ok(source))],
+            whole: None,
+        }
+    }
+
+    /// The spec as given.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The files the spec may read: those its readings name (the whole text
+    /// first), told before the model's inputs are known.
+    pub fn files(&self) -> impl Iterator<Item = &Path> {
+        self.whole
+            .iter()
+            .chain(self.named.iter().map(|(_, source)| source))
+            .filter_map(|source| match source.as_ref().ok()? {
+                Source::Npy(path) | Source::Image(path) | Source::Npz { path, .. } => Some(path.as_path()),
+                Source::Random(_) | Source::Json(_) => None,
+            })
+    }
+
+    /// The reading `inputs` choose: `NAME:` when the spec starts with an
+    /// input's name (the longest one, since names may contain `:`), else the
+    /// whole text, unless what stands before its first `:` looks like a name
+    /// but is none of the model's.
+    pub(super) fn reading(&self, inputs: &[TensorInfo]) -> Result<Reading<'_>> {
+        let text = self.text.as_str();
         if text.trim().is_empty() {
             bail!("empty input spec");
         }
-        let (input, source_text) = split_name(text, inputs)?;
+        // The longest NAME that is an input's (the last input of that name, should two share it).
+        let named = self.named.iter().rev().find_map(|(at, source)| {
+            let index = inputs.iter().rposition(|input| input.name == text[..*at])?;
+            Some((Some(index), &text[at + 1..], source))
+        });
+        let (input, source_text, source) = match named {
+            Some(named) => named,
+            None => {
+                if let Some((prefix, _)) = text.split_once(':').filter(|(prefix, _)| looks_like_name(prefix)) {
+                    bail!(
+                        "unknown input '{prefix}' in '{text}': the model's inputs are {}",
+                        input_list(inputs)
+                    );
+                }
+                let whole = self
+                    .whole
+                    .as_ref()
+                    .ok_or_else(|| anyhow!("'{text}' names no input of the model"))?;
+                (None, text, whole)
+            }
+        };
         // Name the input in errors whenever it is known, even if implied.
         let known_input = input.or((inputs.len() == 1).then_some(0));
-        let context = |err: anyhow::Error| match known_input {
+        let context = |err: &anyhow::Error| match known_input {
             Some(index) => anyhow!("input '{}': {err:#}", inputs[index].name),
-            None => err,
+            None => anyhow!("{err:#}"),
         };
         if source_text.trim().is_empty() {
-            return Err(context(anyhow!("no source after the input name in '{text}'")));
+            return Err(context(&anyhow!("no source after the input name in '{text}'")));
         }
-        let source = Source::parse(source_text).map_err(context)?;
-        Ok(Spec {
+        let source = source.as_ref().map_err(context)?;
+        Ok(Reading {
             input,
             source_text,
             source,
@@ -49,49 +130,10 @@ impl<'a> Spec<'a> {
     }
 }
 
-/// Splits off `NAME:` when the spec starts with an input's name (the longest one, since names
-/// may contain `:`), and rejects what looks like a name but is none of the model's.
-fn split_name<'a>(text: &'a str, inputs: &[TensorInfo]) -> Result<(Option<usize>, &'a str)> {
-    let named = inputs
-        .iter()
-        .enumerate()
-        .filter_map(|(index, info)| {
-            let source = text.strip_prefix(info.name.as_str())?.strip_prefix(':')?;
-            Some((info.name.len(), index, source))
-        })
-        .max_by_key(|&(name_len, _, _)| name_len);
-    if let Some((_, index, source)) = named {
-        return Ok((Some(index), source));
-    }
-    if let Some((prefix, _)) = text.split_once(':') {
-        if looks_like_name(prefix) {
-            bail!(
-                "unknown input '{prefix}' in '{text}': the model's inputs are {}",
-                input_list(inputs)
-            );
-        }
-    }
-    Ok((None, text))
-}
-
 /// Whether text before a `:` is meant as an input name rather than part of a path or literal.
 fn looks_like_name(prefix: &str) -> bool {
     let starts_like_source = prefix.starts_with(['#', '[', '-']) || prefix.starts_with(|c: char| c.is_ascii_digit());
     !prefix.is_empty() && !prefix.contains(['/', '.']) && !starts_like_source
-}
-
-/// The files `text` (a `[NAME:]SOURCE`) may read, told without the model's
-/// inputs: what the whole of it names as a source, and what the text after
-/// each `:` does.
-pub(super) fn named_files(text: &str) -> Vec<PathBuf> {
-    let after_colons = text.match_indices(':').map(|(at, _)| &text[at + 1..]);
-    std::iter::once(text)
-        .chain(after_colons)
-        .filter_map(|source| match Source::parse(source).ok()? {
-            Source::Npy(path) | Source::Image(path) | Source::Npz { path, .. } => Some(path),
-            Source::Random(_) | Source::Json(_) => None,
-        })
-        .collect()
 }
 
 const IMAGE_EXTENSIONS: [&str; 6] = ["png", "jpg", "jpeg", "bmp", "ppm", "pgm"];

@@ -8,7 +8,7 @@ use tempfile::TempDir;
 use zip::write::SimpleFileOptions;
 use zip::CompressionMethod;
 
-use super::spec::{Source, Spec};
+use super::spec::Source;
 use super::*;
 
 fn input(name: &str, shape: &[usize], dtype: DType) -> TensorInfo {
@@ -39,7 +39,7 @@ fn feed(specs: &[&str], inputs: &[TensorInfo]) -> Result<Vec<Feed>> {
 }
 
 fn feed_with(specs: &[&str], inputs: &[TensorInfo], options: &FeedOptions) -> Result<Vec<Feed>> {
-    let specs: Vec<String> = specs.iter().map(|spec| spec.to_string()).collect();
+    let specs: Vec<FeedSpec> = specs.iter().map(|spec| FeedSpec::parse(spec)).collect();
     resolve(&specs, inputs, options)
 }
 
@@ -187,7 +187,8 @@ fn unknown_sources_say_what_is_expected() {
 
 #[test]
 fn sources_are_classified() {
-    let parse = |text: &str| Spec::parse(text, &two_inputs()).unwrap().source;
+    let inputs = two_inputs();
+    let parse = |text: &str| FeedSpec::parse(text).reading(&inputs).unwrap().source.clone();
     assert!(matches!(parse("data:a/b.NPY"), Source::Npy(path) if path == Path::new("a/b.NPY")));
     assert!(matches!(parse("data:x.npz"), Source::Npz { key: None, .. }));
     assert!(matches!(
@@ -201,20 +202,52 @@ fn sources_are_classified() {
         assert!(matches!(parse(&format!("data:{json}")), Source::Json(_)), "{json}");
     }
     assert!(matches!(parse("data:#rand(0,1)"), Source::Random(_)));
-    let message = error(Spec::parse("data:[1,", &two_inputs()).map(|_| ()));
+    let message = error(FeedSpec::parse("data:[1,").reading(&inputs).map(|_| ()));
     assert!(
         message.starts_with("input 'data': invalid JSON literal '[1,': "),
         "{message}"
     );
-    let message = error(Spec::parse("data:x.npz:", &two_inputs()).map(|_| ()));
+    let message = error(FeedSpec::parse("data:x.npz:").reading(&inputs).map(|_| ()));
     assert_eq!(message, "input 'data': no array key after ':' in 'x.npz:'");
+}
+
+/// The SOURCE of `input`'s default spec, as it reads for the input.
+fn default_source(input: &TensorInfo) -> String {
+    let spec = default_spec(input);
+    let reading = spec.reading(std::slice::from_ref(input)).unwrap();
+    reading.source_text.to_string()
 }
 
 #[test]
 fn default_specs_follow_the_dtype() {
-    assert_eq!(default_spec(&input("x", &[1], DType::F16)), "#rand(0,1)");
-    assert_eq!(default_spec(&input("x", &[1], DType::U8)), "#rand(0,255)");
-    assert_eq!(default_spec(&input("x", &[1], DType::I64)), "#rand(0,255)");
+    assert_eq!(default_source(&input("x", &[1], DType::F16)), "#rand(0,1)");
+    assert_eq!(default_source(&input("x", &[1], DType::U8)), "#rand(0,255)");
+    assert_eq!(default_source(&input("x", &[1], DType::I64)), "#rand(0,255)");
+}
+
+/// The defaults are made for each input, not written out and read back:
+/// names that hold `:` or look like a source get theirs all the same.
+#[test]
+fn every_input_gets_its_default_whatever_its_name() {
+    let inputs = vec![
+        input("a", &[1], DType::F32),
+        input("a:b", &[2], DType::U8),
+        input("#rand(0,1)", &[3], DType::I8),
+    ];
+    let defaults: Vec<FeedSpec> = inputs.iter().map(default_spec).collect();
+    let feeds = resolve(&defaults, &inputs, &options(0)).unwrap();
+    let fed: Vec<(&str, &str, &[usize])> = feeds
+        .iter()
+        .map(|feed| (feed.name.as_str(), feed.source.as_str(), feed.tensor.shape.as_slice()))
+        .collect();
+    assert_eq!(
+        fed,
+        [
+            ("a", "#rand(0,1)", &[1][..]),
+            ("a:b", "#rand(0,255)", &[2][..]),
+            ("#rand(0,1)", "#rand(0,127)", &[3][..])
+        ]
+    );
 }
 
 // ---- expand_specs ----
@@ -334,13 +367,13 @@ fn rand_ranges_must_fit_the_dtype() {
     }
     let edges = tensor("#rand(-128,127,1000)", input("x", &[1], DType::I8)).unwrap();
     assert!(values(&edges).iter().all(|value| (-128.0..127.0).contains(value)));
-    assert_eq!(default_spec(&input("x", &[1], DType::I8)), "#rand(0,127)");
+    assert_eq!(default_source(&input("x", &[1], DType::I8)), "#rand(0,127)");
 }
 
 /// The files a spec may read are told before the model's inputs are known.
 #[test]
 fn source_files_are_every_file_a_spec_may_name() {
-    let specs: Vec<String> = [
+    let specs = [
         "data:x.npy",
         "b.npz:key",
         "img:cat.png",
@@ -348,10 +381,10 @@ fn source_files_are_every_file_a_spec_may_name() {
         "y:[1,2]",
         "a:b:c.npy",
     ]
-    .map(String::from)
-    .to_vec();
-    let files: Vec<String> = source_files(&specs)
+    .map(FeedSpec::parse);
+    let files: Vec<String> = specs
         .iter()
+        .flat_map(FeedSpec::files)
         .map(|path| path.display().to_string())
         .collect();
     assert_eq!(
@@ -924,7 +957,7 @@ fn images_decode_like_opencv() {
             resize_input: case["resize_input"].as_bool().unwrap(),
         };
         let ours = resolve(
-            &[format!("{}:{}", info.name, root.join(path).display())],
+            &[FeedSpec::parse(&format!("{}:{}", info.name, root.join(path).display()))],
             std::slice::from_ref(&info),
             &options,
         )

@@ -12,3 +12,11 @@ mod raw;
 pub use convert::{convert_binary, index_text, read_binary, Converted};
 pub use index::{read_index, Index, IndexVar, TEXT_FILE};
 pub use raw::{read_raw_index, refuse_unless_raw, RAW_FORMAT};
+
+/// How `dump --io` keeps every var of a run: a `.npy` file per var, or the
+/// engine's own text dump.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DumpFormat {
+    Binary,
+    Text,
+}

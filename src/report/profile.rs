@@ -137,8 +137,9 @@ pub enum Aggregate {
 /// Which operators make the table and how (MegEngine's profile_analyze filters).
 pub struct Selection {
     pub by: Grouping,
-    /// How `Grouping::Type` combines the operators of a type.
-    pub aggregate: Aggregate,
+    /// How `Grouping::Type` combines the operators of a type, when the user
+    /// said (`--aggregate`); they are summed otherwise.
+    pub aggregate: Option<Aggregate>,
     pub top: usize,
     /// Only these types, when any.
     pub types: Vec<String>,
@@ -185,8 +186,32 @@ fn add_known(total: &mut Option<f64>, value: Option<f64>) {
 /// The rows `selection` asks for from `profile`, sorted; the first `top` of
 /// them are kept and the rest summed.
 pub fn rows(profile: &Profile, selection: &Selection) -> (Vec<ProfileRow>, Option<RestRow>) {
+    let groups = match selection.by {
+        Grouping::Opr => per_operator(profile, selection),
+        Grouping::Type => per_type(
+            per_operator(profile, selection),
+            selection.aggregate.unwrap_or_default(),
+        ),
+    };
+    let total_us: f64 = groups.iter().map(|g| g.time_us).sum();
+    let mut rows: Vec<ProfileRow> = groups
+        .into_iter()
+        .map(|group| group.row(total_us, selection.by))
+        .collect();
+    rows.sort_by(|a, b| selection.order.compare(a, b));
+    let rest: Vec<ProfileRow> = rows.split_off(selection.top.min(rows.len()));
+    let rest = (!rest.is_empty()).then(|| RestRow {
+        rows: rest.len(),
+        count: rest.iter().map(|r| r.count).sum(),
+        time_ms: rest.iter().map(|r| r.time_ms).sum(),
+        share: rest.iter().map(|r| r.share).sum(),
+    });
+    (rows, rest)
+}
+
+/// The executions of each operator `selection` keeps, per iteration, by name and id.
+fn per_operator(profile: &Profile, selection: &Selection) -> Vec<Accumulated> {
     let iterations = profile.iterations.len().max(1) as f64;
-    // Each operator's executions, per iteration.
     let mut operators: BTreeMap<(String, u64), Accumulated> = BTreeMap::new();
     for operator in profile.iterations.iter().flat_map(|i| &i.operators) {
         if !selection.keeps(operator) {
@@ -210,49 +235,53 @@ pub fn rows(profile: &Profile, selection: &Selection) -> (Vec<ProfileRow>, Optio
             operator.memory_bytes.map(|bytes| bytes as f64 / iterations),
         );
     }
-    let groups: Vec<Accumulated> = match selection.by {
-        Grouping::Opr => operators.into_values().collect(),
-        Grouping::Type => {
-            let mut types: BTreeMap<String, Vec<Accumulated>> = BTreeMap::new();
-            for operator in operators.into_values() {
-                types.entry(operator.op_type.clone()).or_default().push(operator);
-            }
-            types
-                .into_iter()
-                .map(|(op_type, members)| combine(op_type, &members, selection.aggregate))
-                .collect()
-        }
-    };
-    let total_us: f64 = groups.iter().map(|g| g.time_us).sum();
-    let share = |time_us: f64| {
-        if total_us > 0.0 {
-            100.0 * time_us / total_us
-        } else {
-            0.0
-        }
-    };
-    let mut rows: Vec<ProfileRow> = groups
+    operators.into_values().collect()
+}
+
+/// A row per operator type, its operators combined as `aggregate` says.
+fn per_type(operators: Vec<Accumulated>, aggregate: Aggregate) -> Vec<Accumulated> {
+    let mut types: BTreeMap<String, Vec<Accumulated>> = BTreeMap::new();
+    for operator in operators {
+        types.entry(operator.op_type.clone()).or_default().push(operator);
+    }
+    types
         .into_iter()
-        .map(|group| ProfileRow {
-            id: group.id.filter(|_| selection.by == Grouping::Opr),
-            name: group.name,
-            op_type: group.op_type,
-            count: group.operators.len(),
-            time_ms: group.time_us / 1e3,
-            share: share(group.time_us),
-            flops: group.flops,
-            gflops_per_s: group
+        .map(|(op_type, members)| combine(op_type, &members, aggregate))
+        .collect()
+}
+
+impl Accumulated {
+    /// The row, its share of `total_us`; ids and shapes are an operator's only.
+    fn row(self, total_us: f64, by: Grouping) -> ProfileRow {
+        let share = match total_us > 0.0 {
+            true => 100.0 * self.time_us / total_us,
+            false => 0.0,
+        };
+        let per_operator = by == Grouping::Opr;
+        ProfileRow {
+            id: self.id.filter(|_| per_operator),
+            name: self.name,
+            op_type: self.op_type,
+            count: self.operators.len(),
+            time_ms: self.time_us / 1e3,
+            share,
+            flops: self.flops,
+            gflops_per_s: self
                 .flops
-                .filter(|_| group.flops_time_us > 0.0)
-                .map(|flops| flops / (group.flops_time_us * 1e-6) / 1e9),
-            memory_bytes: group.memory,
-            in_shapes: group.in_shapes.filter(|_| selection.by == Grouping::Opr),
-            out_shapes: group.out_shapes.filter(|_| selection.by == Grouping::Opr),
-        })
-        .collect();
-    rows.sort_by(|a, b| {
+                .filter(|_| self.flops_time_us > 0.0)
+                .map(|flops| flops / (self.flops_time_us * 1e-6) / 1e9),
+            memory_bytes: self.memory,
+            in_shapes: self.in_shapes.filter(|_| per_operator),
+            out_shapes: self.out_shapes.filter(|_| per_operator),
+        }
+    }
+}
+
+impl Order {
+    /// `a` before `b` as the order says; rows it holds equal go by name.
+    fn compare(self, a: &ProfileRow, b: &ProfileRow) -> std::cmp::Ordering {
         let by_time = b.time_ms.total_cmp(&a.time_ms);
-        match selection.order {
+        match self {
             Order::Time => by_time,
             Order::Flops => b
                 .flops
@@ -262,15 +291,7 @@ pub fn rows(profile: &Profile, selection: &Selection) -> (Vec<ProfileRow>, Optio
             Order::Name => std::cmp::Ordering::Equal,
         }
         .then_with(|| a.name.cmp(&b.name))
-    });
-    let rest: Vec<ProfileRow> = rows.split_off(selection.top.min(rows.len()));
-    let rest = (!rest.is_empty()).then(|| RestRow {
-        rows: rest.len(),
-        count: rest.iter().map(|r| r.count).sum(),
-        time_ms: rest.iter().map(|r| r.time_ms).sum(),
-        share: rest.iter().map(|r| r.share).sum(),
-    });
-    (rows, rest)
+    }
 }
 
 /// The row of one type from its operators' rows, as `aggregate` says.
@@ -373,38 +394,7 @@ impl Report for ProfileReport {
         if let Some(measured) = &self.measured {
             out.push_str(&cold_start_text(&measured.timing_ms));
         }
-        let mut header = vec!["#"];
-        header.extend(match self.by {
-            Grouping::Opr => ["operator", "type"].as_slice(),
-            Grouping::Type => ["type"].as_slice(),
-        });
-        header.extend(["count", "ms", "share", "GFLOP", "GFLOP/s", "MB"]);
-        if self.by == Grouping::Opr {
-            header.push("output shapes");
-        }
-        let first_number = header.iter().position(|h| *h == "count").expect("count column");
-        let right: Vec<usize> = std::iter::once(0).chain(first_number..first_number + 6).collect();
-        let mut table = Table::new(&header, &right);
-        for (rank, row) in self.rows.iter().enumerate() {
-            let mut cells = vec![(rank + 1).to_string(), row.name.clone()];
-            if self.by == Grouping::Opr {
-                cells.push(row.op_type.clone());
-            }
-            cells.extend([
-                row.count.to_string(),
-                format!("{:.3}", row.time_ms),
-                format!("{:.1}%", row.share),
-                optional(row.flops, |f| format!("{:.3}", f / 1e9)),
-                optional(row.gflops_per_s, |g| format!("{g:.2}")),
-                optional(row.memory_bytes, |m| format!("{:.2}", m / 1e6)),
-            ]);
-            if let Some(shapes) = &row.out_shapes {
-                let shapes: Vec<String> = shapes.iter().map(|s| format_shape(s)).collect();
-                cells.push(shapes.join(" "));
-            }
-            table.row(cells);
-        }
-        out.push_str(&table.render(""));
+        out.push_str(&self.table());
         if let Some(rest) = &self.rest {
             let what = match self.by {
                 Grouping::Opr => String::from("operators"),
@@ -438,6 +428,44 @@ impl Report for ProfileReport {
         }
         let _ = writeln!(out, "trace    {}", printable(&self.trace));
         out
+    }
+}
+
+impl ProfileReport {
+    /// The rows as a table, ranked.
+    fn table(&self) -> String {
+        let mut header = vec!["#"];
+        header.extend(match self.by {
+            Grouping::Opr => ["operator", "type"].as_slice(),
+            Grouping::Type => ["type"].as_slice(),
+        });
+        header.extend(["count", "ms", "share", "GFLOP", "GFLOP/s", "MB"]);
+        if self.by == Grouping::Opr {
+            header.push("output shapes");
+        }
+        let first_number = header.iter().position(|h| *h == "count").expect("count column");
+        let right: Vec<usize> = std::iter::once(0).chain(first_number..first_number + 6).collect();
+        let mut table = Table::new(&header, &right);
+        for (rank, row) in self.rows.iter().enumerate() {
+            let mut cells = vec![(rank + 1).to_string(), row.name.clone()];
+            if self.by == Grouping::Opr {
+                cells.push(row.op_type.clone());
+            }
+            cells.extend([
+                row.count.to_string(),
+                format!("{:.3}", row.time_ms),
+                format!("{:.1}%", row.share),
+                optional(row.flops, |f| format!("{:.3}", f / 1e9)),
+                optional(row.gflops_per_s, |g| format!("{g:.2}")),
+                optional(row.memory_bytes, |m| format!("{:.2}", m / 1e6)),
+            ]);
+            if let Some(shapes) = &row.out_shapes {
+                let shapes: Vec<String> = shapes.iter().map(|s| format_shape(s)).collect();
+                cells.push(shapes.join(" "));
+            }
+            table.row(cells);
+        }
+        table.render("")
     }
 }
 
@@ -486,7 +514,7 @@ mod tests {
     fn selection(by: Grouping, top: usize) -> Selection {
         Selection {
             by,
-            aggregate: Aggregate::Sum,
+            aggregate: Some(Aggregate::Sum),
             top,
             types: Vec::new(),
             name: None,
@@ -515,7 +543,7 @@ mod tests {
         assert_eq!(only(|s| s.order = Order::Name), ["op1", "op2", "op3"]);
         assert_eq!(only(|s| s.order = Order::Flops)[0], "op1");
         let mut mean = selection(Grouping::Type, 20);
-        mean.aggregate = Aggregate::Mean;
+        mean.aggregate = Some(Aggregate::Mean);
         let (types, _) = rows(&profile, &mean);
         let elemwise = types.iter().find(|r| r.name == "Elemwise").unwrap();
         assert!((elemwise.time_ms - 0.01).abs() < 1e-12 && elemwise.count == 2);

@@ -11,6 +11,8 @@ mod models;
 mod workers;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
@@ -30,54 +32,114 @@ use crate::runtime;
 use models::select_models;
 use workers::{serve, Workers};
 
-pub fn check(mut args: CheckArgs, global: &Global) -> Result<()> {
-    let rules = comparison_rules(&args.comparison, None)?;
-    // Without any rule, the model's own assertions judge, in the engine.
-    let rules = (rules != Rules::default()).then_some(rules);
-    if args.worker {
-        return serve(
-            &args.models,
-            &args.engine,
-            rules.as_ref(),
-            args.finite.check_finite,
-            global,
-        );
+/// What `mge check` was asked, turned once from `CheckArgs`.
+pub struct CheckSettings {
+    /// As given to a worker; for `check`, selected (`--shard`) and claimed.
+    models: Vec<PathBuf>,
+    /// As given to a worker, which the parent gave its defaults; for
+    /// `check`, with check's own (`engine_settings`).
+    engine: EngineSettings,
+    /// The user's rules; without any, the model's own assertions judge, in the engine.
+    rules: Option<Rules>,
+    check_finite: bool,
+    role: Role,
+}
+
+/// Whether this process checks the models and reports, or serves as a worker.
+enum Role {
+    /// `--worker`: checks the models a parent asks for (`workers::serve`).
+    Worker,
+    /// `mge check`: checks every model in workers and reports.
+    Report {
+        jobs: usize,
+        json: bool,
+        /// `--junit FILE`.
+        junit: Option<PathBuf>,
+        /// Per model.
+        timeout: Option<Duration>,
+    },
+}
+
+impl CheckSettings {
+    pub fn from_args(args: CheckArgs, global: &Global) -> Result<CheckSettings> {
+        let rules = comparison_rules(&args.comparison, None)?;
+        let rules = (rules != Rules::default()).then_some(rules);
+        let check_finite = args.finite.check_finite;
+        if args.worker {
+            return Ok(CheckSettings {
+                engine: EngineSettings::from_args(&args.engine, global)?,
+                models: args.models,
+                rules,
+                check_finite,
+                role: Role::Worker,
+            });
+        }
+        let models = select_models(&args.models, args.shard, global)?;
+        // The workers read them: claimed here, so that no report replaces one.
+        for model in &models {
+            input_files::claim(model)?;
+        }
+        // Refused here, in one line (and noted once), rather than once per model.
+        let engine = engine_settings(&args.engine, global)?;
+        refuse_unchecked_testcases(&engine.network)?;
+        engine.claim_files()?;
+        if let Some(junit) = &args.junit {
+            claim_file("--junit", junit).with_context(|| format!("--junit {}", junit.display()))?;
+        }
+        Ok(CheckSettings {
+            role: Role::Report {
+                jobs: usize::try_from(args.jobs).unwrap_or(usize::MAX).min(models.len()),
+                json: args.json,
+                junit: args.junit,
+                timeout: args.deadline.timeout,
+            },
+            models,
+            engine,
+            rules,
+            check_finite,
+        })
     }
-    args.models = select_models(&args.models, args.shard, global)?;
-    // The workers read them: claimed here, so that no report replaces one.
-    for model in &args.models {
-        input_files::claim(model)?;
-    }
-    // Refused here, in one line (and noted once), rather than once per model.
-    let engine = engine_settings(&args.engine, global)?;
-    refuse_unchecked_testcases(&engine.network)?;
-    engine.claim_files()?;
-    if let Some(junit) = &args.junit {
-        claim_file("--junit", junit).with_context(|| format!("--junit {}", junit.display()))?;
-    }
-    let mut printer = InOrder::new(!args.json);
-    let jobs = usize::try_from(args.jobs).unwrap_or(usize::MAX).min(args.models.len());
+}
+
+pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
+    let CheckSettings {
+        models,
+        engine,
+        rules,
+        check_finite,
+        role,
+    } = settings;
+    let Role::Report {
+        jobs,
+        json,
+        junit,
+        timeout,
+    } = role
+    else {
+        return serve(&models, &engine, rules.as_ref(), check_finite, global);
+    };
+    let mut printer = InOrder::new(!json);
     let located = runtime::locate(&global.runtime)?;
     // As the engine options: here, in one line, rather than once per model.
     runtime::ensure_runs_on(&located, engine.network.device)?;
     let workers = Workers {
-        models: &args.models,
+        models: &models,
         engine: &engine.given,
         rules: rules.as_ref(),
         runtime: &located,
-        timeout: args.deadline.timeout,
+        timeout,
         verbose: global.verbose,
-        check_finite: args.finite.check_finite,
+        check_finite,
     };
     workers.check_all(jobs, &mut printer)?;
-    let models = printer.finish();
-    let tally = Tally::of_models(&models);
-    let anything_ran = models.iter().any(ModelCheck::reached_the_engine);
-    if let Some(junit) = &args.junit {
-        write_atomically(junit, junit_xml(&models).as_bytes()).context("--junit")?;
+    let checks = printer.finish();
+    let tally = Tally::of_models(&checks);
+    let anything_ran = checks.iter().any(ModelCheck::reached_the_engine);
+    if let Some(junit) = &junit {
+        write_atomically(junit, junit_xml(&checks).as_bytes()).context("--junit")?;
     }
-    print(&CheckReport { models, tally }, args.json)?;
-    if !anything_ran && !args.models.is_empty() {
+    print(&CheckReport { models: checks, tally }, json)?;
+    if !anything_ran && !models.is_empty() {
         bail!("no testcase could run");
     }
     if tally.failed > 0 {

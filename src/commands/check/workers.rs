@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use super::InOrder;
-use crate::cli::EngineArgs;
 use crate::commands::finite::judge_testcases;
 use crate::commands::prepare::{load_runtime, read_model, ready_runtime, with_carried};
 use crate::commands::settings::EngineSettings;
@@ -152,12 +151,11 @@ impl Workers<'_> {
 /// the original stdout. The engine options come from the parent, defaults included.
 pub fn serve(
     models: &[PathBuf],
-    engine: &EngineArgs,
+    engine: &EngineSettings,
     rules: Option<&Rules>,
     check_finite: bool,
     global: &Global,
 ) -> Result<()> {
-    let engine = EngineSettings::from_args(engine, global)?;
     let judging = Judging {
         judge: rules.map_or(Judge::Engine, Judge::Rules),
         check_finite,
@@ -173,7 +171,7 @@ pub fn serve(
             .and_then(|index| models.get(index))
             .with_context(|| format!("unreadable request '{request}'"))?;
         let check = match &lite {
-            Ok(lite) => check_model(lite, path, &engine, judging, global),
+            Ok(lite) => check_model(lite, path, engine, judging, global),
             Err(error) => ModelCheck::unchecked(path, error.clone()),
         };
         writeln!(replies, "{}", serde_json::to_string(&check)?)?;

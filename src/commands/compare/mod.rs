@@ -3,6 +3,8 @@
 
 mod runs;
 
+use std::path::PathBuf;
+
 use anyhow::{bail, Result};
 
 use super::settings::comparison_rules;
@@ -12,34 +14,70 @@ use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, Rules, Tolerance};
 use crate::report::compare::{CompareReport, Walk};
 use crate::report::print;
+use runs::TwoRuns;
 
-pub fn compare(args: CompareArgs, global: &Global) -> Result<()> {
-    let close = (args.atol.is_some() || args.rtol.is_some()).then(|| Tolerance::Close {
-        atol: args.atol.unwrap_or(0.0),
-        rtol: args.rtol.unwrap_or(0.0),
-    });
-    let rules = comparison_rules(&args.comparison, close)?;
-    if runs::is_model(&args.a) {
-        let report = runs::compare_runs(&args, rules, global)?;
-        print(&report, args.json)?;
-        return verdict(report.failed, report.outputs.len(), "outputs");
+/// What `mge compare` was asked, turned once from `CompareArgs`.
+pub struct CompareSettings {
+    rules: Rules,
+    json: bool,
+    sides: Sides,
+}
+
+/// What is compared.
+enum Sides {
+    /// Two sets of tensors: files, folders, io dumps.
+    Tensors { a: PathBuf, b: PathBuf },
+    /// Two runs of models.
+    Runs(Box<TwoRuns>),
+}
+
+impl CompareSettings {
+    pub fn from_args(args: CompareArgs, global: &Global) -> Result<CompareSettings> {
+        let close = (args.atol.is_some() || args.rtol.is_some()).then(|| Tolerance::Close {
+            atol: args.atol.unwrap_or(0.0),
+            rtol: args.rtol.unwrap_or(0.0),
+        });
+        let rules = comparison_rules(&args.comparison, close)?;
+        let sides = if runs::is_model(&args.a) {
+            Sides::Runs(Box::new(TwoRuns::from_args(args.a, args.b, args.runs, global)?))
+        } else {
+            let Some(b) = args.b else {
+                bail!(
+                    "give B to compare with {} (a model alone runs twice with --a-options/--b-options)",
+                    args.a.display()
+                );
+            };
+            if runs::wants_runs(&args.runs) {
+                bail!(
+                    "feeds, engine options and --a-options/--b-options/--b-naive/--keep are for two runs of models; {} is not a model",
+                    args.a.display()
+                );
+            }
+            Sides::Tensors { a: args.a, b }
+        };
+        Ok(CompareSettings {
+            rules,
+            json: args.json,
+            sides,
+        })
     }
-    let Some(b_path) = &args.b else {
-        bail!(
-            "give B to compare with {} (a model alone runs twice with --a-options/--b-options)",
-            args.a.display()
-        );
-    };
-    if runs::wants_runs(&args.runs) {
-        bail!(
-            "feeds, engine options and --a-options/--b-options/--b-naive/--keep are for two runs of models; {} is not a model",
-            args.a.display()
-        );
+}
+
+pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
+    let CompareSettings { rules, json, sides } = settings;
+    match sides {
+        Sides::Runs(runs) => {
+            let report = runs.compare(rules, global)?;
+            print(&report, json)?;
+            verdict(report.failed, report.outputs.len(), "outputs")
+        }
+        Sides::Tensors { a, b } => {
+            let (a_side, b_side) = (Side::open(&a)?, Side::open(&b)?);
+            let report = compare_opened(&a_side, &b_side, rules, (a.display(), b.display()))?;
+            print(&report, json)?;
+            verdict(report.failed, report.tensors.len(), "tensors")
+        }
     }
-    let (a, b) = (Side::open(&args.a)?, Side::open(b_path)?);
-    let report = compare_opened(&a, &b, rules, (args.a.display(), b_path.display()))?;
-    print(&report, args.json)?;
-    verdict(report.failed, report.tensors.len(), "tensors")
 }
 
 /// Compares two opened sides; for two io dumps, walks them to where they part.

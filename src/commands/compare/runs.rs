@@ -5,16 +5,16 @@
 
 use std::mem::discriminant;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use crate::cli::{parse_engine_options, CompareArgs, TwoRunArgs};
-use crate::commands::settings::EngineSettings;
+use crate::cli::{parse_engine_options, TwoRunArgs};
+use crate::commands::settings::{EngineSettings, FeedSettings};
 use crate::commands::Global;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, Rules};
 use crate::engine::Device;
-use crate::feeds::{self, FeedOptions};
 use crate::input_files;
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, StagedSet};
@@ -65,102 +65,123 @@ pub fn wants_runs(args: &TwoRunArgs) -> bool {
         || !args.engine.given.is_empty()
 }
 
-pub fn compare_runs(args: &CompareArgs, rules: Rules, global: &Global) -> Result<TwoRunReport> {
-    let runs = &args.runs;
-    let (a, b) = two_runs(args, global)?;
-    let located = runtime::locate(&global.runtime)?;
-    // Here, in one line, rather than as a run's failure.
-    for run in [&a, &b] {
-        runtime::ensure_runs_on(&located, run.device)?;
+/// `mge compare A.mge [B.mge]`: the two runs, on the same feeds.
+pub struct TwoRuns {
+    a: Run,
+    b: Run,
+    feeds: FeedSettings,
+    /// `--keep DIR`.
+    keep: Option<PathBuf>,
+    /// Feed a container `#rand` rather than its first testcase (`--no-testcase`).
+    no_testcase: bool,
+    /// Of each run.
+    timeout: Option<Duration>,
+}
+
+impl TwoRuns {
+    /// Model A and B (or A again), and the options of the runs.
+    pub fn from_args(a: PathBuf, b: Option<PathBuf>, args: TwoRunArgs, global: &Global) -> Result<TwoRuns> {
+        let (a, b) = two_runs(a, b, &args, global)?;
+        Ok(TwoRuns {
+            a,
+            b,
+            feeds: FeedSettings::from_args(&args.feeds)?,
+            keep: args.keep,
+            no_testcase: args.no_testcase,
+            timeout: args.deadline.timeout,
+        })
     }
-    // The runs read them: claimed here, so that neither --keep nor stdout takes one.
-    for model in [&a.model, &b.model] {
-        input_files::claim(model)?;
-    }
-    for file in feeds::source_files(&feeds::expand_specs(&runs.feeds.inputs)?) {
-        input_files::claim(&file)?;
-    }
-    if let Some(dir) = &runs.keep {
-        claim_set("--keep", dir).with_context(|| format!("--keep {}", dir.display()))?;
-        if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
-            bail!(
-                "--keep {}: the folder is not empty; name a new or empty one",
-                dir.display()
-            );
+
+    /// Runs both in supervised children and compares their outputs and vars.
+    pub fn compare(&self, rules: Rules, global: &Global) -> Result<TwoRunReport> {
+        let (a, b) = (&self.a, &self.b);
+        let located = runtime::locate(&global.runtime)?;
+        // Here, in one line, rather than as a run's failure.
+        for run in [a, b] {
+            runtime::ensure_runs_on(&located, run.device)?;
         }
-    }
-    if runs.feeds.inputs.is_empty() {
-        global.note(format!(
-            "no --input given: both runs are fed the same #rand values (--seed {}), or a container's testcase 0",
-            runs.feeds.seed
-        ));
-    }
-    let staged = runs.keep.as_deref().map(StagedSet::new).transpose()?;
-    // A scratch folder as the supervisor's: the next mge removes it should this one be killed.
-    let scratch = Scratch::new()?;
-    let root = staged.as_ref().map_or(scratch.path(), StagedSet::path).to_path_buf();
-    let feeds = FeedOptions {
-        seed: runs.feeds.seed,
-        resize_input: runs.feeds.resize_input,
-    };
-    for run in [&a, &b] {
-        global.note(format!("{}: {}", run.name, run.side().describe()));
-        let folder = root.join(run.name);
-        std::fs::create_dir(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
-        let mut command = MgeCommand::dump_io(&run.model, &folder.join("io"), &folder.join("outputs"))
-            .feeds(&runs.feeds.inputs, &feeds)
-            .engine(&run.options)
-            .runtime(Ok(&located))
-            .verbose(global.verbose);
-        if runs.no_testcase {
-            command = command.no_testcase();
+        // The runs read them: claimed here, so that neither --keep nor stdout takes one.
+        for model in [&a.model, &b.model] {
+            input_files::claim(model)?;
         }
-        if run.naive {
-            command = command.naive_kernels();
+        self.feeds.claim_files()?;
+        if let Some(dir) = &self.keep {
+            claim_set("--keep", dir).with_context(|| format!("--keep {}", dir.display()))?;
+            if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
+                bail!(
+                    "--keep {}: the folder is not empty; name a new or empty one",
+                    dir.display()
+                );
+            }
         }
-        supervise(&command, run, runs, global.verbose)?;
-    }
-    let side = |run: &Run, what: &str| Side::open(&root.join(run.name).join(what));
-    let mut outputs = compare_sides(&side(&a, "outputs")?, &side(&b, "outputs")?, &rules)?;
-    for row in &mut outputs {
-        // `NAME.npy`, as the runs wrote each output: named by the output.
-        if let Some(stem) = row.name.strip_suffix(".npy") {
-            row.name = stem.to_string();
+        if self.feeds.given.is_empty() {
+            global.note(format!(
+                "no --input given: both runs are fed the same #rand values (--seed {}), or a container's testcase 0",
+                self.feeds.options.seed
+            ));
         }
+        let staged = self.keep.as_deref().map(StagedSet::new).transpose()?;
+        // A scratch folder as the supervisor's: the next mge removes it should this one be killed.
+        let scratch = Scratch::new()?;
+        let root = staged.as_ref().map_or(scratch.path(), StagedSet::path).to_path_buf();
+        for run in [a, b] {
+            global.note(format!("{}: {}", run.name, run.side().describe()));
+            let folder = root.join(run.name);
+            std::fs::create_dir(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
+            let mut command = MgeCommand::dump_io(&run.model, &folder.join("io"), &folder.join("outputs"))
+                .feeds(&self.feeds.given, &self.feeds.options)
+                .engine(&run.options)
+                .runtime(Ok(&located))
+                .verbose(global.verbose);
+            if self.no_testcase {
+                command = command.no_testcase();
+            }
+            if run.naive {
+                command = command.naive_kernels();
+            }
+            supervise(&command, run, self.timeout, global.verbose)?;
+        }
+        let side = |run: &Run, what: &str| Side::open(&root.join(run.name).join(what));
+        let mut outputs = compare_sides(&side(a, "outputs")?, &side(b, "outputs")?, &rules)?;
+        for row in &mut outputs {
+            // `NAME.npy`, as the runs wrote each output: named by the output.
+            if let Some(stem) = row.name.strip_suffix(".npy") {
+                row.name = stem.to_string();
+            }
+        }
+        let vars = compare_sides(&side(a, "io")?, &side(b, "io")?, &rules.for_values())?;
+        rules.check_names(outputs.iter().chain(&vars).map(|row| row.name.as_str()))?;
+        if let (Some(staged), Some(dir)) = (staged, &self.keep) {
+            staged.commit().with_context(|| format!("--keep {}", dir.display()))?;
+        }
+        Ok(TwoRunReport::new(
+            (a.side(), b.side()),
+            rules,
+            outputs,
+            differing_sources(&vars),
+            first_divergence(&vars),
+            vars,
+            self.keep.as_deref(),
+        ))
     }
-    let vars = compare_sides(&side(&a, "io")?, &side(&b, "io")?, &rules.for_values())?;
-    rules.check_names(outputs.iter().chain(&vars).map(|row| row.name.as_str()))?;
-    if let (Some(staged), Some(dir)) = (staged, &runs.keep) {
-        staged.commit().with_context(|| format!("--keep {}", dir.display()))?;
-    }
-    Ok(TwoRunReport::new(
-        (a.side(), b.side()),
-        rules,
-        outputs,
-        differing_sources(&vars),
-        first_divergence(&vars),
-        vars,
-        runs.keep.as_deref(),
-    ))
 }
 
 /// The two runs `args` ask for: two models, or one under two sets of options.
-fn two_runs(args: &CompareArgs, global: &Global) -> Result<(Run, Run)> {
-    let runs = &args.runs;
-    let model_b = match &args.b {
+fn two_runs(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs, global: &Global) -> Result<(Run, Run)> {
+    let model_b = match b {
         Some(b) => {
-            if !is_model(b) {
+            if !is_model(&b) {
                 bail!(
                     "A is a model and B is not ({}): give two models, or two sets of tensors",
                     b.display()
                 );
             }
-            b.clone()
+            b
         }
         None if runs.a_options.is_none() && runs.b_options.is_none() && !runs.b_naive => bail!(
             "one model runs twice only under two configurations: add --a-options ARGS, --b-options ARGS or --b-naive (or give model B)"
         ),
-        None => args.a.clone(),
+        None => a.clone(),
     };
     let common = &runs.engine.given;
     let side = |name: &'static str, model: PathBuf, own: &Option<String>, naive: bool| -> Result<Run> {
@@ -185,7 +206,7 @@ fn two_runs(args: &CompareArgs, global: &Global) -> Result<(Run, Run)> {
         })
     };
     Ok((
-        side("a", args.a.clone(), &runs.a_options, false)?,
+        side("a", a, &runs.a_options, false)?,
         side("b", model_b, &runs.b_options, runs.b_naive)?,
     ))
 }
@@ -203,15 +224,12 @@ fn merged(common: &[EngineOption], own: Vec<EngineOption>) -> Vec<EngineOption> 
 }
 
 /// Runs one side's child to its end; a failure names the side.
-fn supervise(command: &MgeCommand, run: &Run, runs: &TwoRunArgs, verbose: bool) -> Result<()> {
+fn supervise(command: &MgeCommand, run: &Run, timeout: Option<Duration>, verbose: bool) -> Result<()> {
     let mut child = Supervisor::spawn(command, false, true)?;
     if verbose {
         child.show_engine_output();
     }
-    let deadline = runs
-        .deadline
-        .timeout
-        .map(|limit| (std::time::Instant::now() + limit, limit));
+    let deadline = timeout.map(|limit| (std::time::Instant::now() + limit, limit));
     let what = format!("run {} ({})", run.name, run.side().describe());
     loop {
         match child.next(deadline, &mut Muted) {
