@@ -31,11 +31,13 @@ pub struct Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         self.dir.disable_cleanup(true);
-        // Where removing needs the descriptor the lock holds (`ulimit -n`
-        // reached), the lock goes first: the folder stayed behind.
-        if fs::remove_dir_all(self.dir.path()).is_err() {
+        let dir = self.dir.path();
+        // Listing a folder takes a descriptor, `remove_dir_all` one a level:
+        // where they run out (`ulimit -n` reached) the lock's goes, and the
+        // folder is removed holding one at a time.
+        if fs::remove_dir_all(dir).is_err() {
             self.owner = None;
-            let _ = fs::remove_dir_all(self.dir.path());
+            let _ = remove_one_open_at_a_time(dir);
         }
     }
 }
@@ -63,6 +65,19 @@ impl Scratch {
         name.and_then(|name| name.strip_prefix(PREFIX))
             .expect("tempfile names the folder PREFIX and ASCII letters and digits")
     }
+}
+
+/// Removes `dir` and what it holds, with no more than one folder open at a
+/// time (an empty folder takes none).
+fn remove_one_open_at_a_time(dir: &Path) -> io::Result<()> {
+    let entries: Vec<_> = fs::read_dir(dir).map_or(Ok(Vec::new()), Iterator::collect)?;
+    for entry in entries {
+        match entry.file_type()?.is_dir() {
+            true => remove_one_open_at_a_time(&entry.path())?,
+            false => fs::remove_file(entry.path())?,
+        }
+    }
+    fs::remove_dir(dir)
 }
 
 /// Locks `dir`'s owner file, made under another name and renamed once
