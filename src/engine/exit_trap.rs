@@ -152,9 +152,3 @@ mod interposed {
         unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned()
     }
 }
-
-/// A supervised child ends when its parent does: no engine left running unwatched.
-pub fn end_with_parent() {
-    // SAFETY: prctl with an integer argument; failure only loses this safeguard.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
-}

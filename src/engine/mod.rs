@@ -26,10 +26,11 @@ use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 
 pub use affinity::{available_cores, pinned_threads, PIN_SLOTS};
 pub use cuda_driver::{cuda_driver, Driver, Gpu};
-pub use exit_trap::{end_with_parent, report_to, Reports};
+pub use exit_trap::{report_to, Reports};
 pub use log_watch::AlgoChoices;
 pub use process::{
-    effective_uid, ensure_thread_stacks, ignore_file_size_signal, inherit, restart, take_inherited_pipe, ProcessGroup,
+    effective_uid, end_with_this_process, ensure_thread_stacks, ignore_file_size_signal, inherit, restart,
+    take_inherited_pipe, ProcessGroup,
 };
 pub use stdio::{
     capture_stdout, silence_stdout, stderr_read_by_parent, stdout_closed, stdout_closed_in_parent, take_stdout,

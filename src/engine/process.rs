@@ -123,6 +123,25 @@ pub fn inherit(command: &mut Command, fd: RawFd) {
     }
 }
 
+/// The child that `command` starts is killed when the thread that starts it
+/// ends: no engine left running unwatched. Set before the child's program
+/// starts, and never where this process is gone already (a parent killed
+/// before the child's own call left it running for good).
+pub fn end_with_this_process(command: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: between fork and exec the closure only calls prctl, getppid
+    // and _exit, which are async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != parent {
+                libc::_exit(128 + libc::SIGKILL);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// The write end of a pipe this process inherited as `fd` (see `inherit`),
 /// if `fd` is one: moved out of the way to the top of the descriptor table
 /// (at most 1023), where the user's `/dev/fd/N` paths do not reach, and

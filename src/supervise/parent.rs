@@ -400,6 +400,7 @@ impl Supervisor {
             .stdout(piped_if(replies))
             .stderr(Stdio::piped());
         engine::inherit(&mut child, channel_end.as_raw_fd());
+        engine::end_with_this_process(&mut child);
         let mut child = child.spawn().context("cannot start the engine's process")?;
         // The child's end is the child's alone: the channel closes when the child is gone.
         drop(channel_end);

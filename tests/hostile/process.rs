@@ -346,3 +346,65 @@ fn a_scratch_folder_is_removed_with_descriptors_at_the_limit() {
         assert!(left_in(tmp.path()).is_empty(), "{command}: {:?}", left_in(tmp.path()));
     }
 }
+
+/// The engine's process of a run killed (SIGKILL) as it started that process
+/// ran on for good: it asked to end with its parent only once its program
+/// had started, after the parent was gone. Killed the moment the child
+/// appears, the parent takes the child with it.
+#[test]
+fn a_run_killed_as_it_starts_the_engines_process_leaves_none() {
+    for _ in 0..5 {
+        let mut run = Command::new(mge().get_program())
+            .current_dir(root())
+            .env("MGE_LITE_LIB", fault_library())
+            .env("MGE_FAULT", "hang")
+            .args(["run", "fixtures/conv_float.mge", "-q"])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        let child = loop {
+            if let Some(child) = children_of(run.id()).into_iter().next() {
+                break child;
+            }
+            assert!(started.elapsed() < COMMAND_TIMEOUT, "no engine's process started");
+        };
+        run.kill().unwrap();
+        run.wait().unwrap();
+        let gone = Instant::now();
+        while running(child) && gone.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let left = running(child);
+        if left {
+            // Not left for the rest of the suite.
+            let _ = Command::new("kill").args(["-9", &child.to_string()]).status();
+        }
+        assert!(!left, "the engine's process {child} outlived its killed parent");
+    }
+}
+
+/// The processes `pid` started, from every one of its threads.
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|id| id.parse().ok())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Whether `pid` is running (a zombie is not).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+    })
+}
