@@ -639,7 +639,7 @@ impl EngineOption {
 impl TransformTarget {
     const ALL: [TransformTarget; 3] = [TransformTarget::Auto, TransformTarget::Cpu, TransformTarget::Cuda];
 
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             TransformTarget::Auto => "auto",
             TransformTarget::Cpu => "cpu",

@@ -158,7 +158,7 @@ fn check_device(network: &NetworkOptions, given: &[EngineOption]) -> Result<()> 
                 TransformTarget::Cuda => device != Device::Cpu,
             };
             if !matches {
-                bail!("--layout-transform {target:?} does not match --device {device}; the transform targets the device the model runs on");
+                bail!("--layout-transform {} does not match --device {device}; the transform targets the device the model runs on", target.name());
             }
         }
     }

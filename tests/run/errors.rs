@@ -124,6 +124,15 @@ fn a_cuda_device_that_is_not_there() {
 }
 
 #[test]
+fn a_layout_transform_for_the_other_device() {
+    // The target as the user writes it, not as the code spells it.
+    fails_with(
+        &["run", "fixtures/conv_float.mge", "--layout-transform", "cuda"],
+        &["--layout-transform cuda does not match --device cpu"],
+    );
+}
+
+#[test]
 fn bad_expectations() {
     fails_with(
         &[
