@@ -310,6 +310,9 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -l allow-outliers -d 'T
 complete -c mge -n "__fish_mge_using_subcommand compare" -l topk -d 'Judge each tensor by its K largest indices along the last axis instead of its values (classifiers)' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l atol -d 'Accept |a-b| <= ATOL + RTOL*|b| instead of the AssertEqual error (NumPy\'s allclose)' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l rtol -d 'See --atol' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l junit -d 'Also write a JUnit XML report to FILE (models): outputs that differ and a slowdown beyond --max-slowdown are failures' -r -F
+complete -c mge -n "__fish_mge_using_subcommand compare" -s j -l jobs -d 'Run the outputs of N pairs of models at a time (folders of models); timing runs one pair at a time' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l shard -d 'Compare only slice K of N (from 1) of two folders of models: paths sorted, every Nth; for CI matrices' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -s i -l input -d 'Input feed: [NAME:]SOURCE with SOURCE one of #rand(MIN,MAX[,SHAPE]), FILE.npy, FILE.npz[:KEY], an image or a JSON literal; several joined by \';\'; @FILE reads one per line' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l seed -d 'Seed for #rand feeds' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
@@ -341,6 +344,10 @@ SIMPLE_FAST_RC4_default\t''"
 complete -c mge -n "__fish_mge_using_subcommand compare" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand compare" -l a-options -d 'Engine options of run A only, as `mge run` takes them, e.g. \'--threads 1\'' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l b-options -d 'Engine options of run B only, e.g. \'--layout nchw44\' or \'--fast-run\'' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l a-runtime -d 'Run A on the runtime of MegEngine VERSION installed in the cache folder' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l b-runtime -d 'Run B on the runtime of MegEngine VERSION installed in the cache folder' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l rounds -d 'Time A and B in N rounds, each side in a fresh process per round (A B, B A, ...) [default: 10]' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l max-slowdown -d 'Fail (exit 1) when B is slower than A by more than PCT percent, with the whole 95% interval of B/A above it' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l keep -d 'Keep both runs\' io dumps and outputs in DIR/a and DIR/b (a new or empty folder)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand compare" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
@@ -358,7 +365,8 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -l no-sanity-check -d '
 complete -c mge -n "__fish_mge_using_subcommand compare" -l tensorrt -d 'Run through TensorRT (CUDA only)'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
-complete -c mge -n "__fish_mge_using_subcommand compare" -l b-naive -d 'Run B on megdnn\'s naive reference kernels (CPU)'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l b-naive -d 'Run B on megdnn\'s naive reference kernels (CPU; not timed)'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l no-timing -d 'Do not time the two runs: compare their outputs only'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l no-testcase -d 'Feed a testcase container #rand instead of its first testcase when there is no --input'
 complete -c mge -n "__fish_mge_using_subcommand compare" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand compare" -s q -l quiet -d 'Print no notes or progress on stderr'

@@ -470,6 +470,18 @@ pub struct CompareArgs {
     #[arg(long, help_heading = OUTPUT)]
     pub json: bool,
 
+    /// Also write a JUnit XML report to FILE (models): outputs that differ and a slowdown beyond --max-slowdown are failures
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
+    pub junit: Option<PathBuf>,
+
+    /// Run the outputs of N pairs of models at a time (folders of models); timing runs one pair at a time
+    #[arg(short, long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = SUPERVISION)]
+    pub jobs: u64,
+
+    /// Compare only slice K of N (from 1) of two folders of models: paths sorted, every Nth; for CI matrices
+    #[arg(long, value_name = "K/N", value_parser = parse_shard, help_heading = INPUT)]
+    pub shard: Option<Shard>,
+
     #[command(flatten)]
     pub runs: TwoRunArgs,
 }
@@ -493,9 +505,29 @@ pub struct TwoRunArgs {
     #[arg(long, value_name = "ARGS", allow_hyphen_values = true, help_heading = TWO_RUNS)]
     pub b_options: Option<String>,
 
-    /// Run B on megdnn's naive reference kernels (CPU)
+    /// Run B on megdnn's naive reference kernels (CPU; not timed)
     #[arg(long, help_heading = TWO_RUNS)]
     pub b_naive: bool,
+
+    /// Run A on the runtime of MegEngine VERSION installed in the cache folder
+    #[arg(long, value_name = "VERSION", help_heading = TWO_RUNS)]
+    pub a_runtime: Option<String>,
+
+    /// Run B on the runtime of MegEngine VERSION installed in the cache folder
+    #[arg(long, value_name = "VERSION", help_heading = TWO_RUNS)]
+    pub b_runtime: Option<String>,
+
+    /// Do not time the two runs: compare their outputs only
+    #[arg(long, help_heading = TIMING)]
+    pub no_timing: bool,
+
+    /// Time A and B in N rounds, each side in a fresh process per round (A B, B A, ...) [default: 10]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(6..=MAX_ROUNDS), conflicts_with = "no_timing", help_heading = TIMING)]
+    pub rounds: Option<u64>,
+
+    /// Fail (exit 1) when B is slower than A by more than PCT percent, with the whole 95% interval of B/A above it
+    #[arg(long, value_name = "PCT", value_parser = parse_percent, conflicts_with = "no_timing", help_heading = CHECKS)]
+    pub max_slowdown: Option<f64>,
 
     /// Keep both runs' io dumps and outputs in DIR/a and DIR/b (a new or empty folder)
     #[arg(long, value_name = "DIR", help_heading = OUTPUT)]
@@ -510,11 +542,37 @@ pub struct TwoRunArgs {
     pub deadline: DeadlineArgs,
 }
 
-/// Splits `text` as a shell would and reads it as engine options
-/// (`--a-options`, `--b-options`).
-pub fn parse_engine_options(text: &str) -> Result<Vec<EngineOption>, String> {
+/// The most rounds `compare --rounds` takes: each is two processes.
+pub const MAX_ROUNDS: u64 = 1000;
+
+/// A percentage: a finite number, 0 or more.
+fn parse_percent(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|percent| percent.is_finite() && *percent >= 0.0)
+        .ok_or_else(|| format!("'{text}' is not a percentage (a number, 0 or more)"))
+}
+
+/// One side's words of `compare` (`--a-options`, `--b-options`): engine
+/// options, and the runtime library of that side alone.
+#[derive(Parser, Debug)]
+#[command(name = "options", no_binary_name = true)]
+pub struct SideWords {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+
+    /// The MegEngine Lite library this side runs on
+    #[arg(long, value_name = "PATH")]
+    pub lite_lib: Option<PathBuf>,
+}
+
+/// Splits `text` as a shell would and reads it as one side's words, the
+/// engine options by the same definitions as the command line.
+pub fn parse_side_options(text: &str) -> Result<SideWords, String> {
     let words = shlex::split(text).ok_or_else(|| format!("'{text}': unbalanced quotes"))?;
-    parse_engine_words(words).map_err(|err| format!("'{text}': {err}"))
+    let side = SideWords::try_parse_from(words).map_err(|err| format!("'{text}': {}", first_line(&err)))?;
+    no_options_file(&side.engine).map_err(|err| format!("'{text}': {err}"))?;
+    Ok(side)
 }
 
 /// How two sets of tensors are held against each other: run's `--expect`,
@@ -817,10 +875,16 @@ struct EngineWords {
 /// options, by the same definitions as the command line.
 pub fn parse_engine_words(words: impl IntoIterator<Item = String>) -> Result<Vec<EngineOption>, String> {
     let parsed = EngineWords::try_parse_from(words).map_err(|err| first_line(&err))?;
-    if parsed.engine.options_file.is_some() {
-        return Err("--options FILE is not read here: give the options it holds".to_string());
-    }
+    no_options_file(&parsed.engine)?;
     Ok(parsed.engine.given)
+}
+
+/// Words hold engine options themselves, not `--options FILE`.
+fn no_options_file(engine: &EngineArgs) -> Result<(), String> {
+    match engine.options_file {
+        Some(_) => Err("--options FILE is not read here: give the options it holds".to_string()),
+        None => Ok(()),
+    }
 }
 
 #[derive(Args, Debug)]

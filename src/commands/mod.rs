@@ -8,6 +8,7 @@ mod finite;
 mod info;
 mod man;
 mod pack_testcases;
+mod pool;
 mod prepare;
 mod profile;
 mod run;

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::junit::{Case, Outcome, Suite};
 use super::Report;
 use crate::runner::testcase::{OutputCheck, Status, TestcaseRun};
 use crate::text::printable;
@@ -167,6 +168,36 @@ fn number(value: f64) -> String {
 }
 
 impl ModelCheck {
+    /// Its JUnit suite: a `testcase` for loading it (its time the load time;
+    /// its error when it could not be checked), then one per embedded testcase.
+    pub fn junit_suite(&self) -> Suite {
+        let load = Case {
+            name: "load".to_string(),
+            time_s: self.load_s.unwrap_or(0.0),
+            outcome: match &self.error {
+                Some(error) => Outcome::Error(error.clone()),
+                None => Outcome::Passed,
+            },
+        };
+        let testcases = self.testcases.iter().map(|testcase| {
+            let message = testcase.message.clone().unwrap_or_default();
+            Case {
+                name: format!("testcase {}", testcase.index),
+                time_s: testcase.time_s,
+                outcome: match testcase.status {
+                    Status::Passed => Outcome::Passed,
+                    Status::Failed => Outcome::Failure(message),
+                    Status::Error => Outcome::Error(message),
+                    Status::Skipped => Outcome::Skipped(message),
+                },
+            }
+        });
+        Suite {
+            name: self.model.clone(),
+            cases: std::iter::once(load).chain(testcases).collect(),
+        }
+    }
+
     /// One line per testcase (or one for a model that could not be checked),
     /// whatever characters the model's path and names hold.
     pub fn to_text(&self) -> String {

@@ -8,9 +8,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::junit::{Case, Outcome, Suite};
 use super::table::Table;
 use super::Report;
-use crate::compare::{DifferingSource, Divergence, DivergingVar, Mismatch, Rules, Status, TensorRow, Tolerance};
+use crate::compare::{worst, DifferingSource, Divergence, DivergingVar, Mismatch, Rules, Status, TensorRow, Tolerance};
+use crate::runner::rounds::{median_of_rounds, Measured, Ratio, Speed};
 use crate::tensor::format_shape;
 use crate::text::{printable, quoted_list, shell_line};
 
@@ -177,6 +179,10 @@ pub struct RunSide {
     pub options: Vec<String>,
     /// On megdnn's naive reference kernels (`--b-naive`).
     pub naive_kernels: bool,
+    /// The Lite library it ran on, when the side names its own (`--a-options
+    /// '--lite-lib PATH'`, `--a-runtime VERSION`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
 }
 
 impl RunSide {
@@ -188,12 +194,126 @@ impl RunSide {
         if self.naive_kernels {
             text.push_str(", on megdnn's naive kernels");
         }
+        if let Some(runtime) = &self.runtime {
+            let _ = write!(text, ", on {runtime}");
+        }
         text
     }
 }
 
+/// What two runs' tensors gave: their outputs (the verdict), and every var
+/// of both, walked to where they part.
+pub struct RunsCompared {
+    pub outputs: Vec<TensorRow>,
+    /// Every var of both runs, paired by name, by the rules without `--topk`.
+    pub vars: Vec<TensorRow>,
+    pub differing_sources: Vec<DifferingSource>,
+    pub first_divergence: Option<Divergence>,
+    /// Both runs, start to end, and the comparison.
+    pub seconds: f64,
+}
+
+impl RunsCompared {
+    /// The largest AssertEqual error of the outputs; `None` where one could
+    /// not be compared (NaN on one side, a shape that differs).
+    fn worst_err(&self) -> Option<f64> {
+        let err = self
+            .outputs
+            .iter()
+            .map(|row| row.err.unwrap_or(f64::NAN))
+            .fold(0.0, worst);
+        (!err.is_nan()).then_some(err)
+    }
+
+    /// Outputs that passed and failed.
+    fn tally(&self) -> (usize, usize) {
+        let passed = self.outputs.iter().filter(|row| row.status == Status::Pass).count();
+        let failed = self.outputs.iter().filter(|row| row.status.failed()).count();
+        (passed, failed)
+    }
+}
+
+/// The speeds of two runs, timed in rounds.
+#[derive(Serialize)]
+pub struct TimingComparison {
+    pub rounds: usize,
+    /// The median of each side's medians, one per round.
+    pub a_ms: f64,
+    pub b_ms: f64,
+    /// B/A: the median of the rounds' ratios, with its 95% interval.
+    pub ratio: f64,
+    pub ci95: Option<[f64; 2]>,
+    pub speed: Speed,
+    pub max_slowdown_pct: Option<f64>,
+    /// B is slower than A beyond `--max-slowdown`, with the whole interval: a failed check.
+    pub too_slow: bool,
+    /// The rounds, start to end.
+    pub seconds: f64,
+}
+
+impl TimingComparison {
+    /// A's and B's `rounds` (each a pair of measurements, A's first), which
+    /// took `seconds`; `None` for none.
+    pub fn new(rounds: &[Vec<Measured>], max_slowdown_pct: Option<f64>, seconds: f64) -> Option<TimingComparison> {
+        let ratio = Ratio::of(rounds, 0, 1)?;
+        Some(TimingComparison {
+            seconds,
+            rounds: rounds.len(),
+            a_ms: median_of_rounds(rounds.iter().map(|round| &round[0])),
+            b_ms: median_of_rounds(rounds.iter().map(|round| &round[1])),
+            ratio: ratio.estimate,
+            ci95: ratio.interval,
+            speed: ratio.speed(),
+            max_slowdown_pct,
+            too_slow: max_slowdown_pct.is_some_and(|percent| ratio.slower_beyond(percent)),
+        })
+    }
+
+    /// `1.615 [1.571, 1.690]`: B/A and its interval.
+    fn ratio_text(&self) -> String {
+        match self.ci95 {
+            Some([low, high]) => format!("{:.3} [{low:.3}, {high:.3}]", self.ratio),
+            None => format!("{:.3}", self.ratio),
+        }
+    }
+
+    /// `faster`, `same within the noise`, `slower`, or `SLOWER beyond --max-slowdown 10%`.
+    fn verdict(&self) -> String {
+        match (self.speed, self.max_slowdown_pct.filter(|_| self.too_slow)) {
+            (_, Some(percent)) => format!("SLOWER beyond --max-slowdown {percent}%"),
+            (Speed::Slower, None) => "slower".into(),
+            (Speed::Faster, _) => "faster".into(),
+            (Speed::Same, _) => "same within the noise".into(),
+        }
+    }
+
+    /// What fails the check, if anything: `b is 61.5% slower than a ...`.
+    pub fn failure(&self) -> Option<String> {
+        let percent = self.max_slowdown_pct.filter(|_| self.too_slow)?;
+        let [low, high] = self.ci95?;
+        Some(format!(
+            "b is {:.1}% slower than a (95% interval {:.1}% to {:.1}%), beyond --max-slowdown {percent}%",
+            (self.ratio - 1.0) * 100.0,
+            (low - 1.0) * 100.0,
+            (high - 1.0) * 100.0
+        ))
+    }
+
+    /// The report's lines: both medians, then B/A and what it says.
+    fn to_text(&self) -> String {
+        format!(
+            "timing  a {:.4} ms, b {:.4} ms (medians of {} rounds, each side a fresh process per round)\n        b/a {} (95%): {}\n",
+            self.a_ms,
+            self.b_ms,
+            self.rounds,
+            self.ratio_text(),
+            self.verdict()
+        )
+    }
+}
+
 /// Two runs compared: their outputs (the verdict), then every var of both,
-/// walked to where they part.
+/// walked to where they part, and their speeds.
 #[derive(Serialize)]
 pub struct TwoRunReport {
     pub a: RunSide,
@@ -210,6 +330,10 @@ pub struct TwoRunReport {
     pub differing_sources: Vec<DifferingSource>,
     /// Null when no computed var diverges.
     pub first_divergence: Option<Divergence>,
+    /// Both runs, start to end, and the comparison of their tensors.
+    pub seconds: f64,
+    /// Null with `--no-timing`.
+    pub timing: Option<TimingComparison>,
     /// Where both runs' io dumps and outputs were kept (`--keep`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kept: Option<String>,
@@ -222,23 +346,24 @@ impl TwoRunReport {
     pub fn new(
         sides: (RunSide, RunSide),
         rules: Rules,
-        outputs: Vec<TensorRow>,
-        differing_sources: Vec<DifferingSource>,
-        first_divergence: Option<Divergence>,
-        vars: Vec<TensorRow>,
+        compared: RunsCompared,
+        timing: Option<TimingComparison>,
         kept: Option<&Path>,
     ) -> TwoRunReport {
+        let (passed, failed) = compared.tally();
         TwoRunReport {
             a: sides.0,
             b: sides.1,
             tolerance: rules.default_tolerance(),
             rules,
-            passed: outputs.iter().filter(|row| row.status == Status::Pass).count(),
-            failed: outputs.iter().filter(|row| row.status.failed()).count(),
-            outputs,
-            vars,
-            differing_sources,
-            first_divergence,
+            passed,
+            failed,
+            outputs: compared.outputs,
+            vars: compared.vars,
+            differing_sources: compared.differing_sources,
+            first_divergence: compared.first_divergence,
+            seconds: compared.seconds,
+            timing,
             kept: kept.map(|dir| dir.display().to_string()),
             kept_command: kept.map(|dir| {
                 let dumps = ["a", "b"].map(|run| dir.join(run).join("io"));
@@ -272,6 +397,9 @@ impl Report for TwoRunReport {
             count(Status::OnlyInB)
         );
         walk_text(&mut out, &self.differing_sources, self.first_divergence.as_ref());
+        if let Some(timing) = &self.timing {
+            out.push_str(&timing.to_text());
+        }
         if let (Some(dir), Some(command)) = (&self.kept, &self.kept_command) {
             let _ = writeln!(
                 out,
@@ -368,5 +496,290 @@ fn value_text(value: f64) -> String {
         single.to_string()
     } else {
         value.to_string()
+    }
+}
+
+/// What fails a pair's outputs: `1 of 2 outputs differ beyond maxerr 1e-4: 'prob' err 1.956e0`.
+fn outputs_failure(outputs: &[TensorRow], rules: &Rules) -> Option<String> {
+    let failed: Vec<String> = outputs
+        .iter()
+        .filter(|row| row.status.failed())
+        .map(|row| match (row.status, row.err) {
+            (Status::Fail | Status::DtypeMismatch, Some(err)) => format!("'{}' err {err:.3e}", printable(&row.name)),
+            (status, _) => format!("'{}' {}", printable(&row.name), status_text(status).to_lowercase()),
+        })
+        .collect();
+    (!failed.is_empty()).then(|| {
+        format!(
+            "{} of {} outputs differ beyond {}: {}",
+            failed.len(),
+            outputs.len(),
+            rules.describe(),
+            failed.join(", ")
+        )
+    })
+}
+
+/// A pair's JUnit cases: its outputs, then its timing (when timed).
+fn pair_cases(outputs: (&[TensorRow], f64), rules: &Rules, timing: Option<&TimingComparison>) -> Vec<Case> {
+    let mut cases = vec![Case {
+        name: "outputs".to_string(),
+        time_s: outputs.1,
+        outcome: outputs_failure(outputs.0, rules).map_or(Outcome::Passed, Outcome::Failure),
+    }];
+    if let Some(timing) = timing {
+        cases.push(Case {
+            name: "timing".to_string(),
+            time_s: timing.seconds,
+            outcome: timing.failure().map_or(Outcome::Passed, Outcome::Failure),
+        });
+    }
+    cases
+}
+
+impl TwoRunReport {
+    /// Its JUnit suite: the outputs, and the timing when the runs were timed.
+    pub fn junit_suite(&self) -> Suite {
+        Suite {
+            name: format!("{} vs {}", self.a.describe(), self.b.describe()),
+            cases: pair_cases((&self.outputs, self.seconds), &self.rules, self.timing.as_ref()),
+        }
+    }
+
+    /// What failed the check, if anything: outputs that differ, a slowdown beyond `--max-slowdown`.
+    pub fn failures(&self) -> Vec<String> {
+        let outputs = (self.failed > 0).then(|| format!("{} of {} outputs differ", self.failed, self.outputs.len()));
+        outputs
+            .into_iter()
+            .chain(self.timing.as_ref().and_then(TimingComparison::failure))
+            .collect()
+    }
+}
+
+/// Two folders of models compared, model by model.
+#[derive(Serialize)]
+pub struct FolderReport {
+    /// Each side's folder (as `model`), options and runtime.
+    pub a: RunSide,
+    pub b: RunSide,
+    /// The tolerance of the tensors no `--maxerr NAME:X` names.
+    pub tolerance: Tolerance,
+    pub rules: Rules,
+    /// Rounds each pair is timed in; null with `--no-timing`.
+    pub rounds: Option<usize>,
+    pub max_slowdown_pct: Option<f64>,
+    /// A row per model under either folder, by its path under them.
+    pub pairs: Vec<PairRow>,
+    pub passed: usize,
+    pub failed: usize,
+    pub only_in_a: usize,
+    pub only_in_b: usize,
+}
+
+/// One model under two folders.
+#[derive(Serialize)]
+pub struct PairRow {
+    /// Its path under the folders.
+    pub model: String,
+    pub status: PairStatus,
+    /// Why it could not be compared: a run that failed, in one line.
+    pub error: Option<String>,
+    /// Its outputs, when both runs ran.
+    pub outputs: Option<PairOutputs>,
+    pub timing: Option<TimingComparison>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PairStatus {
+    Passed,
+    /// Its outputs differ, it is slower beyond `--max-slowdown`, or a run failed.
+    Failed,
+    OnlyInA,
+    OnlyInB,
+}
+
+/// A pair's outputs compared, and where its runs part.
+#[derive(Serialize)]
+pub struct PairOutputs {
+    pub rows: Vec<TensorRow>,
+    pub passed: usize,
+    pub failed: usize,
+    /// The largest AssertEqual error of the outputs; null where one could not be compared.
+    pub worst_err: Option<f64>,
+    pub first_divergence: Option<Divergence>,
+    /// Both runs, start to end, and the comparison.
+    pub seconds: f64,
+}
+
+impl PairRow {
+    /// A model on one side only.
+    pub fn one_sided(model: String, status: PairStatus) -> PairRow {
+        PairRow {
+            model,
+            status,
+            error: None,
+            outputs: None,
+            timing: None,
+        }
+    }
+
+    /// A model whose runs could not both be compared: `error` says which failed.
+    pub fn failed(model: String, error: String) -> PairRow {
+        PairRow {
+            error: Some(error),
+            ..PairRow::one_sided(model, PairStatus::Failed)
+        }
+    }
+
+    /// A model both of whose runs ran (and, unless `timing` is `Err`, were timed).
+    pub fn compared(
+        model: String,
+        compared: RunsCompared,
+        timing: Result<Option<TimingComparison>, String>,
+    ) -> PairRow {
+        let (passed, failed) = compared.tally();
+        let outputs = PairOutputs {
+            worst_err: compared.worst_err(),
+            rows: compared.outputs,
+            passed,
+            failed,
+            first_divergence: compared.first_divergence,
+            seconds: compared.seconds,
+        };
+        let (timing, error) = match timing {
+            Ok(timing) => (timing, None),
+            Err(error) => (None, Some(error)),
+        };
+        let too_slow = timing.as_ref().is_some_and(|timing| timing.too_slow);
+        PairRow {
+            model,
+            status: match failed > 0 || too_slow || error.is_some() {
+                true => PairStatus::Failed,
+                false => PairStatus::Passed,
+            },
+            error,
+            outputs: Some(outputs),
+            timing,
+        }
+    }
+
+    fn junit_suite(&self, rules: &Rules) -> Suite {
+        let skipped = |side: &str| Case {
+            name: "pair".to_string(),
+            time_s: 0.0,
+            outcome: Outcome::Skipped(format!("only in {side}")),
+        };
+        let mut cases = match (&self.outputs, self.status) {
+            (Some(outputs), _) => pair_cases((&outputs.rows, outputs.seconds), rules, self.timing.as_ref()),
+            (None, PairStatus::OnlyInA) => vec![skipped("a")],
+            (None, PairStatus::OnlyInB) => vec![skipped("b")],
+            (None, _) => Vec::new(),
+        };
+        if let Some(error) = &self.error {
+            cases.push(Case {
+                name: "runs".to_string(),
+                time_s: 0.0,
+                outcome: Outcome::Error(error.clone()),
+            });
+        }
+        Suite {
+            name: self.model.clone(),
+            cases,
+        }
+    }
+
+    /// Its row of the table, with the timing's cells when `timed`.
+    fn cells(&self, timed: bool) -> Vec<String> {
+        let outputs = match (&self.outputs, self.status) {
+            (_, PairStatus::OnlyInA) => "ONLY IN A",
+            (_, PairStatus::OnlyInB) => "ONLY IN B",
+            (Some(outputs), _) if outputs.failed > 0 => "DIFFER",
+            (Some(_), _) => "ok",
+            (None, _) => "ERROR",
+        };
+        let err = match &self.outputs {
+            Some(outputs) => number(outputs.worst_err, Status::Fail),
+            None => String::new(),
+        };
+        let mut cells = vec![self.model.clone(), outputs.to_string(), err];
+        if !timed {
+            return cells;
+        }
+        match &self.timing {
+            Some(timing) => cells.extend([
+                format!("{:.4}", timing.a_ms),
+                format!("{:.4}", timing.b_ms),
+                timing.ratio_text(),
+                timing.verdict(),
+            ]),
+            // Both ran, and the timing failed: its line follows the table.
+            None if self.error.is_some() && self.outputs.is_some() => {
+                cells.extend(["", "", "", "ERROR"].map(String::from))
+            }
+            None => {}
+        }
+        cells
+    }
+}
+
+impl FolderReport {
+    pub fn new(
+        sides: (RunSide, RunSide),
+        rules: Rules,
+        timing: Option<(usize, Option<f64>)>,
+        pairs: Vec<PairRow>,
+    ) -> FolderReport {
+        let count = |status| pairs.iter().filter(|pair| pair.status == status).count();
+        FolderReport {
+            a: sides.0,
+            b: sides.1,
+            tolerance: rules.default_tolerance(),
+            rules,
+            rounds: timing.map(|(rounds, _)| rounds),
+            max_slowdown_pct: timing.and_then(|(_, max)| max),
+            passed: count(PairStatus::Passed),
+            failed: count(PairStatus::Failed),
+            only_in_a: count(PairStatus::OnlyInA),
+            only_in_b: count(PairStatus::OnlyInB),
+            pairs,
+        }
+    }
+
+    pub fn junit_suites(&self) -> Vec<Suite> {
+        self.pairs.iter().map(|pair| pair.junit_suite(&self.rules)).collect()
+    }
+}
+
+impl Report for FolderReport {
+    fn to_text(&self) -> String {
+        let mut out = heading(&self.a.describe(), &self.b.describe(), &self.rules);
+        let mut header = vec!["model", "outputs", "worst err"];
+        if self.rounds.is_some() {
+            header.extend(["a ms", "b ms", "b/a [95%]", "speed"]);
+        }
+        let mut table = Table::new(&header, &[2, 3, 4]);
+        for pair in &self.pairs {
+            table.row(pair.cells(self.rounds.is_some()));
+        }
+        out.push_str(&table.render(""));
+        out.push('\n');
+        for pair in &self.pairs {
+            if let Some(error) = &pair.error {
+                let _ = writeln!(out, "{}: {}", printable(&pair.model), printable(error));
+            }
+        }
+        let _ = writeln!(
+            out,
+            "pairs  {} passed, {} failed; {} only in a, {} only in b",
+            self.passed, self.failed, self.only_in_a, self.only_in_b
+        );
+        if let Some(rounds) = self.rounds {
+            let _ = writeln!(
+                out,
+                "timing  medians of {rounds} rounds per pair, each side a fresh process per round; b/a with its 95% interval"
+            );
+        }
+        out
     }
 }

@@ -1,89 +1,81 @@
 //! JUnit XML as CI systems read it (Jenkins, GitLab, GitHub annotations): a
-//! `testsuite` per model, a `testcase` for loading it (its `time` the load
-//! time; its error when it could not be checked), then one per embedded testcase.
+//! `testsuite` per model, a `testcase` per thing checked of it. `check` and
+//! `compare` say what their suites hold (`ModelCheck::junit_suite`,
+//! `compare`'s pairs); the writing is here.
 
 use std::fmt::Write;
 
-use super::check::ModelCheck;
-use crate::runner::testcase::Status;
 use crate::text::printable;
 
-pub fn junit_xml(models: &[ModelCheck]) -> String {
-    let mut suites = String::new();
+/// One model's `testsuite`.
+pub struct Suite {
+    pub name: String,
+    pub cases: Vec<Case>,
+}
+
+/// One `testcase`.
+pub struct Case {
+    pub name: String,
+    pub time_s: f64,
+    pub outcome: Outcome,
+}
+
+/// How a `testcase` ended, with its message. An error (it could not be
+/// checked) is not a failure (it was, and did not pass), as JUnit counts them.
+pub enum Outcome {
+    Passed,
+    Failure(String),
+    Error(String),
+    Skipped(String),
+}
+
+/// The document for `suites`, of the tool's `command` (`mge check`).
+pub fn junit_xml(command: &str, suites: &[Suite]) -> String {
+    let mut body = String::new();
     let (mut tests, mut failures, mut errors, mut skipped, mut total_time) = (0, 0, 0, 0, 0.0);
-    for model in models {
-        let suite = Suite::of(model);
-        tests += suite.tests;
-        failures += suite.failures;
-        errors += suite.errors;
-        skipped += suite.skipped;
-        total_time += suite.time;
-        let name = escape(&model.model);
+    for suite in suites {
+        let count = |kind: fn(&Outcome) -> bool| suite.cases.iter().filter(|case| kind(&case.outcome)).count();
+        let suite_failures = count(|outcome| matches!(outcome, Outcome::Failure(_)));
+        let suite_errors = count(|outcome| matches!(outcome, Outcome::Error(_)));
+        let suite_skipped = count(|outcome| matches!(outcome, Outcome::Skipped(_)));
+        let time = suite.cases.iter().fold(0.0, |sum, case| sum + case.time_s);
+        tests += suite.cases.len();
+        failures += suite_failures;
+        errors += suite_errors;
+        skipped += suite_skipped;
+        total_time += time;
+        let name = escape(&suite.name);
         let _ = writeln!(
-            suites,
-            r#"  <testsuite name="{name}" tests="{}" failures="{}" errors="{}" skipped="{}" time="{:.6}">"#,
-            suite.tests, suite.failures, suite.errors, suite.skipped, suite.time
+            body,
+            r#"  <testsuite name="{name}" tests="{}" failures="{suite_failures}" errors="{suite_errors}" skipped="{suite_skipped}" time="{time:.6}">"#,
+            suite.cases.len()
         );
-        let load_s = model.load_s.unwrap_or(0.0);
-        let _ = writeln!(
-            suites,
-            r#"    <testcase name="load" classname="{name}" time="{load_s:.6}">"#
-        );
-        if let Some(error) = &model.error {
-            let _ = writeln!(suites, r#"      <error message="{}"/>"#, escape(error));
-        }
-        suites.push_str("    </testcase>\n");
-        for testcase in &model.testcases {
+        for case in &suite.cases {
             let _ = writeln!(
-                suites,
-                r#"    <testcase name="testcase {}" classname="{name}" time="{:.6}">"#,
-                testcase.index, testcase.time_s
+                body,
+                r#"    <testcase name="{}" classname="{name}" time="{:.6}">"#,
+                escape(&case.name),
+                case.time_s
             );
-            let message = escape(testcase.message.as_deref().unwrap_or(""));
-            let element = match testcase.status {
-                Status::Passed => None,
-                Status::Failed => Some("failure"),
-                Status::Error => Some("error"),
-                Status::Skipped => Some("skipped"),
+            let element = match &case.outcome {
+                Outcome::Passed => None,
+                Outcome::Failure(message) => Some(("failure", message)),
+                Outcome::Error(message) => Some(("error", message)),
+                Outcome::Skipped(message) => Some(("skipped", message)),
             };
-            if let Some(element) = element {
-                let _ = writeln!(suites, r#"      <{element} message="{message}"/>"#);
+            if let Some((element, message)) = element {
+                let _ = writeln!(body, r#"      <{element} message="{}"/>"#, escape(message));
             }
-            suites.push_str("    </testcase>\n");
+            body.push_str("    </testcase>\n");
         }
-        suites.push_str("  </testsuite>\n");
+        body.push_str("  </testsuite>\n");
     }
+    let command = escape(command);
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
-         <testsuites name=\"mge check\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{total_time:.6}\">\n\
-         {suites}</testsuites>\n"
+         <testsuites name=\"{command}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{total_time:.6}\">\n\
+         {body}</testsuites>\n"
     )
-}
-
-/// A model's counts in JUnit's terms, where an error is not a failure.
-struct Suite {
-    tests: usize,
-    failures: usize,
-    errors: usize,
-    skipped: usize,
-    time: f64,
-}
-
-impl Suite {
-    fn of(model: &ModelCheck) -> Suite {
-        let count = |status| model.testcases.iter().filter(|t| t.status == status).count();
-        let load_error = usize::from(model.error.is_some());
-        Suite {
-            tests: model.testcases.len() + 1,
-            failures: count(Status::Failed),
-            errors: count(Status::Error) + load_error,
-            skipped: count(Status::Skipped),
-            time: model
-                .testcases
-                .iter()
-                .fold(model.load_s.unwrap_or(0.0), |sum, t| sum + t.time_s),
-        }
-    }
 }
 
 /// Text for an attribute: markup escaped, control characters XML 1.0 cannot

@@ -6,8 +6,9 @@ use serde::Serialize;
 
 use super::table::Table;
 use super::Report;
+use crate::runner::rounds::Measured;
 use crate::supervise::command::MgeCommand;
-use crate::tune::trial::{Measured, Status};
+use crate::tune::trial::Status;
 use crate::tune::{Confirmation, Contender, Row, Skipped, Tuning};
 
 #[derive(Serialize)]

@@ -5,6 +5,7 @@ pub mod instances;
 pub mod memory;
 pub mod noise;
 pub mod pinning;
+pub mod rounds;
 pub mod testcase;
 pub mod timing;
 

@@ -137,14 +137,18 @@ impl MgeCommand {
         self.arg("--no-testcase")
     }
 
-    /// `--json --warmup N --iter N --max-duration S --outputs DIR`:
-    /// a measured run, its statistics in its report, for a program to read.
-    pub fn measured(self, warmup: usize, iterations: u64, time_limit: Duration, outputs: &Path) -> MgeCommand {
+    /// `--json --warmup N --iter N --max-duration S`: a measured run, its
+    /// statistics in its report, for a program to read.
+    pub fn measured(self, warmup: usize, iterations: u64, time_limit: Duration) -> MgeCommand {
         self.arg("--json")
             .arg(valued("--warmup", warmup.to_string()))
             .arg(valued("--iter", iterations.to_string()))
             .arg(valued("--max-duration", time_limit.as_secs_f64().to_string()))
-            .arg(valued("--outputs", outputs))
+    }
+
+    /// `--outputs DIR`: a run's outputs, `NAME.npy` each.
+    pub fn outputs(self, dir: &Path) -> MgeCommand {
+        self.arg(valued("--outputs", dir))
     }
 
     /// `--check-finite`, when `on`.

@@ -17,9 +17,9 @@ use anyhow::Result;
 
 use crate::compare::Rules;
 use crate::options::EngineOption;
-use crate::runner::timing::median;
+use crate::runner::rounds::{median_of_rounds, Measured};
 use candidate::Candidate;
-use trial::{Measured, Runner, Status};
+use trial::{Runner, Status};
 
 /// One tried candidate.
 pub struct Row {
@@ -87,11 +87,6 @@ impl Contender {
     pub fn median_ms(&self) -> f64 {
         median_of_rounds(&self.rounds)
     }
-}
-
-/// The median of the rounds' medians.
-fn median_of_rounds(rounds: &[Measured]) -> f64 {
-    median(&rounds.iter().map(|round| round.median_ms).collect::<Vec<_>>())
 }
 
 /// The row at `best` in `rows`, or the baseline when there is none.

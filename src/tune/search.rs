@@ -16,7 +16,7 @@
 //!    best's interval is not tried; nor is any candidate the budget left has
 //!    no time for (both listed, with why).
 //! 5. The fastest winners (up to `CONTENDERS`) and the baseline measured again,
-//!    back to back, in up to `ROUNDS` rounds the budget has room for: the best
+//!    back to back (`runner::rounds`), in up to `ROUNDS` rounds the budget has room for: the best
 //!    is the fastest of them by the median of its rounds that beat the
 //!    baseline's trial of the same round in most rounds; if none did, the
 //!    baseline is kept.
@@ -29,9 +29,10 @@ use anyhow::{bail, Result};
 
 use super::candidate::{interacts_with_fast_run, Candidate};
 use super::cost::{budget_ran_out, Costs};
-use super::trial::{compare_outputs, Measured, Runner, Status, Trial};
+use super::trial::{compare_outputs, Runner, Status, Trial};
 use super::{best_of, Confirmation, Contender, Row, Skipped, TuneOptions, TuneWatcher, Tuning, Untried};
 use crate::options::EngineOption;
+use crate::runner::rounds::{back_to_back, Lineup, Measured};
 
 /// Seconds of timed runs each candidate gets (the run count follows from the baseline).
 const SECONDS_PER_TRIAL: f64 = 1.5;
@@ -332,13 +333,12 @@ impl<'a> Search<'a> {
             .chain(winners.iter().map(|index| self.rows[*index].candidate.clone()))
             .collect();
         let round_cost: Duration = lineup.iter().map(|candidate| self.costs.estimate(candidate)).sum();
-        let mut rounds: Vec<Vec<Measured>> = Vec::new();
-        while rounds.len() < ROUNDS && round_cost <= self.remaining() {
-            match self.round(&lineup)? {
-                Some(round) => rounds.push(round),
-                None => break,
-            }
-        }
+        let mut confirming = Confirming {
+            search: self,
+            lineup: &lineup,
+            round_cost,
+        };
+        let rounds = back_to_back(&mut confirming, ROUNDS)?;
         if rounds.is_empty() {
             return Ok(());
         }
@@ -365,19 +365,31 @@ impl<'a> Search<'a> {
         });
         Ok(())
     }
+}
 
-    /// One trial of each of `lineup`, back to back; `None` if one was not measured.
-    fn round(&mut self, lineup: &[Candidate]) -> Result<Option<Vec<Measured>>> {
-        let mut round = Vec::with_capacity(lineup.len());
-        for candidate in lineup {
-            self.watcher.trying(candidate);
-            let deadline = self.end.min(self.trials.now() + self.costs.allowance(candidate));
-            match self.trials.run(candidate, self.runs, deadline)?.measured {
-                Some(measured) => round.push(measured),
-                None => return Ok(None),
-            }
-        }
-        Ok(Some(round))
+/// The lineup of the confirmation: the baseline and the winners, each a
+/// trial, rounds only while the budget has room for a whole one.
+struct Confirming<'s, 'a> {
+    search: &'s mut Search<'a>,
+    lineup: &'s [Candidate],
+    round_cost: Duration,
+}
+
+impl Lineup for Confirming<'_, '_> {
+    fn contenders(&self) -> usize {
+        self.lineup.len()
+    }
+
+    fn room_for_a_round(&self) -> bool {
+        self.round_cost <= self.search.remaining()
+    }
+
+    fn measure(&mut self, at: usize) -> Result<Option<Measured>> {
+        let search = &mut *self.search;
+        let candidate = &self.lineup[at];
+        search.watcher.trying(candidate);
+        let deadline = search.end.min(search.trials.now() + search.costs.allowance(candidate));
+        Ok(search.trials.run(candidate, search.runs, deadline)?.measured)
     }
 }
 

@@ -4,16 +4,16 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 
 use super::candidate::Candidate;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, worst, Rules, Status as CompareStatus};
 use crate::options::EngineOption;
-use crate::runner::timing::{Timing, TimingReport};
+use crate::runner::rounds::{timed_child, Measured, TimedRun};
 use crate::supervise::command::MgeCommand;
-use crate::supervise::parent::{How, Interrupted, Muted, Next, Supervisor};
+use crate::supervise::parent::How;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -47,47 +47,6 @@ pub struct Trial {
     pub outputs: Option<PathBuf>,
     /// Its process's whole time, start to end.
     pub took: Duration,
-}
-
-/// A candidate's timed runs: their median and its 95% confidence interval.
-#[derive(Clone, Copy, Debug)]
-pub struct Measured {
-    pub median_ms: f64,
-    /// What one run takes on average, stalls included: what sizes a trial.
-    pub mean_ms: f64,
-    /// `None` with fewer than 6 runs.
-    pub interval_ms: Option<[f64; 2]>,
-    /// The timed runs' own time, of the process's.
-    pub timing: Duration,
-    /// Reading and loading the model, of the process's time.
-    pub load: Duration,
-    /// Fast-run's profiling, where the engine profiled.
-    pub profiling: Option<Duration>,
-}
-
-impl Measured {
-    fn of(timing: &Timing) -> Measured {
-        Measured {
-            median_ms: timing.median,
-            mean_ms: timing.mean,
-            interval_ms: timing.median_ci95,
-            timing: Duration::from_secs_f64(timing.mean * timing.iterations as f64 / 1e3),
-            load: Duration::from_secs_f64(timing.cold_start.as_ref().map_or(0.0, |cold| cold.load) / 1e3),
-            profiling: timing
-                .cold_start
-                .as_ref()
-                .and_then(|cold| cold.profiling)
-                .map(|ms| Duration::from_secs_f64(ms / 1e3)),
-        }
-    }
-
-    /// Faster beyond the noise: this interval lies wholly below `other`'s.
-    pub fn beats(&self, other: &Measured) -> bool {
-        match (self.interval_ms, other.interval_ms) {
-            (Some([_, high]), Some([low, _])) => high < low,
-            _ => false,
-        }
-    }
 }
 
 /// What the search needs of its trials: a clock, and a candidate measured by a deadline.
@@ -138,19 +97,7 @@ impl Runner for Trials {
         if candidate.has(&EngineOption::FastRun) && self.fast_run_cache.is_none() {
             command = command.engine(&[EngineOption::FastRunCache(self.cache_path())]);
         }
-        let command = command.measured(self.warmup, runs, TIMED_RUNS_LIMIT, &outputs);
-        let mut child = Supervisor::spawn(&command, false, true)?;
-        let mut report = String::new();
-        let ended = loop {
-            // What a candidate prints is summed up in its row, not passed on.
-            match child.next(Some((deadline, deadline - started)), &mut Muted) {
-                Next::Reply(line) => {
-                    report.push_str(&line);
-                    report.push('\n');
-                }
-                ended => break ended,
-            }
-        };
+        let command = command.measured(self.warmup, runs, TIMED_RUNS_LIMIT).outputs(&outputs);
         let unmeasured = |status, reason| Trial {
             status,
             measured: None,
@@ -158,28 +105,22 @@ impl Runner for Trials {
             outputs: None,
             took: started.elapsed(),
         };
-        Ok(match ended {
-            Next::Exited(0) => {
-                let timed: TimingReport = serde_json::from_str(&report)
-                    .context("the run's JSON report has no timing_ms as `mge run --json` writes it")?;
-                Trial {
-                    status: Status::Ok,
-                    measured: Some(Measured::of(&timed.timing_ms)),
-                    reason: None,
-                    outputs: Some(outputs),
-                    took: started.elapsed(),
-                }
-            }
-            Next::Exited(_) => unmeasured(Status::Failed, child.error().map(str::to_string)),
-            Next::Failed(failure) => match failure.how {
-                How::Interrupted(signal) => return Err(Interrupted(signal).into()),
+        Ok(match timed_child(&command, Some((deadline, deadline - started)))? {
+            TimedRun::Measured(measured) => Trial {
+                status: Status::Ok,
+                measured: Some(measured),
+                reason: None,
+                outputs: Some(outputs),
+                took: started.elapsed(),
+            },
+            TimedRun::Failed(error) => unmeasured(Status::Failed, error),
+            TimedRun::Died(failure) => match failure.how {
                 How::TimedOut(_) => unmeasured(Status::TimedOut, None),
                 _ => {
                     let reason = failure.last_words.clone().unwrap_or_else(|| failure.one_line());
                     unmeasured(Status::Crashed, Some(reason))
                 }
             },
-            Next::Reply(_) => unreachable!("replies are read in the loop above"),
         })
     }
 }

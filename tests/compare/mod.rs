@@ -2,7 +2,9 @@
 //! expected verdicts follow from how each file was changed.
 
 mod artifacts;
+mod folders;
 mod rules;
+mod timing;
 mod two_runs;
 
 use std::path::Path;

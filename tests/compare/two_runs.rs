@@ -5,8 +5,12 @@
 use crate::common::*;
 use serde_json::Value;
 
+/// The runs' outputs and vars, untimed (`timing.rs` times them).
 fn compare_runs(args: &[&str], code: i32) -> Value {
-    let (stdout, _) = run_expecting(mge().arg("compare").args(args).args(["-q", "--json"]), code);
+    let (stdout, _) = run_expecting(
+        mge().arg("compare").args(args).args(["-q", "--json", "--no-timing"]),
+        code,
+    );
     json_of(&stdout)
 }
 
@@ -88,7 +92,7 @@ fn a_layout_compares_clean_against_the_plain_run() {
                 "-i",
                 "fixtures/feeds/conv_data.npy",
             ])
-            .args(["--b-options", "--layout nchw44", "--keep"])
+            .args(["--b-options", "--layout nchw44", "--no-timing", "--keep"])
             .arg(&keep),
         0,
     );

@@ -29,10 +29,13 @@
  *          of garbage, and a line announcing staging folder MGE_FAULT_PATH;
  *          then goes on as without a fault
  *   close  closes that pipe, then goes on as without a fault
+ *   slow   the call sleeps MGE_FAULT_MS milliseconds (default 50), then does its work
  * MGE_FAULT_ONLY_WITH limits the failure to networks built with one option:
  * "layout-transform" or "cpu-inplace".
  * Without MGE_FAULT it behaves like a model with input "data" (1,3,16,16)
- * and output "feat" (1,8), both float32, whose output is all zeros.
+ * and output "feat" (1,8), both float32, whose output is all zeros, made by
+ * one operator: its profile (written when the network goes, as MegEngine's
+ * is) and its binary io dump hold that operator and "feat".
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include <fcntl.h>
@@ -42,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LAYOUT_MAX_DIM 7
@@ -189,6 +193,19 @@ static int fail_here(const char *where) {
             close(fd);
         else if (fd >= 0)
             scribble(fd);
+    } else if (!strcmp(fault, "slow")) {
+        /* Whole: a sleep a signal cuts short is slept to its end. */
+        const char *ms = getenv("MGE_FAULT_MS");
+        long total = ms ? atol(ms) : 50;
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += total / 1000;
+        until.tv_nsec += (total % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec += 1;
+            until.tv_nsec -= 1000000000L;
+        }
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) != 0) {}
     } else if (!strcmp(fault, "error")) {
         fprintf(stderr, "[23 08:29:00 apply@framework.cpp:580][ERR] fault: the pass failed\n\nbacktrace:\n"
                         "/lib/libmegengine_shared.so(_ZN3mgb13MegBrainErrorC1ERKSs+0x4a) [0x7fb86344686a]\n"
@@ -228,7 +245,24 @@ int LITE_make_network_config(void **network_out, AnyConfig unused) {
     *network_out = &network;
     return 0;
 }
-int LITE_destroy_network(void *net) { (void)net; return 0; }
+static char profile_path[4096];
+
+/* The profile of the one operator, written as MegEngine writes its own: when the network goes. */
+int LITE_destroy_network(void *net) {
+    (void)net;
+    if (profile_path[0]) {
+        FILE *file = fopen(profile_path, "w");
+        if (file) {
+            fputs("{\"profiler\": {}, \"graph_exec\": {\"comp_seq\": [\"1\"], \"operator\": {\"1\": "
+                  "{\"name\": \"feat_op\", \"type\": \"Elemwise\", \"input\": [], \"output\": [\"2\"]}}, "
+                  "\"var\": {\"2\": {\"name\": \"feat\"}}}}\n",
+                  file);
+            fclose(file);
+        }
+        profile_path[0] = 0;
+    }
+    return 0;
+}
 int LITE_load_model_from_mem(void *net, void *model, size_t size) {
     (void)net; (void)model; (void)size;
     return fail_here("load");
@@ -251,13 +285,39 @@ int LITE_enable_global_layout_transform(void *net) {
     layout_transform = 1;
     return 0;
 }
-int LITE_enable_profile_performance(void *net, const char *path) { (void)net; (void)path; return 0; }
+int LITE_enable_profile_performance(void *net, const char *path) {
+    (void)net;
+    snprintf(profile_path, sizeof profile_path, "%s", path);
+    return 0;
+}
 int LITE_enable_io_txt_dump(void *net, const char *path) { (void)net; (void)path; return 0; }
-int LITE_enable_io_bin_dump(void *net, const char *dir) { (void)net; (void)dir; return 0; }
+static char io_dump_dir[4096];
+
+int LITE_enable_io_bin_dump(void *net, const char *dir) {
+    (void)net;
+    snprintf(io_dump_dir, sizeof io_dump_dir, "%s", dir);
+    return 0;
+}
+
+/* "feat" (var 2) as the engine's binary dump writes a var: a header, its title, its values. */
+static void dump_output(void) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/000002", io_dump_dir);
+    FILE *file = fopen(path, "wb");
+    if (!file) return;
+    static const char title[] = "var2 feat";
+    unsigned header[3 + 7] = {sizeof title - 1, 0, 7, 1, 8};
+    fwrite(header, sizeof header, 1, file);
+    fwrite(title, sizeof title - 1, 1, file);
+    fwrite(output.data, sizeof(float), 8, file);
+    fclose(file);
+}
 int LITE_dump_layout_transform_model(void *net, const char *path) { (void)net; (void)path; return 0; }
 int LITE_forward(void *net) {
     (void)net;
-    return fail_here("forward");
+    int failed = fail_here("forward");
+    if (!failed && io_dump_dir[0]) dump_output();
+    return failed;
 }
 int LITE_wait(void *net) { (void)net; return 0; }
 

@@ -7,7 +7,7 @@
 //! not threads, also because the engine prints each AssertEqual error on the
 //! process's stdout, which is where they are read.
 
-mod models;
+pub(super) mod models;
 mod workers;
 
 use std::collections::BTreeMap;
@@ -136,7 +136,8 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
     let tally = Tally::of_models(&checks);
     let anything_ran = checks.iter().any(ModelCheck::reached_the_engine);
     if let Some(junit) = &junit {
-        write_atomically(junit, junit_xml(&checks).as_bytes()).context("--junit")?;
+        let suites: Vec<_> = checks.iter().map(ModelCheck::junit_suite).collect();
+        write_atomically(junit, junit_xml("mge check", &suites).as_bytes()).context("--junit")?;
     }
     print(&CheckReport { models: checks, tally }, json)?;
     if !anything_ran && !models.is_empty() {

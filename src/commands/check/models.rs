@@ -78,7 +78,7 @@ impl FileKey {
 /// Slice `shard` of `models`: sorted by path, model `i` (from 0) belongs to
 /// shard `i mod N + 1`. The slice depends only on the set of paths, not on
 /// their order, and the shards' sizes differ by one at most. Kept in the given order.
-fn shard_of(models: &[PathBuf], shard: Shard) -> Vec<PathBuf> {
+pub(in crate::commands) fn shard_of(models: &[PathBuf], shard: Shard) -> Vec<PathBuf> {
     let mut sorted: Vec<&PathBuf> = models.iter().collect();
     sorted.sort();
     let mine: HashSet<&PathBuf> = sorted.into_iter().skip(shard.index - 1).step_by(shard.count).collect();
@@ -89,7 +89,7 @@ fn shard_of(models: &[PathBuf], shard: Shard) -> Vec<PathBuf> {
 /// that lead nowhere (reported as models that cannot be read, not skipped).
 /// Symbolic links to folders are not followed, so a link cycle cannot make
 /// the search endless.
-fn find_models(folder: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
+pub(in crate::commands) fn find_models(folder: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
     let entries = std::fs::read_dir(folder).with_context(|| format!("cannot list folder {}", folder.display()))?;
     for entry in entries {
         let entry = entry.with_context(|| format!("cannot list folder {}", folder.display()))?;

@@ -2,17 +2,15 @@
 //! thread per job, each feeding models to its own supervised worker and
 //! starting a new one when a worker dies) and the worker's side (`serve`).
 
-use std::collections::VecDeque;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Mutex};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
 use super::InOrder;
 use crate::commands::finite::judge_testcases;
+use crate::commands::pool::share_out;
 use crate::commands::prepare::{load_runtime, read_model, ready_runtime, with_carried};
 use crate::commands::settings::EngineSettings;
 use crate::commands::Global;
@@ -24,7 +22,7 @@ use crate::runner::testcase::{run_testcases, Judge};
 use crate::runner::{Plan, Session};
 use crate::runtime;
 use crate::supervise::command::MgeCommand;
-use crate::supervise::parent::{interruption, Next, PassThrough, Supervisor};
+use crate::supervise::parent::{Next, PassThrough, Supervisor};
 
 /// What every worker process is started with.
 pub struct Workers<'a> {
@@ -45,53 +43,18 @@ impl Workers<'_> {
     /// (no process, no descriptor left: `ulimit -n`) ends the command: the
     /// machine failed, not the model.
     pub fn check_all(&self, jobs: usize, printer: &mut InOrder) -> Result<()> {
-        let queue = Mutex::new((0..self.models.len()).collect::<VecDeque<_>>());
-        let (sender, receiver) = mpsc::channel();
-        thread::scope(|scope| {
-            // As many jobs as threads start: the queue is shared, so one is enough.
-            let mut started = 0;
-            for _ in 0..jobs {
-                let sender = sender.clone();
-                let queue = &queue;
-                let job = move || {
-                    let mut worker: Option<Supervisor> = None;
-                    // Its own statement: a guard in the `while let` would hold the lock for the body.
-                    let next = || queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
-                    while let Some(index) = next().filter(|_| interruption().is_none()) {
-                        let check = self.check_in_worker(&mut worker, index);
-                        let no_worker = check.is_err();
-                        if no_worker {
-                            // The other threads take no model after this.
-                            queue.lock().unwrap_or_else(|e| e.into_inner()).clear();
-                        }
-                        if sender.send((index, check)).is_err() || no_worker {
-                            break;
-                        }
-                    }
-                    if let Some(worker) = worker {
-                        worker.close(&mut PassThrough);
-                    }
-                };
-                match thread::Builder::new().spawn_scoped(scope, job) {
-                    Ok(_) => started += 1,
-                    Err(err) if started == 0 => {
-                        return Err(err).context("cannot start a thread to check the models");
-                    }
-                    Err(_) => break,
+        share_out(
+            self.models.len(),
+            jobs,
+            "check the models",
+            |worker, index| self.check_in_worker(worker, index),
+            |worker: Option<Supervisor>| {
+                if let Some(worker) = worker {
+                    worker.close(&mut PassThrough);
                 }
-            }
-            drop(sender);
-            for (index, check) in receiver {
-                if let Some(interrupted) = interruption() {
-                    return Err(interrupted.into());
-                }
-                printer.add(index, check?)?;
-            }
-            match interruption() {
-                Some(interrupted) => Err(interrupted.into()),
-                None => Ok(()),
-            }
-        })
+            },
+            |index, check| printer.add(index, check),
+        )
     }
 
     fn spawn(&self) -> Result<Supervisor> {

@@ -1,18 +1,24 @@
 //! `mge compare`: two sets of tensors, a row each, and for two io dumps the
-//! first var where the runs part ways; or two runs of models (`runs`).
+//! first var where the runs part ways; or two runs of models (`runs`), timed
+//! against each other (`timing`); or two folders of models, pair by pair
+//! (`folders`).
 
+mod folders;
 mod runs;
+mod timing;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use super::settings::comparison_rules;
 use super::{CheckFailed, Global};
-use crate::cli::CompareArgs;
+use crate::cli::{CompareArgs, Shard};
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, Rules, Tolerance};
+use crate::output_files::{claim_file, write_atomically};
 use crate::report::compare::{CompareReport, Walk};
+use crate::report::junit::{junit_xml, Suite};
 use crate::report::print;
 use runs::TwoRuns;
 
@@ -20,6 +26,8 @@ use runs::TwoRuns;
 pub struct CompareSettings {
     rules: Rules,
     json: bool,
+    /// `--junit FILE`: runs of models only.
+    junit: Option<PathBuf>,
     sides: Sides,
 }
 
@@ -27,8 +35,20 @@ pub struct CompareSettings {
 enum Sides {
     /// Two sets of tensors: files, folders, io dumps.
     Tensors { a: PathBuf, b: PathBuf },
-    /// Two runs of models.
-    Runs(Box<TwoRuns>),
+    /// Two runs of models: A and B, or A twice; their runs kept in `keep`.
+    Runs {
+        two: Box<TwoRuns>,
+        models: [PathBuf; 2],
+        keep: Option<PathBuf>,
+    },
+    /// Two folders of models, pair by pair: `jobs` pairs' outputs at a time,
+    /// the pairs of `shard` only.
+    Folders {
+        two: Box<TwoRuns>,
+        folders: [PathBuf; 2],
+        jobs: usize,
+        shard: Option<Shard>,
+    },
 }
 
 impl CompareSettings {
@@ -38,38 +58,84 @@ impl CompareSettings {
             rtol: args.rtol.unwrap_or(0.0),
         });
         let rules = comparison_rules(&args.comparison, close)?;
-        let sides = if runs::is_model(&args.a) {
-            Sides::Runs(Box::new(TwoRuns::from_args(args.a, args.b, args.runs, global)?))
-        } else {
-            let Some(b) = args.b else {
-                bail!(
-                    "give B to compare with {} (a model alone runs twice with --a-options/--b-options)",
-                    args.a.display()
-                );
-            };
-            if runs::wants_runs(&args.runs) {
-                bail!(
-                    "feeds, engine options and --a-options/--b-options/--b-naive/--keep are for two runs of models; {} is not a model",
-                    args.a.display()
-                );
+        let folders = match &args.b {
+            Some(b) => folders::are_model_folders(&args.a, b)?,
+            None => false,
+        };
+        if !folders && (args.shard.is_some() || args.jobs > 1) {
+            bail!("--shard and -j/--jobs share out the models of two folders; A and B are not two folders of models");
+        }
+        let sides = match (folders, args.b) {
+            (true, Some(b)) => {
+                if args.runs.keep.is_some() {
+                    bail!("--keep keeps the runs of one pair: compare that pair's models alone to keep them");
+                }
+                Sides::Folders {
+                    two: Box::new(TwoRuns::from_args(&args.runs, global)?),
+                    folders: [args.a, b],
+                    jobs: usize::try_from(args.jobs).unwrap_or(usize::MAX),
+                    shard: args.shard,
+                }
             }
-            Sides::Tensors { a: args.a, b }
+            (_, b) if runs::is_model(&args.a) => Sides::Runs {
+                models: runs::two_models(args.a, b, &args.runs)?,
+                two: Box::new(TwoRuns::from_args(&args.runs, global)?),
+                keep: args.runs.keep,
+            },
+            (_, None) => bail!(
+                "give B to compare with {} (a model alone runs twice with --a-options/--b-options)",
+                args.a.display()
+            ),
+            (_, Some(b)) => {
+                if runs::wants_runs(&args.runs) || args.junit.is_some() {
+                    bail!(
+                        "feeds, engine options, timing, --junit and --a-options/--b-options/--b-naive/--keep are for runs of models; {} is not a model",
+                        args.a.display()
+                    );
+                }
+                Sides::Tensors { a: args.a, b }
+            }
         };
         Ok(CompareSettings {
             rules,
             json: args.json,
+            junit: args.junit,
             sides,
         })
     }
 }
 
 pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
-    let CompareSettings { rules, json, sides } = settings;
+    let CompareSettings {
+        rules,
+        json,
+        junit,
+        sides,
+    } = settings;
     match sides {
-        Sides::Runs(runs) => {
-            let report = runs.compare(rules, global)?;
+        Sides::Folders {
+            two,
+            folders,
+            jobs,
+            shard,
+        } => {
+            let report = folders::compare_folders(&two, &folders, jobs, shard, rules, junit.as_deref(), global)?;
+            write_junit(junit.as_deref(), &report.junit_suites())?;
             print(&report, json)?;
-            verdict(report.failed, report.outputs.len(), "outputs")
+            if report.failed > 0 {
+                return Err(CheckFailed(format!("{} of {} pairs failed", report.failed, report.pairs.len())).into());
+            }
+            Ok(())
+        }
+        Sides::Runs { two, models, keep } => {
+            let report = runs::compare_runs(&two, &models, keep.as_deref(), rules, junit.as_deref(), global)?;
+            write_junit(junit.as_deref(), &[report.junit_suite()])?;
+            print(&report, json)?;
+            let failures = report.failures();
+            if !failures.is_empty() {
+                return Err(CheckFailed(failures.join("; ")).into());
+            }
+            Ok(())
         }
         Sides::Tensors { a, b } => {
             let (a_side, b_side) = (Side::open(&a)?, Side::open(&b)?);
@@ -77,6 +143,22 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
             print(&report, json)?;
             verdict(report.failed, report.tensors.len(), "tensors")
         }
+    }
+}
+
+/// Claims `--junit`'s file before any run: not one of the inputs, nor stdout.
+fn claim_junit(junit: Option<&Path>) -> Result<()> {
+    match junit {
+        Some(junit) => claim_file("--junit", junit).with_context(|| format!("--junit {}", junit.display())),
+        None => Ok(()),
+    }
+}
+
+/// Writes `--junit`'s report, when asked for.
+fn write_junit(junit: Option<&Path>, suites: &[Suite]) -> Result<()> {
+    match junit {
+        Some(junit) => write_atomically(junit, junit_xml("mge compare", suites).as_bytes()).context("--junit"),
+        None => Ok(()),
     }
 }
 

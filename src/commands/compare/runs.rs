@@ -1,15 +1,16 @@
 //! `mge compare A.mge B.mge` and `mge compare MODEL --b-options ARGS`: both
 //! runs in supervised child processes (`mge dump --io --outputs`) on the same
 //! feeds, then their outputs compared and their vars walked to the first
-//! divergence.
+//! divergence; then both timed in rounds (`timing`).
 
 use std::mem::discriminant;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::cli::{parse_engine_options, TwoRunArgs};
+use super::timing::{time_pair, TimingSettings};
+use crate::cli::{parse_side_options, TwoRunArgs};
 use crate::commands::settings::{EngineSettings, FeedSettings};
 use crate::commands::Global;
 use crate::compare::sides::Side;
@@ -18,30 +19,99 @@ use crate::engine::Device;
 use crate::input_files;
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, StagedSet};
-use crate::report::compare::{RunSide, TwoRunReport};
-use crate::runtime;
+use crate::report::compare::{RunSide, RunsCompared, TwoRunReport};
+use crate::runtime::{self, Located};
 use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{How, Interrupted, Muted, Next, Supervisor};
 use crate::supervise::Scratch;
 
-/// One of the two runs.
-struct Run {
-    name: &'static str,
-    model: PathBuf,
+/// How one side runs, whatever model it runs.
+pub struct Run {
+    pub name: &'static str,
     options: Vec<EngineOption>,
-    /// Where `options` run it.
-    device: Device,
     naive: bool,
+    runtime: Located,
+    /// The side names its own runtime (`--lite-lib` in its options, `--a-runtime VERSION`).
+    own_runtime: bool,
 }
 
 impl Run {
-    fn side(&self) -> RunSide {
-        RunSide {
-            model: self.model.display().to_string(),
-            options: self.options.iter().flat_map(EngineOption::args).collect(),
-            naive_kernels: self.naive,
+    /// Side `name`: the options of both runs (`common`) with its own words
+    /// (`--a-options`), which may name its runtime library, or the version
+    /// of its runtime (`--a-runtime`); else the runtime `mge` would use.
+    fn new(
+        name: &'static str,
+        common: &[EngineOption],
+        words: &Option<String>,
+        version: &Option<String>,
+        naive: bool,
+        global: &Global,
+    ) -> Result<Run> {
+        let (own, lite_lib) = match words {
+            Some(text) => {
+                let words = parse_side_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?;
+                (words.engine.given, words.lite_lib)
+            }
+            None => (Vec::new(), None),
+        };
+        let options = merged(common, own);
+        let settings = EngineSettings::from_given(options.clone(), global).with_context(|| format!("run {name}"))?;
+        if naive && settings.network.device != Device::Cpu {
+            bail!(
+                "--b-naive: megdnn's naive kernels are the CPU's; run b is on {}",
+                settings.network.device
+            );
         }
+        let own_runtime = lite_lib.is_some() || version.is_some();
+        let choice = match (lite_lib, version) {
+            (Some(_), Some(_)) => {
+                bail!("run {name}: give --{name}-runtime or --lite-lib in --{name}-options, not both")
+            }
+            (Some(lite_lib), None) => runtime::Choice {
+                lite_lib: Some(lite_lib),
+                version: None,
+            },
+            (None, Some(version)) => {
+                if runtime::Version::parse(version).is_none() {
+                    bail!(
+                        "run {name}: --{name}-runtime {version:?}: expected a version such as 1.13.0 or 1.13.2+cu118"
+                    );
+                }
+                runtime::Choice {
+                    lite_lib: None,
+                    version: Some(version.clone()),
+                }
+            }
+            (None, None) => global.runtime.clone(),
+        };
+        let runtime = runtime::locate(&choice).with_context(|| format!("run {name}"))?;
+        // Here, in one line, rather than as a run's failure: the line every
+        // command says, naming the side only where its runtime is its own.
+        let preflight = runtime::ensure_runs_on(&runtime, settings.network.device);
+        match own_runtime {
+            true => preflight.with_context(|| format!("run {name}"))?,
+            false => preflight?,
+        }
+        Ok(Run {
+            name,
+            options,
+            naive,
+            runtime,
+            own_runtime,
+        })
     }
+}
+
+/// Both sides, and what they share.
+pub struct TwoRuns {
+    pub runs: [Run; 2],
+    feeds: FeedSettings,
+    /// Feed a container `#rand` rather than its first testcase (`--no-testcase`).
+    no_testcase: bool,
+    pub timeout: Option<Duration>,
+    verbose: bool,
+    /// How both are timed; `None` with `--no-timing` or `--b-naive`.
+    pub timing: Option<TimingSettings>,
 }
 
 /// Whether `path` names a model to run rather than tensors to read.
@@ -53,96 +123,99 @@ pub fn is_model(path: &Path) -> bool {
     path.is_file() && !tensors
 }
 
-/// Whether any option that only two runs take was given.
-pub fn wants_runs(args: &TwoRunArgs) -> bool {
-    args.a_options.is_some()
-        || args.b_options.is_some()
-        || args.b_naive
-        || args.keep.is_some()
-        || args.no_testcase
-        || args.deadline.timeout.is_some()
-        || !args.feeds.inputs.is_empty()
-        || !args.engine.given.is_empty()
-}
-
-/// `mge compare A.mge [B.mge]`: the two runs, on the same feeds.
-pub struct TwoRuns {
-    a: Run,
-    b: Run,
-    feeds: FeedSettings,
-    /// `--keep DIR`.
-    keep: Option<PathBuf>,
-    /// Feed a container `#rand` rather than its first testcase (`--no-testcase`).
-    no_testcase: bool,
-    /// Of each run.
-    timeout: Option<Duration>,
+/// Whether any option that only runs of models take was given.
+pub fn wants_runs(runs: &TwoRunArgs) -> bool {
+    runs.a_options.is_some()
+        || runs.b_options.is_some()
+        || runs.b_naive
+        || runs.a_runtime.is_some()
+        || runs.b_runtime.is_some()
+        || runs.keep.is_some()
+        || runs.no_testcase
+        || runs.no_timing
+        || runs.rounds.is_some()
+        || runs.max_slowdown.is_some()
+        || runs.deadline.timeout.is_some()
+        || !runs.feeds.inputs.is_empty()
+        || !runs.engine.given.is_empty()
 }
 
 impl TwoRuns {
-    /// Model A and B (or A again), and the options of the runs.
-    pub fn from_args(a: PathBuf, b: Option<PathBuf>, args: TwoRunArgs, global: &Global) -> Result<TwoRuns> {
-        let (a, b) = two_runs(a, b, &args, global)?;
+    /// Both sides as `runs` ask: the options of both with each side's own,
+    /// each side's runtime located.
+    pub fn from_args(runs: &TwoRunArgs, global: &Global) -> Result<TwoRuns> {
+        let common = &runs.engine.given;
+        let a = Run::new("a", common, &runs.a_options, &runs.a_runtime, false, global)?;
+        let b = Run::new("b", common, &runs.b_options, &runs.b_runtime, runs.b_naive, global)?;
         Ok(TwoRuns {
-            a,
-            b,
-            feeds: FeedSettings::from_args(&args.feeds)?,
-            keep: args.keep,
-            no_testcase: args.no_testcase,
-            timeout: args.deadline.timeout,
+            runs: [a, b],
+            feeds: FeedSettings::from_args(&runs.feeds)?,
+            no_testcase: runs.no_testcase,
+            timeout: runs.deadline.timeout,
+            verbose: global.verbose,
+            timing: TimingSettings::from_args(runs, global),
         })
     }
 
-    /// Runs both in supervised children and compares their outputs and vars.
-    pub fn compare(&self, rules: Rules, global: &Global) -> Result<TwoRunReport> {
-        let (a, b) = (&self.a, &self.b);
-        let located = runtime::locate(&global.runtime)?;
-        // Here, in one line, rather than as a run's failure.
-        for run in [a, b] {
-            runtime::ensure_runs_on(&located, run.device)?;
-        }
-        // The runs read them: claimed here, so that neither --keep nor stdout takes one.
-        for model in [&a.model, &b.model] {
-            input_files::claim(model)?;
-        }
-        self.feeds.claim_files()?;
-        if let Some(dir) = &self.keep {
-            claim_set("--keep", dir).with_context(|| format!("--keep {}", dir.display()))?;
-            if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
-                bail!(
-                    "--keep {}: the folder is not empty; name a new or empty one",
-                    dir.display()
-                );
-            }
-        }
+    /// Claims the files the feeds read as inputs, so that no output replaces one.
+    pub fn claim_feeds(&self) -> Result<()> {
+        self.feeds.claim_files()
+    }
+
+    /// Says what both runs are fed when no `--input` is given.
+    pub fn note_feeds(&self, global: &Global) {
         if self.feeds.given.is_empty() {
             global.note(format!(
                 "no --input given: both runs are fed the same #rand values (--seed {}), or a container's testcase 0",
                 self.feeds.options.seed
             ));
         }
-        let staged = self.keep.as_deref().map(StagedSet::new).transpose()?;
-        // A scratch folder as the supervisor's: the next mge removes it should this one be killed.
-        let scratch = Scratch::new()?;
-        let root = staged.as_ref().map_or(scratch.path(), StagedSet::path).to_path_buf();
-        for run in [a, b] {
-            global.note(format!("{}: {}", run.name, run.side().describe()));
-            let folder = root.join(run.name);
+    }
+
+    /// Side `at` running `model`, as the report describes it.
+    pub fn side(&self, at: usize, model: &Path) -> RunSide {
+        let run = &self.runs[at];
+        RunSide {
+            model: model.display().to_string(),
+            options: run.options.iter().flat_map(EngineOption::args).collect(),
+            naive_kernels: run.naive,
+            runtime: run.own_runtime.then(|| run.runtime.path.display().to_string()),
+        }
+    }
+
+    /// `base` (an `mge` command on side `at`'s model) with the shared feeds
+    /// and the side's options, kernels and runtime.
+    pub fn command(&self, at: usize, base: MgeCommand) -> MgeCommand {
+        let run = &self.runs[at];
+        let command = base
+            .feeds(&self.feeds.given, &self.feeds.options)
+            .engine(&run.options)
+            .runtime(Ok(&run.runtime));
+        match run.naive {
+            true => command.naive_kernels(),
+            false => command,
+        }
+    }
+
+    /// Runs both sides on `models` (A's and B's), each dumping every var and
+    /// its outputs into `root/a` and `root/b`, and compares what they wrote.
+    /// A run that fails is an error that names it.
+    pub fn compare_outputs(&self, models: [&Path; 2], root: &Path, rules: &Rules) -> Result<RunsCompared> {
+        let started = Instant::now();
+        for (at, model) in models.iter().enumerate() {
+            let folder = root.join(self.runs[at].name);
             std::fs::create_dir(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
-            let mut command = MgeCommand::dump_io(&run.model, &folder.join("io"), &folder.join("outputs"))
-                .feeds(&self.feeds.given, &self.feeds.options)
-                .engine(&run.options)
-                .runtime(Ok(&located))
-                .verbose(global.verbose);
+            let dump = MgeCommand::dump_io(model, &folder.join("io"), &folder.join("outputs"));
+            let mut command = self.command(at, dump).verbose(self.verbose);
             if self.no_testcase {
                 command = command.no_testcase();
             }
-            if run.naive {
-                command = command.naive_kernels();
-            }
-            supervise(&command, run, self.timeout, global.verbose)?;
+            let what = format!("run {} ({})", self.runs[at].name, self.side(at, model).describe());
+            self.supervise(&command, &what)?;
         }
         let side = |run: &Run, what: &str| Side::open(&root.join(run.name).join(what));
-        let mut outputs = compare_sides(&side(a, "outputs")?, &side(b, "outputs")?, &rules)?;
+        let [a, b] = &self.runs;
+        let mut outputs = compare_sides(&side(a, "outputs")?, &side(b, "outputs")?, rules)?;
         for row in &mut outputs {
             // `NAME.npy`, as the runs wrote each output: named by the output.
             if let Some(stem) = row.name.strip_suffix(".npy") {
@@ -150,24 +223,97 @@ impl TwoRuns {
             }
         }
         let vars = compare_sides(&side(a, "io")?, &side(b, "io")?, &rules.for_values())?;
-        rules.check_names(outputs.iter().chain(&vars).map(|row| row.name.as_str()))?;
-        if let (Some(staged), Some(dir)) = (staged, &self.keep) {
-            staged.commit().with_context(|| format!("--keep {}", dir.display()))?;
-        }
-        Ok(TwoRunReport::new(
-            (a.side(), b.side()),
-            rules,
+        Ok(RunsCompared {
             outputs,
-            differing_sources(&vars),
-            first_divergence(&vars),
+            differing_sources: differing_sources(&vars),
+            first_divergence: first_divergence(&vars),
             vars,
-            self.keep.as_deref(),
-        ))
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Runs one side's child to its end; a failure says `what` it was.
+    fn supervise(&self, command: &MgeCommand, what: &str) -> Result<()> {
+        let mut child = Supervisor::spawn(command, false, true)?;
+        if self.verbose {
+            child.show_engine_output();
+        }
+        let deadline = self.timeout.map(|limit| (Instant::now() + limit, limit));
+        loop {
+            match child.next(deadline, &mut Muted) {
+                // The dump's own report: not ours to print.
+                Next::Reply(_) => {}
+                Next::Exited(0) => return Ok(()),
+                Next::Exited(_) => bail!("{what}: {}", child.error().unwrap_or("it failed")),
+                Next::Failed(failure) => match failure.how {
+                    How::Interrupted(signal) => return Err(Interrupted(signal).into()),
+                    _ => bail!("{what}: {failure}"),
+                },
+            }
+        }
     }
 }
 
-/// The two runs `args` ask for: two models, or one under two sets of options.
-fn two_runs(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs, global: &Global) -> Result<(Run, Run)> {
+/// The report of one pair of models (`compare A.mge B.mge`, or one model
+/// twice), their runs kept in `keep`.
+pub fn compare_runs(
+    two: &TwoRuns,
+    models: &[PathBuf; 2],
+    keep: Option<&Path>,
+    rules: Rules,
+    junit: Option<&Path>,
+    global: &Global,
+) -> Result<TwoRunReport> {
+    // The runs read them: claimed here, so that neither --keep, --junit nor stdout takes one.
+    for model in models {
+        input_files::claim(model)?;
+    }
+    two.claim_feeds()?;
+    if let Some(dir) = keep {
+        claim_set("--keep", dir).with_context(|| format!("--keep {}", dir.display()))?;
+        if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
+            bail!(
+                "--keep {}: the folder is not empty; name a new or empty one",
+                dir.display()
+            );
+        }
+    }
+    super::claim_junit(junit)?;
+    two.note_feeds(global);
+    let models = [models[0].as_path(), models[1].as_path()];
+    for (at, model) in models.iter().enumerate() {
+        global.note(format!("{}: {}", two.runs[at].name, two.side(at, model).describe()));
+    }
+    let staged = keep.map(StagedSet::new).transpose()?;
+    // The runs' files: the next mge removes them should this one be killed.
+    let scratch = Scratch::new()?;
+    let root = staged.as_ref().map_or(scratch.path(), StagedSet::path).to_path_buf();
+    let compared = two.compare_outputs(models, &root, &rules)?;
+    rules.check_names(
+        compared
+            .outputs
+            .iter()
+            .chain(&compared.vars)
+            .map(|row| row.name.as_str()),
+    )?;
+    let timing = match &two.timing {
+        Some(settings) => time_pair(two, models, settings)?.map_err(anyhow::Error::msg)?,
+        None => None,
+    };
+    if let (Some(staged), Some(dir)) = (staged, keep) {
+        staged.commit().with_context(|| format!("--keep {}", dir.display()))?;
+    }
+    Ok(TwoRunReport::new(
+        (two.side(0, models[0]), two.side(1, models[1])),
+        rules,
+        compared,
+        timing,
+        keep,
+    ))
+}
+
+/// The two models to run: A and B, or A twice under two configurations.
+pub fn two_models(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs) -> Result<[PathBuf; 2]> {
     let model_b = match b {
         Some(b) => {
             if !is_model(&b) {
@@ -183,32 +329,7 @@ fn two_runs(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs, global: &Global) 
         ),
         None => a.clone(),
     };
-    let common = &runs.engine.given;
-    let side = |name: &'static str, model: PathBuf, own: &Option<String>, naive: bool| -> Result<Run> {
-        let own = match own {
-            Some(text) => parse_engine_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?,
-            None => Vec::new(),
-        };
-        let options = merged(common, own);
-        let settings = EngineSettings::from_given(options.clone(), global).with_context(|| format!("run {name}"))?;
-        if naive && settings.network.device != Device::Cpu {
-            bail!(
-                "--b-naive: megdnn's naive kernels are the CPU's; run b is on {}",
-                settings.network.device
-            );
-        }
-        Ok(Run {
-            name,
-            model,
-            options,
-            device: settings.network.device,
-            naive,
-        })
-    };
-    Ok((
-        side("a", a, &runs.a_options, false)?,
-        side("b", model_b, &runs.b_options, runs.b_naive)?,
-    ))
+    Ok([a, model_b])
 }
 
 /// The options of both runs with one side's own: a side's option replaces
@@ -221,28 +342,6 @@ fn merged(common: &[EngineOption], own: Vec<EngineOption>) -> Vec<EngineOption> 
         .collect();
     options.extend(own);
     options
-}
-
-/// Runs one side's child to its end; a failure names the side.
-fn supervise(command: &MgeCommand, run: &Run, timeout: Option<Duration>, verbose: bool) -> Result<()> {
-    let mut child = Supervisor::spawn(command, false, true)?;
-    if verbose {
-        child.show_engine_output();
-    }
-    let deadline = timeout.map(|limit| (std::time::Instant::now() + limit, limit));
-    let what = format!("run {} ({})", run.name, run.side().describe());
-    loop {
-        match child.next(deadline, &mut Muted) {
-            // The dump's own report: not ours to print.
-            Next::Reply(_) => {}
-            Next::Exited(0) => return Ok(()),
-            Next::Exited(_) => bail!("{what}: {}", child.error().unwrap_or("it failed")),
-            Next::Failed(failure) => match failure.how {
-                How::Interrupted(signal) => return Err(Interrupted(signal).into()),
-                _ => bail!("{what}: {failure}"),
-            },
-        }
-    }
 }
 
 #[cfg(test)]

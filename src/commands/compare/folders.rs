@@ -1,0 +1,180 @@
+//! `mge compare OLD_DIR NEW_DIR` on two folders of models: models paired by
+//! their path under each folder, each pair run as one pair of models is
+//! (`runs`: outputs, then timing), one row each. Outputs run `-j` pairs at a
+//! time; timing runs one pair at a time, after every pair's outputs, so that
+//! no timing shares the machine with other work of ours.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::runs::TwoRuns;
+use super::timing::time_pair;
+use crate::cli::Shard;
+use crate::commands::check::models::{find_models, shard_of};
+use crate::commands::pool::share_out;
+use crate::commands::Global;
+use crate::compare::Rules;
+use crate::input_files;
+use crate::report::compare::{FolderReport, PairRow, PairStatus, RunsCompared};
+use crate::supervise::parent::Interrupted;
+use crate::supervise::Scratch;
+
+/// Whether `a` and `b` are two folders of models rather than of tensors: both
+/// folders, and a `*.mge` file under either (a folder of tensors or an io
+/// dump holds none).
+pub fn are_model_folders(a: &Path, b: &Path) -> Result<bool> {
+    if !a.is_dir() || !b.is_dir() {
+        return Ok(false);
+    }
+    Ok(!models_under(a)?.is_empty() || !models_under(b)?.is_empty())
+}
+
+/// The `*.mge` files under `folder`, by their path under it (as `check` finds them).
+fn models_under(folder: &Path) -> Result<BTreeSet<PathBuf>> {
+    let mut found = Vec::new();
+    find_models(folder, &mut found)?;
+    Ok(found
+        .into_iter()
+        .filter_map(|model| model.strip_prefix(folder).ok().map(Path::to_path_buf))
+        .collect())
+}
+
+/// One model's place in the folders.
+enum Place {
+    Both,
+    OnlyInA,
+    OnlyInB,
+}
+
+/// The report of two folders of models: every pair's outputs, `jobs` pairs
+/// at a time, then every pair's timing, one pair at a time; the pairs of
+/// `shard` only.
+pub fn compare_folders(
+    two: &TwoRuns,
+    [dir_a, dir_b]: &[PathBuf; 2],
+    jobs: usize,
+    shard: Option<Shard>,
+    rules: Rules,
+    junit: Option<&Path>,
+    global: &Global,
+) -> Result<FolderReport> {
+    let (in_a, in_b) = (models_under(dir_a)?, models_under(dir_b)?);
+    let all: Vec<PathBuf> = in_a.union(&in_b).cloned().collect();
+    let mine = match shard {
+        Some(shard) => shard_of(&all, shard),
+        None => all,
+    };
+    let places: Vec<(PathBuf, Place)> = mine
+        .into_iter()
+        .map(|model| {
+            let place = match (in_a.contains(&model), in_b.contains(&model)) {
+                (true, true) => Place::Both,
+                (true, false) => Place::OnlyInA,
+                _ => Place::OnlyInB,
+            };
+            (model, place)
+        })
+        .collect();
+    // The runs read them: claimed here, so that neither --junit nor stdout takes one.
+    for (model, place) in &places {
+        match place {
+            Place::Both => [dir_a, dir_b]
+                .iter()
+                .try_for_each(|dir| input_files::claim(&dir.join(model)))?,
+            Place::OnlyInA => input_files::claim(&dir_a.join(model))?,
+            Place::OnlyInB => input_files::claim(&dir_b.join(model))?,
+        }
+    }
+    two.claim_feeds()?;
+    super::claim_junit(junit)?;
+    two.note_feeds(global);
+    let paired: Vec<&PathBuf> = places
+        .iter()
+        .filter(|(_, place)| matches!(place, Place::Both))
+        .map(|(model, _)| model)
+        .collect();
+    // The runs' files: the next mge removes them should this one be killed.
+    let scratch = Scratch::new()?;
+    let models_of = |model: &Path| [dir_a.join(model), dir_b.join(model)];
+    let mut compared: Vec<Option<Result<RunsCompared, String>>> = (0..paired.len()).map(|_| None).collect();
+    share_out(
+        paired.len(),
+        jobs,
+        "run the pairs",
+        |_: &mut (), index| {
+            let [a, b] = models_of(paired[index]);
+            let root = scratch.path().join(index.to_string());
+            std::fs::create_dir(&root).with_context(|| format!("cannot create {}", root.display()))?;
+            let outcome = two.compare_outputs([&a, &b], &root, &rules);
+            // Each pair's runs hold a model's io dump: gone once compared.
+            let _ = std::fs::remove_dir_all(&root);
+            pair_outcome(outcome)
+        },
+        |()| {},
+        |index, outcome| {
+            compared[index] = Some(outcome);
+            Ok(())
+        },
+    )?;
+    // A rule that names a tensor must name one of some pair's.
+    let names = compared.iter().flatten().flatten();
+    rules.check_names(
+        names
+            .flat_map(|runs| runs.outputs.iter().chain(&runs.vars))
+            .map(|row| row.name.as_str()),
+    )?;
+    let timed = compared.iter().filter(|outcome| matches!(outcome, Some(Ok(_)))).count();
+    if let (Some(settings), true) = (&two.timing, timed > 0) {
+        global.note(format!(
+            "timing {timed} pairs one at a time, {} rounds each",
+            settings.rounds
+        ));
+    }
+    let mut outcomes = paired.iter().zip(compared);
+    let mut rows = Vec::new();
+    for (model, place) in &places {
+        let name = model.display().to_string();
+        rows.push(match place {
+            Place::OnlyInA => PairRow::one_sided(name, PairStatus::OnlyInA),
+            Place::OnlyInB => PairRow::one_sided(name, PairStatus::OnlyInB),
+            Place::Both => {
+                let (_, outcome) = outcomes.next().expect("one outcome per pair");
+                match outcome.expect("every pair ran") {
+                    Err(error) => PairRow::failed(name, error),
+                    Ok(runs) => {
+                        let timing = match &two.timing {
+                            Some(settings) => {
+                                let [a, b] = models_of(model);
+                                time_pair(two, [&a, &b], settings)?
+                            }
+                            None => Ok(None),
+                        };
+                        PairRow::compared(name, runs, timing)
+                    }
+                }
+            }
+        });
+    }
+    let timing = two
+        .timing
+        .as_ref()
+        .map(|settings| (settings.rounds, settings.max_slowdown));
+    Ok(FolderReport::new(
+        (two.side(0, dir_a), two.side(1, dir_b)),
+        rules,
+        timing,
+        rows,
+    ))
+}
+
+/// A pair's outputs, or the line that says why it has none; an
+/// interruption ends the command instead.
+fn pair_outcome(outcome: Result<RunsCompared>) -> Result<Result<RunsCompared, String>> {
+    match outcome {
+        Ok(runs) => Ok(Ok(runs)),
+        Err(err) if err.is::<Interrupted>() => Err(err),
+        Err(err) => Ok(Err(format!("{err:#}"))),
+    }
+}

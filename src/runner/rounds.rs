@@ -1,0 +1,315 @@
+//! Speeds compared across processes: each contender timed in a supervised
+//! `mge run` child of its own (`timed_child`), the contenders taking turns in
+//! rounds (`back_to_back`), and two of them held against each other round by
+//! round (`Ratio`).
+//!
+//! A child per contender per round: each has its own engine, threads and
+//! runtime, and a process's one-off luck (where its memory landed, which core
+//! it started on) is drawn again every round instead of favouring one side
+//! throughout. Turns within a round follow each other closely, so that a load
+//! that comes and goes on the machine hits every contender alike.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use super::timing::{median, median_interval, Timing, TimingReport};
+use crate::supervise::command::MgeCommand;
+use crate::supervise::parent::{Failure, How, Interrupted, Muted, Next, Supervisor};
+
+/// A contender's timed runs in one child: their median and its 95% confidence interval.
+#[derive(Clone, Copy, Debug)]
+pub struct Measured {
+    pub median_ms: f64,
+    /// What one run takes on average, stalls included: what sizes a trial.
+    pub mean_ms: f64,
+    /// `None` with fewer than 6 runs.
+    pub interval_ms: Option<[f64; 2]>,
+    /// The timed runs' own time, of the process's.
+    pub timing: Duration,
+    /// Reading and loading the model, of the process's time.
+    pub load: Duration,
+    /// Fast-run's profiling, where the engine profiled.
+    pub profiling: Option<Duration>,
+}
+
+impl Measured {
+    fn of(timing: &Timing) -> Measured {
+        Measured {
+            median_ms: timing.median,
+            mean_ms: timing.mean,
+            interval_ms: timing.median_ci95,
+            timing: Duration::from_secs_f64(timing.mean * timing.iterations as f64 / 1e3),
+            load: Duration::from_secs_f64(timing.cold_start.as_ref().map_or(0.0, |cold| cold.load) / 1e3),
+            profiling: timing
+                .cold_start
+                .as_ref()
+                .and_then(|cold| cold.profiling)
+                .map(|ms| Duration::from_secs_f64(ms / 1e3)),
+        }
+    }
+
+    /// Faster beyond the noise: this interval lies wholly below `other`'s.
+    pub fn beats(&self, other: &Measured) -> bool {
+        match (self.interval_ms, other.interval_ms) {
+            (Some([_, high]), Some([low, _])) => high < low,
+            _ => false,
+        }
+    }
+}
+
+/// How a timed child ended.
+pub enum TimedRun {
+    Measured(Measured),
+    /// It exited with an error, with its message if it said one.
+    Failed(Option<String>),
+    /// The engine took the process down, or it was stopped at its deadline.
+    Died(Failure),
+}
+
+/// Runs `command`, an `mge run` with `MgeCommand::measured`, supervised
+/// until `deadline`, and reads its timed runs from its report. Its report
+/// and what it says are not passed on; an interruption is the caller's error.
+pub fn timed_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) -> Result<TimedRun> {
+    let mut child = Supervisor::spawn(command, false, true)?;
+    let mut report = String::new();
+    let ended = loop {
+        match child.next(deadline, &mut Muted) {
+            Next::Reply(line) => {
+                report.push_str(&line);
+                report.push('\n');
+            }
+            ended => break ended,
+        }
+    };
+    Ok(match ended {
+        Next::Exited(0) => {
+            let timed: TimingReport = serde_json::from_str(&report)
+                .context("the run's JSON report has no timing_ms as `mge run --json` writes it")?;
+            TimedRun::Measured(Measured::of(&timed.timing_ms))
+        }
+        Next::Exited(_) => TimedRun::Failed(child.error().map(str::to_string)),
+        Next::Failed(failure) => match failure.how {
+            How::Interrupted(signal) => return Err(Interrupted(signal).into()),
+            _ => TimedRun::Died(failure),
+        },
+        Next::Reply(_) => unreachable!("replies are read in the loop above"),
+    })
+}
+
+/// The contenders of `back_to_back`, and how each is measured.
+pub trait Lineup {
+    /// How many contenders take a turn in each round.
+    fn contenders(&self) -> usize;
+    /// Whether another round may start (a budget may have no room for it).
+    fn room_for_a_round(&self) -> bool {
+        true
+    }
+    /// Measures contender `at` (its place in the lineup) once; `None` when it
+    /// was not measured, which ends the rounds.
+    fn measure(&mut self, at: usize) -> Result<Option<Measured>>;
+}
+
+/// Up to `most` rounds in which every contender of `lineup` is measured
+/// once: in lineup order in the first round, in reverse in the second, and
+/// so on (A B, B A, A B, ...), so that neither a load that grows or fades
+/// nor the place right after another favours one. Each whole round's
+/// measurements, in lineup order. Stops when the lineup has no room for
+/// another round, or at the first contender not measured (its round is dropped).
+pub fn back_to_back(lineup: &mut (impl Lineup + ?Sized), most: usize) -> Result<Vec<Vec<Measured>>> {
+    let count = lineup.contenders();
+    let mut rounds = Vec::new();
+    while rounds.len() < most && lineup.room_for_a_round() {
+        let mut order: Vec<usize> = (0..count).collect();
+        if rounds.len() % 2 == 1 {
+            order.reverse();
+        }
+        let mut round: Vec<Option<Measured>> = vec![None; count];
+        for at in order {
+            match lineup.measure(at)? {
+                Some(measured) => round[at] = Some(measured),
+                None => return Ok(rounds),
+            }
+        }
+        rounds.push(round.into_iter().flatten().collect());
+    }
+    Ok(rounds)
+}
+
+/// The median of a contender's medians, one per round: what it gave back to back.
+pub fn median_of_rounds<'a>(rounds: impl IntoIterator<Item = &'a Measured>) -> f64 {
+    median(&rounds.into_iter().map(|round| round.median_ms).collect::<Vec<_>>())
+}
+
+/// Two contenders held against each other over their rounds: each round's
+/// ratio of B's median to A's, and the median of those ratios with its 95%
+/// confidence interval (`timing::median_interval`: order statistics of the
+/// ratios, free of any assumption about their distribution but that the
+/// rounds are independent).
+///
+/// Rounds, not runs, are the unit: runs in one process share its luck and
+/// are not independent. A ratio within a round cancels what the machine did
+/// to both turns alike; taking order statistics of the ratios, one round
+/// hit by a burst of load moves the interval by one rank, not by its size.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Ratio {
+    /// The median of the rounds' ratios, B/A.
+    pub estimate: f64,
+    /// Its 95% interval; `None` below 6 rounds, where there is none.
+    pub interval: Option<[f64; 2]>,
+}
+
+/// B against A.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Speed {
+    /// B/A's whole interval lies below 1.
+    Faster,
+    /// The interval holds 1 (or there is none), whatever the estimate.
+    Same,
+    /// The whole interval lies above 1.
+    Slower,
+}
+
+impl Ratio {
+    /// Contender `b` against `a` over `rounds`; `None` for no rounds.
+    pub fn of(rounds: &[Vec<Measured>], a: usize, b: usize) -> Option<Ratio> {
+        let ratios: Vec<f64> = rounds
+            .iter()
+            .map(|round| round[b].median_ms / round[a].median_ms)
+            .collect();
+        (!ratios.is_empty()).then(|| Ratio {
+            estimate: median(&ratios),
+            interval: median_interval(&ratios).map(|(low, high)| [low, high]),
+        })
+    }
+
+    pub fn speed(&self) -> Speed {
+        match self.interval {
+            Some([low, _]) if low > 1.0 => Speed::Slower,
+            Some([_, high]) if high < 1.0 => Speed::Faster,
+            _ => Speed::Same,
+        }
+    }
+
+    /// Slower by more than `percent`, with the whole interval above it.
+    pub fn slower_beyond(&self, percent: f64) -> bool {
+        self.interval.is_some_and(|[low, _]| low > 1.0 + percent / 100.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Contenders whose median is their place in the lineup; `fails` is not
+    /// measured on its `fails_on`th turn (from 1).
+    struct Scripted {
+        count: usize,
+        turns: Vec<usize>,
+        fails: Option<(usize, usize)>,
+    }
+
+    fn measured(median_ms: f64) -> Measured {
+        Measured {
+            median_ms,
+            mean_ms: median_ms,
+            interval_ms: None,
+            timing: Duration::ZERO,
+            load: Duration::ZERO,
+            profiling: None,
+        }
+    }
+
+    impl Lineup for Scripted {
+        fn contenders(&self) -> usize {
+            self.count
+        }
+
+        fn measure(&mut self, at: usize) -> Result<Option<Measured>> {
+            self.turns.push(at);
+            let turn = self.turns.iter().filter(|turn| **turn == at).count();
+            Ok((self.fails != Some((at, turn))).then(|| measured(at as f64)))
+        }
+    }
+
+    #[test]
+    fn rounds_alternate_their_order_and_keep_the_lineups() {
+        let mut lineup = Scripted {
+            count: 3,
+            turns: Vec::new(),
+            fails: None,
+        };
+        let rounds = back_to_back(&mut lineup, 3).unwrap();
+        assert_eq!(lineup.turns, [0, 1, 2, 2, 1, 0, 0, 1, 2]);
+        assert_eq!(rounds.len(), 3);
+        for round in &rounds {
+            let medians: Vec<f64> = round.iter().map(|turn| turn.median_ms).collect();
+            assert_eq!(medians, [0.0, 1.0, 2.0]);
+        }
+        assert_eq!(median_of_rounds(rounds.iter().map(|round| &round[2])), 2.0);
+    }
+
+    /// Rounds of A at 10 ms and B at 10 ms times each of `ratios`.
+    fn rounds_of(ratios: &[f64]) -> Vec<Vec<Measured>> {
+        ratios
+            .iter()
+            .map(|ratio| vec![measured(10.0), measured(10.0 * ratio)])
+            .collect()
+    }
+
+    fn ratio(ratios: &[f64]) -> Ratio {
+        Ratio::of(&rounds_of(ratios), 0, 1).unwrap()
+    }
+
+    #[test]
+    fn the_ratio_is_the_median_of_the_rounds_with_the_order_statistics_around_it() {
+        // Ten rounds: the interval is the 2nd and 9th of the sorted ratios.
+        let ten = [1.3, 0.9, 1.2, 1.25, 1.1, 1.4, 1.15, 1.35, 2.0, 1.22];
+        let got = ratio(&ten);
+        assert!((got.estimate - 1.235).abs() < 1e-12, "{got:?}");
+        let [low, high] = got.interval.unwrap();
+        assert!((low - 1.1).abs() < 1e-12 && (high - 1.4).abs() < 1e-12, "{got:?}");
+        assert_eq!(got.speed(), Speed::Slower);
+        assert!(Ratio::of(&[], 0, 1).is_none());
+        // Below 6 rounds there is no interval, and no verdict but the same.
+        let five = ratio(&[2.0; 5]);
+        assert_eq!((five.interval, five.speed()), (None, Speed::Same));
+    }
+
+    #[test]
+    fn the_same_is_the_verdict_whenever_the_interval_holds_one() {
+        // B is 30% slower by the estimate, but one round in ten gave 0.95 and another 1.0.
+        let mostly_slower = ratio(&[0.95, 1.0, 1.3, 1.3, 1.3, 1.3, 1.3, 1.3, 1.3, 1.3]);
+        assert!(mostly_slower.estimate > 1.25);
+        assert_eq!(mostly_slower.speed(), Speed::Same);
+        assert!(!mostly_slower.slower_beyond(0.0));
+        assert_eq!(ratio(&[1.0; 6]).speed(), Speed::Same);
+        let faster = ratio(&[0.5, 0.6, 0.55, 0.7, 0.52, 0.58]);
+        assert_eq!(faster.speed(), Speed::Faster);
+        assert!(!faster.slower_beyond(0.0));
+    }
+
+    #[test]
+    fn a_slowdown_fails_only_with_its_whole_interval_beyond_the_limit() {
+        let ten_percent = ratio(&[1.08, 1.12, 1.1, 1.11, 1.09, 1.13, 1.1, 1.12, 1.11, 1.3]);
+        assert_eq!(ten_percent.speed(), Speed::Slower);
+        // The interval is [1.09, 1.13]: beyond 5%, not beyond 10% though the estimate is.
+        assert!(ten_percent.estimate > 1.1);
+        assert!(ten_percent.slower_beyond(5.0));
+        assert!(!ten_percent.slower_beyond(10.0));
+    }
+
+    #[test]
+    fn a_contender_not_measured_ends_the_rounds_without_its_own() {
+        let mut lineup = Scripted {
+            count: 2,
+            turns: Vec::new(),
+            fails: Some((0, 2)),
+        };
+        let rounds = back_to_back(&mut lineup, 10).unwrap();
+        assert_eq!(rounds.len(), 1);
+        assert_eq!(lineup.turns, [0, 1, 1, 0]);
+    }
+}
