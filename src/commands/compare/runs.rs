@@ -23,6 +23,7 @@ use crate::report::compare::{RunSide, RunsCompared, TwoRunReport};
 use crate::runtime::{self, Located};
 use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{How, Interrupted, Muted, Next, Supervisor};
+use crate::supervise::Scratch;
 
 /// How one side runs, whatever model it runs.
 pub struct Run {
@@ -284,7 +285,8 @@ pub fn compare_runs(
         global.note(format!("{}: {}", two.runs[at].name, two.side(at, model).describe()));
     }
     let staged = keep.map(StagedSet::new).transpose()?;
-    let scratch = scratch_folder()?;
+    // The runs' files: the next mge removes them should this one be killed.
+    let scratch = Scratch::new()?;
     let root = staged.as_ref().map_or(scratch.path(), StagedSet::path).to_path_buf();
     let compared = two.compare_outputs(models, &root, &rules)?;
     rules.check_names(
@@ -328,14 +330,6 @@ pub fn two_models(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs) -> Result<[
         None => a.clone(),
     };
     Ok([a, model_b])
-}
-
-/// A folder for the runs' files, removed with it.
-pub fn scratch_folder() -> Result<tempfile::TempDir> {
-    tempfile::Builder::new()
-        .prefix("mge-compare-")
-        .tempdir()
-        .context("cannot create a temporary folder for the two runs")
 }
 
 /// The options of both runs with one side's own: a side's option replaces
