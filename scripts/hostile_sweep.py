@@ -11,6 +11,19 @@ anywhere in its folder (leftover), or a peak RSS over 200 MB where a read or a
 number is unbounded (memory). "engine crashed" on stderr is counted apart: the
 supervisor caught a signal in the engine.
 
+Round four (issue 24: nothing from the working folder, the environment or a
+model's names takes mge over) adds the groups cwd, env, fds, limits, names,
+odd-paths and more signals, and these checks: a `PLANTED-*` marker written by
+code planted where mge must not look (Python packages and programs in the
+current folder, libraries on a relative or world-writable LD_LIBRARY_PATH);
+any process of the case still running after mge ended (its session, or its
+SWEEP_CASE_TAG in the environment); raw ESC, BEL or other control
+characters from a model's names on stderr or stdout, with or without -v (the
+engine's lines passed on under -v are escaped too); exit 1 or 2 without a
+line on stderr (silent exit). A signal of the case's own CPU limit (`ulimit
+-t`) and the dynamic loader's exit 127 where `ulimit -n` leaves it no
+descriptor happen before or beyond mge: they are no failure.
+
 Mutations come from one seeded generator, so every run makes the same cases.
 """
 
@@ -30,6 +43,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 import zlib
@@ -61,10 +75,43 @@ class Case:
     timeout: int = 60
     # inputs the command updates by design (a fast-run cache under --fast-run)
     updated: tuple = ()
+    # A bash script run in the case's folder that ends in `exec "$@" ...`
+    # (see `shell`): limits, descriptors, a deleted or deep current folder.
+    shell: str = ""
+    # How mge's stderr is given: "file" (read for the checks), "pipe" (read
+    # by the sweep into that file: a file size limit leaves a file unwritable)
+    # or "closed-pipe" (a pipe whose reader is gone); a script's `2>&-` is seen.
+    stderr: str = "file"
+    # The one exit code the case must end with, where only one is right.
+    expect_rc: int = None
+    # Planted code the user chose by name (LD_LIBRARY_PATH, MGE_LITE_LIB):
+    # markers of these labels are no failure.
+    allowed_plants: tuple = ()
+    # A model's names or a path hold ESC, BEL or line breaks: stdout and
+    # stderr must show them escaped, and a passing run prints no error line.
+    hostile_text: bool = False
+    # Run after the case with its folder and environment (the next run
+    # cleans what a killed one could not), before leftovers are looked for.
+    followup: list = None
+    # Added to the environment of the followup only.
+    followup_env: dict = field(default_factory=dict)
+    # Signals the case's own limits send mge (`ulimit -t`: SIGXCPU, then
+    # SIGKILL): no process can say a word after those.
+    limit_signals: tuple = ()
+    # The dynamic loader may fail before mge's first instruction: `ulimit -n`
+    # leaves it no descriptor for libgcc_s (its own line, exit 127); in a
+    # 16 KiB stack it now and then overflows (SIGSEGV in ld-linux, as dmesg
+    # shows, without a word).
+    loader_may_fail: bool = False
 
 
 def fixture(rel):
     return ("copy", None, rel)
+
+
+def shell(prelude="", redirect=""):
+    """A case's bash script: `prelude`, then mge with `redirect` applied."""
+    return f'{prelude}\nexec "$@" {redirect}'
 
 
 # ---------------------------------------------------------------- file makers
@@ -588,14 +635,531 @@ def signal_cases():
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             for delay in (0.03, 0.1, 0.4):
                 cases.append(Case("signals", f"{command} {sig.name} after {delay}s", argv, setup, signal=(sig, delay)))
+    # Round four: SIGKILL too, later moments, every command that starts a
+    # child. A killed mge cleans nothing: the next run removes its scratch.
+    commands.update({
+        "compare --b-naive": ["compare", "in/big.mge", "-q", "--b-naive", "--iter", "20"],
+        "pack-testcases": ["pack-testcases", "in/big.mge", "-q", "-o", "out/tc.mge"],
+        "dump --testcases": ["dump", "in/tc2.mge", "-q", "--testcases", "out/t"],
+        "info": ["info", "in/big.mge"],
+        "tune --save-model": ["tune", MODEL, "-q", "--budget", "4", "--save-model", "out/s.mge"],
+    })
+    next_run = ["run", MODEL, "-q", "--iter", "1"]
+    for command, argv in commands.items():
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL):
+            for delay in (0.03, 0.1, 0.4, 1.5):
+                if sig != signal.SIGKILL and delay != 1.5 and not command in ("compare --b-naive", "pack-testcases", "dump --testcases",
+                                                                                "info", "tune --save-model"):
+                    continue  # above
+                followup = next_run if sig == signal.SIGKILL else None
+                cases.append(Case("signals", f"{command} {sig.name} after {delay}s", argv, setup, signal=(sig, delay),
+                                  followup=followup))
+    return cases + install_signal_cases()
+
+
+# ---------------------------------------------------------------- round four
+# Issue 24: nothing from the working folder, the environment or a model's
+# names takes mge over. Planted code (Python modules, programs, libraries)
+# writes a marker `PLANTED-<label>` into the case's folder when it runs.
+
+PLANTED_C = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Loaded, it writes PLANTED-<its file name> beside itself. */
+__attribute__((constructor)) static void planted(void) {
+    Dl_info info;
+    if (!dladdr((void *)planted, &info) || !info.dli_fname) return;
+    const char *slash = strrchr(info.dli_fname, '/');
+    char marker[8192];
+    if (slash)
+        snprintf(marker, sizeof marker, "%.*s/PLANTED-%s", (int)(slash - info.dli_fname), info.dli_fname, slash + 1);
+    else
+        snprintf(marker, sizeof marker, "PLANTED-%s", info.dli_fname);
+    int fd = open(marker, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0) close(fd);
+}
+"""
+# What the engine and its loader look up by name (its own DT_NEEDED, what it
+# dlopens: CUDA, MKL's kernels), and the Lite library's own names.
+PLANTED_LIBS = ["libmegengine_shared.so", "libcuda.so.1", "libcuda.so", "libcudart.so", "libstdc++.so.6", "librt.so.1",
+                "libdl.so.2", "libpthread.so.0", "libatomic.so.1", "libnvrtc.so.10.1", "libnvToolsExt.so.1",
+                "libmkl_avx512.so", "libmkl_def.so", "libmkl_vml_avx512.so", "libibverbs.so.1", "libmemkind.so",
+                "liblite_shared.so", "liblite_shared_whl.cpython-310-x86_64-linux-gnu.so"]
+PLANTED_LIB = None  # built once by `build_planted_library`
+
+
+def build_planted_library(work):
+    global PLANTED_LIB
+    source = os.path.join(work, "planted.c")
+    with open(source, "w") as f:
+        f.write(PLANTED_C)
+    PLANTED_LIB = os.path.join(work, "libplanted.so")
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", PLANTED_LIB, source, "-ldl"], check=True)
+
+
+def plant(d, folder, kinds):
+    """Plants in `folder` what writes a marker into `d` when run: `python`
+    (megenginelite/, megengine/, pip/, sitecustomize, usercustomize, a .pth,
+    a PYTHONSTARTUP file, a user site), `python3` and `mge` programs, `libs`
+    (PLANTED_LIBS, and megenginelite/libs/ holding them)."""
+    os.makedirs(folder, exist_ok=True)
+
+    def code(label):
+        return f"open({os.path.join(d, 'PLANTED-' + label)!r}, 'a').close()\n"
+
+    def program(name, label, then="exit 0"):
+        path = os.path.join(folder, name)
+        with open(path, "w") as f:
+            f.write(f"#!/bin/sh\n: > {shlex.quote(os.path.join(d, 'PLANTED-' + label))}\n{then}\n")
+        os.chmod(path, 0o755)
+
+    if "python" in kinds:
+        for package in ("megenginelite", "megengine", "pip", "numpy"):
+            os.makedirs(os.path.join(folder, package), exist_ok=True)
+            for module in ("__init__.py", "__main__.py"):
+                with open(os.path.join(folder, package, module), "w") as f:
+                    f.write(code(f"{package}-{module}"))
+        for module in ("sitecustomize.py", "usercustomize.py", "startup.py", "site.py", "encodings.py", "runpy.py"):
+            with open(os.path.join(folder, module), "w") as f:
+                f.write(code(module))
+        with open(os.path.join(folder, "planted.pth"), "w") as f:
+            f.write("import os; " + code("pth"))
+        user_site = os.path.join(folder, "userbase", "lib", "python3.11", "site-packages")
+        for site in (user_site, user_site.replace("3.11", "3.10")):
+            os.makedirs(site, exist_ok=True)
+            with open(os.path.join(site, "usercustomize.py"), "w") as f:
+                f.write(code("user-site"))
+            with open(os.path.join(site, "planted.pth"), "w") as f:
+                f.write("import os; " + code("user-site-pth"))
+        with open(os.path.join(folder, "pip.conf"), "w") as f:
+            f.write("[global]\nno-index = true\n")
+    if "python3" in kinds:
+        for name in ("python3", "python", "python3.10", "python3.11", "pip3", "pyenv"):
+            program(name, f"program-{name}")
+    if "mge" in kinds:
+        program("mge", "program-mge")
+    if "libs" in kinds:
+        lite_libs = os.path.join(folder, "megenginelite", "libs")
+        os.makedirs(lite_libs, exist_ok=True)
+        for name in PLANTED_LIBS:
+            shutil.copyfile(PLANTED_LIB, os.path.join(folder, name))
+            shutil.copyfile(PLANTED_LIB, os.path.join(lite_libs, name))
+
+
+def planted_markers(d):
+    found = []
+    for base, dirs, names in os.walk(d):
+        found += [name[len("PLANTED-"):] for name in names if name.startswith("PLANTED-")]
+    return sorted(found)
+
+
+def case_processes(session, tag):
+    """Processes still running from a case: in its session, or carrying its
+    tag in their environment (should one have left the session)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                text = f.read()
+            comm = text[text.index("(") + 1:text.rindex(")")]
+            fields = text.rsplit(")", 1)[1].split()
+            if fields[0] == "Z":
+                continue
+            if int(fields[3]) != session:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if tag not in f.read().split(b"\0"):
+                        continue
+            found.append((int(entry), comm))
+        except (OSError, IndexError, ValueError):
+            pass
+    return sorted(found)
+
+
+
+REF = "fixtures/ref/conv_float__conv_data/feat.npy"
+R4_SETUP = BASE_SETUP + [("copy", "in/feat.npy", REF), ("bytes", "in/feeds.txt", b"data:in/x.npy\n")]
+
+
+def child_commands(model="in/m.mge", container=CONTAINER):
+    """Every command that starts a child, each as it is usually given, and
+    those that run none (runtime info)."""
+    return {
+        "run": ["run", model, "--iter", "1"],
+        "check -j2": ["check", "-j", "2", model, container],
+        "info": ["info", model],
+        "dump --io": ["dump", model, "--io", "out/io"],
+        "profile": ["profile", model, "--iter", "1", "-o", "out/p.json"],
+        "compare --b-naive": ["compare", model, "--b-naive"],
+        "tune": ["tune", model, "--budget", "2"],
+        "pack-testcases": ["pack-testcases", model, "-o", "out/tc.mge"],
+        "runtime info": ["runtime", "info"],
+    }
+
+
+def cwd_cases():
+    """The working folder holds Python packages, programs and libraries by
+    the names mge or the engine look up, reached through PATH, LD_LIBRARY_PATH
+    and a runtime look-up through python3; the folder is deleted, or deeper
+    than PATH_MAX."""
+    setup = R4_SETUP + [("plant", ".", ("python", "python3", "mge", "libs")), ("dir", "emptyhome", None),
+                        ("dir", "nowheels", None), ("dir", "ww", None), ("chmod", "ww", 0o777),
+                        ("plant", "ww", ("python3", "mge", "libs"))]
+    path = os.environ.get("PATH", "/usr/bin:/bin")
+    paths = {"PATH as is": path, "PATH .:": ".:" + path, "PATH empty entry first": ":" + path,
+             "PATH empty entry last": path + ":", "PATH relative": "ww:" + path, "PATH world-writable first": "{D}/ww:" + path,
+             "PATH empty": "", "PATH .": "."}
+    cases = []
+    for label, value in paths.items():
+        for home in ("installed runtime", "empty MGE_HOME"):
+            env = {"PATH": value}
+            if home != "installed runtime":
+                env["MGE_HOME"] = "{D}/emptyhome"
+            for command in ("run", "check -j2", "info", "runtime info", "compare --b-naive"):
+                cases.append(Case("cwd", f"{label}, {home}: {command}", child_commands()[command], setup, env=env))
+        env = {"PATH": value, "MGE_HOME": "{D}/emptyhome", "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "{D}/nowheels"}
+        cases.append(Case("cwd", f"{label}: runtime install", ["runtime", "install"], setup, env=env, timeout=120))
+    for label, value in {"LD_LIBRARY_PATH :": ":", "LD_LIBRARY_PATH .": ".", "LD_LIBRARY_PATH empty": "",
+                         "LD_LIBRARY_PATH world-writable": "{D}/ww", "LD_LIBRARY_PATH relative": "ww"}.items():
+        for command, argv in child_commands().items():
+            cases.append(Case("cwd", f"{label}: {command}", argv, setup, env={"LD_LIBRARY_PATH": value}))
+    # deleted: the engine cannot load (a hint says why); deep: paths relative to it
+    deleted = shell('mkdir gone && cd gone && rmdir ../gone')
+    deep_dirs = "/".join(["d" * 250] * 18)
+    deep = shell(f'mkdir deep && cd deep && for i in $(seq 18); do mkdir {"d" * 250} && cd {"d" * 250} || exit 97; done; '
+                 f'cp "$D/in/m.mge" m.mge && cp "$D/in/tc.mge" tc.mge && mkdir out')
+    for command, argv in child_commands("{D}/in/m.mge", "{D}/in/tc.mge").items():
+        argv = [a.replace("out/", "{D}/out/") for a in argv]
+        cases.append(Case("cwd", f"deleted folder: {command}", argv, setup, shell=deleted))
+    for command, argv in child_commands("m.mge", "tc.mge").items():
+        cases.append(Case("cwd", f"folder deeper than PATH_MAX ({len(deep_dirs)} bytes): {command}", argv, setup, shell=deep))
+    return cases
+
+
+def bound_runtime(homes):
+    """A namespace prelude that binds the installed runtime, read-only, as
+    the runtime of each cache folder in `homes` (relative to the case's)."""
+    steps = []
+    for home in homes:
+        target = f'"$D/{home}/runtime/1.13.0"'
+        steps.append(f"mkdir -p {target} && mount --bind {shlex.quote(RUNTIME)} {target} && mount -o remount,ro,bind {target}")
+    return " && ".join(steps)
+
+
+def env_cases():
+    """Variables that name where the runtime, temporary files and Python
+    come from, how text is shown, and what the engine logs."""
+    rt_home = [("runtime", "home", None)]
+    variants = {
+        "HOME unset": ({"HOME": None, "XDG_CACHE_HOME": None, "MGE_HOME": None}, []),
+        "HOME relative": ({"HOME": "relhome", "XDG_CACHE_HOME": None}, [("runtime", "relhome/.cache/mge", None)]),
+        "HOME world-writable": ({"HOME": "{D}/wwhome", "XDG_CACHE_HOME": None},
+                                [("runtime", "wwhome/.cache/mge", None), ("chmod", "wwhome", 0o777)]),
+        "HOME a symlink": ({"HOME": "{D}/homelink", "XDG_CACHE_HOME": None},
+                           [("runtime", "realhome/.cache/mge", None), ("symlink", "homelink", "realhome")]),
+        "XDG_CACHE_HOME unset, HOME the user's": ({"XDG_CACHE_HOME": None}, []),
+        "XDG_CACHE_HOME relative": ({"XDG_CACHE_HOME": "relcache"}, [("runtime", "relcache/mge", None)]),
+        "XDG_CACHE_HOME world-writable": ({"XDG_CACHE_HOME": "{D}/wwcache"},
+                                          [("runtime", "wwcache/mge", None), ("chmod", "wwcache", 0o777)]),
+        "XDG_CACHE_HOME a symlink": ({"XDG_CACHE_HOME": "{D}/cachelink"},
+                                     [("runtime", "realcache/mge", None), ("symlink", "cachelink", "realcache")]),
+        "MGE_HOME empty": ({"MGE_HOME": ""}, []),
+        "MGE_HOME relative": ({"MGE_HOME": "home"}, rt_home),
+        "MGE_HOME world-writable": ({"MGE_HOME": "{D}/home"}, rt_home + [("chmod", "home", 0o777)]),
+        "MGE_HOME a symlink": ({"MGE_HOME": "{D}/homelink"}, rt_home + [("symlink", "homelink", "home")]),
+        "MGE_HOME in a world-writable folder": ({"MGE_HOME": "{D}/ww/home"}, [("runtime", "ww/home", None), ("chmod", "ww", 0o777)]),
+        "TMPDIR unset": ({"TMPDIR": None}, []),
+        "TMPDIR relative": ({"TMPDIR": "tmp"}, []),
+        "TMPDIR missing": ({"TMPDIR": "{D}/nope"}, []),
+        "TMPDIR a file": ({"TMPDIR": "{D}/in/m.mge"}, []),
+        "TMPDIR /proc": ({"TMPDIR": "/proc"}, []),
+        "TMPDIR empty": ({"TMPDIR": ""}, []),
+        "TMPDIR world-writable": ({"TMPDIR": "{D}/tmp/ww"}, [("dir", "tmp/ww", None), ("chmod", "tmp/ww", 0o1777)]),
+        "PYTHON* planted": ({"PYTHONPATH": "{D}/plant", "PYTHONHOME": "{D}/plant", "PYTHONSTARTUP": "{D}/plant/startup.py",
+                             "PYTHONUSERBASE": "{D}/plant/userbase", "PYTHONINSPECT": "1", "PYTHONNOUSERSITE": "",
+                             "PYTHONSAFEPATH": "", "PYTHONEXECUTABLE": "{D}/plant/python3"},
+                            [("plant", "plant", ("python", "python3"))]),
+        "PIP_* set": ({"PIP_CONFIG_FILE": "{D}/plant/pip.conf", "PIP_TARGET": "{D}/in", "PIP_PREFIX": "{D}/in",
+                       "PIP_LOG": "{D}/out/pip.log", "PIP_REQUIRE_VIRTUALENV": "1", "PIP_SRC": "{D}/in",
+                       "PIP_DEST": "{D}/in", "PIP_CACHE_DIR": "{D}/in"}, [("plant", "plant", ("python",))]),
+        "LD_LIBRARY_PATH planted (named by the user)": ({"LD_LIBRARY_PATH": "{D}/plant"}, [("plant", "plant", ("libs",))]),
+        "RUNTIME_OVERRIDE_LOG_LEVEL=0": ({"RUNTIME_OVERRIDE_LOG_LEVEL": "0"}, []),
+        "RUNTIME_OVERRIDE_LOG_LEVEL garbage": ({"RUNTIME_OVERRIDE_LOG_LEVEL": "-99999999999999"}, []),
+        "MGE_LITE_LIB bare name": ({"MGE_LITE_LIB": "libmegengine_shared.so"}, [("plant", ".", ("libs",))]),
+        "MGE_LITE_LIB bare name on LD_LIBRARY_PATH :": ({"MGE_LITE_LIB": "liblite_shared.so", "LD_LIBRARY_PATH": ":"},
+                                                       [("plant", ".", ("libs",))]),
+        "MGE_LITE_LIB ./lib (named by the user)": ({"MGE_LITE_LIB": "./liblite_shared.so"}, [("plant", ".", ("libs",))]),
+        "MGE_LITE_LIB /": ({"MGE_LITE_LIB": "/"}, []),
+        "MGE_LITE_LIB newline": ({"MGE_LITE_LIB": "a\nb.so"}, []),
+        "MGE_LITE_LIB -": ({"MGE_LITE_LIB": "-"}, []),
+        "MGE_LITE_LIB the model": ({"MGE_LITE_LIB": "in/m.mge"}, []),
+        "MGE_LITE_LIB mge itself": ({"MGE_LITE_LIB": MGE}, []),
+        "MGE_LITE_LIB /proc/self/exe": ({"MGE_LITE_LIB": "/proc/self/exe"}, []),
+        "LANG, LC_ALL C": ({"LANG": "C", "LC_ALL": "C"}, []),
+        "LC_ALL tr_TR": ({"LC_ALL": "tr_TR.UTF-8"}, []),
+        "LC_ALL bogus": ({"LC_ALL": "xx_YY.BOGUS"}, []),
+        "LANG non-UTF-8": ({"LANG": "\udcff\udcfe", "LC_ALL": None}, []),
+        "COLUMNS huge": ({"COLUMNS": "99999999999999999999", "LINES": "99999999999"}, []),
+        "COLUMNS 0": ({"COLUMNS": "0", "LINES": "0"}, []),
+        "COLUMNS -1": ({"COLUMNS": "-1"}, []),
+        "COLUMNS 1": ({"COLUMNS": "1"}, []),
+        "TERM dumb": ({"TERM": "dumb"}, []),
+        "TERM with ESC": ({"TERM": "\x1b]0;x\x07"}, []),
+        "CLICOLOR_FORCE, FORCE_COLOR": ({"CLICOLOR_FORCE": "1", "FORCE_COLOR": "3", "TERM": "xterm-256color"}, []),
+        "NO_COLOR": ({"NO_COLOR": "1"}, []),
+        "RUST_BACKTRACE, RUST_LOG": ({"RUST_BACKTRACE": "full", "RUST_LOG": "trace", "RUST_MIN_STACK": "1"}, []),
+        "MGE_SUPERVISED forged": ({"MGE_SUPERVISED": "1:.mge-x-:stdout-closed"}, []),
+        "MGE_LOCATED_* forged": ({"MGE_LOCATED_LITE_LIB": "{D}/liblite_shared.so", "MGE_LOCATED_ORIGIN": "cache",
+                                  "MGE_LOCATED_INSTALL": "{D}"}, [("plant", ".", ("libs",))]),
+        "MGE_LOCATED_NONE forged": ({"MGE_LOCATED_NONE": "\x1b[31mforged\x07"}, []),
+        "MGB_* engine switches": ({"MGB_USE_MEGDNN_DBG": "2", "MGB_DISABLE_OPR_CACHE": "1", "MGB_LOG_LEVEL": "0",
+                                   "OMP_NUM_THREADS": "0", "MKL_NUM_THREADS": "-1"}, []),
+    }
+    allowed = {"LD_LIBRARY_PATH planted (named by the user)": ("libcuda.so.1",),
+               "MGE_LITE_LIB ./lib (named by the user)": ("liblite_shared.so",),
+               "MGE_LOCATED_* forged": ("liblite_shared.so",)}
+    commands = {k: v for k, v in child_commands().items() if k in ("run", "check -j2", "info", "runtime info", "compare --b-naive", "profile")}
+    cases = []
+    for label, (env, extra) in variants.items():
+        # a runtime where a variable points: the installed one, bound read-only there
+        homes = [rel for op, rel, _ in extra if op == "runtime"]
+        setup = R4_SETUP + [("dir", "nowheels", None)] + [step for step in extra if step[0] != "runtime"]
+        namespace = bound_runtime(homes) if homes else ""
+        for command, argv in commands.items():
+            cases.append(Case("env", f"{label}: {command}", argv, setup, env=env, allowed_plants=allowed.get(label, ()),
+                              hostile_text="ESC" in label or "forged" in label, namespace=namespace))
+        if label.startswith(("PYTHON", "PIP", "HOME", "TMPDIR", "LANG", "LC_ALL")):
+            install_env = {**env, "MGE_HOME": "{D}/emptyhome", "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "{D}/nowheels"}
+            cases.append(Case("env", f"{label}: runtime install", ["runtime", "install"], setup + [("dir", "emptyhome", None)],
+                              env=install_env, timeout=120))
+    return cases
+
+
+def fd_cases():
+    """Files given through descriptors (/dev/fd/N), outputs aliasing them,
+    standard streams closed or odd, the channel's number taken."""
+    cases = []
+    runs = "run in/m.mge -q --iter 1"
+    # inputs through /dev/fd/3 (and the same file as an output on /dev/fd/4)
+    inputs = {
+        "model": (["run", "/dev/fd/3", "--iter", "1"], "in/m.mge"),
+        "model of check -j2": (["check", "-j", "2", "/dev/fd/3", "in/tc.mge"], "in/tc.mge"),
+        "model of tune": (["tune", "/dev/fd/3", "--budget", "2"], "in/m.mge"),
+        "model of compare": (["compare", "/dev/fd/3", "--b-naive"], "in/m.mge"),
+        "model of info": (["info", "/dev/fd/3"], "in/m.mge"),
+        "feed": (["run", "in/m.mge", "--iter", "1", "-i", "data:/dev/fd/3"], "in/x.npy"),
+        "--expect file": (["run", "in/m.mge", "--iter", "1", "-i", "data:in/x.npy", "--expect", "feat:/dev/fd/3"], "in/feat.npy"),
+        "@FILE list": (["run", "in/m.mge", "--iter", "1", "-i", "@/dev/fd/3"], "in/feeds.txt"),
+    }
+    for label, (argv, file) in inputs.items():
+        cases.append(Case("fds", f"{label} as /dev/fd/3", argv, R4_SETUP, shell=shell(redirect=f"3<{file}")))
+        cases.append(Case("fds", f"{label} through a pipe as /dev/fd/3", argv, R4_SETUP, shell=shell(redirect=f"3< <(cat {file})")))
+        for output in ("--profile /dev/fd/3", "--profile /dev/fd/4", "--outputs /dev/fd/4", "--profile /proc/self/fd/4"):
+            cases.append(Case("fds", f"{label} as /dev/fd/3, {output} opened on it", argv + output.split(), R4_SETUP,
+                              shell=shell(redirect=f"3<{file} 4<>{file}")))
+    for target in ("/dev/fd/4", "/proc/self/fd/4", "/dev/stdout"):
+        for opened in ("4<>in/m.mge", "4>>in/x.npy", "4<>in/tc.mge", "1>>in/m.mge 4>&1"):
+            for option, head in [("--profile", ["run", "in/m.mge", "-q", "--iter", "1"]), ("-o", ["profile", "in/m.mge", "-q", "--iter", "1"]),
+                                 ("--junit", ["check", "in/tc.mge"]), ("--save", ["tune", "in/m.mge", "-q", "--budget", "2"]),
+                                 ("--layout-transform-model", ["dump", "in/m.mge", "-q"])]:
+                # a file the command does not read is the user's to have written
+                aliased = re.search(r"in/(\S+)", opened).group(1)
+                updated = () if "in/" + aliased in head else (aliased,)
+                cases.append(Case("fds", f"{head[0]} {option} {target} with {opened}", head + [option, target], R4_SETUP,
+                                  shell=shell(redirect=opened), updated=updated))
+    # the standard streams closed, in every combination, and odd
+    commands = {"run": runs.split(), "run --json": (runs + " --json").split(), "check -j2": ["check", "-j", "2", "in/tc.mge", "in/m.mge"],
+                "info": ["info", "in/m.mge"], "compare": ["compare", "in/x.npy", "in/y.npy"], "compare --b-naive": ["compare", "in/m.mge", "--b-naive"],
+                # a budget its baseline fits on a loaded machine: an exit code is expected
+                "dump --io": ["dump", "in/m.mge", "--io", "out/io"], "tune": ["tune", "in/m.mge", "--budget", "5"],
+                "profile": ["profile", "in/m.mge", "--iter", "1"], "runtime info": ["runtime", "info"],
+                "pack-testcases": ["pack-testcases", "in/m.mge", "-o", "out/tc.mge"], "run -v": ["run", "in/m.mge", "--iter", "1", "-v"],
+                "usage error": ["run", "--nope"], "version": ["--version"]}
+    closings = ["<&-", ">&-", "2>&-", "<&- >&-", "<&- 2>&-", ">&- 2>&-", "<&- >&- 2>&-"]
+    for command, argv in commands.items():
+        for closing in closings:
+            cases.append(Case("fds", f"{command} {closing}", argv, R4_SETUP, shell=shell(redirect=closing)))
+        cases.append(Case("fds", f"{command} 1<>/dev/null", argv, R4_SETUP, shell=shell(redirect="1<>/dev/null"),
+                          expect_rc={"usage error": 2, "check -j2": 1}.get(command, 0)))
+        cases.append(Case("fds", f"{command} 0<>/dev/null 2<>/dev/null", argv, R4_SETUP, shell=shell(redirect="0<>/dev/null 2<>/dev/null")))
+        cases.append(Case("fds", f"{command} >/dev/full", argv, R4_SETUP, shell=shell(redirect=">/dev/full")))
+        cases.append(Case("fds", f"{command} stdout a FIFO whose reader reads a byte and goes", argv, R4_SETUP,
+                          shell=shell('mkfifo out/fifo && { head -c 1 out/fifo > /dev/null & }', "> out/fifo")))
+        cases.append(Case("fds", f"{command} stdout a FIFO whose reader goes at once", argv, R4_SETUP,
+                          shell=shell('mkfifo out/fifo && { (exec 3<out/fifo) & }', "> out/fifo")))
+        cases.append(Case("fds", f"{command} stderr a closed pipe", argv, R4_SETUP, stderr="closed-pipe"))
+        cases.append(Case("fds", f"{command} stdout and stderr a closed pipe", argv, R4_SETUP, stderr="closed-pipe",
+                          shell=shell(redirect=">&2")))
+        for opened in ("1023<>in/fd1023", "1023>>in/fd1023", "1023<in/m.mge", "1022<>in/fd1023 1023<>in/fd1023", "1023>&1", "1023>&2"):
+            setup = R4_SETUP + [("bytes", "in/fd1023", b"the user's\n")]
+            cases.append(Case("fds", f"{command} with fd {opened}", argv, setup, shell=shell(redirect=opened)))
+        cases.append(Case("fds", f"{command} fds 3-1023 all open", argv, R4_SETUP + [("bytes", "in/fd", b"x")],
+                          shell=shell('for fd in $(seq 3 1023); do eval "exec $fd<in/fd" || exit 97; done')))
+    return cases
+
+
+def limit_cases():
+    """Limits the shell sets: file size, address space, descriptors, stack,
+    CPU time, core files."""
+    writers = {"run --outputs": ["run", "in/m.mge", "-q", "--iter", "1", "--outputs", "out/o"],
+               "profile -o": ["profile", "in/m.mge", "-q", "--iter", "1", "-o", "out/p.json"],
+               "dump --io": ["dump", "in/m.mge", "-q", "--io", "out/io"],
+               "check -j2 --junit": ["check", "-j", "2", "in/tc.mge", "in/m.mge", "--junit", "out/j.xml"],
+               "tune --save": ["tune", "in/m.mge", "-q", "--budget", "2", "--save", "out/s.json"],
+               "pack-testcases": ["pack-testcases", "in/m.mge", "-q", "-o", "out/tc.mge"],
+               "dump --testcases": ["dump", "in/tc.mge", "-q", "--testcases", "out/t"]}
+    runners = {"run": ["run", "in/m.mge", "-q", "--iter", "1"], "run --threads 4": ["run", "in/m.mge", "-q", "--iter", "1", "--threads", "4"],
+               "run --instances 3": ["run", "in/m.mge", "-q", "--iter", "2", "--instances", "3"],
+               "check -j2": ["check", "-j", "2", "in/tc.mge", "in/m.mge"], "info": ["info", "in/m.mge"],
+               "tune": ["tune", "in/m.mge", "-q", "--budget", "2"], "compare --b-naive": ["compare", "in/m.mge", "--b-naive"],
+               "compare": ["compare", "in/x.npy", "in/y.npy"], "runtime info": ["runtime", "info"],
+               "dump --io": ["dump", "in/m.mge", "-q", "--io", "out/io"]}
+    cases = []
+    for blocks in (0, 1, 4, 16, 64, 1024):
+        for command, argv in writers.items():
+            cases.append(Case("limits", f"ulimit -f {blocks}: {command}", argv, R4_SETUP, shell=shell(f"ulimit -f {blocks}"),
+                              stderr="pipe"))
+    for kib in (50000, 100000, 200000, 400000, 800000, 1600000, 3200000, 6400000):
+        for command, argv in runners.items():
+            cases.append(Case("limits", f"ulimit -v {kib}: {command}", argv, R4_SETUP, shell=shell(f"ulimit -v {kib}")))
+    for files in (3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 64):
+        for command, argv in runners.items():
+            cases.append(Case("limits", f"ulimit -n {files}: {command}", argv, R4_SETUP, shell=shell(f"ulimit -n {files}"),
+                              loader_may_fail=True))
+    for kib in (16, 64, 256):
+        for command, argv in runners.items():
+            cases.append(Case("limits", f"ulimit -s {kib}: {command}", argv, R4_SETUP, shell=shell(f"ulimit -s {kib}"),
+                              loader_may_fail=kib <= 16))
+    for command, argv in {**runners, "tune --budget 5": ["tune", "in/m.mge", "-q", "--budget", "5"],
+                          "run --duration 3": ["run", "in/m.mge", "-q", "--duration", "3"]}.items():
+        cases.append(Case("limits", f"ulimit -t 1: {command}", argv, R4_SETUP, shell=shell("ulimit -t 1"),
+                          limit_signals=(signal.SIGXCPU, signal.SIGKILL)))
+        cases.append(Case("limits", f"ulimit -c unlimited: {command}", argv, R4_SETUP, shell=shell("ulimit -c unlimited")))
+        cases.append(Case("limits", f"ulimit -c 0: {command}", argv, R4_SETUP, shell=shell("ulimit -c 0")))
+        cases.append(Case("limits", f"ulimit -u 1: {command}", argv, R4_SETUP, shell=shell("ulimit -u 1")))
+    return cases
+
+
+def name_cases():
+    """Every model with hostile names (fixtures/named/) through every command,
+    with and without -v and the engine's debug log."""
+    cases = []
+    named = sorted(n for n in os.listdir(os.path.join(ROOT, "fixtures/named")) if n.endswith(".mge"))
+    for name in named:
+        setup = [("copy", "in/" + name, "fixtures/named/" + name), ("copy", "in/x.npy", "fixtures/named/feeds/x.npy")]
+        model = "in/" + name
+        feed = ["-i", "in/x.npy"]
+        commands = {
+            "run": ["run", model, "--iter", "1"] + feed,
+            "run --outputs --profile": ["run", model, "--iter", "1", "--outputs", "out/o", "--profile", "out/p.json"] + feed,
+            "check": ["check", model],
+            "check -j2": ["check", "-j", "2", model, model],
+            "info": ["info", model],
+            "info --ops": ["info", model, "--ops"],
+            "dump --io": ["dump", model, "--io", "out/io"] + feed,
+            "dump --io txt": ["dump", model, "--io", "out/io", "--io-format", "txt"] + feed,
+            "profile": ["profile", model, "--iter", "1", "-o", "out/p.json"] + feed,
+            "compare --b-naive": ["compare", model, "--b-naive"] + feed,
+            "tune": ["tune", model, "--budget", "5", "--save", "out/s.json"] + feed,
+            "pack-testcases": ["pack-testcases", model, "-o", "out/tc.mge"] + feed,
+        }
+        for command, argv in commands.items():
+            for verbose, log in ((False, False), (True, False), (False, True), (True, True)):
+                env = {"RUNTIME_OVERRIDE_LOG_LEVEL": "0"} if log else {}
+                label = f"{name} {command}" + (" -v" if verbose else "") + (" RUNTIME_OVERRIDE_LOG_LEVEL=0" if log else "")
+                cases.append(Case("names", label, argv + (["-v"] if verbose else []), setup, env=env, hostile_text=True,
+                                  timeout=90))
+    return cases
+
+
+def odd_path_cases():
+    """Model paths a shell passes but a child's command line could misread:
+    a leading `-`, a line break, ESC, bytes that are not UTF-8, 4096 bytes."""
+    names = {"leading -": "-m.mge", "leading --": "--m.mge", "newline": "a\nb.mge", "ESC": "a\x1b[31mb\x07.mge",
+             "not UTF-8": "\udcff\udcfe.mge", "= inside": "-i=#rand(0,1).mge", "spaces and quotes": " a '\"$(id)`.mge"}
+    cases = []
+    for label, name in names.items():
+        setup = R4_SETUP + [("copy", name, "fixtures/conv_float.mge"), ("copy", "tc-" + name, "fixtures/conv_float_tc3.mge")]
+        for command, argv in child_commands(name, "tc-" + name).items():
+            if command == "runtime info":
+                continue
+            model_at = argv.index(name)
+            dashed = argv[:model_at] + [a for a in argv[model_at + 1:] if a != "tc-" + name] + ["--", name] + \
+                (["tc-" + name] if "tc-" + name in argv else [])
+            cases.append(Case("odd-paths", f"{label}: {command} -- MODEL", dashed, setup, hostile_text=True))
+            cases.append(Case("odd-paths", f"{label}: {command} ./MODEL", [("./" + a if a in (name, "tc-" + name) else a) for a in argv],
+                              setup, hostile_text=True))
+        feed_setup = R4_SETUP + [("copy", name + ".npy", "fixtures/feeds/conv_data.npy")]
+        cases.append(Case("odd-paths", f"{label}: feed of check -j2", ["check", "-j", "2", "in/tc.mge", "in/m.mge", "-i", f"data:./{name}.npy"],
+                          feed_setup, hostile_text=True))
+        cases.append(Case("odd-paths", f"{label}: feed of tune", ["tune", "in/m.mge", "--budget", "2", "-i", f"data:./{name}.npy"],
+                          feed_setup, hostile_text=True))
+        cases.append(Case("odd-paths", f"{label}: output of dump --io", ["dump", "in/m.mge", "--io", "./" + name], R4_SETUP, hostile_text=True))
+    # 4096 bytes and around: an absolute path of 4095 bytes (the most a
+    # system call takes), one of 4096, and a relative one past it
+    for label, length in {"4095-byte path": 4095, "4096-byte path": 4096, "5000-byte path": 5000}.items():
+        for command, argv in child_commands("{LONG}").items():
+            if command != "runtime info":
+                cases.append(Case("odd-paths", f"{label}: {command}", argv, R4_SETUP + [("longpath", "{LONG}", length)]))
+    return cases
+
+
+def long_path(d, length):
+    """A copy of the model at an absolute path of `length` bytes, made a
+    folder at a time (a path past PATH_MAX is reached only that way)."""
+    base = os.path.join(d, "in", "long")
+    os.makedirs(base)
+    remaining = length - len(base) - len("/m.mge")
+    folder = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    while remaining > 0:
+        width = min(200, remaining - 1)
+        if remaining - 1 - width == 1:
+            width -= 1
+        os.mkdir("x" * width, dir_fd=folder)
+        inner = os.open("x" * width, os.O_RDONLY | os.O_DIRECTORY, dir_fd=folder)
+        os.close(folder)
+        folder = inner
+        base += "/" + "x" * width
+        remaining -= 1 + width
+    model = os.open("m.mge", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=folder)
+    os.write(model, read_fixture("fixtures/conv_float.mge"))
+    os.close(model)
+    os.close(folder)
+    path = base + "/m.mge"
+    assert len(path.encode()) == length, (len(path), length)
+    return path
+
+
+def install_signal_cases():
+    """runtime install (pip, its process group) stopped at three moments."""
+    cases = []
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL):
+        for delay in (0.3, 1.5, 5.0):
+            # the next install removes a killed one's staging (and fails at once, offline)
+            followup = ["runtime", "install"] if sig == signal.SIGKILL else None
+            cases.append(Case("signals", f"runtime install {sig.name} after {delay}s", ["runtime", "install"],
+                              [("dir", "emptyhome", None), ("dir", "nowheels", None)], env={"MGE_HOME": "{D}/emptyhome"},
+                              signal=(sig, delay), timeout=180, followup=followup,
+                              followup_env={"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "{D}/nowheels"}))
     return cases
 
 
 # ---------------------------------------------------------------- running
 
 
-def prepare(d, setup):
+def prepare(d, setup, subs=None):
+    """Makes the case's files; what argv and the environment name as
+    `{NAME}` (a path known only once made) goes into `subs`."""
     for op, rel, arg in setup:
+        if op == "longpath":
+            subs[rel] = long_path(d, arg)
+            continue
         path = os.path.join(d, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         if op == "copy":
@@ -650,6 +1214,11 @@ def prepare(d, setup):
             # a damage replaces a file: never write through a link into the real runtime
         elif op == "reader":
             pass  # started with the command
+        elif op == "plant":
+            plant(d, path, arg)
+        elif op == "chmod":
+            os.makedirs(path, exist_ok=True)
+            os.chmod(path, arg)
         else:
             raise ValueError(op)
 
@@ -662,7 +1231,10 @@ def snapshot(folder):
         for name in names + dirs:
             path = os.path.join(base, name)
             rel = os.path.relpath(path, folder)
-            mode = os.lstat(path).st_mode
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:  # past PATH_MAX: the deep cases' own folders
+                continue
             if stat.S_ISREG(mode) and os.lstat(path).st_size > 64 << 20:
                 # the sparse giants: their size, blocks and times tell a write
                 st = os.lstat(path)
@@ -706,11 +1278,41 @@ def mge_pids(session):
     return sorted(pids)
 
 
+def copy_out(fd, file):
+    """Copies what the pipe `fd` carries into `file` until it closes."""
+    with os.fdopen(fd, "rb") as pipe:
+        for chunk in iter(lambda: pipe.read1(65536), b""):
+            file.write(chunk)
+
+
+def substitute(text, subs):
+    for key, value in subs.items():
+        text = text.replace(key, value)
+    return text
+
+
+def wait_gone(session, tag, grace=3.0):
+    """The case's processes still running after `grace` seconds, killed."""
+    until = time.monotonic() + grace
+    while True:
+        left = case_processes(session, tag)
+        if not left or time.monotonic() > until:
+            break
+        time.sleep(0.05)
+    for pid, _ in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return left
+
+
 def run_case(index, case, work):
     d = os.path.join(work, f"case{index:05d}")
     os.makedirs(os.path.join(d, "in"))
     os.makedirs(os.path.join(d, "out"))
     os.makedirs(os.path.join(d, "tmp"))
+    subs = {"{D}": d}
     setup = []
     for op, rel, arg in case.setup:
         if rel and rel.startswith("home/") and op in ("bytes", "head", "dir", "fifo", "symlink", "flipped"):
@@ -718,30 +1320,51 @@ def run_case(index, case, work):
             if os.path.islink(path):
                 os.remove(path)
         setup.append((op, rel, arg))
-        prepare(d, [(op, rel, arg)])
+        prepare(d, [(op, rel, arg)], subs)
     inputs_before = snapshot(os.path.join(d, "in"))
+    tag = f"SWEEP_CASE_TAG={os.path.basename(work)}-{index}"
     env = dict(os.environ)
     env.pop("MGE_LITE_LIB", None)
     env.pop("RUST_BACKTRACE", None)
     env["TMPDIR"] = os.path.join(d, "tmp")
+    env["SWEEP_CASE_TAG"] = tag.split("=", 1)[1]
+    env["D"] = d
     for key, value in case.env.items():
-        env[key] = value.replace("{D}", d)
-    argv = [MGE] + case.argv
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = substitute(value, subs)
+    argv = [MGE] + [substitute(a, subs) for a in case.argv]
     rss_file = os.path.join(d, "rss")
     timed = ["/usr/bin/time", "-f", "%M", "-o", rss_file]
+    # by absolute path: the case's PATH may be empty or relative
+    deadline = ["/usr/bin/timeout", "-k", "5", str(case.timeout)]
     if case.namespace:
         script = f'{case.namespace} || exit 97; "$@"; rc=$?; ls -lAR "$D/out" "$D/tmp" > "$D/inner-listing" 2>&1; exit $rc'
-        command = ["timeout", "-k", "5", str(case.timeout)] + timed + ["unshare", "-m", "sh", "-c", script, "sh"] + argv
-        env["D"] = d
+        command = deadline + timed + ["/usr/bin/unshare", "-m", "/bin/sh", "-c", script, "sh"] + argv
+    elif case.shell:
+        command = deadline + timed + ["/bin/bash", "-c", case.shell, "bash"] + argv
     else:
-        command = ["timeout", "-k", "5", str(case.timeout)] + timed + argv
+        command = deadline + timed + argv
     readers = []
     for op, rel, _ in setup:
         if op == "reader":
             readers.append(subprocess.Popen(["sh", "-c", 'exec cat "$1" > /dev/null', "sh", os.path.join(d, rel)]))
     started = time.monotonic()
     with open(os.path.join(d, "stdout"), "wb") as out, open(os.path.join(d, "stderr"), "wb") as err, open(case.stdin, "rb") as stdin:
-        proc = subprocess.Popen(command, cwd=d, env=env, stdin=stdin, stdout=out, stderr=err, start_new_session=True)
+        stderr_target = err
+        collector = None
+        if case.stderr in ("closed-pipe", "pipe"):
+            read_end, stderr_target = os.pipe()
+            if case.stderr == "closed-pipe":
+                os.close(read_end)
+            else:
+                collector = threading.Thread(target=copy_out, args=(read_end, err))
+        proc = subprocess.Popen(command, cwd=d, env=env, stdin=stdin, stdout=out, stderr=stderr_target, start_new_session=True)
+        if stderr_target is not err:
+            os.close(stderr_target)
+        if collector:
+            collector.start()
         sent = None
         if case.signal:
             sig, delay = case.signal
@@ -755,22 +1378,27 @@ def run_case(index, case, work):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             rc = proc.wait()
+        if collector:
+            collector.join(timeout=10)
     elapsed = time.monotonic() - started
-    # children the case started (check -j, tune) must be gone with it
-    time.sleep(0.05)
-    stray = mge_pids(proc.pid)
-    for pid in stray:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+    # nothing the case started (children, pip, a watcher) outlives it
+    left = wait_gone(proc.pid, tag.encode())
+    followup_rc = None
+    if case.followup:
+        followup_env = {**env, **{k: substitute(v, subs) for k, v in case.followup_env.items()}}
+        followup = subprocess.run(deadline + [MGE] + case.followup, cwd=d, env=followup_env, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        followup_rc = followup.returncode
+        left += wait_gone(-1, tag.encode())
     for reader in readers:
         reader.kill()
         reader.wait()
     with open(os.path.join(d, "stderr"), "rb") as f:
-        stderr = f.read().decode("utf-8", "replace")
+        stderr_bytes = f.read()
+    stderr = stderr_bytes.decode("utf-8", "replace")
     with open(os.path.join(d, "stdout"), "rb") as f:
-        stdout_len = len(f.read())
+        stdout_bytes = f.read()
+    stdout_len = len(stdout_bytes)
     rss = None
     try:
         with open(rss_file) as f:
@@ -779,23 +1407,50 @@ def run_case(index, case, work):
     except OSError:
         pass
     failures = []
+    sent_signal = case.signal[0] if case.signal and sent else None
     if rc == 124 or elapsed > case.timeout:
         failures.append("hang")
     elif rc == 101:
         failures.append("panic")
-    elif case.signal and sent and rc == 128 + case.signal[0] and "interrupted" in stderr:
+    elif sent_signal and rc == 128 + sent_signal and (sent_signal == signal.SIGKILL or "interrupted" in stderr):
         pass  # died of the signal it was sent, as a shell expects, after cleaning up
+    elif case.limit_signals and rc - 128 in case.limit_signals:
+        pass  # the case's own CPU limit ended mge, as `kill -9` would
+    elif case.loader_may_fail and rc == 127 and "error while loading shared libraries" in stderr:
+        pass  # the dynamic loader's, before mge runs
+    elif case.loader_may_fail and rc == 128 + signal.SIGSEGV and not stderr and rss is not None and rss < 8 << 10:
+        pass  # the dynamic loader's stack overflow, before mge runs (counted in the notes)
+    elif rc == 97 and (case.shell or case.namespace):
+        failures.append("the case's own script failed (exit 97)")
     elif rc > 128:
         failures.append(f"signal {rc - 128}")
     elif rc not in (0, 1, 2):
         failures.append(f"exit {rc}")
+    if case.expect_rc is not None and rc != case.expect_rc and not failures:
+        failures.append(f"exit {rc}, not {case.expect_rc}")
     if "panicked" in stderr or "stack backtrace" in stderr or "RUST_BACKTRACE" in stderr:
         failures.append("panic")
+    stderr_seen = case.stderr in ("file", "pipe") and not re.search(r"2>&-|2<>", case.shell)
+    if rc in (1, 2) and stderr_seen and not stderr.strip():
+        failures.append("silent exit")
+    if case.hostile_text:
+        raw = sorted({repr(chr(c)) for c in b"\x1b\x07\x01\r" if bytes([c]) in stderr_bytes})
+        if raw:
+            failures.append("raw control characters on stderr: " + " ".join(raw))
+        if not re.search(r"--io-format|/dev/stdout|--json", " ".join(case.argv)):
+            raw = sorted({repr(chr(c)) for c in b"\x1b\x07\x01\r" if bytes([c]) in stdout_bytes})
+            if raw:
+                failures.append("raw control characters on stdout: " + " ".join(raw))
+        if rc == 0 and any(line.startswith("mge: error") for line in stderr.splitlines()):
+            failures.append("an error line in a run that passed")
+    planted = [m for m in planted_markers(d) if m not in case.allowed_plants]
+    if planted:
+        failures.append("planted code ran: " + ", ".join(planted))
     inputs_after = snapshot(os.path.join(d, "in"))
     changed = sorted(k for k in inputs_before if inputs_after.get(k) != inputs_before[k] and k not in case.updated)
     if changed:
         failures.append("overwritten input: " + ", ".join(changed[:5]))
-    leftovers = [os.path.join("tmp", name) for name in os.listdir(os.path.join(d, "tmp")) if name != "fill"]
+    leftovers = [os.path.join("tmp", name) for name in os.listdir(os.path.join(d, "tmp")) if name not in ("fill", "ww")]
     leftovers += staging_names(d)
     inner = os.path.join(d, "inner-listing")
     if os.path.exists(inner):
@@ -806,8 +1461,8 @@ def run_case(index, case, work):
                     leftovers.append("(namespace) " + name)
     if leftovers:
         failures.append("leftover: " + ", ".join(leftovers[:5]))
-    if stray:
-        failures.append(f"stray mge processes: {stray}")
+    if left:
+        failures.append("processes left running: " + ", ".join(f"{comm}({pid})" for pid, comm in left[:5]))
     if case.rss_bound and rss is not None and rss > RSS_LIMIT_KB:
         failures.append(f"memory {rss // 1024} MB")
     error_lines = [line for line in stderr.splitlines() if line.startswith("mge: error:") or line.startswith("error:")]
@@ -816,12 +1471,23 @@ def run_case(index, case, work):
         notes.append("engine crashed")
     if case.signal and sent is None:
         notes.append("finished before the signal")
+    if case.loader_may_fail and rc in (127, 128 + signal.SIGSEGV):
+        notes.append("the dynamic loader failed before mge ran")
+    if any(name == "core" or name.startswith("core.") for name in os.listdir(d)):
+        notes.append("core file")
+    if followup_rc not in (None, 0):
+        notes.append(f"the next run exited {followup_rc}")
+
+    def shown(a):
+        a = os.fsencode(a).decode("utf-8", "backslashreplace") if isinstance(a, str) else a
+        return shlex.quote(a if len(a) < 200 else a[:60] + "...")
+
     result = {
         "index": index, "group": case.group, "name": case.name, "rc": rc, "rss_kb": rss, "seconds": round(elapsed, 2),
         "failures": failures, "notes": notes, "signal_sent": sent,
-        "command": " ".join(shlex.quote(a if len(a) < 200 else a[:60] + "...") for a in ["mge"] + case.argv),
-        "env": {k: v.replace("{D}", d) for k, v in case.env.items()},
-        "namespace": case.namespace, "stdout_bytes": stdout_len,
+        "command": " ".join(shown(a) for a in ["mge"] + case.argv),
+        "env": {k: shown(substitute(v, subs)) if v is not None else "(unset)" for k, v in case.env.items()},
+        "shell": case.shell, "namespace": case.namespace, "stdout_bytes": stdout_len,
         "stderr_head": "\n".join(stderr.splitlines()[:3])[:400], "error_lines": len(error_lines),
         "folder": d,
     }
@@ -831,23 +1497,35 @@ def run_case(index, case, work):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="run the cases whose group or name holds this")
+    parser.add_argument("--groups", default="", help="run these groups only (comma-separated: paths,fds,...)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--keep", action="store_true", help="keep every case's folder, not only the failed ones'")
     parser.add_argument("--work", help="the folder for the cases (default: a new one in /tmp)")
     parser.add_argument("--list", action="store_true", help="list the cases and stop")
+    parser.add_argument("--mge", help="the binary to sweep (default: target/release/mge)")
     args = parser.parse_args()
+    if args.mge:
+        global MGE
+        MGE = os.path.abspath(args.mge)
     if not os.access(MGE, os.X_OK):
         sys.exit(f"{MGE} is missing: cargo build --release first")
     cases = (path_cases() + mutation_cases() + feed_cases() + number_cases() + output_cases() + file_cases()
-             + disk_cases() + runtime_cases() + signal_cases())
+             + disk_cases() + runtime_cases() + signal_cases()
+             + cwd_cases() + env_cases() + fd_cases() + limit_cases() + name_cases() + odd_path_cases())
     cases = [c for c in cases if args.only in c.group or args.only in c.name]
+    if args.groups:
+        cases = [c for c in cases if c.group in args.groups.split(",")]
     if args.list:
         for c in cases:
-            print(c.group, "|", c.name)
-        print(len(cases), "cases")
+            print(c.group, "|", c.name.encode("unicode_escape").decode())
+        groups = {}
+        for c in cases:
+            groups[c.group] = groups.get(c.group, 0) + 1
+        print(len(cases), "cases:", ", ".join(f"{g} {n}" for g, n in groups.items()))
         return
     work = args.work or tempfile.mkdtemp(prefix="hostile-sweep-")
     os.makedirs(work, exist_ok=True)
+    build_planted_library(work)
     home_cache = os.path.expanduser("~/.cache/mge")
     home_before = sorted(os.listdir(home_cache)) if os.path.isdir(home_cache) else []
     runtime_before = snapshot_sizes(RUNTIME)
@@ -858,7 +1536,14 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures = {pool.submit(run_case, i, c, work): c for i, c in enumerate(cases)}
         for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
-            result = future.result()
+            try:
+                result = future.result()
+            except Exception as err:  # the sweep's own fault: said, and counted as a failure
+                case = futures[future]
+                result = {"index": -1, "group": case.group, "name": case.name, "rc": None, "rss_kb": None, "seconds": 0,
+                          "failures": [f"the sweep could not run the case: {err!r}"], "notes": [], "signal_sent": None,
+                          "command": "", "env": {}, "shell": "", "namespace": "", "stdout_bytes": 0, "stderr_head": "",
+                          "error_lines": 0, "folder": ""}
             results.append(result)
             if result["failures"]:
                 print(f"FAIL {result['group']}: {result['name']}: {'; '.join(result['failures'])}", file=sys.stderr)
@@ -897,20 +1582,24 @@ def summarize(results, global_failures, seconds, work):
         rs = [r for r in results if r["group"] == group]
         codes = {}
         for r in rs:
-            codes[r["rc"]] = codes.get(r["rc"], 0) + 1
+            rc = -1 if r["rc"] is None else r["rc"]
+            codes[rc] = codes.get(rc, 0) + 1
         peak = max((r["rss_kb"] or 0 for r in rs), default=0)
         print(f"  {group:9} {len(rs):5}  " + "  ".join(f"exit {k}: {v}" for k, v in sorted(codes.items()))
               + f"  peak RSS {peak // 1024} MB")
     classes = {}
     for r in results:
         for failure in r["failures"] or ["ok"]:
-            kind = failure.split(":")[0].split(" ")[0] if failure != "ok" else "ok"
+            kind = failure.split(":")[0] if failure != "ok" else "ok"
             classes[kind] = classes.get(kind, 0) + 1
     print("\noutcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(classes.items())))
+    print("failed cases by group: " + ", ".join(f"{g} {sum(1 for r in results if r['group'] == g and r['failures'])}" for g in groups))
     crashed = [r for r in results if "engine crashed" in r["notes"]]
     print(f"engine crashes caught by the supervisor (exit 2): {len(crashed)}")
     for r in crashed:
         print(f"  {r['group']}: {r['name']}: {r['command']}")
+    loader = [r for r in results if "the dynamic loader failed before mge ran" in r["notes"]]
+    print(f"the dynamic loader failed before mge ran (ulimit -n, -s): {len(loader)}")
     verbose = [r for r in results if r["error_lines"] > 2]
     print(f"errors of more than two lines: {len(verbose)}")
     for r in verbose[:10]:
@@ -929,7 +1618,8 @@ def summarize(results, global_failures, seconds, work):
     for r in failed:
         env = " ".join(f"{k}={v}" for k, v in r["env"].items())
         print(f"  [{r['group']}] {r['name']}: {'; '.join(r['failures'])} (exit {r['rc']})")
-        print(f"      {env + ' ' if env else ''}{r['command']}" + (f"   [in a namespace: {r['namespace']}]" if r["namespace"] else ""))
+        print(f"      {env + ' ' if env else ''}{r['command']}" + (f"   [in a namespace: {r['namespace']}]" if r["namespace"] else "")
+              + (f"   [bash: {r['shell']!r}]" if r["shell"] else ""))
         print(f"      {r['folder']}; stderr: {r['stderr_head'][:200]!r}")
     for failure in global_failures:
         print(f"  [global] {failure}")

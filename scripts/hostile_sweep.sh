@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# The hostile and mutation sweep of issue 16: runs target/release/mge on some
-# two thousand command lines made to break it (bad paths, devices, FIFOs,
-# outputs over inputs, mutated models, garbage feeds and files, numbers out of
-# all measure, read-only and full disks, a damaged runtime, signals) and fails
-# on a panic, a signal, a hang, an overwritten input, a leftover or more than
-# 200 MB of peak memory where reads and numbers are unbounded.
+# The hostile and mutation sweep of issues 16 and 24: runs target/release/mge
+# on some five thousand seven hundred command lines made to break it (bad
+# paths, devices, FIFOs, outputs over inputs, mutated models, garbage feeds and
+# files, numbers out of all measure, read-only and full disks, a damaged
+# runtime, signals; planted code in the working folder, hostile environment
+# variables, descriptors and limits, models with hostile names, odd model
+# paths) and fails on a panic, a signal, a hang, a silent exit, an overwritten
+# input, a leftover, a process left running, planted code run, raw control
+# characters shown, or more than 200 MB of peak memory where reads and
+# numbers are unbounded. About 30 minutes with --jobs 3 on two cores.
 #
-#   scripts/hostile_sweep.sh [--only SUBSTRING] [--jobs N] [--keep]
+#   scripts/hostile_sweep.sh [--only SUBSTRING] [--groups G,...] [--jobs N] [--keep] [--list]
 #
-# Build first (cargo build --release). Needs python3, GNU time and unshare
+# Build first (cargo build --release). Needs python3, cc, GNU time and unshare
 # (as root, for the read-only and full-disk cases). The installed runtime is
 # only read; runtime damage is made in a copy under the sweep's own folder.
 set -euo pipefail

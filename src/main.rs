@@ -30,6 +30,11 @@ use crate::text::{printable, printable_lines};
 const STACK: usize = 8 << 20;
 
 fn main() -> ExitCode {
+    // Before anything is loaded or started: the engine's libraries come from trusted folders only.
+    if let Err(err) = runtime::ensure_trusted_library_path() {
+        say_error(&error_text(&err));
+        return ExitCode::from(2);
+    }
     engine::ignore_file_size_signal();
     engine::ensure_thread_stacks(STACK);
     supervise::child::init();

@@ -19,6 +19,7 @@ use crate::report::progress::TuneProgress;
 use crate::report::tune::TuneReport;
 use crate::runtime;
 use crate::supervise::command::MgeCommand;
+use crate::supervise::Scratch;
 use crate::tune::candidate::singles;
 use crate::tune::trial::Trials;
 use crate::tune::Tuning;
@@ -80,10 +81,8 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
     let located = runtime::locate(&global.runtime)?;
     // Here, in one line, rather than in every candidate.
     runtime::ensure_runs_on(&located, device)?;
-    let scratch = tempfile::Builder::new()
-        .prefix("mge-tune-")
-        .tempdir()
-        .context("cannot create a folder for the candidates' outputs")?;
+    // A scratch folder as the supervisor's: the next mge removes it should this one be killed.
+    let scratch = Scratch::new()?;
 
     // `mge run MODEL` with the user's feeds and fixed options: every candidate's start.
     let mut baseline = MgeCommand::run(&model.path)

@@ -84,7 +84,7 @@ mod interposed {
         let (fd, line) = match REPORTS.get() {
             Some(reports) => (reports.fd, (reports.exit)(status, &thread)),
             None => (
-                2,
+                crate::engine::stdio::tool_stderr(),
                 format!("mge: error: the engine ended the process with exit({status}) from its thread '{thread}'\n"),
             ),
         };
@@ -151,10 +151,4 @@ mod interposed {
         // SAFETY: pthread_getname_np wrote a NUL-terminated string into `name`.
         unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned()
     }
-}
-
-/// A supervised child ends when its parent does: no engine left running unwatched.
-pub fn end_with_parent() {
-    // SAFETY: prctl with an integer argument; failure only loses this safeguard.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
 }

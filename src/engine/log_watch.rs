@@ -78,3 +78,45 @@ unsafe extern "C" fn count(
         }
     }
 }
+
+/// The variable the engine reads its log level from as its library loads,
+/// with C++'s `std::stoi`: what that throws on (no digits, a value past a
+/// 32-bit int) ends the process with SIGABRT (checked with 1.13).
+const LEVEL_OVERRIDE: &str = "RUNTIME_OVERRIDE_LOG_LEVEL";
+
+/// An error line, before the engine loads, where `RUNTIME_OVERRIDE_LOG_LEVEL`
+/// holds what the engine would abort on.
+pub(super) fn ensure_readable_level_override() -> anyhow::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    match std::env::var_os(LEVEL_OVERRIDE) {
+        Some(value) if !stoi_reads(value.as_bytes()) => anyhow::bail!(
+            "{LEVEL_OVERRIDE}={} is no whole number, and the engine aborts on it: \
+             set it to 0 (the engine's debug log) or another int, or unset it",
+            crate::text::printable(&value.to_string_lossy())
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Whether `std::stoi` reads `text`: white space, a sign, then at least one
+/// decimal digit (what follows is ignored), the number within a C `int`.
+fn stoi_reads(text: &[u8]) -> bool {
+    let text = match text.iter().position(|byte| !b" \t\n\x0b\x0c\r".contains(byte)) {
+        Some(start) => &text[start..],
+        None => return false,
+    };
+    let (negative, text) = match text.first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let digits = text.iter().take_while(|byte| byte.is_ascii_digit()).count();
+    let limit = if negative { 1 << 31 } else { (1 << 31) - 1 };
+    digits > 0
+        && text[..digits]
+            .iter()
+            .try_fold(0i64, |value, digit| {
+                Some(value * 10 + i64::from(digit - b'0')).filter(|value| *value <= limit)
+            })
+            .is_some()
+}

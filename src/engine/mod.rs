@@ -26,12 +26,16 @@ use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 
 pub use affinity::{available_cores, pinned_threads, PIN_SLOTS};
 pub use cuda_driver::{cuda_driver, Driver, Gpu};
-pub use exit_trap::{end_with_parent, report_to, Reports};
+pub use exit_trap::{report_to, Reports};
 pub use log_watch::AlgoChoices;
 pub use process::{
-    effective_uid, ensure_thread_stacks, ignore_file_size_signal, inherit, take_inherited_pipe, ProcessGroup,
+    effective_uid, end_with_this_process, ensure_thread_stacks, ignore_file_size_signal, inherit, restart,
+    take_inherited_pipe, ProcessGroup,
 };
-pub use stdio::{capture_stdout, silence_stdout, stderr_read_by_parent, take_stdout, StdoutSilenced};
+pub use stdio::{
+    capture_stdout, silence_stdout, stderr_read_by_parent, stdout_closed, stdout_closed_in_parent, take_stdout,
+    StdoutSilenced,
+};
 
 /// The oldest runtime whose `LiteConfig` matches our declaration (1.11 appended fields).
 const MIN_VERSION: (i32, i32) = (1, 11);
@@ -208,6 +212,7 @@ pub struct Lite {
 impl Lite {
     /// Loads the Lite shared library at `path` and checks its version.
     pub fn load(path: &Path, verbose: bool) -> Result<Lite> {
+        log_watch::ensure_readable_level_override()?;
         // The CUDA probing at load time prints to both streams; keep it for -v only.
         let quiet = stdio::quiet_start(verbose);
         // Its initialisers run engine code already.

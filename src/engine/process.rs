@@ -3,6 +3,7 @@
 //! itself is killed outright, a pipe handed to a supervised child under its own
 //! descriptor number, the file size limit's signal, and the stacks of threads.
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -122,6 +123,25 @@ pub fn inherit(command: &mut Command, fd: RawFd) {
     }
 }
 
+/// The child that `command` starts is killed when the thread that starts it
+/// ends: no engine left running unwatched. Set before the child's program
+/// starts, and never where this process is gone already (a parent killed
+/// before the child's own call left it running for good).
+pub fn end_with_this_process(command: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: between fork and exec the closure only calls prctl, getppid
+    // and _exit, which are async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != parent {
+                libc::_exit(128 + libc::SIGKILL);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// The write end of a pipe this process inherited as `fd` (see `inherit`),
 /// if `fd` is one: moved out of the way to the top of the descriptor table
 /// (at most 1023), where the user's `/dev/fd/N` paths do not reach, and
@@ -167,6 +187,36 @@ pub fn take_inherited_pipe(fd: RawFd) -> Option<File> {
     // SAFETY: the descriptor is open and was handed to this process for this
     // use alone: nothing else here owns it.
     Some(unsafe { File::from_raw_fd(channel) })
+}
+
+/// Starts this program again in place of this process (`execve`), with the
+/// same arguments and environment but the variable `name` set to `value`
+/// (removed for `None`); a stdout that was closed at the start is closed
+/// again, for the new start to see it so (see `stdio::stdout_closed`).
+/// Returns only where that fails.
+pub fn restart(name: &str, value: Option<OsString>) -> io::Error {
+    let mut args = std::env::args_os();
+    // The running program itself, even where its file was replaced since.
+    let mut command = Command::new("/proc/self/exe");
+    if let Some(program) = args.next() {
+        command.arg0(program);
+    }
+    command.args(args);
+    match value {
+        Some(value) => command.env(name, value),
+        None => command.env_remove(name),
+    };
+    if super::stdio::stdout_closed() {
+        // SAFETY: the closure runs in this process just before execve and
+        // only closes the /dev/null that Rust's runtime opened as fd 1.
+        unsafe {
+            command.pre_exec(|| {
+                libc::close(1);
+                Ok(())
+            });
+        }
+    }
+    command.exec()
 }
 
 /// A write past the file size limit (`ulimit -f`) fails with EFBIG ("File

@@ -1,17 +1,65 @@
 //! Keeps what the engine's C++ code prints (it writes to the process's stdout
-//! itself) out of the tool's stdout, which belongs to reports and JSON.
+//! itself) out of the tool's stdout, which belongs to reports and JSON; and
+//! knows whether the tool's stdout was closed when it started.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use anyhow::{Context, Result};
+
+/// Whether stdout was closed (`>&-`) when the tool started: see `stdout_closed`.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Notes whether fd 1 is open, before Rust's runtime puts /dev/null (opened
+/// read-write) in place of a closed standard stream: afterwards a closed
+/// stdout looks like `1<>/dev/null`, which is how Python's
+/// `subprocess.DEVNULL` hands a program its stdout. The C library calls the
+/// functions of `.init_array` before `main`, which starts Rust's runtime.
+extern "C" fn note_closed_stdout() {
+    // SAFETY: F_GETFD only asks whether the descriptor is open; no memory is touched.
+    if unsafe { libc::fcntl(1, libc::F_GETFD) } == -1 {
+        STDOUT_CLOSED.store(true, Ordering::SeqCst);
+    }
+}
+
+// SAFETY: a function pointer of the right type in `.init_array`, whose
+// function calls fcntl and stores an atomic: it needs nothing set up.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static NOTE_CLOSED_STDOUT: extern "C" fn() = note_closed_stdout;
+
+/// Whether the tool's stdout was closed when it started (`>&-`), or, in a
+/// supervised child, in its parent (see `stdout_closed_in_parent`): the
+/// /dev/null Rust's runtime put in its place would swallow the report.
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::SeqCst)
+}
+
+/// This process's stdout is its parent's, which was closed when the parent
+/// started: what this process inherited in its place is the /dev/null that
+/// Rust's runtime opened there, which looks open.
+pub fn stdout_closed_in_parent() {
+    STDOUT_CLOSED.store(true, Ordering::SeqCst);
+}
 
 /// While alive, file descriptors are pointed elsewhere; dropping restores them.
 pub struct StdoutSilenced {
     saved: Vec<(c_int, c_int)>,
+}
+
+/// Where the tool's own stderr is open: fd 2, or while the engine's start
+/// is silenced, the copy of it kept for the restore. The exit trap's line
+/// goes there: an exit while the engine's library loads was lost with what
+/// the engine printed.
+static TOOL_STDERR: AtomicI32 = AtomicI32::new(2);
+
+// Read by the exit trap only, which the unit tests leave out.
+#[cfg_attr(test, allow(dead_code))]
+pub(super) fn tool_stderr() -> c_int {
+    TOOL_STDERR.load(Ordering::SeqCst)
 }
 
 /// Sends fd 1 to stderr (`to_stderr`) or to /dev/null until the guard drops.
@@ -106,6 +154,9 @@ fn redirect(fds: &[c_int], target: c_int) -> StdoutSilenced {
             let copy = libc::dup(fd);
             if copy >= 0 && libc::dup2(target, fd) >= 0 {
                 saved.push((fd, copy));
+                if fd == 2 {
+                    TOOL_STDERR.store(copy, Ordering::SeqCst);
+                }
             } else if copy >= 0 {
                 libc::close(copy);
             }
@@ -119,6 +170,9 @@ impl Drop for StdoutSilenced {
         // SAFETY: C's stdio buffer may hold engine output aimed at the redirected fd.
         unsafe { libc::fflush(std::ptr::null_mut()) };
         for &(fd, copy) in self.saved.iter().rev() {
+            if fd == 2 {
+                TOOL_STDERR.store(2, Ordering::SeqCst);
+            }
             // SAFETY: `copy` is the dup made in `redirect`, restored and closed once.
             unsafe {
                 libc::dup2(copy, fd);

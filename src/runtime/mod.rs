@@ -25,6 +25,7 @@ pub use elf::ensure_whole as ensure_whole_library;
 pub use install::{install, list, InstallWatcher, Source};
 pub use installed::installed;
 pub use record::{Damage, FileRecord, Hashing, Record, Scrutiny};
+pub use trust::ensure_trusted_library_path;
 pub use version::Version;
 
 /// The one MegEngine release the package registry serves.

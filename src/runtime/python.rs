@@ -5,17 +5,19 @@
 
 use std::env;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
+
+use super::trust::{trusted_folders, writable_by_all};
 
 /// `python3 -I`: isolated (neither the current folder nor the script's on
 /// `sys.path`, no `PYTHON*` variables, no user site-packages), started in the root
 /// folder, from the first folder of `PATH` that can be trusted to hold it (see
-/// `trusted_path`), with a `PATH` of those folders only (what a wrapper script
+/// `trust::trusted_folders`), with a `PATH` of those folders only (what a wrapper script
 /// or pip starts in turn is found there too), and without `PYTHON*` variables
 /// (a wrapper script that drops `-I` still gets none). `None`: no such `python3`.
 pub fn python3() -> Option<Command> {
-    let folders = trusted_path();
+    let folders = trusted_folders(&env::var_os("PATH").unwrap_or_default());
     let program = folders
         .iter()
         .map(|folder| folder.join("python3"))
@@ -33,21 +35,7 @@ pub fn python3() -> Option<Command> {
     Some(command)
 }
 
-/// The folders of `PATH` a program may come from: absolute (an empty entry, `.`
-/// or any relative one means the current folder, or one below it) and not
-/// writable by every user (`/tmp`, where anyone can leave a `python3`).
-fn trusted_path() -> Vec<PathBuf> {
-    let path = env::var_os("PATH").unwrap_or_default();
-    env::split_paths(&path)
-        .filter(|folder| folder.is_absolute() && folder.metadata().is_ok_and(|m| m.is_dir() && !writable_by_all(&m)))
-        .collect()
-}
-
 fn is_trusted_program(path: &Path) -> bool {
     path.metadata()
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0 && !writable_by_all(&m))
-}
-
-fn writable_by_all(metadata: &std::fs::Metadata) -> bool {
-    metadata.permissions().mode() & 0o002 != 0
 }

@@ -2,15 +2,64 @@
 //! is one that no one but this user or root can change: loading a library runs
 //! its code, so a folder another local user can write into (a shared temporary
 //! folder, a link into one) is never where it comes from. A library the user
-//! names (`--lite-lib`) is taken as it is.
+//! names (`--lite-lib`) is taken as it is. The same holds for the folders of
+//! the search paths that programs (`PATH`) and libraries (`LD_LIBRARY_PATH`)
+//! are looked up in by name.
 
+use std::env;
+use std::ffi::{OsStr, OsString};
 use std::fs::Metadata;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
 use crate::engine;
+
+/// The folders of a search path (`PATH`, `LD_LIBRARY_PATH`) that a program or
+/// a library may come from: absolute (an empty entry, `.` or any relative one
+/// means the current folder, or one below it), existing, and not writable by
+/// every user (`/tmp`, where anyone can leave a `python3` or a `libstdc++.so.6`).
+pub fn trusted_folders(list: &OsStr) -> Vec<PathBuf> {
+    env::split_paths(list)
+        .filter(|folder| folder.is_absolute() && folder.metadata().is_ok_and(|m| m.is_dir() && !writable_by_all(&m)))
+        .collect()
+}
+
+pub fn writable_by_all(metadata: &Metadata) -> bool {
+    metadata.permissions().mode() & 0o002 != 0
+}
+
+/// The variable the dynamic loader looks libraries up in first, by name.
+const LIBRARY_PATH: &str = "LD_LIBRARY_PATH";
+
+/// The dynamic loader looks up the libraries the engine needs
+/// (`libstdc++.so.6`) and those it opens (`libcuda.so.1`) in
+/// `LD_LIBRARY_PATH` first, as it read the variable when the process started.
+/// Where it names a folder no library may come from (see `trusted_folders`;
+/// `LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/opt/lib` with the variable unset names
+/// the current folder), the tool starts again without it, so that neither the
+/// engine it loads nor any process it starts (the engine's, `python3`) looks
+/// there. Returns only where it need not or cannot.
+pub fn ensure_trusted_library_path() -> Result<()> {
+    let list = env::var_os(LIBRARY_PATH).unwrap_or_default();
+    // An empty value names no folder.
+    if list.is_empty() {
+        return Ok(());
+    }
+    let trusted = trusted_folders(&list);
+    if env::split_paths(&list).eq(trusted.iter().cloned()) {
+        return Ok(());
+    }
+    let value: Option<OsString> = match trusted.is_empty() {
+        true => None,
+        false => Some(env::join_paths(&trusted).context("LD_LIBRARY_PATH")?),
+    };
+    Err(engine::restart(LIBRARY_PATH, value)).context(
+        "LD_LIBRARY_PATH names the current folder or one every user can write into, \
+         and mge cannot start again without it",
+    )
+}
 
 /// Refuses `below` unless it, every folder between it and `root`, `root` itself
 /// and, where `below` is a folder, everything inside it, is beyond other users'

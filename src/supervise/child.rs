@@ -31,6 +31,9 @@ pub fn init() {
     let Some(channel) = engine::take_inherited_pipe(setup.channel) else {
         return;
     };
+    if setup.stdout_closed {
+        engine::stdout_closed_in_parent();
+    }
     // Each on a line of its own, even should it land amid a long event another thread writes.
     engine::report_to(engine::Reports {
         fd: channel.as_raw_fd(),
@@ -43,7 +46,6 @@ pub fn init() {
     let descriptor = format!("/proc/self/fd/{}", channel.as_raw_fd());
     let _ = output_files::reserve("mge's channel to its parent", Path::new(&descriptor));
     let _ = CHANNEL.set(Mutex::new(channel));
-    engine::end_with_parent();
     engine::stderr_read_by_parent();
     output_files::watch_staging(setup.staging_prefix, |path, exists| {
         send(&Event::Staging {
@@ -122,7 +124,7 @@ fn event_line(event: &Event) -> String {
 }
 
 /// One whole line at a time, whichever thread sends. A parent that is gone
-/// loses it (it ends this process anyway: see `engine::end_with_parent`).
+/// loses it (it ends this process anyway: see `engine::end_with_this_process`).
 fn send(event: &Event) {
     if let Some(channel) = CHANNEL.get() {
         let line = event_line(event);

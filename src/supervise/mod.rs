@@ -21,6 +21,8 @@ pub mod record;
 mod scratch;
 mod stall;
 
+pub use scratch::Scratch;
+
 use std::fmt;
 use std::path::PathBuf;
 
@@ -37,23 +39,36 @@ struct ChildSetup {
     /// How the names of its staging files and folders begin: the parent
     /// removes those a dead child left, and nothing else.
     staging_prefix: String,
+    /// The stdout it inherits is the parent's, which was closed when the
+    /// parent started (see `engine::stdout_closed`).
+    stdout_closed: bool,
 }
+
+/// How `ChildSetup` says that the stdout a child inherits was closed.
+const STDOUT_CLOSED: &str = "stdout-closed";
 
 impl ChildSetup {
     fn to_env(&self) -> String {
-        format!("{}:{}", self.channel, self.staging_prefix)
+        let closed = if self.stdout_closed { STDOUT_CLOSED } else { "" };
+        format!("{}:{}:{closed}", self.channel, self.staging_prefix)
     }
 
     /// `None` for anything the parent would not have written.
     fn from_env(value: &str) -> Option<ChildSetup> {
-        let (channel, prefix) = value.split_once(':')?;
+        let mut fields = value.split(':');
+        let (channel, prefix, closed) = (fields.next()?, fields.next()?, fields.next()?);
         let token = prefix.strip_prefix(STAGING_PREFIX)?.strip_suffix('-')?;
-        if token.is_empty() || !token.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        if token.is_empty() || !token.bytes().all(|b| b.is_ascii_alphanumeric()) || fields.next().is_some() {
             return None;
         }
         Some(ChildSetup {
             channel: channel.parse().ok()?,
             staging_prefix: prefix.to_string(),
+            stdout_closed: match closed {
+                STDOUT_CLOSED => true,
+                "" => false,
+                _ => return None,
+            },
         })
     }
 }
@@ -189,20 +204,26 @@ mod tests {
 
     #[test]
     fn a_child_takes_only_the_setup_its_parent_writes() {
-        let setup = ChildSetup {
-            channel: 5,
-            staging_prefix: ".mge-a1B2c3-".into(),
-        };
-        assert_eq!(ChildSetup::from_env(&setup.to_env()), Some(setup));
+        for stdout_closed in [false, true] {
+            let setup = ChildSetup {
+                channel: 5,
+                staging_prefix: ".mge-a1B2c3-".into(),
+                stdout_closed,
+            };
+            assert_eq!(ChildSetup::from_env(&setup.to_env()), Some(setup));
+        }
         for value in [
             "1",
             "",
             "5",
-            "x:.mge-a1-",
-            "5:.mge--",
-            "5:.mge-a/b-",
-            "5:/tmp/.mge-a-",
-            "5:.mge-a",
+            "5:.mge-a1-",
+            "x:.mge-a1-:",
+            "5:.mge--:",
+            "5:.mge-a/b-:",
+            "5:/tmp/.mge-a-:",
+            "5:.mge-a:",
+            "5:.mge-a1-:closed",
+            "5:.mge-a1-:stdout-closed:",
         ] {
             assert_eq!(ChildSetup::from_env(value), None, "{value:?}");
         }

@@ -22,7 +22,7 @@ use super::stall::{StallWatch, STALL_LIMIT};
 use super::{error_line, ChildSetup, Event, Phase, Whereabouts, CHILD_ENV, STAGING_PREFIX};
 use crate::engine;
 use crate::runtime::Located;
-use crate::text::to_stderr;
+use crate::text::{printable, to_stderr};
 
 /// How often a quiet child is looked at (has it ended? is the deadline past? were we interrupted?).
 const TICK: Duration = Duration::from_millis(100);
@@ -436,6 +436,7 @@ impl Supervisor {
         let setup = ChildSetup {
             channel: channel_end.as_raw_fd(),
             staging_prefix: format!("{STAGING_PREFIX}{}-", scratch.token()),
+            stdout_closed: !replies && engine::stdout_closed(),
         };
         let mut child = Command::new(exe);
         child
@@ -449,6 +450,7 @@ impl Supervisor {
             .stdout(piped_if(replies))
             .stderr(Stdio::piped());
         engine::inherit(&mut child, channel_end.as_raw_fd());
+        engine::end_with_this_process(&mut child);
         let mut child = child.spawn().context("cannot start the engine's process")?;
         // The child's end is the child's alone: the channel closes when the child is gone.
         drop(channel_end);
@@ -596,8 +598,10 @@ impl Supervisor {
             Message::Event(event) => event,
             Message::Text(line) => {
                 self.remember(&line);
+                // The engine prints a model's names as they are: a line of its
+                // own could carry escape sequences or a bell.
                 if self.show_engine_output {
-                    watcher.text(&line);
+                    watcher.text(&printable(&line));
                 }
                 return;
             }

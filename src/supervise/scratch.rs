@@ -1,5 +1,5 @@
-//! A child's temporary folder (its TMPDIR): `mge-XXXXXX` in the system's,
-//! removed with its supervisor. A folder whose owner ended without removing
+//! A temporary folder of mge's (a child's TMPDIR, tune's candidates' and
+//! compare's two runs' outputs): `mge-XXXXXX` in the system's, removed with its owner. A folder whose owner ended without removing
 //! it (killed, or ended by a signal it does not catch) is removed by the next
 //! `mge` that starts a child: each owner holds a lock on a file inside its
 //! folder for as long as it lives, and the kernel lets go of it when the
@@ -21,11 +21,25 @@ const PREFIX: &str = "mge-";
 const OWNER_LOCK: &str = ".owner";
 
 pub struct Scratch {
-    /// Removed before the lock is let go (fields drop in order).
+    /// Removed before the lock is let go (see `drop`).
     dir: tempfile::TempDir,
     /// None where the file system takes no lock: the folder is then never
     /// taken for abandoned (it is removed with its supervisor all the same).
-    _owner: Option<File>,
+    owner: Option<File>,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        self.dir.disable_cleanup(true);
+        let dir = self.dir.path();
+        // Listing a folder takes a descriptor, `remove_dir_all` one a level:
+        // where they run out (`ulimit -n` reached) the lock's goes, and the
+        // folder is removed holding one at a time.
+        if fs::remove_dir_all(dir).is_err() {
+            self.owner = None;
+            let _ = remove_one_open_at_a_time(dir);
+        }
+    }
 }
 
 impl Scratch {
@@ -38,7 +52,7 @@ impl Scratch {
         let owner = hold(dir.path()).ok();
         static ABANDONED_REMOVED: Once = Once::new();
         ABANDONED_REMOVED.call_once(|| remove_abandoned(dir.path()));
-        Ok(Scratch { dir, _owner: owner })
+        Ok(Scratch { dir, owner })
     }
 
     pub fn path(&self) -> &Path {
@@ -51,6 +65,19 @@ impl Scratch {
         name.and_then(|name| name.strip_prefix(PREFIX))
             .expect("tempfile names the folder PREFIX and ASCII letters and digits")
     }
+}
+
+/// Removes `dir` and what it holds, with no more than one folder open at a
+/// time (an empty folder takes none).
+fn remove_one_open_at_a_time(dir: &Path) -> io::Result<()> {
+    let entries: Vec<_> = fs::read_dir(dir).map_or(Ok(Vec::new()), Iterator::collect)?;
+    for entry in entries {
+        match entry.file_type()?.is_dir() {
+            true => remove_one_open_at_a_time(&entry.path())?,
+            false => fs::remove_file(entry.path())?,
+        }
+    }
+    fs::remove_dir(dir)
 }
 
 /// Locks `dir`'s owner file, made under another name and renamed once

@@ -56,8 +56,8 @@ fn var_names_cannot_fake_an_exit_or_an_error() {
         let (stdout, stderr) = run_expecting(mge().args(["run", "-v", "--iter", "2", &container]), 0);
         assert!(stdout.contains("testcase 0: passed"), "{key}: {stdout}");
         assert!(!stderr.contains("mge: error"), "{key}: {stderr}");
-        // The name is the engine's text, shown as it printed it.
-        assert!(stderr.contains("\u{1}mge-event:{\"event\":"), "{key}: {stderr}");
+        // The name is the engine's text, shown with its control characters escaped.
+        assert!(stderr.contains("\\x01mge-event:{\"event\":"), "{key}: {stderr}");
         let (stdout, stderr) = run_expecting(mge().args(["check", "-v", &container]), 0);
         assert!(stdout.contains("1 passed, 0 failed"), "{key}: {stdout}");
         assert!(!stderr.contains("mge: error"), "{key}: {stderr}");

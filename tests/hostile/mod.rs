@@ -332,6 +332,28 @@ fn a_stdout_that_fails_is_an_error() {
     }
 }
 
+/// `1<>/dev/null` is how Python's `subprocess.DEVNULL` hands a program its
+/// stdout, and it looks as the /dev/null that Rust's runtime puts in place of
+/// a closed stdout: it was taken for `>&-` ("cannot write the result: stdout
+/// is closed", exit 2). Both through a supervised child (`run`, `info`) and
+/// without one (`compare`), `>&-` is one error line and `1<>/dev/null` none.
+#[test]
+fn a_closed_stdout_is_told_from_dev_null_opened_read_write() {
+    for command in [
+        "run -q fixtures/conv_float.mge --iter 1",
+        "info fixtures/conv_float.mge",
+        "compare fixtures/feeds/conv_data.npy fixtures/feeds/conv_data.npy",
+    ] {
+        let (_, stderr) = run_expecting(&mut mge_in_shell(&format!("exec \"$0\" {command} 1<>/dev/null")), 0);
+        assert_eq!(stderr, "", "{command} 1<>/dev/null");
+        let (_, stderr) = run_expecting(&mut mge_in_shell(&format!("exec \"$0\" {command} >&-")), 2);
+        assert_eq!(
+            stderr, "mge: error: cannot write the result: stdout is closed\n",
+            "{command} >&-"
+        );
+    }
+}
+
 /// A mutant from the sweep that crashed the engine: an operator's vtable
 /// offset moved onto a 4-byte vtable, so the operator has no fields and the
 /// loader reads its missing type.

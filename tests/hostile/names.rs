@@ -266,6 +266,29 @@ fn names_reach_the_terminal_escaped() {
     assert!(stdout.contains(r"-c\nx.mge #0: passed  'feat'"), "{stdout}");
 }
 
+/// What the engine prints under `-v` (its AssertEqual lines, its debug log
+/// with `RUNTIME_OVERRIDE_LOG_LEVEL=0`) holds a model's names as they are:
+/// the parent passed ESC and BEL on to the terminal raw. Each line of the
+/// engine's shows them escaped; a line break in a name still breaks the
+/// engine's line, as nothing tells it from the engine's own.
+#[test]
+fn the_engines_text_under_verbose_shows_names_escaped() {
+    let control = named("control");
+    let (_, stderr) = run_expecting(
+        mge()
+            .env("RUNTIME_OVERRIDE_LOG_LEVEL", "0")
+            .args(["run", "-v", "--iter", "1", &control.model, "-i", &feed()]),
+        0,
+    );
+    assert_printable(&stderr, "the engine's log");
+    assert!(
+        stderr
+            .lines()
+            .any(|line| line.contains("[DEBUG]") && line.contains(r"x\x1b[31mred\x07")),
+        "{stderr}"
+    );
+}
+
 /// Item 11: a model or a feed that starts with `-` broke the children of
 /// `tune` and `compare` ("the baseline does not run", "it failed"), and a
 /// path that is not UTF-8 became another file in tune's printed command.

@@ -1,9 +1,11 @@
 //! What the tool's process is given (issue 24 items 5 to 8 and 14c): limits
 //! (`ulimit -f`, `-v`, `-s`), a stderr whose reader is gone, a current folder
-//! that no longer exists, and the temporary folders of processes that were
-//! killed. Each ends in the exit code the command would have had, or in one
-//! error line (exit 2) that names the cause; nothing is left behind.
+//! that no longer exists, the temporary folders of processes that were
+//! killed, and a library search path that names the current folder. Each
+//! ends in the exit code the command would have had, or in one error line
+//! (exit 2) that names the cause; nothing is left behind or loaded from there.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -134,6 +136,68 @@ fn a_deleted_current_folder_is_named_as_the_likely_cause() {
     }
 }
 
+/// `runtime info` loads the engine itself, its output silenced: in a deleted
+/// folder the engine's exit(2) while its library loaded took the trap's line
+/// with it, and the tool ended with exit 2 and not a word.
+#[test]
+fn the_engines_exit_while_it_loads_unsupervised_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let gone = dir.path().join("gone");
+    std::fs::create_dir(&gone).unwrap();
+    let script = "cd \"$1\" && rmdir \"$1\" && exec \"$0\" runtime info";
+    let (_, stderr) = run_expecting(mge_in_shell(script).arg(&gone), 2);
+    assert_eq!(
+        stderr, "mge: error: the engine ended the process with exit(2) from its thread 'mge'\n",
+        "{stderr}"
+    );
+}
+
+/// `LD_LIBRARY_PATH=:` (`$LD_LIBRARY_PATH:/opt/lib` of an unset variable)
+/// names the current folder, where the loader looked up what the engine
+/// opens by name: `runtime info`'s CUDA probe ran a planted `libcuda.so.1`,
+/// and a run loaded a planted `libstdc++.so.6` (exit 2, "undefined symbol").
+/// Relative entries and folders every user can write into are left out; a
+/// folder the user names is the user's.
+#[test]
+fn ld_library_path_names_no_folder_others_or_the_current_one_control() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("marker");
+    let planted = dir.path().join("planted");
+    let shared = dir.path().join("shared");
+    for folder in [&planted, &shared] {
+        std::fs::create_dir(folder).unwrap();
+        for name in ["libcuda.so.1", "libstdc++.so.6"] {
+            std::fs::copy(planted_library(), folder.join(name)).unwrap();
+        }
+    }
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let shared = shared.to_str().unwrap();
+    for list in [
+        ":",
+        ".",
+        "./",
+        "../planted",
+        &format!("{shared}:"),
+        &format!("/nowhere:{shared}"),
+    ] {
+        let in_planted = |args: &[&str]| {
+            let mut command = mge();
+            command
+                .current_dir(&planted)
+                .env("LD_LIBRARY_PATH", list)
+                .env("MGE_TEST_PLANTED", &marker)
+                .args(args);
+            command
+        };
+        let (stdout, _) = run_expecting(&mut in_planted(&["runtime", "info"]), 0);
+        assert!(stdout.contains("1.13.0"), "{list}: {stdout}");
+        assert!(!marker.exists(), "{list}: a planted library was loaded");
+        let model = root().join("fixtures/conv_float.mge");
+        let (stdout, _) = run_expecting(in_planted(&["run", "-q", "--iter", "1"]).arg(&model), 0);
+        assert!(stdout.contains("feat"), "{list}: {stdout}");
+    }
+}
+
 /// A small `ulimit -s` is the main thread's: the tool's work and the
 /// engine's threads get stacks of their own size (the tool overflowed its
 /// stack at 64 KiB, SIGABRT).
@@ -207,4 +271,140 @@ fn scratch_folders_of_killed_processes_are_removed_by_the_next_run() {
     assert_eq!(left_in(tmp.path()), its_scratch, "a killed process removes nothing");
     quick_run(tmp.path());
     assert!(left_in(tmp.path()).is_empty(), "{:?}", left_in(tmp.path()));
+}
+
+/// tune's folder for its candidates' outputs (`mge-tune-*`) stayed in TMPDIR
+/// for good when tune was killed; it is a scratch folder as the supervisor's,
+/// removed by the next run.
+#[test]
+fn a_killed_tunes_folder_is_removed_by_the_next_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut tune = Command::new(mge().get_program())
+        .current_dir(root())
+        .env("MGE_LITE_LIB", fault_library())
+        .env("MGE_FAULT", "hang")
+        .env("TMPDIR", tmp.path())
+        .args(["tune", "fixtures/conv_float.mge", "-q", "--budget", "60"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // tune's own folder and its first candidate's scratch.
+    let started = Instant::now();
+    while left_in(tmp.path()).len() < 2 && started.elapsed() < COMMAND_TIMEOUT {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(left_in(tmp.path()).len(), 2, "{:?}", left_in(tmp.path()));
+    tune.kill().unwrap();
+    tune.wait().unwrap();
+    quick_run(tmp.path());
+    assert!(left_in(tmp.path()).is_empty(), "{:?}", left_in(tmp.path()));
+}
+
+/// The engine reads `RUNTIME_OVERRIDE_LOG_LEVEL` with `std::stoi` as its
+/// library loads and aborts on what that cannot read: `runtime info` ended
+/// with SIGABRT ("Rust cannot catch foreign exceptions"), a run with "the
+/// engine crashed". Those are one line before the engine loads; what the
+/// engine reads still reaches it.
+#[test]
+fn a_log_level_override_the_engine_cannot_read_is_one_line() {
+    let model = root().join("fixtures/conv_float.mge");
+    for value in ["", "abc", " ", "-", "2147483648", "-2147483649", "99999999999999999999"] {
+        for args in [&["runtime", "info"][..], &["run", "-q", "--iter", "1"][..]] {
+            let mut command = mge();
+            command.env("RUNTIME_OVERRIDE_LOG_LEVEL", value).args(args);
+            if args[0] == "run" {
+                command.arg(&model);
+            }
+            let (_, stderr) = run_expecting(&mut command, 2);
+            assert!(
+                stderr.starts_with("mge: error: RUNTIME_OVERRIDE_LOG_LEVEL=") && stderr.lines().count() == 1,
+                "{value:?} {args:?}: {stderr}"
+            );
+        }
+    }
+    for value in ["4", " +4", "4abc", "2147483647", "-2147483648"] {
+        let (stdout, _) = run_expecting(
+            mge().env("RUNTIME_OVERRIDE_LOG_LEVEL", value).args(["runtime", "info"]),
+            0,
+        );
+        assert!(stdout.contains("1.13.0"), "{value:?}: {stdout}");
+    }
+}
+
+/// With every descriptor but one taken (`ulimit -n`), the supervisor's
+/// error left its scratch folder behind: removing it needed the descriptor
+/// the folder's lock held; under tune and compare, whose own scratch folder
+/// holds one more, the supervisor's folder could not even be locked, and
+/// stayed for good.
+#[test]
+fn a_scratch_folder_is_removed_with_descriptors_at_the_limit() {
+    for command in ["run -q --iter 1", "tune -q --budget 3", "compare --b-naive"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let script = format!("exec 3</dev/null; ulimit -n 5; exec \"$0\" {command} fixtures/conv_float.mge");
+        let (_, stderr) = run_expecting(mge_in_shell(&script).env("TMPDIR", tmp.path()), 2);
+        assert!(stderr.contains("Too many open files"), "{command}: {stderr}");
+        assert!(left_in(tmp.path()).is_empty(), "{command}: {:?}", left_in(tmp.path()));
+    }
+}
+
+/// The engine's process of a run killed (SIGKILL) as it started that process
+/// ran on for good: it asked to end with its parent only once its program
+/// had started, after the parent was gone. Killed the moment the child
+/// appears, the parent takes the child with it.
+#[test]
+fn a_run_killed_as_it_starts_the_engines_process_leaves_none() {
+    for _ in 0..5 {
+        let mut run = Command::new(mge().get_program())
+            .current_dir(root())
+            .env("MGE_LITE_LIB", fault_library())
+            .env("MGE_FAULT", "hang")
+            .args(["run", "fixtures/conv_float.mge", "-q"])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        let child = loop {
+            if let Some(child) = children_of(run.id()).into_iter().next() {
+                break child;
+            }
+            assert!(started.elapsed() < COMMAND_TIMEOUT, "no engine's process started");
+        };
+        run.kill().unwrap();
+        run.wait().unwrap();
+        let gone = Instant::now();
+        while running(child) && gone.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let left = running(child);
+        if left {
+            // Not left for the rest of the suite.
+            let _ = Command::new("kill").args(["-9", &child.to_string()]).status();
+        }
+        assert!(!left, "the engine's process {child} outlived its killed parent");
+    }
+}
+
+/// The processes `pid` started, from every one of its threads.
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|id| id.parse().ok())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Whether `pid` is running (a zombie is not).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+    })
 }

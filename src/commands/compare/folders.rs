@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::runs::{scratch_folder, TwoRuns};
+use super::runs::TwoRuns;
 use super::timing::time_pair;
 use crate::cli::Shard;
 use crate::commands::check::models::{find_models, shard_of};
@@ -19,6 +19,7 @@ use crate::compare::Rules;
 use crate::input_files;
 use crate::report::compare::{FolderReport, PairRow, PairStatus, RunsCompared};
 use crate::supervise::parent::Interrupted;
+use crate::supervise::Scratch;
 
 /// Whether `a` and `b` are two folders of models rather than of tensors: both
 /// folders, and a `*.mge` file under either (a folder of tensors or an io
@@ -94,7 +95,8 @@ pub fn compare_folders(
         .filter(|(_, place)| matches!(place, Place::Both))
         .map(|(model, _)| model)
         .collect();
-    let scratch = scratch_folder()?;
+    // The runs' files: the next mge removes them should this one be killed.
+    let scratch = Scratch::new()?;
     let models_of = |model: &Path| [dir_a.join(model), dir_b.join(model)];
     let mut compared: Vec<Option<Result<RunsCompared, String>>> = (0..paired.len()).map(|_| None).collect();
     share_out(

@@ -26,6 +26,7 @@ use crate::runtime::{self, Choice, Located};
 use crate::supervise::child::say;
 use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{How, Interrupted, Muted, Next, Supervisor};
+use crate::supervise::Scratch;
 use crate::text::quoted_list;
 
 /// How one side runs, whatever model it runs.
@@ -317,7 +318,8 @@ pub fn compare_runs(
         global.note(format!("{}: {}", two.runs[at].name, two.side(at, model).describe()));
     }
     let staged = keep.map(StagedSet::new).transpose()?;
-    let scratch = scratch_folder()?;
+    // The runs' files: the next mge removes them should this one be killed.
+    let scratch = Scratch::new()?;
     let root = staged.as_ref().map_or(scratch.path(), StagedSet::path).to_path_buf();
     let repro = repro_dir.map(Repro::stage).transpose()?;
     let mut witness = repro.as_ref().map(|repro| Witness {
@@ -407,14 +409,6 @@ pub fn two_models(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs) -> Result<[
         None => a.clone(),
     };
     Ok([a, model_b])
-}
-
-/// A folder for the runs' files, removed with it.
-pub fn scratch_folder() -> Result<tempfile::TempDir> {
-    tempfile::Builder::new()
-        .prefix("mge-compare-")
-        .tempdir()
-        .context("cannot create a temporary folder for the two runs")
 }
 
 /// How one side's run went: what it printed on stderr, and how it died if it did.
