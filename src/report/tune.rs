@@ -6,10 +6,10 @@ use serde::Serialize;
 
 use super::table::Table;
 use super::Report;
-use crate::runner::rounds::Measured;
+use crate::runner::rounds::{Measured, Ratio};
 use crate::supervise::command::MgeCommand;
 use crate::tune::trial::Status;
-use crate::tune::{Confirmation, Contender, Row, Skipped, Source, Speedup, Tuning};
+use crate::tune::{Confirmation, Contender, Row, Skipped, Source, Tuning};
 
 #[derive(Serialize)]
 pub struct TuneReport {
@@ -326,15 +326,15 @@ impl ConfirmationReport {
                 .contenders
                 .iter()
                 .map(|contender| {
-                    let Speedup {
-                        ratio,
+                    let Ratio {
+                        estimate,
                         interval,
                         confidence,
                     } = contender.speedup(&again.baseline);
                     ContenderReport {
                         options: options(contender),
                         median_ms: contender.median_ms(),
-                        speedup: ratio,
+                        speedup: estimate,
                         speedup_interval: interval,
                         speedup_confidence: confidence,
                         held: contender.held,

@@ -20,8 +20,7 @@ use serde::Serialize;
 
 use crate::compare::Rules;
 use crate::options::EngineOption;
-use crate::runner::rounds::{median_of_rounds, Measured};
-use crate::runner::timing::{median, median_interval};
+use crate::runner::rounds::{median_of_rounds, Measured, Ratio};
 use candidate::Candidate;
 use trial::{Runner, Status};
 
@@ -92,51 +91,13 @@ impl Contender {
         median_of_rounds(&self.rounds)
     }
 
-    /// Its speed-up over the baseline back to back, from the ratio of each
-    /// round (`baseline`: the baseline's trial in each round).
-    pub fn speedup(&self, baseline: &[Measured]) -> Speedup {
-        let ratios: Vec<f64> = baseline
-            .iter()
-            .zip(&self.rounds)
-            .map(|(base, own)| base.median_ms / own.median_ms)
-            .collect();
-        Speedup::of_rounds(&ratios)
-    }
-}
-
-/// A speed-up measured back to back: the median of the rounds' ratios (the
-/// baseline's median over the contender's, in the same round: paired, so that
-/// a load that comes and goes between rounds cancels out), and a
-/// distribution-free interval of that median over the rounds.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Speedup {
-    pub ratio: f64,
-    /// Two order statistics of the ratios; `None` from one round.
-    pub interval: Option<[f64; 2]>,
-    /// The chance that the interval holds the true median: 95% from 6 rounds
-    /// on; below, the interval is the ratios' whole range, which holds it
-    /// with 1 - 2^(1-n) (3 rounds: 75%).
-    pub confidence: f64,
-}
-
-impl Speedup {
-    fn of_rounds(ratios: &[f64]) -> Speedup {
-        let ratio = median(ratios);
-        if let Some((low, high)) = median_interval(ratios) {
-            return Speedup {
-                ratio,
-                interval: Some([low, high]),
-                confidence: 0.95,
-            };
-        }
-        let rounds = ratios.len() as i32;
-        let low = ratios.iter().copied().fold(f64::INFINITY, f64::min);
-        let high = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        Speedup {
-            ratio,
-            interval: (rounds > 1).then_some([low, high]),
-            confidence: (1.0 - 2f64.powi(1 - rounds)).max(0.0),
-        }
+    /// Its speed-up over the baseline back to back (`baseline`: the
+    /// baseline's trial in each round): the median of the rounds' ratios, the
+    /// baseline's time over its own in the same round (paired, so that a load
+    /// that comes and goes between rounds cancels out), with its
+    /// distribution-free interval, as compare's B/A (`Ratio`).
+    pub fn speedup(&self, baseline: &[Measured]) -> Ratio {
+        Ratio::of_pairs(self.rounds.iter().zip(baseline)).expect("a confirmation has a round at least")
     }
 }
 
@@ -149,7 +110,7 @@ pub struct Headline<'t> {
     pub best_ms: f64,
     pub baseline_ms: f64,
     /// `None` for the search's figures, which are one trial each.
-    pub speedup: Option<Speedup>,
+    pub speedup: Option<Ratio>,
     pub source: Source,
 }
 
@@ -171,7 +132,7 @@ impl Headline<'_> {
     /// The speed-up's point figure (1 for the baseline).
     pub fn ratio(&self) -> f64 {
         self.speedup
-            .map_or(self.baseline_ms / self.best_ms, |speedup| speedup.ratio)
+            .map_or(self.baseline_ms / self.best_ms, |speedup| speedup.estimate)
     }
 }
 
