@@ -871,7 +871,9 @@ fn given_options<'a>(matches: &ArgMatches, definitions: impl Iterator<Item = &'a
             Takes::Nothing(option) => given.extend(indices.map(|index| (index, option()))),
             Takes::Value { .. } => {
                 let values = matches.get_many::<EngineOption>(name).into_iter().flatten().cloned();
-                given.extend(indices.zip(values).filter(|(_, option)| !option.is_default()));
+                // A default said is kept: it overrides what other words set
+                // (compare's common options under `--a-options '--device cpu'`).
+                given.extend(indices.zip(values));
             }
         }
     }

@@ -569,12 +569,6 @@ impl EngineOption {
         }
     }
 
-    /// Whether the option is at the default `--help` names (`--device cpu`).
-    pub fn is_default(&self) -> bool {
-        let default = self.kind().definition().default;
-        default.is_some_and(|default| self.value().is_some_and(|value| value == default))
-    }
-
     /// The option's flag, and its value where it takes one, exact (a path as it is).
     pub fn flag_and_value(&self) -> (&'static str, Option<OsString>) {
         (self.kind().definition().flag, self.value())

@@ -163,6 +163,34 @@ fn side_options_are_read_as_engine_options() {
     }
 }
 
+/// A side's option replaces the common one of its kind, a default too: both
+/// sides run on the CPU (on any machine, with a GPU or without).
+#[test]
+fn a_sides_default_replaces_the_common_option() {
+    let report = compare_runs(
+        &[
+            "fixtures/conv_float.mge",
+            "--device",
+            "cuda",
+            "--a-options",
+            "--device cpu",
+            "--b-options",
+            "--device cpu --threads 1",
+        ],
+        0,
+    );
+    assert_eq!(
+        report["a"]["options"],
+        serde_json::json!(["--device", "cpu"]),
+        "{report}"
+    );
+    assert_eq!(
+        report["b"]["options"],
+        serde_json::json!(["--device", "cpu", "--threads", "1"]),
+        "{report}"
+    );
+}
+
 /// A run the engine takes down is named, and nothing is kept.
 #[test]
 fn a_failing_run_is_named() {
