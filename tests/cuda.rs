@@ -92,7 +92,7 @@ fn a_gpu_the_runtime_has_no_kernels_for_is_refused_in_one_line_before_the_engine
             "mge: error: --device cuda:0: NVIDIA H100 80GB HBM3 is sm_90, and MegEngine 1.13.0+cu118 has kernels for \
              sm_61 sm_70 sm_75 sm_80 sm_86 sm_89 only; no MegEngine release has kernels for sm_90: build it from \
              source with -DMGE_CUDA_GENCODE=\"-gencode arch=compute_90,code=sm_90\" and give its Lite library with \
-             --lite-lib (README: GPUs and MegEngine builds), or use --device cpu",
+             --lite-lib (docs/runtime.md: GPUs and MegEngine builds), or use --device cpu",
             "{line:?}"
         );
         assert_empty(out.path());
@@ -171,7 +171,7 @@ fn the_way_out_names_an_installed_runtime_or_the_build_to_install() {
     assert!(
         line.ends_with(
             "MegEngine's cu118 builds run on it: `mge runtime install --find-links https://megengine.org.cn/whl/mge.html \
-             --version 1.13.0+cu118` (README: GPUs and MegEngine builds)"
+             --version 1.13.0+cu118` (docs/runtime.md: GPUs and MegEngine builds)"
         ),
         "{line}"
     );

@@ -263,10 +263,10 @@ fn way_out(gpu: &Gpu, located: &Located) -> String {
     let release = version.as_ref().map_or(super::DEFAULT_VERSION, Version::release);
     match RELEASED_BUILDS.iter().rev().find(|(_, sms)| sms.contains(&number)) {
         Some((tag, _)) => format!(
-            "MegEngine's {tag} builds run on it: `mge runtime install --find-links {WHEEL_INDEX} --version {release}+{tag}` (README: GPUs and MegEngine builds)"
+            "MegEngine's {tag} builds run on it: `mge runtime install --find-links {WHEEL_INDEX} --version {release}+{tag}` (docs/runtime.md: GPUs and MegEngine builds)"
         ),
         None => format!(
-            "no MegEngine release has kernels for {}: build it from source with -DMGE_CUDA_GENCODE=\"-gencode arch=compute_{number},code=sm_{number}\" and give its Lite library with --lite-lib (README: GPUs and MegEngine builds), or use --device cpu",
+            "no MegEngine release has kernels for {}: build it from source with -DMGE_CUDA_GENCODE=\"-gencode arch=compute_{number},code=sm_{number}\" and give its Lite library with --lite-lib (docs/runtime.md: GPUs and MegEngine builds), or use --device cpu",
             sm(gpu.capability)
         ),
     }
