@@ -121,6 +121,17 @@ pub struct OutputsArg {
     pub dir: Option<PathBuf>,
 }
 
+/// `--repro DIR`, of run, check and compare.
+#[derive(Args, Debug)]
+#[command(next_help_heading = OUTPUT)]
+pub struct ReproArg {
+    /// For each model that crashed, hung, exited or failed its outputs, write a folder DIR/NAME
+    /// that reproduces it: the model, its exact feeds, the options, the runtime, the CPU, the
+    /// engine's messages and the command line (a bug report in a folder)
+    #[arg(id = "repro", long = "repro", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
 /// `--check-finite`, of run, check and dump.
 #[derive(Args, Debug)]
 #[command(next_help_heading = CHECKS)]
@@ -173,6 +184,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub finite: FiniteArg,
+
+    #[command(flatten)]
+    pub repro: ReproArg,
 }
 
 /// `--instances N`: copies of the network running at once.
@@ -540,6 +554,9 @@ pub struct TwoRunArgs {
     /// Stop a run that takes longer than SECONDS
     #[command(flatten)]
     pub deadline: DeadlineArgs,
+
+    #[command(flatten)]
+    pub repro: ReproArg,
 }
 
 /// The most rounds `compare --rounds` takes: each is two processes.
@@ -941,6 +958,9 @@ pub struct CheckArgs {
 
     #[command(flatten)]
     pub finite: FiniteArg,
+
+    #[command(flatten)]
+    pub repro: ReproArg,
 
     /// Serve as a worker process of `check`: indices into MODELS on stdin, results on stdout
     #[arg(long, hide = true)]

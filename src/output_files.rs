@@ -471,6 +471,15 @@ impl StagedSet {
         Ok(())
     }
 
+    /// Copies the file `source` into the staging folder as `file` (relative to the set's folder).
+    pub fn copy_in(&mut self, file: PathBuf, source: &Path) -> Result<()> {
+        let path = self.path().join(&file);
+        fs::create_dir_all(folder_of(&path))
+            .and_then(|()| fs::copy(source, &path))
+            .and_then(|_| fs::File::open(&path)?.sync_all())
+            .with_context(|| format!("cannot copy {} to {}", source.display(), self.dir.join(&file).display()))
+    }
+
     /// Moves every staged file into the set's folder.
     pub fn commit(mut self) -> Result<()> {
         let dir = self.dir.clone();

@@ -355,6 +355,23 @@ fn the_engines_log_lines_are_shown_with_verbose_only() {
     );
 }
 
+/// A baseline that the engine's process ends with an exit code of its own
+/// (no error of the tool's, no trapped exit) fails the search with the
+/// child's reason, not with the budget's.
+#[test]
+fn tune_says_why_the_baseline_failed() {
+    for at in ["load", "forward"] {
+        let mut command = mge_failing("quit", at, &["tune", "fixtures/conv_float.mge", "--budget", "30"]);
+        let stderr = run_expecting(&mut command, 2).1;
+        assert!(
+            stderr.starts_with("mge: error: the baseline does not run, so there is nothing to compare with: ")
+                && stderr.contains("cannot allocate memory for thread-local data: ABORT"),
+            "{at}: {stderr}"
+        );
+        assert!(!stderr.contains("--budget"), "{at}: {stderr}");
+    }
+}
+
 /// A child that ends with an exit code the tool never ends with, as glibc
 /// ends a process whose thread cannot get its thread-local data (`_exit(127)`,
 /// which no exit handler sees), or with 2 without its error: one line, exit 2

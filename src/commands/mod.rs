@@ -34,18 +34,24 @@ pub struct Global {
     pub runtime: crate::runtime::Choice,
     pub verbose: bool,
     pub quiet: bool,
+    /// Neither notes nor warnings: the parent of a supervised run turning
+    /// the settings its child turns too, and speaks of.
+    pub mute: bool,
 }
 
 impl Global {
     /// A note for the user on stderr, unless `--quiet`.
     pub fn note(&self, message: impl fmt::Display) {
-        if !self.quiet {
+        if !self.quiet && !self.mute {
             supervise::child::say(&format!("note: {}", printable(&message.to_string())));
         }
     }
 
     /// A warning on stderr, even with `--quiet`: something may not be what the user thinks.
     pub fn warn(&self, message: impl fmt::Display) {
+        if self.mute {
+            return;
+        }
         supervise::child::say(&format!("warning: {}", printable(&message.to_string())));
     }
 }
@@ -82,9 +88,21 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         },
         verbose: cli.verbose,
         quiet: cli.quiet,
+        mute: false,
     };
     if let Some(supervision) = Supervision::of(&cli.command).filter(|_| !supervise::is_child()) {
-        return supervised(supervision.timeout, supervision.work, &global);
+        let reproducer = match cli.command {
+            Command::Run(args) if supervision.reproduces => {
+                let mute = Global {
+                    runtime: global.runtime.clone(),
+                    mute: true,
+                    ..global
+                };
+                run::Reproducer::stage(run::RunSettings::from_args(*args, &mute)?, supervision.timeout)?
+            }
+            _ => None,
+        };
+        return supervised(supervision.timeout, supervision.work, reproducer, &global);
     }
     match cli.command {
         Command::Run(args) => run::run(run::RunSettings::from_args(*args, &global)?, &global),
@@ -115,6 +133,8 @@ pub fn dispatch(cli: Cli) -> Result<()> {
 struct Supervision {
     timeout: Option<Duration>,
     work: Work,
+    /// `run --repro`: the parent turns the run's settings too, and writes the folder.
+    reproduces: bool,
 }
 
 impl Supervision {
@@ -124,9 +144,13 @@ impl Supervision {
         let model = |deadline: &DeadlineArgs| Supervision {
             timeout: deadline.timeout,
             work: Work::Model,
+            reproduces: false,
         };
         match command {
-            Command::Run(args) => Some(model(&args.deadline)),
+            Command::Run(args) => Some(Supervision {
+                reproduces: args.repro.dir.is_some(),
+                ..model(&args.deadline)
+            }),
             // An analysis of a file runs no engine.
             Command::Profile(args) if args.analyze.is_none() => Some(model(&args.deadline)),
             // A conversion runs no engine.
@@ -136,8 +160,8 @@ impl Supervision {
                     None => Work::Model,
                 };
                 Some(Supervision {
-                    timeout: args.deadline.timeout,
                     work,
+                    ..model(&args.deadline)
                 })
             }
             Command::PackTestcases(args) => Some(model(&args.deadline)),
@@ -145,6 +169,7 @@ impl Supervision {
             Command::Info(_) => Some(Supervision {
                 timeout: None,
                 work: Work::Model,
+                reproduces: false,
             }),
             _ => None,
         }
@@ -154,12 +179,32 @@ impl Supervision {
 /// Runs this command again in a child process that does the engine's work with
 /// the runtime located here, drawing its progress here and turning its death
 /// into an error. Where none was found, the child says so after its own checks
-/// of the command line, as when it looked itself.
-fn supervised(timeout: Option<Duration>, work: Work, global: &Global) -> Result<()> {
+/// of the command line, as when it looked itself. A `reproducer` (`run
+/// --repro`) has the child record its feeds, and writes its folder should the child fail.
+fn supervised(
+    timeout: Option<Duration>,
+    work: Work,
+    reproducer: Option<run::Reproducer>,
+    global: &Global,
+) -> Result<()> {
     let lookup = lite_runtime::locate(&global.runtime);
     let mut progress = RunProgress::new(global.quiet);
-    match supervise::parent::rerun_supervised(lookup.as_ref(), timeout, global.verbose, work, &mut progress)? {
-        0 => Ok(()),
-        code => Err(ChildExited(u8::try_from(code).unwrap_or(2)).into()),
+    let record = reproducer.as_ref().map(run::Reproducer::record_folder);
+    let rerun = supervise::parent::rerun_supervised(
+        lookup.as_ref(),
+        record.as_deref(),
+        timeout,
+        global.verbose,
+        work,
+        &mut progress,
+    )?;
+    drop(progress);
+    if let Some(reproducer) = reproducer {
+        reproducer.write(&rerun, lookup.as_ref().ok(), global);
+    }
+    match rerun.ended {
+        Ok(0) => Ok(()),
+        Ok(code) => Err(ChildExited(u8::try_from(code).unwrap_or(2)).into()),
+        Err(failure) => Err(failure.into()),
     }
 }

@@ -24,7 +24,7 @@ use crate::runner::testcase::testcase_feeds;
 use crate::runner::{Outputs, Plan, RunObserver, Runs, Session};
 use crate::runtime;
 use crate::supervise::child::announce;
-use crate::supervise::Phase;
+use crate::supervise::{record, Phase};
 use crate::text::quoted_list;
 
 /// What a container's embedded testcases are for when no feeds are given.
@@ -106,10 +106,15 @@ pub struct Prepared<'a> {
 
 /// Finds the engine's library, makes sure it runs on `device`, and loads it,
 /// telling a supervising parent, which then knows a failure (or a driver that
-/// does not answer) to be the library's.
+/// does not answer) to be the library's. Its version is recorded for a
+/// reproducer (`supervise::record`).
 pub fn load_runtime(global: &Global, device: Device) -> Result<Lite> {
     announce(Phase::Runtime);
-    runtime::load(&global.runtime, device, global.verbose)
+    let lite = runtime::load(&global.runtime, device, global.verbose)?;
+    if let Ok(version) = lite.version() {
+        record::runtime_version(version);
+    }
+    Ok(lite)
 }
 
 /// What `ready_runtime` set up.
@@ -319,7 +324,14 @@ impl Prepared<'_> {
     /// input's default `#rand` (a container without testcases gets these
     /// too); a note says where feeds the user did not give come from, and
     /// which values were converted.
+    /// What it fed is recorded for a reproducer (`supervise::record`).
     pub fn feeds(&self, global: &Global) -> Result<Vec<Feed>> {
+        let feeds = self.resolve_feeds(global)?;
+        record::fed(&feeds);
+        Ok(feeds)
+    }
+
+    fn resolve_feeds(&self, global: &Global) -> Result<Vec<Feed>> {
         let inputs = &self.session.inputs;
         let defaults: Vec<FeedSpec>;
         let specs = match (self.feeding, self.model.testcases().next()) {

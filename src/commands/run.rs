@@ -1,7 +1,7 @@
 //! `mge run`: load, feed, warm up, time, report.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
@@ -12,12 +12,13 @@ use super::{CheckFailed, Global};
 use crate::cli::RunArgs;
 use crate::compare::{compare_values, Rules};
 use crate::engine::NetworkOptions;
-use crate::feeds::{self, Feed};
+use crate::feeds::{self, Feed, FeedOptions};
 use crate::input_files;
-use crate::output_files::{claim_set, npy_files, write_set, write_tensors};
+use crate::output_files::{claim_set, npy_file_stem, npy_files, write_set, write_tensors};
 use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
 use crate::report::print;
+use crate::report::repro::{self, Case, Folder, Repro};
 use crate::report::run::{
     noise_warning, ExpectReport, InstanceReport, InstancesReport, Measurement, OutputDifference, ProfiledRuns,
     RunReport, Target, TestcaseRunReport, TestcasesRunReport, WrittenOutput,
@@ -30,6 +31,10 @@ use crate::runner::pinning::pinned_threads;
 use crate::runner::testcase::{run_testcases, Judge, TestcaseRun};
 use crate::runner::timing::{ColdStart, Timing};
 use crate::runner::{profile_algorithms, Plan, Runs};
+use crate::runtime::Located;
+use crate::supervise::child::say;
+use crate::supervise::command::MgeCommand;
+use crate::supervise::parent::Rerun;
 use crate::tensor::npy::Npz;
 use crate::tensor::{format_shape, HostTensor};
 use crate::text::quoted_list;
@@ -62,6 +67,8 @@ pub struct RunSettings {
     profile: Option<PathBuf>,
     check_finite: bool,
     json: bool,
+    /// `--repro DIR`, claimed: written by the parent (`Reproducer`).
+    repro: Option<PathBuf>,
 }
 
 impl RunSettings {
@@ -86,6 +93,9 @@ impl RunSettings {
         if concurrency.share_runtime_memory && concurrency.instances < 2 {
             bail!("--share-runtime-memory shares memory between instances: add --instances 2 or more");
         }
+        if let Some(dir) = &args.repro.dir {
+            repro::claim(dir)?;
+        }
         Ok(RunSettings {
             model,
             testcases: Testcases::unless(args.no_testcase, Testcases::Run),
@@ -104,6 +114,7 @@ impl RunSettings {
             profile: args.profile,
             check_finite: args.finite.check_finite,
             json: args.json,
+            repro: args.repro.dir,
         })
     }
 }
@@ -519,4 +530,118 @@ fn check_expectations(
             })
         })
         .collect()
+}
+
+/// `--repro DIR` of a run, in the parent process: its settings turned
+/// there too (their claims made before the child starts), and its folder
+/// written should the child crash, hang, exit or fail its checks (see `report::repro`).
+pub struct Reproducer {
+    repro: Repro,
+    settings: RunSettings,
+    /// `--timeout`, which the parent keeps.
+    timeout: Option<Duration>,
+}
+
+impl Reproducer {
+    /// `None` without `--repro`.
+    pub fn stage(settings: RunSettings, timeout: Option<Duration>) -> Result<Option<Reproducer>> {
+        let Some(dir) = &settings.repro else {
+            return Ok(None);
+        };
+        Ok(Some(Reproducer {
+            repro: Repro::stage(dir)?,
+            settings,
+            timeout,
+        }))
+    }
+
+    /// Where the child records what it feeds the engine.
+    pub fn record_folder(&self) -> PathBuf {
+        self.repro.record_folder("run")
+    }
+
+    /// Writes the run's folder if the child crashed, hung, exited or failed
+    /// its checks, and says where; a folder that cannot be written is a warning,
+    /// the run's own failure stays the error.
+    pub fn write(mut self, rerun: &Rerun, runtime: Option<&Located>, global: &Global) {
+        let failure = match &rerun.ended {
+            Ok(0 | 2) => return,
+            Ok(1) => rerun
+                .transcript
+                .lines()
+                .rev()
+                .find_map(|line| line.strip_prefix("mge: "))
+                .unwrap_or("the run failed its checks (exit 1)")
+                .to_string(),
+            Ok(code) => format!("the engine's process exited with code {code}"),
+            Err(failure) => failure.one_line(),
+        };
+        let model = self.settings.model.path.clone();
+        let case = Case {
+            model: &model,
+            record: Some(self.record_folder()),
+            failure,
+            engine_log: rerun.transcript.clone(),
+            runtime,
+            choice: &global.runtime,
+        };
+        let (settings, timeout) = (&self.settings, self.timeout);
+        let written = self
+            .repro
+            .add(case, |folder| reproducing_run(settings, timeout, folder))
+            .and_then(|()| self.repro.finish());
+        match written {
+            Ok(lines) => lines.iter().for_each(|line| say(line)),
+            Err(err) => global.warn(format!("{err:#}")),
+        }
+    }
+}
+
+/// The run of `settings` as it goes from inside its reproducer's `folder`:
+/// the recorded feeds, the copied model and expectations, every option that
+/// decides what the engine does (not those of the report and its files).
+fn reproducing_run(settings: &RunSettings, timeout: Option<Duration>, folder: &mut Folder) -> Result<MgeCommand> {
+    let model = folder.model("model.mge", &settings.model.path)?;
+    let options = folder.options(None, &settings.model.engine.given)?;
+    let mut expect = Vec::new();
+    for (index, expectation) in settings.expectations.iter().enumerate() {
+        let (output, file) = match expectation {
+            Expectation::Output { output, file } => (Some(output), file),
+            Expectation::Bundle(file) => (None, file),
+        };
+        let name = npy_file_stem(&file.file_name().unwrap_or_default().to_string_lossy());
+        let copied = folder.file(
+            &format!("expect/{index}-{name}"),
+            file,
+            "what --expect compares the outputs with",
+        )?;
+        let copied = copied.display().to_string();
+        expect.push(match output {
+            Some(output) => format!("{output}:{copied}"),
+            None => copied,
+        });
+    }
+    let feeds = FeedOptions {
+        resize_input: false,
+        ..settings.model.feeds.options
+    };
+    let plan = &settings.plan;
+    let mut command = MgeCommand::run(&model)
+        .feeds(folder.feeds(), &feeds)
+        .engine(&options)
+        .runs(plan.warmup, plan.iterations)
+        .seconds("--duration", plan.duration)
+        .seconds("--max-duration", plan.time_limit)
+        .instances(settings.instances.count, settings.instances.share_memory)
+        .extra_outputs(&settings.model.extra_outputs)
+        .expect(&expect)
+        .rules(Some(&settings.rules).filter(|_| !expect.is_empty()))
+        .check_finite(settings.check_finite)
+        .profile(settings.profile.as_ref().map(|_| Path::new("profile.trace.json")))
+        .seconds("--timeout", timeout);
+    // A container the user fed runs fed, as it did, whatever the record holds.
+    if settings.testcases == Testcases::Ignore || !settings.model.feeds.given.is_empty() {
+        command = command.no_testcase();
+    }
+    Ok(command)
 }

@@ -65,6 +65,29 @@ impl ModelCheck {
         }
     }
 
+    /// Did the engine take its process down or overrun `--timeout` on this
+    /// model, or a testcase fail its outputs? What `--repro` reproduces.
+    pub fn failed_in_the_run(&self) -> bool {
+        self.engine_failed || self.testcases.iter().any(|testcase| testcase.status == Status::Failed)
+    }
+
+    /// What failed, in one line: the engine's failure, or each failed testcase's message.
+    pub fn failure_line(&self) -> String {
+        if let Some(error) = &self.error {
+            return error.clone();
+        }
+        let failed: Vec<String> = self
+            .testcases
+            .iter()
+            .filter(|testcase| testcase.status == Status::Failed)
+            .map(|testcase| match &testcase.message {
+                Some(message) => format!("testcase {} failed: {message}", testcase.index),
+                None => format!("testcase {} failed", testcase.index),
+            })
+            .collect();
+        failed.join("; ")
+    }
+
     /// Did the engine get to run this model (whatever came of it)?
     pub fn reached_the_engine(&self) -> bool {
         self.engine_failed || self.testcases.iter().any(|testcase| testcase.status != Status::Error)

@@ -262,7 +262,7 @@ impl TimingComparison {
             a_ms: median_of_rounds(rounds.iter().map(|round| &round[0])),
             b_ms: median_of_rounds(rounds.iter().map(|round| &round[1])),
             ratio: ratio.estimate,
-            ci95: ratio.interval,
+            ci95: ratio.interval_95(),
             speed: ratio.speed(),
             max_slowdown_pct,
             too_slow: max_slowdown_pct.is_some_and(|percent| ratio.slower_beyond(percent)),

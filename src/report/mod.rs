@@ -8,6 +8,7 @@ pub mod junit;
 pub mod pack;
 pub mod profile;
 pub mod progress;
+pub mod repro;
 pub mod run;
 pub mod runtime;
 pub mod table;

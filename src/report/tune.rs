@@ -6,10 +6,10 @@ use serde::Serialize;
 
 use super::table::Table;
 use super::Report;
-use crate::runner::rounds::Measured;
+use crate::runner::rounds::{Measured, Ratio};
 use crate::supervise::command::MgeCommand;
 use crate::tune::trial::Status;
-use crate::tune::{Confirmation, Contender, Row, Skipped, Tuning};
+use crate::tune::{Confirmation, Contender, Row, Skipped, Source, Tuning};
 
 #[derive(Serialize)]
 pub struct TuneReport {
@@ -32,12 +32,22 @@ pub struct Baseline {
     pub ci95_ms: Option<[f64; 2]>,
 }
 
+/// The headline: the best options and their speed-up, back to back with the
+/// baseline wherever the search measured its winners again.
 #[derive(Serialize)]
 pub struct Best {
     pub options: String,
+    /// Its median and the baseline's, measured as `source` says.
     pub median_ms: f64,
+    pub baseline_ms: f64,
+    /// The 95% interval of `median_ms` where that is one trial's (the search's).
     pub ci95_ms: Option<[f64; 2]>,
     pub speedup: f64,
+    /// The interval of the speed-up over the rounds, and the chance that it
+    /// holds the true median ratio.
+    pub speedup_interval: Option<[f64; 2]>,
+    pub speedup_confidence: Option<f64>,
+    pub source: Source,
     pub command: String,
 }
 
@@ -90,7 +100,10 @@ pub struct ContenderReport {
     pub options: String,
     /// The median of its rounds.
     pub median_ms: f64,
+    /// The median of the rounds' ratios, the baseline's time over its own.
     pub speedup: f64,
+    pub speedup_interval: Option<[f64; 2]>,
+    pub speedup_confidence: f64,
     /// It beat the baseline's trial of the same round in most rounds.
     pub held: bool,
 }
@@ -99,8 +112,7 @@ impl TuneReport {
     /// `baseline` is the `mge run` command line without the winner's options.
     pub fn new(tuning: &Tuning, baseline: &MgeCommand) -> TuneReport {
         let base = tuning.baseline_measured();
-        let best_row = tuning.best_row();
-        let best = best_row.measured.as_ref().expect("the best candidate was measured");
+        let headline = tuning.headline();
         let mut candidates: Vec<CandidateReport> = std::iter::once(&tuning.baseline)
             .chain(&tuning.rows)
             .map(|row| CandidateReport::new(row, base))
@@ -118,11 +130,18 @@ impl TuneReport {
                 ci95_ms: base.interval_ms,
             },
             best: Best {
-                options: best_row.candidate.to_string(),
-                median_ms: best.median_ms,
-                ci95_ms: best.interval_ms,
-                speedup: base.median_ms / best.median_ms,
-                command: baseline.clone().engine(&best_row.candidate.0).shell_line(),
+                options: headline.row.candidate.to_string(),
+                median_ms: headline.best_ms,
+                baseline_ms: headline.baseline_ms,
+                ci95_ms: match headline.source {
+                    Source::Search | Source::NoWinner => headline.row.safe().and_then(|best| best.interval_ms),
+                    Source::BackToBack | Source::NoneHeld => None,
+                },
+                speedup: headline.ratio(),
+                speedup_interval: headline.speedup.and_then(|speedup| speedup.interval),
+                speedup_confidence: headline.speedup.map(|speedup| speedup.confidence),
+                source: headline.source,
+                command: baseline.clone().engine(&headline.row.candidate.0).shell_line(),
             },
             candidates,
             untried: tuning.untried.iter().map(UntriedReport::new).collect(),
@@ -174,7 +193,8 @@ impl Report for TuneReport {
                 status,
             ]);
         }
-        let mut out = table.render("");
+        let mut out = "search (each candidate measured once, in turn; the baseline first):\n".to_string();
+        out += &table.render("");
         for untried in &self.untried {
             let why = match (untried.needs_s, untried.estimate_ms) {
                 (Some(needs), _) => format!("needs about {needs:.0} s, more than the budget had left"),
@@ -198,21 +218,65 @@ impl Report for TuneReport {
                 };
                 let _ = writeln!(
                     out,
-                    "  {}: {:.3} ms, {:.2}x ({verdict})",
-                    contender.options, contender.median_ms, contender.speedup
+                    "  {}: {:.3} ms, {} ({verdict})",
+                    contender.options,
+                    contender.median_ms,
+                    speedup_text(contender.speedup, contender.speedup_interval)
                 );
             }
             if again.kept.is_none() {
                 let _ = writeln!(out, "  none held: the baseline is kept");
             }
         }
-        let _ = writeln!(
-            out,
-            "best: {} at {:.3} ms, {:.2}x the baseline's {:.3} ms",
-            self.best.options, self.best.median_ms, self.best.speedup, self.baseline.median_ms
-        );
+        let _ = writeln!(out, "{}", self.best.headline());
         let _ = writeln!(out, "{}", self.best.command);
         out
+    }
+}
+
+impl Best {
+    /// The last line but the command: the best and its speed-up, saying how they were measured.
+    fn headline(&self) -> String {
+        let rounds = |confidence: Option<f64>| match (self.speedup_interval, confidence) {
+            (Some([low, high]), Some(confidence)) => format!(
+                "; per round {low:.2}x to {high:.2}x, a {:.0}% interval of the median",
+                confidence * 100.0
+            ),
+            _ => String::new(),
+        };
+        match self.source {
+            Source::BackToBack => format!(
+                "best: {} at {:.3} ms, {} the baseline's {:.3} ms, back to back{}",
+                self.options,
+                self.median_ms,
+                speedup_text(self.speedup, None),
+                self.baseline_ms,
+                rounds(self.speedup_confidence)
+            ),
+            Source::NoneHeld => format!(
+                "best: the baseline, at {:.3} ms back to back: no candidate held against it",
+                self.baseline_ms
+            ),
+            Source::NoWinner => format!(
+                "best: the baseline, at {:.3} ms: no candidate beat it beyond the noise",
+                self.baseline_ms
+            ),
+            Source::Search => format!(
+                "best: {} at {:.3} ms, {} the baseline's {:.3} ms, search figures (the budget left no time to measure them back to back)",
+                self.options,
+                self.median_ms,
+                speedup_text(self.speedup, None),
+                self.baseline_ms
+            ),
+        }
+    }
+}
+
+/// `1.42x`, with its interval where it has one: `1.42x [1.38x - 1.47x]`.
+fn speedup_text(speedup: f64, interval: Option<[f64; 2]>) -> String {
+    match interval {
+        Some([low, high]) => format!("{speedup:.2}x [{low:.2}x - {high:.2}x]"),
+        None => format!("{speedup:.2}x"),
     }
 }
 
@@ -254,19 +318,27 @@ impl CandidateReport {
 
 impl ConfirmationReport {
     fn new(again: &Confirmation, tuning: &Tuning) -> ConfirmationReport {
-        let baseline_ms = again.baseline_ms();
         let options = |contender: &Contender| tuning.rows[contender.row].candidate.to_string();
         ConfirmationReport {
             rounds: again.baseline.len(),
-            baseline_ms,
+            baseline_ms: again.baseline_ms(),
             contenders: again
                 .contenders
                 .iter()
-                .map(|contender| ContenderReport {
-                    options: options(contender),
-                    median_ms: contender.median_ms(),
-                    speedup: baseline_ms / contender.median_ms(),
-                    held: contender.held,
+                .map(|contender| {
+                    let Ratio {
+                        estimate,
+                        interval,
+                        confidence,
+                    } = contender.speedup(&again.baseline);
+                    ContenderReport {
+                        options: options(contender),
+                        median_ms: contender.median_ms(),
+                        speedup: estimate,
+                        speedup_interval: interval,
+                        speedup_confidence: confidence,
+                        held: contender.held,
+                    }
                 })
                 .collect(),
             kept: again.kept.map(|at| options(&again.contenders[at])),
@@ -296,5 +368,86 @@ fn status_word(status: Status) -> &'static str {
         Status::Crashed => "crashed",
         Status::Failed => "failed",
         Status::TimedOut => "timed out",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::tune::scripted::{search, Outcome, Scripted};
+
+    fn report(machine: &mut Scripted) -> (TuneReport, serde_json::Value, String) {
+        let tuning = search(machine, &[], 300);
+        let report = TuneReport::new(&tuning, &MgeCommand::run(Path::new("m.mge")));
+        let json = serde_json::to_value(&report).unwrap();
+        let text = report.to_text();
+        (report, json, text)
+    }
+
+    /// As on a 16-core Xeon (issue 26): the baseline measured first and alone
+    /// took 31.087 ms, back to back with the winner about 20.445 ms; the
+    /// winner 15 ms alone, 14.4 ms back to back. The headline is 1.42x, not
+    /// the search's 2.07x, in text and JSON alike.
+    #[test]
+    fn the_headline_is_the_back_to_back_figure() {
+        let mut machine = Scripted::new(1, |options, before| {
+            let fast_run = options.iter().any(|option| option == "--fast-run");
+            Outcome::Runs(match (options.is_empty(), fast_run, before) {
+                // The calibration and the search's trial, then one per round.
+                (true, _, 0 | 1) => 31.087,
+                (true, _, 2) => 20.0,
+                (true, _, 3) => 20.445,
+                (true, _, _) => 21.0,
+                (false, true, 0) => 15.0,
+                (false, true, _) => 14.4,
+                (false, false, _) => 31.087,
+            })
+        });
+        let (report, json, text) = report(&mut machine);
+        let again = report.confirmation.as_ref().expect("the winners were measured again");
+        assert_eq!(again.rounds, 3);
+        let kept = again
+            .contenders
+            .iter()
+            .find(|contender| Some(&contender.options) == again.kept.as_ref())
+            .expect("one held");
+        let back_to_back = 20.445 / 14.4;
+        assert!((kept.speedup - back_to_back).abs() < 1e-9, "{}", kept.speedup);
+        assert_eq!(json["best"]["speedup"].as_f64(), Some(kept.speedup));
+        assert_eq!(json["best"]["source"], "back_to_back");
+        assert_eq!(json["best"]["median_ms"].as_f64(), Some(14.4));
+        assert_eq!(json["best"]["baseline_ms"].as_f64(), Some(20.445));
+        let [low, high] = report.best.speedup_interval.expect("three rounds give a range");
+        assert!((low - 20.0 / 14.4).abs() < 1e-9 && (high - 21.0 / 14.4).abs() < 1e-9);
+        assert_eq!(report.best.speedup_confidence, Some(0.75));
+        let headline = text.lines().find(|line| line.starts_with("best: ")).unwrap();
+        assert!(
+            headline.contains(" at 14.400 ms, 1.42x the baseline's 20.445 ms, back to back")
+                && headline.ends_with("; per round 1.39x to 1.46x, a 75% interval of the median"),
+            "{text}"
+        );
+        // The search's figures stay in the table, labelled as such.
+        assert!(text.starts_with("search (each candidate measured once"), "{text}");
+        assert!(text.contains("2.07x"), "{text}");
+    }
+
+    /// A winner of the search that does not hold back to back leaves the
+    /// baseline as the best, at 1x, and the headline says so.
+    #[test]
+    fn a_headline_without_a_contender_that_held_is_the_baseline() {
+        let mut machine = Scripted::new(1, |options, before| {
+            let rcs = options.iter().any(|option| option == "--record-comp-seq");
+            Outcome::Runs(if rcs && before == 0 { 50.0 } else { 63.3 })
+        });
+        let (report, json, text) = report(&mut machine);
+        assert_eq!(json["best"]["source"], "none_held");
+        assert_eq!(json["best"]["options"], "(baseline)");
+        assert_eq!(report.best.speedup, 1.0);
+        assert!(
+            text.contains("best: the baseline, at 63.300 ms back to back: no candidate held against it"),
+            "{text}"
+        );
     }
 }

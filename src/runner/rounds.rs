@@ -62,8 +62,9 @@ impl Measured {
 /// How a timed child ended.
 pub enum TimedRun {
     Measured(Measured),
-    /// It exited with an error, with its message if it said one.
-    Failed(Option<String>),
+    /// It exited without a report: why (its error, or the code something in
+    /// it ended it with and the engine's last words).
+    Failed(String),
     /// The engine took the process down, or it was stopped at its deadline.
     Died(Failure),
 }
@@ -89,13 +90,27 @@ pub fn timed_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) 
                 .context("the run's JSON report has no timing_ms as `mge run --json` writes it")?;
             TimedRun::Measured(Measured::of(&timed.timing_ms))
         }
-        Next::Exited(_) => TimedRun::Failed(child.error().map(str::to_string)),
+        Next::Exited(code) => TimedRun::Failed(why_it_exited(&child, code)),
         Next::Failed(failure) => match failure.how {
             How::Interrupted(signal) => return Err(Interrupted(signal).into()),
             _ => TimedRun::Died(failure),
         },
         Next::Reply(_) => unreachable!("replies are read in the loop above"),
     })
+}
+
+/// Why a timed child exited without a report: the error it said, or else
+/// (something in it ended it with a code of its own) the code and the
+/// engine's last words.
+fn why_it_exited(child: &Supervisor, code: i32) -> String {
+    if let Some(error) = child.error() {
+        return error.to_string();
+    }
+    let mut reason = format!("the engine's process exited with code {code}");
+    if let Some(words) = child.last_words() {
+        reason += &format!("; it said last: '{words}'");
+    }
+    reason
 }
 
 /// The contenders of `back_to_back`, and how each is measured.
@@ -146,7 +161,8 @@ pub fn median_of_rounds<'a>(rounds: impl IntoIterator<Item = &'a Measured>) -> f
 /// ratio of B's median to A's, and the median of those ratios with its 95%
 /// confidence interval (`timing::median_interval`: order statistics of the
 /// ratios, free of any assumption about their distribution but that the
-/// rounds are independent).
+/// rounds are independent). Below 6 rounds there is no 95% interval: the
+/// ratios' whole range holds the median with 1 - 2^(1-n) (3 rounds: 75%).
 ///
 /// Rounds, not runs, are the unit: runs in one process share its luck and
 /// are not independent. A ratio within a round cancels what the machine did
@@ -156,8 +172,11 @@ pub fn median_of_rounds<'a>(rounds: impl IntoIterator<Item = &'a Measured>) -> f
 pub struct Ratio {
     /// The median of the rounds' ratios, B/A.
     pub estimate: f64,
-    /// Its 95% interval; `None` below 6 rounds, where there is none.
+    /// Two order statistics of the ratios: the 95% interval from 6 rounds
+    /// on, the whole range below; `None` from one round.
     pub interval: Option<[f64; 2]>,
+    /// The chance that `interval` holds the true median.
+    pub confidence: f64,
 }
 
 /// B against A.
@@ -175,18 +194,41 @@ pub enum Speed {
 impl Ratio {
     /// Contender `b` against `a` over `rounds`; `None` for no rounds.
     pub fn of(rounds: &[Vec<Measured>], a: usize, b: usize) -> Option<Ratio> {
-        let ratios: Vec<f64> = rounds
-            .iter()
-            .map(|round| round[b].median_ms / round[a].median_ms)
-            .collect();
-        (!ratios.is_empty()).then(|| Ratio {
-            estimate: median(&ratios),
-            interval: median_interval(&ratios).map(|(low, high)| [low, high]),
+        Ratio::of_pairs(rounds.iter().map(|round| (&round[a], &round[b])))
+    }
+
+    /// The ratio of each pair's second median to its first, one pair a
+    /// round; `None` for none.
+    pub fn of_pairs<'a>(pairs: impl IntoIterator<Item = (&'a Measured, &'a Measured)>) -> Option<Ratio> {
+        let ratios: Vec<f64> = pairs.into_iter().map(|(a, b)| b.median_ms / a.median_ms).collect();
+        if ratios.is_empty() {
+            return None;
+        }
+        let estimate = median(&ratios);
+        if let Some((low, high)) = median_interval(&ratios) {
+            return Some(Ratio {
+                estimate,
+                interval: Some([low, high]),
+                confidence: 0.95,
+            });
+        }
+        let rounds = ratios.len() as i32;
+        let low = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        Some(Ratio {
+            estimate,
+            interval: (rounds > 1).then_some([low, high]),
+            confidence: 1.0 - 2f64.powi(1 - rounds),
         })
     }
 
+    /// The 95% interval, from 6 rounds on: what a verdict needs.
+    pub fn interval_95(&self) -> Option<[f64; 2]> {
+        self.interval.filter(|_| self.confidence >= 0.95)
+    }
+
     pub fn speed(&self) -> Speed {
-        match self.interval {
+        match self.interval_95() {
             Some([low, _]) if low > 1.0 => Speed::Slower,
             Some([_, high]) if high < 1.0 => Speed::Faster,
             _ => Speed::Same,
@@ -195,7 +237,7 @@ impl Ratio {
 
     /// Slower by more than `percent`, with the whole interval above it.
     pub fn slower_beyond(&self, percent: f64) -> bool {
-        self.interval.is_some_and(|[low, _]| low > 1.0 + percent / 100.0)
+        self.interval_95().is_some_and(|[low, _]| low > 1.0 + percent / 100.0)
     }
 }
 
@@ -273,9 +315,13 @@ mod tests {
         assert!((low - 1.1).abs() < 1e-12 && (high - 1.4).abs() < 1e-12, "{got:?}");
         assert_eq!(got.speed(), Speed::Slower);
         assert!(Ratio::of(&[], 0, 1).is_none());
-        // Below 6 rounds there is no interval, and no verdict but the same.
-        let five = ratio(&[2.0; 5]);
-        assert_eq!((five.interval, five.speed()), (None, Speed::Same));
+        // Below 6 rounds there is no 95% interval, and no verdict but the
+        // same: the range, which holds the median with 1 - 2^(1-n).
+        let five = ratio(&[2.0, 2.5, 1.5, 2.0, 3.0]);
+        assert_eq!((five.interval_95(), five.speed()), (None, Speed::Same));
+        assert_eq!(five.interval, Some([1.5, 3.0]));
+        assert_eq!(five.confidence, 1.0 - 1.0 / 16.0);
+        assert_eq!(ratio(&[2.0]).interval, None);
     }
 
     #[test]

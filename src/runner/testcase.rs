@@ -12,6 +12,7 @@ use crate::engine::{capture_stdout, EngineError, Lite, NetworkOptions};
 use crate::feeds::Feed;
 use crate::model::{checked_output, Assertion, ModelFile, EXPECTATION_SUFFIX};
 use crate::supervise::child::announce;
+use crate::supervise::record;
 use crate::supervise::Phase;
 use crate::tensor::{HostTensor, TensorView};
 use crate::text::to_stderr;
@@ -122,6 +123,7 @@ fn run_testcase(
         .context("cannot read the testcase")
         .and_then(|values| {
             let (feeds, expected) = split_values(values, session, index);
+            record::testcase(index, &feeds);
             run.feeds = feeds;
             match judge {
                 Judge::Engine => judge_by_the_engine(&mut run, session, assertions, plan),
@@ -146,6 +148,7 @@ fn judge_by_the_engine(
     let capture = capture_stdout()?;
     let result = session.feed(&run.feeds).and_then(|()| session.measure(plan, &mut ()));
     let printed = capture.finish()?;
+    record::engine_stdout(&printed);
     if plan.verbose && !printed.is_empty() {
         to_stderr(printed.strip_suffix('\n').unwrap_or(&printed));
     }

@@ -24,11 +24,9 @@ pub use cuda::{ensure_runs_on, recorded_or_scanned, sm, Architectures};
 pub use elf::ensure_whole as ensure_whole_library;
 pub use install::{install, list, InstallWatcher, Source};
 pub use installed::installed;
-pub use record::{Damage, Scrutiny};
+pub use record::{Damage, FileRecord, Hashing, Record, Scrutiny};
 pub use trust::ensure_trusted_library_path;
 pub use version::Version;
-
-use record::Record;
 
 /// The one MegEngine release the package registry serves.
 pub const DEFAULT_VERSION: &str = "1.13.0";

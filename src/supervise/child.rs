@@ -53,6 +53,7 @@ pub fn init() {
             exists,
         })
     });
+    super::record::start();
     // A panic is the tool's own message, not engine output to hide.
     std::panic::set_hook(Box::new(|info| say(&info.to_string())));
 }

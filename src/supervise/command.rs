@@ -6,10 +6,11 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::record;
 use crate::compare::{Rules, Tolerance};
 use crate::feeds::FeedOptions;
 use crate::options::EngineOption;
-use crate::runtime::{self, Located};
+use crate::runtime::{self, Choice, Located};
 use crate::text::shell_line;
 
 /// A command line of `mge`. Every value goes in the word of its option
@@ -25,6 +26,8 @@ pub struct MgeCommand {
     positionals: Vec<OsString>,
     /// Variables added to the child's environment, for the engine and the runtime's look-up.
     env: Vec<(OsString, OsString)>,
+    /// Variables the user's line sets (`env NAME=VALUE mge ...`).
+    user_env: Vec<(OsString, OsString)>,
 }
 
 /// The engine's switch for megdnn's naive reference kernels on the CPU
@@ -53,7 +56,17 @@ impl MgeCommand {
 
     /// `mge check --worker`: a worker that takes the models' indices on stdin.
     pub fn check_worker() -> MgeCommand {
-        MgeCommand::new(["check".into(), "--worker".into()])
+        MgeCommand::check().arg("--worker")
+    }
+
+    /// `mge check`.
+    pub fn check() -> MgeCommand {
+        MgeCommand::new(["check".into()])
+    }
+
+    /// `mge compare`, its models or tensors to follow (`models`).
+    pub fn compare() -> MgeCommand {
+        MgeCommand::new(["compare".into()])
     }
 
     /// This process's own command line, to run it again supervised.
@@ -67,6 +80,7 @@ impl MgeCommand {
             command: command.into_iter().collect(),
             positionals: Vec::new(),
             env: Vec::new(),
+            user_env: Vec::new(),
         }
     }
 
@@ -74,6 +88,30 @@ impl MgeCommand {
     /// child loads that library (or says why there is none) without looking again.
     pub fn runtime(mut self, lookup: Result<&Located, &anyhow::Error>) -> MgeCommand {
         self.env.extend(runtime::hand_down(lookup));
+        self
+    }
+
+    /// The child records what it feeds the engine in `dir`, for the parent's
+    /// reproducer (`supervise::record`).
+    pub fn record_for_repro(mut self, dir: &Path) -> MgeCommand {
+        self.env.push((record::RECORD_ENV.into(), dir.into()));
+        self
+    }
+
+    /// The runtime the user chose, for a line the user runs (a child is
+    /// handed the runtime down instead): `--lite-lib=PATH` (made absolute),
+    /// else `--runtime-version=VERSION`, else nothing (the newest installed).
+    pub fn user_runtime(self, choice: &Choice) -> std::io::Result<MgeCommand> {
+        Ok(match (&choice.lite_lib, &choice.version) {
+            (Some(library), _) => self.arg(valued("--lite-lib", std::path::absolute(library)?)),
+            (None, Some(version)) => self.arg(valued("--runtime-version", version)),
+            (None, None) => self,
+        })
+    }
+
+    /// Variables a line the user runs sets, in front of it: `env NAME=VALUE ... mge ...`.
+    pub fn user_env(mut self, vars: Vec<(OsString, OsString)>) -> MgeCommand {
+        self.user_env = vars;
         self
     }
 
@@ -104,15 +142,20 @@ impl MgeCommand {
             })
     }
 
-    /// The comparison rules as `--maxerr [NAME:]X`, `--stat`, `--allow-outliers`
-    /// and `--topk`; nothing for `None`. (`--atol/--rtol` are compare's alone,
-    /// which starts no child with them.)
+    /// The comparison rules as `--maxerr [NAME:]X` (or compare's `--atol` and
+    /// `--rtol`), `--stat`, `--allow-outliers` and `--topk`; nothing for `None`.
     pub fn rules(mut self, rules: Option<&Rules>) -> MgeCommand {
         let Some(rules) = rules else {
             return self;
         };
-        if let Some(Tolerance::AssertEqual { maxerr }) = rules.tolerance {
-            self = self.arg(valued("--maxerr", maxerr.to_string()));
+        match rules.tolerance {
+            Some(Tolerance::AssertEqual { maxerr }) => self = self.arg(valued("--maxerr", maxerr.to_string())),
+            Some(Tolerance::Close { atol, rtol }) => {
+                self = self
+                    .arg(valued("--atol", atol.to_string()))
+                    .arg(valued("--rtol", rtol.to_string()))
+            }
+            None => {}
         }
         for named in &rules.by_name {
             self = self.arg(valued("--maxerr", format!("{}:{}", named.name, named.maxerr)));
@@ -141,14 +184,89 @@ impl MgeCommand {
     /// statistics in its report, for a program to read.
     pub fn measured(self, warmup: usize, iterations: u64, time_limit: Duration) -> MgeCommand {
         self.arg("--json")
-            .arg(valued("--warmup", warmup.to_string()))
-            .arg(valued("--iter", iterations.to_string()))
-            .arg(valued("--max-duration", time_limit.as_secs_f64().to_string()))
+            .runs(warmup, iterations)
+            .seconds("--max-duration", Some(time_limit))
     }
 
     /// `--outputs DIR`: a run's outputs, `NAME.npy` each.
     pub fn outputs(self, dir: &Path) -> MgeCommand {
         self.arg(valued("--outputs", dir))
+    }
+
+    /// `--warmup N --iter N`.
+    pub fn runs(self, warmup: usize, iterations: u64) -> MgeCommand {
+        self.arg(valued("--warmup", warmup.to_string()))
+            .arg(valued("--iter", iterations.to_string()))
+    }
+
+    /// `FLAG=SECONDS` (`--timeout`, `--duration`, `--max-duration`), when given.
+    pub fn seconds(self, flag: &str, seconds: Option<Duration>) -> MgeCommand {
+        match seconds {
+            Some(seconds) => self.arg(valued(flag, seconds.as_secs_f64().to_string())),
+            None => self,
+        }
+    }
+
+    /// `--instances N` (and `--share-runtime-memory`), for more than one.
+    pub fn instances(self, count: usize, share_memory: bool) -> MgeCommand {
+        match (count > 1, share_memory) {
+            (false, _) => self,
+            (true, false) => self.arg(valued("--instances", count.to_string())),
+            (true, true) => self
+                .arg(valued("--instances", count.to_string()))
+                .arg("--share-runtime-memory"),
+        }
+    }
+
+    /// `--output VAR` for each of `vars`.
+    pub fn extra_outputs(self, vars: &[String]) -> MgeCommand {
+        vars.iter()
+            .fold(self, |command, var| command.arg(valued("--output", var)))
+    }
+
+    /// `--expect SPEC` for each of `specs`.
+    pub fn expect(self, specs: &[String]) -> MgeCommand {
+        specs
+            .iter()
+            .fold(self, |command, spec| command.arg(valued("--expect", spec)))
+    }
+
+    /// `--profile FILE`, when given.
+    pub fn profile(self, trace: Option<&Path>) -> MgeCommand {
+        match trace {
+            Some(trace) => self.arg(valued("--profile", trace)),
+            None => self,
+        }
+    }
+
+    /// Compare's `--a-options WORDS` or `--b-options WORDS` (`side`: `a` or
+    /// `b`): the side's engine options, quoted as compare splits them (`shlex`).
+    /// The side's own runtime library (`lite_lib`), where it has one, ends the words.
+    pub fn side_options(self, side: &str, options: &[EngineOption], lite_lib: Option<&Path>) -> MgeCommand {
+        let mut words: Vec<String> = options.iter().flat_map(EngineOption::args).collect();
+        if let Some(path) = lite_lib {
+            words.extend(["--lite-lib".to_string(), path.to_string_lossy().into_owned()]);
+        }
+        let joined = shlex::try_join(words.iter().map(String::as_str)).expect("no argument holds a NUL");
+        self.arg(valued(&format!("--{side}-options"), joined))
+    }
+
+    /// Compare's `--a-runtime VERSION` or `--b-runtime VERSION` (`side`: `a` or `b`).
+    pub fn side_runtime(self, side: &str, version: &str) -> MgeCommand {
+        self.arg(valued(&format!("--{side}-runtime"), version))
+    }
+
+    /// Compare's `--no-timing`: the outputs alone.
+    pub fn no_timing(self) -> MgeCommand {
+        self.arg("--no-timing")
+    }
+
+    /// Compare's `--b-naive`, when `on`.
+    pub fn b_naive(self, on: bool) -> MgeCommand {
+        match on {
+            true => self.arg("--b-naive"),
+            false => self,
+        }
     }
 
     /// `--check-finite`, when `on`.
@@ -191,9 +309,26 @@ impl MgeCommand {
     }
 
     /// `mge` and the subcommand's words as the user would type them, quoted
-    /// for a shell to run as given (a path's every byte kept).
+    /// for a shell to run as given (a path's every byte kept), after the
+    /// variables it sets (`env NAME=VALUE`).
     pub fn shell_line(&self) -> String {
-        shell_line(std::iter::once(OsStr::new("mge")).chain(self.subcommand()))
+        let assignments: Vec<OsString> = self
+            .user_env
+            .iter()
+            .map(|(name, value)| {
+                let mut assignment = name.clone();
+                assignment.push("=");
+                assignment.push(value);
+                assignment
+            })
+            .collect();
+        let env = (!assignments.is_empty()).then_some(OsStr::new("env"));
+        let words = env
+            .into_iter()
+            .chain(assignments.iter().map(OsString::as_os_str))
+            .chain(std::iter::once(OsStr::new("mge")))
+            .chain(self.subcommand());
+        shell_line(words)
     }
 }
 

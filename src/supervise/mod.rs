@@ -17,6 +17,7 @@
 pub mod child;
 pub mod command;
 pub mod parent;
+pub mod record;
 mod scratch;
 mod stall;
 

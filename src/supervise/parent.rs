@@ -1,6 +1,7 @@
 //! The parent's side: start the child, pass its output on, watch it, and say
 //! how it ended.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::io::{self, BufRead, BufReader, Read};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::command::MgeCommand;
+use super::record::RECORD_ENV;
 use super::scratch::Scratch;
 use super::stall::{StallWatch, STALL_LIMIT};
 use super::{error_line, ChildSetup, Event, Phase, Whereabouts, CHILD_ENV, STAGING_PREFIX};
@@ -24,6 +26,50 @@ use crate::text::{printable, to_stderr};
 
 /// How often a quiet child is looked at (has it ended? is the deadline past? were we interrupted?).
 const TICK: Duration = Duration::from_millis(100);
+
+/// What a child printed on stderr is kept for a reproducer up to this many
+/// bytes of its first lines and as many of its last.
+const TRANSCRIPT_HALF: usize = 256 << 10;
+
+/// A child's lines on stderr as the user would see them with `-v` (the
+/// engine's, and the tool's own words), bounded: the first and the last
+/// `TRANSCRIPT_HALF` bytes of lines, and how many lines between were left out.
+#[derive(Default)]
+struct Transcript {
+    head: String,
+    tail: VecDeque<String>,
+    tail_bytes: usize,
+    left_out: usize,
+}
+
+impl Transcript {
+    fn push(&mut self, line: &str) {
+        if self.tail.is_empty() && self.head.len() + line.len() < TRANSCRIPT_HALF {
+            self.head.push_str(line);
+            self.head.push('\n');
+            return;
+        }
+        self.tail_bytes += line.len() + 1;
+        self.tail.push_back(line.to_string());
+        while self.tail_bytes > TRANSCRIPT_HALF {
+            let dropped = self.tail.pop_front().expect("the bytes counted are the lines'");
+            self.tail_bytes -= dropped.len() + 1;
+            self.left_out += 1;
+        }
+    }
+
+    fn text(&self) -> String {
+        let mut text = self.head.clone();
+        if self.left_out > 0 {
+            text += &format!("[... {} lines left out ...]\n", self.left_out);
+        }
+        for line in &self.tail {
+            text.push_str(line);
+            text.push('\n');
+        }
+        text
+    }
+}
 
 /// A child that reported the engine's `exit` ends at once (`_exit`); one that
 /// has not after this long is stopped, so that no path can hang.
@@ -367,6 +413,8 @@ pub struct Supervisor {
     last_words: Option<String>,
     /// The error the child said it ends with.
     error: Option<String>,
+    /// What it printed on stderr since its task began.
+    transcript: Transcript,
     /// Pass the engine's own lines on too (`-v`).
     show_engine_output: bool,
     work: Work,
@@ -393,6 +441,8 @@ impl Supervisor {
         let mut child = Command::new(exe);
         child
             .args(command.args())
+            // Set by the command only: none the user's environment holds.
+            .env_remove(RECORD_ENV)
             .envs(command.env().map(|(name, value)| (name, value)))
             .env(CHILD_ENV, setup.to_env())
             .env("TMPDIR", scratch.path())
@@ -425,6 +475,7 @@ impl Supervisor {
             engine_exit: None,
             last_words: None,
             error: None,
+            transcript: Transcript::default(),
             show_engine_output: false,
             work: Work::default(),
             staging: Vec::new(),
@@ -451,12 +502,23 @@ impl Supervisor {
         self.error.as_deref()
     }
 
+    /// The last line the engine printed, if any.
+    pub fn last_words(&self) -> Option<&str> {
+        self.last_words.as_deref()
+    }
+
+    /// What the child printed on stderr since its task began (see `Transcript`).
+    pub fn transcript(&self) -> String {
+        self.transcript.text()
+    }
+
     /// Forgets where the child was: it starts on a new piece of work.
     pub fn new_task(&mut self) {
         self.whereabouts = Whereabouts::default();
         self.last_event = Instant::now();
         self.last_words = None;
         self.error = None;
+        self.transcript = Transcript::default();
     }
 
     /// Passes the child's output to `watcher` until it replies, ends, or
@@ -560,9 +622,15 @@ impl Supervisor {
                 self.engine_exit = Some((status, thread, Instant::now() + EXIT_GRACE));
             }
             Event::ThreadNotStarted { code } => self.thread_error = Some(code),
-            Event::Said { text } => text.lines().for_each(|line| watcher.text(line)),
+            Event::Said { text } => text.lines().for_each(|line| {
+                self.transcript.push(line);
+                watcher.text(line)
+            }),
             Event::Error { message } => {
-                error_line(&message).lines().for_each(|line| watcher.text(line));
+                error_line(&message).lines().for_each(|line| {
+                    self.transcript.push(line);
+                    watcher.text(line)
+                });
                 self.error = Some(message);
             }
             Event::Staging { path, exists: true } if self.stages(&path) => self.staging.push(path),
@@ -633,6 +701,7 @@ impl Supervisor {
     }
 
     fn remember(&mut self, line: &str) {
+        self.transcript.push(line);
         let line = line.trim();
         // A backtrace says where, not what: the line before it does.
         if !line.is_empty() && !is_backtrace(line) {
@@ -736,32 +805,49 @@ fn next_line(reader: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<Option
     }
 }
 
+/// How a supervised re-run ended, and what it printed on stderr.
+pub struct Rerun {
+    /// Its exit code, or how it died.
+    pub ended: std::result::Result<i32, Failure>,
+    pub transcript: String,
+}
+
 /// Runs this process's own command line again in a supervised child, which
 /// loads the runtime this process located (or says why there is none), and
-/// returns its exit code; a child that died is the error.
+/// returns how it ended; only the user's interruption is the error. With
+/// `record`, the child records what it feeds the engine there (`supervise::record`).
 pub fn rerun_supervised(
     runtime: Result<&Located, &anyhow::Error>,
+    record: Option<&Path>,
     timeout: Option<Duration>,
     verbose: bool,
     work: Work,
     watcher: &mut dyn Watcher,
-) -> Result<i32> {
-    let mut supervisor = Supervisor::spawn(&MgeCommand::this_process().runtime(runtime), false, false)?;
+) -> Result<Rerun> {
+    let mut command = MgeCommand::this_process().runtime(runtime);
+    if let Some(dir) = record {
+        command = command.record_for_repro(dir);
+    }
+    let mut supervisor = Supervisor::spawn(&command, false, false)?;
     supervisor.doing(work);
     if verbose {
         supervisor.show_engine_output();
     }
     let deadline = timeout.map(|limit| (Instant::now() + limit, limit));
     loop {
-        match supervisor.next(deadline, watcher) {
+        let ended = match supervisor.next(deadline, watcher) {
             // Its stdout is ours: nothing arrives as a reply.
-            Next::Reply(_) => {}
-            Next::Exited(code) => return Ok(code),
+            Next::Reply(_) => continue,
+            Next::Exited(code) => Ok(code),
             Next::Failed(Failure {
                 how: How::Interrupted(signal),
                 ..
             }) => return Err(Interrupted(signal).into()),
-            Next::Failed(failure) => return Err(failure.into()),
-        }
+            Next::Failed(failure) => Err(failure),
+        };
+        return Ok(Rerun {
+            ended,
+            transcript: supervisor.transcript(),
+        });
     }
 }

@@ -8,16 +8,19 @@
 
 pub mod candidate;
 mod cost;
+#[cfg(test)]
+pub mod scripted;
 mod search;
 pub mod trial;
 
 use std::time::Duration;
 
 use anyhow::Result;
+use serde::Serialize;
 
 use crate::compare::Rules;
 use crate::options::EngineOption;
-use crate::runner::rounds::{median_of_rounds, Measured};
+use crate::runner::rounds::{median_of_rounds, Measured, Ratio};
 use candidate::Candidate;
 use trial::{Runner, Status};
 
@@ -87,11 +90,60 @@ impl Contender {
     pub fn median_ms(&self) -> f64 {
         median_of_rounds(&self.rounds)
     }
+
+    /// Its speed-up over the baseline back to back (`baseline`: the
+    /// baseline's trial in each round): the median of the rounds' ratios, the
+    /// baseline's time over its own in the same round (paired, so that a load
+    /// that comes and goes between rounds cancels out), with its
+    /// distribution-free interval, as compare's B/A (`Ratio`).
+    pub fn speedup(&self, baseline: &[Measured]) -> Ratio {
+        Ratio::of_pairs(self.rounds.iter().zip(baseline)).expect("a confirmation has a round at least")
+    }
+}
+
+/// What `mge tune` found, as its last line says it: the best and its speed-up,
+/// back to back with the baseline wherever the budget had room for that.
+pub struct Headline<'t> {
+    /// The best candidate's row, or the baseline's.
+    pub row: &'t Row,
+    /// The best's median and the baseline's, measured as `source` says.
+    pub best_ms: f64,
+    pub baseline_ms: f64,
+    /// `None` for the search's figures, which are one trial each.
+    pub speedup: Option<Ratio>,
+    pub source: Source,
+}
+
+/// Where the headline's figures come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The confirmation's rounds: a contender held, and is the best.
+    BackToBack,
+    /// The confirmation's rounds, where no contender held: the baseline is kept.
+    NoneHeld,
+    /// The search's baseline trial: no candidate beat it beyond the noise.
+    NoWinner,
+    /// The search's trials: the budget left no room to measure the winners again.
+    Search,
+}
+
+impl Headline<'_> {
+    /// The speed-up's point figure (1 for the baseline).
+    pub fn ratio(&self) -> f64 {
+        self.speedup
+            .map_or(self.baseline_ms / self.best_ms, |speedup| speedup.estimate)
+    }
 }
 
 /// The row at `best` in `rows`, or the baseline when there is none.
 fn best_of<'r>(best: Option<usize>, baseline: &'r Row, rows: &'r [Row]) -> &'r Row {
     best.map_or(baseline, |index| &rows[index])
+}
+
+/// The median of a safe row's one trial in the search.
+fn searched_ms(row: &Row) -> f64 {
+    row.safe().expect("the best ran with the baseline's outputs").median_ms
 }
 
 /// Told about each candidate as it is tried.
@@ -127,6 +179,41 @@ impl Tuning {
 
     pub fn baseline_measured(&self) -> &Measured {
         self.baseline.measured.as_ref().expect("the baseline was measured")
+    }
+
+    /// The best and its speed-up: the kept contender's rounds against the
+    /// baseline's where the winners were measured again, else the search's trials.
+    pub fn headline(&self) -> Headline<'_> {
+        let Some(again) = &self.confirmation else {
+            let row = self.best_row();
+            return Headline {
+                row,
+                best_ms: searched_ms(row),
+                baseline_ms: searched_ms(&self.baseline),
+                speedup: None,
+                source: match self.best {
+                    Some(_) => Source::Search,
+                    None => Source::NoWinner,
+                },
+            };
+        };
+        let baseline_ms = again.baseline_ms();
+        match again.kept.map(|at| &again.contenders[at]) {
+            Some(kept) => Headline {
+                row: &self.rows[kept.row],
+                best_ms: kept.median_ms(),
+                baseline_ms,
+                speedup: Some(kept.speedup(&again.baseline)),
+                source: Source::BackToBack,
+            },
+            None => Headline {
+                row: &self.baseline,
+                best_ms: baseline_ms,
+                baseline_ms,
+                speedup: None,
+                source: Source::NoneHeld,
+            },
+        }
     }
 }
 

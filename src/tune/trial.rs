@@ -113,7 +113,7 @@ impl Runner for Trials {
                 outputs: Some(outputs),
                 took: started.elapsed(),
             },
-            TimedRun::Failed(error) => unmeasured(Status::Failed, error),
+            TimedRun::Failed(reason) => unmeasured(Status::Failed, Some(reason)),
             TimedRun::Died(failure) => match failure.how {
                 How::TimedOut(_) => unmeasured(Status::TimedOut, None),
                 _ => {

@@ -11,7 +11,7 @@ pub(super) mod models;
 mod workers;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -27,8 +27,11 @@ use crate::options::EngineOption;
 use crate::output_files::{claim_file, write_atomically};
 use crate::report::check::{CheckReport, ModelCheck, Tally};
 use crate::report::junit::junit_xml;
+use crate::report::repro::{self, Case, Folder, Repro};
 use crate::report::{emit, print};
 use crate::runtime;
+use crate::supervise::child::say;
+use crate::supervise::command::MgeCommand;
 use models::select_models;
 use workers::{serve, Workers};
 
@@ -57,6 +60,8 @@ enum Role {
         junit: Option<PathBuf>,
         /// Per model.
         timeout: Option<Duration>,
+        /// `--repro DIR`, claimed.
+        repro: Option<PathBuf>,
     },
 }
 
@@ -86,12 +91,16 @@ impl CheckSettings {
         if let Some(junit) = &args.junit {
             claim_file("--junit", junit).with_context(|| format!("--junit {}", junit.display()))?;
         }
+        if let Some(dir) = &args.repro.dir {
+            repro::claim(dir)?;
+        }
         Ok(CheckSettings {
             role: Role::Report {
                 jobs: usize::try_from(args.jobs).unwrap_or(usize::MAX).min(models.len()),
                 json: args.json,
                 junit: args.junit,
                 timeout: args.deadline.timeout,
+                repro: args.repro.dir,
             },
             models,
             engine,
@@ -114,6 +123,7 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
         json,
         junit,
         timeout,
+        repro,
     } = role
     else {
         return serve(&models, &engine, rules.as_ref(), check_finite, global);
@@ -122,6 +132,7 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
     let located = runtime::locate(&global.runtime)?;
     // As the engine options: here, in one line, rather than once per model.
     runtime::ensure_runs_on(&located, engine.network.device)?;
+    let mut repro = repro.as_deref().map(Repro::stage).transpose()?;
     let workers = Workers {
         models: &models,
         engine: &engine.given,
@@ -130,14 +141,27 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
         timeout,
         verbose: global.verbose,
         check_finite,
+        record: repro.as_ref().map(|repro| repro.record_folder("check")),
     };
-    workers.check_all(jobs, &mut printer)?;
+    let transcripts = workers.check_all(jobs, &mut printer)?;
     let checks = printer.finish();
     let tally = Tally::of_models(&checks);
     let anything_ran = checks.iter().any(ModelCheck::reached_the_engine);
     if let Some(junit) = &junit {
         let suites: Vec<_> = checks.iter().map(ModelCheck::junit_suite).collect();
         write_atomically(junit, junit_xml("mge check", &suites).as_bytes()).context("--junit")?;
+    }
+    if let (Some(repro), Some(record)) = (repro.take(), &workers.record) {
+        let reproducing = Reproducing {
+            models: &models,
+            engine: &engine,
+            rules: rules.as_ref(),
+            check_finite,
+            timeout,
+            runtime: &located,
+            global,
+        };
+        reproducing.write(repro, record, &checks, transcripts);
     }
     print(&CheckReport { models: checks, tally }, json)?;
     if !anything_ran && !models.is_empty() {
@@ -163,6 +187,57 @@ fn engine_settings(args: &EngineArgs, global: &Global) -> Result<EngineSettings>
         true => settings,
         false => settings.with(EngineOption::CpuInplace),
     })
+}
+
+/// What `--repro` needs of a check to write the folders of its failed models.
+struct Reproducing<'a> {
+    models: &'a [PathBuf],
+    engine: &'a EngineSettings,
+    rules: Option<&'a Rules>,
+    check_finite: bool,
+    timeout: Option<Duration>,
+    runtime: &'a runtime::Located,
+    global: &'a Global,
+}
+
+impl Reproducing<'_> {
+    /// Writes a folder for each model whose worker printed `transcripts` (those
+    /// `ModelCheck::failed_in_the_run`), from what the workers recorded under
+    /// `record`, and says where; a folder that cannot be written is a warning.
+    fn write(&self, mut repro: Repro, record: &Path, models: &[ModelCheck], transcripts: Vec<Option<String>>) {
+        let mut written = Ok(());
+        for (index, transcript) in transcripts.into_iter().enumerate() {
+            let (Some(transcript), Ok(())) = (transcript, &written) else {
+                continue;
+            };
+            let model = &self.models[index];
+            let case = Case {
+                model,
+                record: Some(record.join(index.to_string())),
+                failure: models[index].failure_line(),
+                engine_log: transcript,
+                runtime: Some(self.runtime),
+                choice: &self.global.runtime,
+            };
+            written = repro.add(case, |folder| self.reproducing_check(model, folder));
+        }
+        match written.and_then(|()| repro.finish()) {
+            Ok(lines) => lines.iter().for_each(|line| say(line)),
+            Err(err) => self.global.warn(format!("{err:#}")),
+        }
+    }
+
+    /// The check of one model as it goes from inside its folder.
+    fn reproducing_check(&self, model: &Path, folder: &mut Folder) -> Result<MgeCommand> {
+        let model = folder.model("model.mge", model)?;
+        let options = folder.options(None, &self.engine.given)?;
+        Ok(MgeCommand::check()
+            .engine(&options)
+            .rules(self.rules)
+            .check_finite(self.check_finite)
+            .seconds("--timeout", self.timeout)
+            .models(&[model]))
+    }
 }
 
 /// Results arrive in any order; lines are printed in the order models were given.

@@ -150,6 +150,7 @@ mod tests {
             runtime: Default::default(),
             verbose: false,
             quiet: true,
+            mute: false,
         };
         let given = [root.join("b.mge"), root.to_path_buf(), PathBuf::from("missing.mge")];
         let models = select_models(&given, None, &global).unwrap();

@@ -23,6 +23,7 @@ use crate::runner::{Plan, Session};
 use crate::runtime;
 use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{Next, PassThrough, Supervisor};
+use crate::supervise::record;
 
 /// What every worker process is started with.
 pub struct Workers<'a> {
@@ -35,14 +36,22 @@ pub struct Workers<'a> {
     pub timeout: Option<Duration>,
     pub verbose: bool,
     pub check_finite: bool,
+    /// Where the workers record what they feed the engine, for `--repro`
+    /// (each model in its own folder, by its index).
+    pub record: Option<PathBuf>,
 }
+
+/// A model's check, with what its worker printed on stderr meanwhile when
+/// the model's failure is one `--repro` reproduces.
+pub type Checked = (ModelCheck, Option<String>);
 
 impl Workers<'_> {
     /// `jobs` threads, each feeding models to its own worker process and
     /// starting a new one when a worker dies. A worker that cannot be started
     /// (no process, no descriptor left: `ulimit -n`) ends the command: the
-    /// machine failed, not the model.
-    pub fn check_all(&self, jobs: usize, printer: &mut InOrder) -> Result<()> {
+    /// machine failed, not the model. Returns each model's transcript (`Checked`).
+    pub fn check_all(&self, jobs: usize, printer: &mut InOrder) -> Result<Vec<Option<String>>> {
+        let mut transcripts = vec![None; self.models.len()];
         share_out(
             self.models.len(),
             jobs,
@@ -53,18 +62,25 @@ impl Workers<'_> {
                     worker.close(&mut PassThrough);
                 }
             },
-            |index, check| printer.add(index, check),
-        )
+            |index, (check, transcript)| {
+                transcripts[index] = transcript;
+                printer.add(index, check)
+            },
+        )?;
+        Ok(transcripts)
     }
 
     fn spawn(&self) -> Result<Supervisor> {
-        let command = MgeCommand::check_worker()
+        let mut command = MgeCommand::check_worker()
             .runtime(Ok(self.runtime))
             .verbose(self.verbose)
             .engine(self.engine)
             .rules(self.rules)
             .check_finite(self.check_finite)
             .models(self.models);
+        if let Some(record) = &self.record {
+            command = command.record_for_repro(record);
+        }
         let mut worker = Supervisor::spawn(&command, true, true)?;
         if self.verbose {
             worker.show_engine_output();
@@ -73,7 +89,7 @@ impl Workers<'_> {
     }
 
     /// The model's check, by `worker` or a new one; `Err` only when no worker can be started.
-    fn check_in_worker(&self, worker: &mut Option<Supervisor>, index: usize) -> Result<ModelCheck> {
+    fn check_in_worker(&self, worker: &mut Option<Supervisor>, index: usize) -> Result<Checked> {
         let path = &self.models[index];
         let failed = |error: String| ModelCheck::unchecked(path, error);
         let fresh = worker.is_none();
@@ -90,7 +106,7 @@ impl Workers<'_> {
             *worker = None;
             // One that died since its last model is replaced; a new one that cannot take it is the model's error.
             return match fresh {
-                true => Ok(failed("the worker process ended before it took the model".into())),
+                true => Ok((failed("the worker process ended before it took the model".into()), None)),
                 false => self.check_in_worker(worker, index),
             };
         }
@@ -103,10 +119,13 @@ impl Workers<'_> {
             ))),
             Next::Failed(failure) => Err(ModelCheck::engine_failed(path, failure.one_line())),
         };
-        Ok(answer.unwrap_or_else(|check| {
+        let check = answer.as_ref().unwrap_or_else(|check| check);
+        let transcript = (self.record.is_some() && check.failed_in_the_run()).then(|| running.transcript());
+        let check = answer.unwrap_or_else(|check| {
             *worker = None;
             check
-        }))
+        });
+        Ok((check, transcript))
     }
 }
 
@@ -127,12 +146,13 @@ pub fn serve(
     let lite = load_runtime(global, engine.network.device).map_err(|err| format!("{err:#}"));
     for request in std::io::stdin().lock().lines() {
         let request = request?;
-        let path = request
+        let (index, path) = request
             .trim()
             .parse::<usize>()
             .ok()
-            .and_then(|index| models.get(index))
+            .and_then(|index| Some((index, models.get(index)?)))
             .with_context(|| format!("unreadable request '{request}'"))?;
+        record::task(index);
         let check = match &lite {
             Ok(lite) => check_model(lite, path, engine, judging, global),
             Err(error) => ModelCheck::unchecked(path, error.clone()),
@@ -192,6 +212,7 @@ fn check_testcases(
         runtime: Default::default(),
         verbose: global.verbose,
         quiet: true,
+        mute: false,
     };
     let engine = with_carried(engine, &model, path, &quiet)?;
     let _ready = ready_runtime(lite, &engine, &model, &engine.network)?;

@@ -107,7 +107,7 @@ pub fn compare_folders(
             let [a, b] = models_of(paired[index]);
             let root = scratch.path().join(index.to_string());
             std::fs::create_dir(&root).with_context(|| format!("cannot create {}", root.display()))?;
-            let outcome = two.compare_outputs([&a, &b], &root, &rules);
+            let outcome = two.compare_outputs([&a, &b], &root, &rules, None);
             // Each pair's runs hold a model's io dump: gone once compared.
             let _ = std::fs::remove_dir_all(&root);
             pair_outcome(outcome)

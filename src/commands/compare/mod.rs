@@ -35,11 +35,13 @@ pub struct CompareSettings {
 enum Sides {
     /// Two sets of tensors: files, folders, io dumps.
     Tensors { a: PathBuf, b: PathBuf },
-    /// Two runs of models: A and B, or A twice; their runs kept in `keep`.
+    /// Two runs of models: A and B, or A twice; their runs kept in `keep`,
+    /// a folder that reproduces their failure written in `repro`.
     Runs {
         two: Box<TwoRuns>,
         models: [PathBuf; 2],
         keep: Option<PathBuf>,
+        repro: Option<PathBuf>,
     },
     /// Two folders of models, pair by pair: `jobs` pairs' outputs at a time,
     /// the pairs of `shard` only.
@@ -70,6 +72,9 @@ impl CompareSettings {
                 if args.runs.keep.is_some() {
                     bail!("--keep keeps the runs of one pair: compare that pair's models alone to keep them");
                 }
+                if args.runs.repro.dir.is_some() {
+                    bail!("--repro writes the folder of one pair: compare the failing pair's models alone to write it");
+                }
                 Sides::Folders {
                     two: Box::new(TwoRuns::from_args(&args.runs, global)?),
                     folders: [args.a, b],
@@ -81,6 +86,7 @@ impl CompareSettings {
                 models: runs::two_models(args.a, b, &args.runs)?,
                 two: Box::new(TwoRuns::from_args(&args.runs, global)?),
                 keep: args.runs.keep,
+                repro: args.runs.repro.dir,
             },
             (_, None) => bail!(
                 "give B to compare with {} (a model alone runs twice with --a-options/--b-options)",
@@ -89,7 +95,7 @@ impl CompareSettings {
             (_, Some(b)) => {
                 if runs::wants_runs(&args.runs) || args.junit.is_some() {
                     bail!(
-                        "feeds, engine options, timing, --junit and --a-options/--b-options/--b-naive/--keep are for runs of models; {} is not a model",
+                        "feeds, engine options, timing, --junit and --a-options/--b-options/--b-naive/--keep/--repro are for runs of models; {} is not a model",
                         args.a.display()
                     );
                 }
@@ -127,8 +133,21 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
             }
             Ok(())
         }
-        Sides::Runs { two, models, keep } => {
-            let report = runs::compare_runs(&two, &models, keep.as_deref(), rules, junit.as_deref(), global)?;
+        Sides::Runs {
+            two,
+            models,
+            keep,
+            repro,
+        } => {
+            let report = runs::compare_runs(
+                &two,
+                &models,
+                keep.as_deref(),
+                repro.as_deref(),
+                rules,
+                junit.as_deref(),
+                global,
+            )?;
             write_junit(junit.as_deref(), &[report.junit_suite()])?;
             print(&report, json)?;
             let failures = report.failures();

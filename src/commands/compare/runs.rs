@@ -16,14 +16,18 @@ use crate::commands::Global;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, Rules};
 use crate::engine::Device;
+use crate::feeds::FeedOptions;
 use crate::input_files;
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, StagedSet};
 use crate::report::compare::{RunSide, RunsCompared, TwoRunReport};
-use crate::runtime::{self, Located};
+use crate::report::repro::{self, Case, Folder, Repro};
+use crate::runtime::{self, Choice, Located};
+use crate::supervise::child::say;
 use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{How, Interrupted, Muted, Next, Supervisor};
 use crate::supervise::Scratch;
+use crate::text::quoted_list;
 
 /// How one side runs, whatever model it runs.
 pub struct Run {
@@ -31,8 +35,8 @@ pub struct Run {
     options: Vec<EngineOption>,
     naive: bool,
     runtime: Located,
-    /// The side names its own runtime (`--lite-lib` in its options, `--a-runtime VERSION`).
-    own_runtime: bool,
+    /// The side's own runtime, where it names one (`--lite-lib` in its options, `--a-runtime VERSION`).
+    own_runtime: Option<Choice>,
 }
 
 impl Run {
@@ -62,42 +66,42 @@ impl Run {
                 settings.network.device
             );
         }
-        let own_runtime = lite_lib.is_some() || version.is_some();
-        let choice = match (lite_lib, version) {
+        let own = match (lite_lib, version) {
             (Some(_), Some(_)) => {
                 bail!("run {name}: give --{name}-runtime or --lite-lib in --{name}-options, not both")
             }
-            (Some(lite_lib), None) => runtime::Choice {
+            (Some(lite_lib), None) => Some(Choice {
                 lite_lib: Some(lite_lib),
                 version: None,
-            },
+            }),
             (None, Some(version)) => {
                 if runtime::Version::parse(version).is_none() {
                     bail!(
                         "run {name}: --{name}-runtime {version:?}: expected a version such as 1.13.0 or 1.13.2+cu118"
                     );
                 }
-                runtime::Choice {
+                Some(Choice {
                     lite_lib: None,
                     version: Some(version.clone()),
-                }
+                })
             }
-            (None, None) => global.runtime.clone(),
+            (None, None) => None,
         };
-        let runtime = runtime::locate(&choice).with_context(|| format!("run {name}"))?;
+        let runtime =
+            runtime::locate(own.as_ref().unwrap_or(&global.runtime)).with_context(|| format!("run {name}"))?;
         // Here, in one line, rather than as a run's failure: the line every
         // command says, naming the side only where its runtime is its own.
         let preflight = runtime::ensure_runs_on(&runtime, settings.network.device);
-        match own_runtime {
-            true => preflight.with_context(|| format!("run {name}"))?,
-            false => preflight?,
+        match own {
+            Some(_) => preflight.with_context(|| format!("run {name}"))?,
+            None => preflight?,
         }
         Ok(Run {
             name,
             options,
             naive,
             runtime,
-            own_runtime,
+            own_runtime: own,
         })
     }
 }
@@ -136,6 +140,7 @@ pub fn wants_runs(runs: &TwoRunArgs) -> bool {
         || runs.rounds.is_some()
         || runs.max_slowdown.is_some()
         || runs.deadline.timeout.is_some()
+        || runs.repro.dir.is_some()
         || !runs.feeds.inputs.is_empty()
         || !runs.engine.given.is_empty()
 }
@@ -179,7 +184,7 @@ impl TwoRuns {
             model: model.display().to_string(),
             options: run.options.iter().flat_map(EngineOption::args).collect(),
             naive_kernels: run.naive,
-            runtime: run.own_runtime.then(|| run.runtime.path.display().to_string()),
+            runtime: run.own_runtime.as_ref().map(|_| run.runtime.path.display().to_string()),
         }
     }
 
@@ -199,8 +204,15 @@ impl TwoRuns {
 
     /// Runs both sides on `models` (A's and B's), each dumping every var and
     /// its outputs into `root/a` and `root/b`, and compares what they wrote.
-    /// A run that fails is an error that names it.
-    pub fn compare_outputs(&self, models: [&Path; 2], root: &Path, rules: &Rules) -> Result<RunsCompared> {
+    /// A run that fails is an error that names it. A `witness` has each side
+    /// record what it fed the engine, and keeps what each printed and how one died.
+    pub fn compare_outputs(
+        &self,
+        models: [&Path; 2],
+        root: &Path,
+        rules: &Rules,
+        mut witness: Option<&mut Witness>,
+    ) -> Result<RunsCompared> {
         let started = Instant::now();
         for (at, model) in models.iter().enumerate() {
             let folder = root.join(self.runs[at].name);
@@ -210,8 +222,20 @@ impl TwoRuns {
             if self.no_testcase {
                 command = command.no_testcase();
             }
+            if let Some(witness) = &witness {
+                command = command.record_for_repro(&witness.records[at]);
+            }
             let what = format!("run {} ({})", self.runs[at].name, self.side(at, model).describe());
-            self.supervise(&command, &what)?;
+            let ran = self.supervise(&command, &what)?;
+            if let Some(witness) = witness.as_deref_mut() {
+                witness
+                    .transcripts
+                    .push(format!("run {}:\n{}", self.runs[at].name, ran.transcript));
+                witness.death = ran.died.clone().map(|died| (at, died));
+            }
+            if let Some(died) = ran.died {
+                bail!("{died}");
+            }
         }
         let side = |run: &Run, what: &str| Side::open(&root.join(run.name).join(what));
         let [a, b] = &self.runs;
@@ -232,24 +256,29 @@ impl TwoRuns {
         })
     }
 
-    /// Runs one side's child to its end; a failure says `what` it was.
-    fn supervise(&self, command: &MgeCommand, what: &str) -> Result<()> {
+    /// Runs one side's child to its end: its error says `what` it was, as
+    /// does its death (crashed, hung, exited from inside the engine).
+    fn supervise(&self, command: &MgeCommand, what: &str) -> Result<Ran> {
         let mut child = Supervisor::spawn(command, false, true)?;
         if self.verbose {
             child.show_engine_output();
         }
         let deadline = self.timeout.map(|limit| (Instant::now() + limit, limit));
         loop {
-            match child.next(deadline, &mut Muted) {
+            let died = match child.next(deadline, &mut Muted) {
                 // The dump's own report: not ours to print.
-                Next::Reply(_) => {}
-                Next::Exited(0) => return Ok(()),
+                Next::Reply(_) => continue,
+                Next::Exited(0) => None,
                 Next::Exited(_) => bail!("{what}: {}", child.error().unwrap_or("it failed")),
                 Next::Failed(failure) => match failure.how {
                     How::Interrupted(signal) => return Err(Interrupted(signal).into()),
-                    _ => bail!("{what}: {failure}"),
+                    _ => Some(format!("{what}: {failure}")),
                 },
-            }
+            };
+            return Ok(Ran {
+                transcript: child.transcript(),
+                died,
+            });
         }
     }
 }
@@ -260,6 +289,7 @@ pub fn compare_runs(
     two: &TwoRuns,
     models: &[PathBuf; 2],
     keep: Option<&Path>,
+    repro_dir: Option<&Path>,
     rules: Rules,
     junit: Option<&Path>,
     global: &Global,
@@ -279,6 +309,9 @@ pub fn compare_runs(
         }
     }
     super::claim_junit(junit)?;
+    if let Some(dir) = repro_dir {
+        repro::claim(dir)?;
+    }
     two.note_feeds(global);
     let models = [models[0].as_path(), models[1].as_path()];
     for (at, model) in models.iter().enumerate() {
@@ -288,7 +321,37 @@ pub fn compare_runs(
     // The runs' files: the next mge removes them should this one be killed.
     let scratch = Scratch::new()?;
     let root = staged.as_ref().map_or(scratch.path(), StagedSet::path).to_path_buf();
-    let compared = two.compare_outputs(models, &root, &rules)?;
+    let repro = repro_dir.map(Repro::stage).transpose()?;
+    let mut witness = repro.as_ref().map(|repro| Witness {
+        records: two.runs.each_ref().map(|run| repro.record_folder(run.name)),
+        transcripts: Vec::new(),
+        death: None,
+    });
+    let reproducing = |repro: Option<Repro>, witness: &Witness, failure: String| {
+        if let Some(repro) = repro {
+            Reproducing {
+                two,
+                models,
+                rules: &rules,
+                global,
+            }
+            .write(repro, witness, failure);
+        }
+    };
+    let compared = match two.compare_outputs(models, &root, &rules, witness.as_mut()) {
+        Ok(compared) => compared,
+        Err(err) => {
+            if let Some(
+                witness @ Witness {
+                    death: Some((_, died)), ..
+                },
+            ) = &witness
+            {
+                reproducing(repro, witness, died.clone());
+            }
+            return Err(err);
+        }
+    };
     rules.check_names(
         compared
             .outputs
@@ -296,6 +359,22 @@ pub fn compare_runs(
             .chain(&compared.vars)
             .map(|row| row.name.as_str()),
     )?;
+    let differing: Vec<String> = compared
+        .outputs
+        .iter()
+        .filter(|row| row.status.failed())
+        .map(|row| row.name.clone())
+        .collect();
+    if let (Some(witness), false) = (&witness, differing.is_empty()) {
+        let failure = format!(
+            "{} of {} outputs differ beyond {}: {}",
+            differing.len(),
+            compared.outputs.len(),
+            rules.describe(),
+            quoted_list(&differing)
+        );
+        reproducing(repro, witness, failure);
+    }
     let timing = match &two.timing {
         Some(settings) => time_pair(two, models, settings)?.map_err(anyhow::Error::msg)?,
         None => None,
@@ -330,6 +409,108 @@ pub fn two_models(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs) -> Result<[
         None => a.clone(),
     };
     Ok([a, model_b])
+}
+
+/// How one side's run went: what it printed on stderr, and how it died if it did.
+struct Ran {
+    transcript: String,
+    died: Option<String>,
+}
+
+/// What `--repro` keeps of a pair's runs: where each side records what it
+/// fed the engine, what each printed, and which died and how.
+pub struct Witness {
+    records: [PathBuf; 2],
+    transcripts: Vec<String>,
+    death: Option<(usize, String)>,
+}
+
+/// What `--repro` needs of one pair of models to write its folder.
+struct Reproducing<'a> {
+    two: &'a TwoRuns,
+    models: [&'a Path; 2],
+    rules: &'a Rules,
+    global: &'a Global,
+}
+
+impl Reproducing<'_> {
+    /// Writes the folder of the pair, one of whose runs died or whose
+    /// outputs differ (`failure`), and says where; one that cannot be
+    /// written is a warning.
+    fn write(&self, mut repro: Repro, witness: &Witness, failure: String) {
+        // The feeds of the run that got to them: both were fed the same.
+        let record = witness
+            .records
+            .iter()
+            .find(|record| record.join("feeds").is_dir())
+            .unwrap_or(&witness.records[0]);
+        // The runtime of the side that died, else A's.
+        let side = witness.death.as_ref().map_or(0, |(at, _)| *at);
+        let case = Case {
+            model: self.models[0],
+            record: Some(record.clone()),
+            failure: failure.split("\nhint: ").next().unwrap_or_default().to_string(),
+            engine_log: witness.transcripts.concat(),
+            runtime: Some(&self.two.runs[side].runtime),
+            choice: &self.global.runtime,
+        };
+        let written = repro
+            .add(case, |folder| self.reproducing_compare(folder))
+            .and_then(|()| repro.finish());
+        match written {
+            Ok(lines) => lines.iter().for_each(|line| say(line)),
+            Err(err) => self.global.warn(format!("{err:#}")),
+        }
+    }
+
+    /// The comparison as it goes from inside the folder, outputs only
+    /// (`--no-timing`): the models copied (`model.mge`, or `a.mge` and
+    /// `b.mge`), the recorded feeds, each side's options whole (the common
+    /// ones in both) and its own runtime where it has one.
+    fn reproducing_compare(&self, folder: &mut Folder) -> Result<MgeCommand> {
+        let two = self.two;
+        let [a, b] = &two.runs;
+        let two_models = self.models[0] != self.models[1];
+        let models = match two_models {
+            true => vec![
+                folder.model("a.mge", self.models[0])?,
+                folder.model("b.mge", self.models[1])?,
+            ],
+            false => vec![folder.model("model.mge", self.models[0])?],
+        };
+        let feeds = FeedOptions {
+            resize_input: false,
+            ..two.feeds.options
+        };
+        let mut command = MgeCommand::compare().feeds(folder.feeds(), &feeds);
+        for run in [a, b] {
+            let options = folder.options(Some(run.name), &run.options)?;
+            let own = run.own_runtime.as_ref();
+            let lite_lib = own
+                .and_then(|choice| choice.lite_lib.as_deref())
+                .map(std::path::absolute)
+                .transpose()?;
+            // One model runs twice only under two sets of options, however
+            // empty; two models, each under its own.
+            if !two_models || !options.is_empty() || lite_lib.is_some() {
+                command = command.side_options(run.name, &options, lite_lib.as_deref());
+            }
+            if let Some(version) = own.and_then(|choice| choice.version.as_deref()) {
+                command = command.side_runtime(run.name, version);
+            }
+        }
+        let mut command = command
+            .b_naive(b.naive)
+            .no_timing()
+            .rules(Some(self.rules))
+            .seconds("--timeout", two.timeout)
+            .models(&models);
+        // A container the user fed runs fed, as it did, whatever the record holds.
+        if two.no_testcase || !two.feeds.given.is_empty() {
+            command = command.no_testcase();
+        }
+        Ok(command)
+    }
 }
 
 /// The options of both runs with one side's own: a side's option replaces

@@ -100,7 +100,7 @@ impl Lineup for TimedPair {
         let deadline = self.timeout.map(|limit| (Instant::now() + limit, limit));
         let why = match timed_child(&self.commands[at], deadline)? {
             TimedRun::Measured(measured) => return Ok(Some(measured)),
-            TimedRun::Failed(error) => error.unwrap_or_else(|| "it failed".to_string()),
+            TimedRun::Failed(reason) => reason,
             TimedRun::Died(failure) => failure.one_line(),
         };
         self.failure = Some(format!("{}, timed: {why}", self.what[at]));

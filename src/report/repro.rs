@@ -1,0 +1,480 @@
+//! `--repro DIR` of `run`, `check` and `compare`: for each model that crashed,
+//! hung, exited or failed its outputs, a folder that reproduces the failure
+//! on its own, a bug report in one folder:
+//!
+//! ```text
+//! DIR/NAME/            NAME: the model's stem (NAME-2, ... when taken)
+//!   model.mge          the model, copied (compare: a.mge and b.mge); one larger
+//!                      than COPY_LIMIT stays where it is: model.mge.sha256 holds
+//!                      its SHA-256 and path, as sha256sum writes them
+//!   feeds/             the exact values the engine was fed, as .npy:
+//!                      feeds/NAME.npy with feeds/inputs.json ([[input, file], ...]),
+//!                      or feeds/N/ for embedded testcase N
+//!   expect/            the files the command compares outputs with (run --expect)
+//!   fast-run.cache     a fast-run cache the engine was given (tensorrt.cache alike)
+//!   command.sh         the command line that reproduces the failure from inside the folder
+//!   options.txt        the engine options, as words
+//!   runtime.json       the runtime: its version, library, and files with their SHA-256
+//!   cpu.json           the CPU (vendor, model, flags) and the kernel
+//!   engine.log         what failed, and what the engine's process printed on stderr
+//!   README.txt         what failed, how to reproduce it, and what each file is
+//! ```
+//!
+//! The whole of DIR's new folders is written at the end or nothing is
+//! (`StagedSet`); the children record their feeds into the staging folder
+//! (`supervise::record`), whence a failing model's are moved into its folder.
+
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::options::EngineOption;
+use crate::output_files::{claim_set, npy_file_stem, StagedSet};
+use crate::runtime::{Choice, FileRecord, Hashing, Located, Record};
+use crate::supervise::command::MgeCommand;
+use crate::supervise::record::{Recorded, RECORD_ENV};
+use crate::text::printable;
+
+/// Models up to this size are copied into the folder; larger ones are named
+/// by their path and SHA-256 (a model zoo's failures would fill the disk).
+const COPY_LIMIT: u64 = 256 << 20;
+
+/// The folder, inside the staging folder, where the children record.
+const RECORDS: &str = ".records";
+
+/// Variables of these prefixes are the engine's and the runtime's (and the
+/// test faults'), which a reproducing command sets as they were.
+const ENGINE_VARIABLES: [&str; 4] = ["MGB_", "MGE_", "MEGDNN_", "MEGENGINE_"];
+
+/// Of those, the ones the command does not carry: the runtime chosen goes
+/// as `--lite-lib` or `--runtime-version`, where the runtimes are kept is the
+/// machine's own, and the record folder is a parent's for its child.
+const LOCAL_VARIABLES: [&str; 4] = ["MGE_LITE_LIB", "MGE_RUNTIME_VERSION", "MGE_HOME", RECORD_ENV];
+
+/// Claims `dir` for `--repro`, in a command's settings: after the command's
+/// inputs and other outputs, before any work.
+pub fn claim(dir: &Path) -> Result<()> {
+    claim_set("--repro", dir).with_context(|| format!("--repro {}", dir.display()))
+}
+
+/// `--repro DIR` (claimed by `claim`), staged while the command works, written by `finish`.
+pub struct Repro {
+    dir: PathBuf,
+    set: StagedSet,
+    /// The folders written so far, by name, with the line that reproduces each.
+    written: Vec<(String, String)>,
+}
+
+/// One failing model, as its command saw it fail.
+pub struct Case<'a> {
+    /// The model the folder is named after.
+    pub model: &'a Path,
+    /// What the child recorded (`Repro::record_folder`), if it was asked to.
+    pub record: Option<PathBuf>,
+    /// What failed, in one line, and what the engine's process printed.
+    pub failure: String,
+    pub engine_log: String,
+    /// The runtime the engine loaded, and the one the user chose.
+    pub runtime: Option<&'a Located>,
+    pub choice: &'a Choice,
+}
+
+/// A failing model's folder, while its command line is built: what the
+/// command reads is put into it by these methods, which name it as the
+/// command must from inside the folder.
+pub struct Folder<'r> {
+    set: &'r mut StagedSet,
+    name: String,
+    /// The feeds of a fed run, as `-i` specs of files in the folder.
+    feeds: Vec<String>,
+    /// The lines of `options.txt`, and of README's list of files.
+    options: Vec<String>,
+    files: Vec<String>,
+}
+
+impl Repro {
+    /// Stages the folder `dir`, which the command's settings claimed (`claim`).
+    pub fn stage(dir: &Path) -> Result<Repro> {
+        let context = || format!("--repro {}", dir.display());
+        let set = StagedSet::new(dir).with_context(context)?;
+        fs::create_dir(set.path().join(RECORDS)).with_context(context)?;
+        Ok(Repro {
+            dir: dir.to_path_buf(),
+            set,
+            written: Vec::new(),
+        })
+    }
+
+    /// A folder for a child to record into (`MgeCommand::record_for_repro`), by `key`.
+    pub fn record_folder(&self, key: &str) -> PathBuf {
+        self.set.path().join(RECORDS).join(key)
+    }
+
+    /// Writes the folder of `case`; `command` names what it reads through the
+    /// `Folder` and returns the command line that reproduces the failure.
+    pub fn add(&mut self, case: Case, command: impl FnOnce(&mut Folder) -> Result<MgeCommand>) -> Result<()> {
+        let name = self.free_name(case.model);
+        let recorded = case.record.as_deref().map(Recorded::read).transpose()?;
+        let staged = self.set.path().join(&name);
+        fs::create_dir(&staged).with_context(|| format!("cannot write {}", self.dir.join(&name).display()))?;
+        let mut feeds = Vec::new();
+        let mut files = Vec::new();
+        if let Some(record) = &recorded {
+            if let Some(recorded_feeds) = &record.feeds {
+                fs::rename(recorded_feeds, staged.join("feeds"))
+                    .with_context(|| format!("cannot write {}", self.dir.join(&name).join("feeds").display()))?;
+                feeds = feed_specs(&record.fed);
+                files.push(match record.fed.is_empty() {
+                    true => "feeds/N/  the values each embedded testcase N fed the engine, as .npy (inputs.json: which input each file is)".to_string(),
+                    false => "feeds/    the exact values the engine was fed, as .npy (inputs.json: which input each file is)".to_string(),
+                });
+            }
+        }
+        if feeds.is_empty() && files.is_empty() {
+            files.push("(no feeds: the engine failed before it was fed)".to_string());
+        }
+        let mut folder = Folder {
+            set: &mut self.set,
+            name: name.clone(),
+            feeds,
+            options: Vec::new(),
+            files,
+        };
+        let command = command(&mut folder)?
+            .user_runtime(case.choice)?
+            .user_env(engine_environment());
+        let line = command.shell_line();
+        let Folder { options, files, .. } = folder;
+        let version = recorded
+            .as_ref()
+            .and_then(|record| record.runtime_version.clone())
+            .or_else(|| installed_version(case.runtime));
+        let texts = [
+            ("command.sh", format!("#!/usr/bin/env bash\n# Reproduces the failure in README.txt; run it from inside this folder.\n{line}\n")),
+            ("options.txt", options.join("\n") + "\n"),
+            ("runtime.json", json(&runtime_record(case.runtime, version.clone())?)?),
+            ("cpu.json", json(&Cpu::here())?),
+            ("engine.log", engine_log(&case, recorded.as_ref())),
+            ("README.txt", readme(&case, &line, version.as_deref(), &files)),
+        ];
+        for (file, text) in texts {
+            self.set.add(Path::new(&name).join(file), text.as_bytes())?;
+        }
+        // A shell runs it as `./command.sh` too.
+        let script = staged.join("command.sh");
+        fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .with_context(|| format!("cannot write {}", self.dir.join(&name).join("command.sh").display()))?;
+        self.written.push((name, line));
+        Ok(())
+    }
+
+    /// A folder name for `model` that neither DIR nor this set has yet.
+    fn free_name(&self, model: &Path) -> String {
+        let stem = npy_file_stem(&model.file_stem().unwrap_or_default().to_string_lossy());
+        let taken =
+            |name: &String| self.written.iter().any(|(written, _)| written == name) || self.dir.join(name).exists();
+        std::iter::once(stem.clone())
+            .chain((2..).map(|n| format!("{stem}-{n}")))
+            .find(|name| !taken(name))
+            .expect("an unbounded sequence has a free name")
+    }
+
+    /// Writes the folders added, if any (nothing else), and returns the line
+    /// that says where each went and how to reproduce it.
+    pub fn finish(self) -> Result<Vec<String>> {
+        let Repro { dir, set, written } = self;
+        if written.is_empty() {
+            return Ok(Vec::new());
+        }
+        fs::remove_dir_all(set.path().join(RECORDS)).with_context(|| format!("--repro {}", dir.display()))?;
+        set.commit().with_context(|| format!("--repro {}", dir.display()))?;
+        Ok(written
+            .iter()
+            .map(|(name, line)| {
+                format!(
+                    "repro: wrote {}; to reproduce, from inside it run: {line}",
+                    printable(&dir.join(name).display().to_string())
+                )
+            })
+            .collect())
+    }
+}
+
+impl Folder<'_> {
+    /// The model `path` as `file` in the folder; one larger than
+    /// `COPY_LIMIT` by its absolute path, its SHA-256 in `FILE.sha256`.
+    pub fn model(&mut self, file: &str, path: &Path) -> Result<PathBuf> {
+        let size = fs::metadata(path)
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .len();
+        if size <= COPY_LIMIT {
+            self.set.copy_in(Path::new(&self.name).join(file), path)?;
+            self.files.push(format!("{file}  the model {}, copied", path.display()));
+            return Ok(PathBuf::from(file));
+        }
+        let absolute = std::path::absolute(path)?;
+        let digest = sha256(&absolute)?;
+        let sum = format!("{digest}  {}\n", absolute.display());
+        self.set
+            .add(Path::new(&self.name).join(format!("{file}.sha256")), sum.as_bytes())?;
+        self.files.push(format!(
+            "{file}.sha256  the model's SHA-256 and path: at {size} bytes it was not copied"
+        ));
+        Ok(absolute)
+    }
+
+    /// The file `source` copied into the folder as `file` (`expect/x.npy`), which the command names.
+    pub fn file(&mut self, file: &str, source: &Path, what: &str) -> Result<PathBuf> {
+        self.set.copy_in(Path::new(&self.name).join(file), source)?;
+        self.files.push(format!("{file}  {what}"));
+        Ok(PathBuf::from(file))
+    }
+
+    /// `-i` specs of the recorded feeds of a fed run (`NAME:feeds/FILE.npy`);
+    /// none where the engine was not fed or ran embedded testcases.
+    pub fn feeds(&self) -> &[String] {
+        &self.feeds
+    }
+
+    /// `options` as the command gives them from inside the folder: a cache
+    /// the engine reads copied in, other paths made absolute; listed in
+    /// `options.txt` (after `label: ` where one command has several sets).
+    pub fn options(&mut self, label: Option<&str>, options: &[EngineOption]) -> Result<Vec<EngineOption>> {
+        let mut placed = Vec::new();
+        for option in options {
+            placed.push(match option {
+                EngineOption::FastRunCache(cache) => EngineOption::FastRunCache(self.cache(
+                    "fast-run.cache",
+                    cache,
+                    "the fast-run cache the engine read",
+                )?),
+                EngineOption::TensorRtCache(cache) => EngineOption::TensorRtCache(self.cache(
+                    "tensorrt.cache",
+                    cache,
+                    "TensorRT's cache the engine read",
+                )?),
+                EngineOption::COprLib(library) => EngineOption::COprLib(std::path::absolute(library)?),
+                EngineOption::ModelKey(key) => match key.strip_prefix('@') {
+                    Some(file) => EngineOption::ModelKey(format!("@{}", std::path::absolute(file)?.display())),
+                    None => option.clone(),
+                },
+                other => other.clone(),
+            });
+        }
+        let words: Vec<String> = placed.iter().flat_map(EngineOption::args).collect();
+        let line = match words.is_empty() {
+            true => "(none: the engine's defaults)".to_string(),
+            false => shlex::try_join(words.iter().map(String::as_str)).expect("no argument holds a NUL"),
+        };
+        self.options.push(match label {
+            Some(label) => format!("{label}: {line}"),
+            None => line,
+        });
+        Ok(placed)
+    }
+
+    /// A cache the engine reads and updates, copied in as `file` where it
+    /// exists; the reproduction writes it there.
+    fn cache(&mut self, file: &str, cache: &Path, what: &str) -> Result<PathBuf> {
+        if cache.is_file() && !self.files.iter().any(|listed| listed.starts_with(file)) {
+            self.file(file, cache, what)?;
+        }
+        Ok(PathBuf::from(file))
+    }
+}
+
+/// `-i` specs of recorded feeds: `NAME:feeds/FILE`, or the file alone for a
+/// model's only input whose name a spec cannot carry (`;` splits specs, `@`
+/// starts a list, blanks around it are trimmed).
+fn feed_specs(fed: &[(String, String)]) -> Vec<String> {
+    fed.iter()
+        .map(|(name, file)| {
+            let spec_safe = !name.contains(';') && !name.starts_with('@') && name.trim() == name && !name.is_empty();
+            match spec_safe || fed.len() > 1 {
+                true => format!("{name}:feeds/{file}"),
+                false => format!("feeds/{file}"),
+            }
+        })
+        .collect()
+}
+
+/// The engine's and the runtime's variables in this process's environment, by name.
+fn engine_environment() -> Vec<(OsString, OsString)> {
+    let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(name, _)| {
+            let name = name.to_string_lossy();
+            ENGINE_VARIABLES.iter().any(|prefix| name.starts_with(prefix)) && !LOCAL_VARIABLES.contains(&name.as_ref())
+        })
+        .collect();
+    vars.sort();
+    vars
+}
+
+/// `engine.log`: what failed, what the engine's process printed on stderr,
+/// and what the engine printed on the stdout the tool captured.
+fn engine_log(case: &Case, recorded: Option<&Recorded>) -> String {
+    let printed = match case.engine_log.is_empty() {
+        true => "(nothing)\n",
+        false => &case.engine_log,
+    };
+    let mut log = format!(
+        "{}\n\nWhat the engine's process printed on stderr:\n{printed}",
+        case.failure
+    );
+    if let Some(stdout) = recorded.and_then(|record| record.engine_stdout.as_deref()) {
+        let _ = write!(
+            log,
+            "\nWhat the engine printed on stdout (its AssertEqual errors):\n{stdout}"
+        );
+    }
+    log
+}
+
+fn json(value: &impl Serialize) -> Result<String> {
+    Ok(serde_json::to_string_pretty(value)? + "\n")
+}
+
+fn sha256(path: &Path) -> Result<String> {
+    let file = fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut hashing = Hashing::new(file);
+    std::io::copy(&mut hashing, &mut std::io::sink()).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(hashing.finish().sha256)
+}
+
+/// The version an install of the runtime recorded.
+fn installed_version(runtime: Option<&Located>) -> Option<String> {
+    let install = runtime?.install.as_ref()?;
+    Some(Record::read(install).ok()??.version)
+}
+
+/// `runtime.json`.
+#[derive(Serialize)]
+struct RuntimeRecord {
+    /// As the engine gave it to the child, else as its install recorded it.
+    version: Option<String>,
+    library: Option<String>,
+    found_by: Option<String>,
+    install: Option<String>,
+    files: Vec<FileRecord>,
+    /// Where the SHA-256 come from.
+    hashes: &'static str,
+}
+
+fn runtime_record(runtime: Option<&Located>, version: Option<String>) -> Result<RuntimeRecord> {
+    let Some(located) = runtime else {
+        return Ok(RuntimeRecord {
+            version,
+            library: None,
+            found_by: None,
+            install: None,
+            files: Vec::new(),
+            hashes: "none: no runtime was found",
+        });
+    };
+    let recorded = located.install.as_deref().map(Record::read).transpose()?.flatten();
+    let (files, hashes) = match recorded {
+        Some(record) => (
+            record.files,
+            "the install's record of its files (mge checks their sizes before every load; `mge runtime info` their contents)",
+        ),
+        None => {
+            let size = fs::metadata(&located.path).map_or(0, |metadata| metadata.len());
+            let file = FileRecord {
+                path: std::path::absolute(&located.path)?.display().to_string(),
+                size,
+                sha256: sha256(&located.path)?,
+            };
+            (vec![file], "the library's, hashed when the reproducer was written")
+        }
+    };
+    Ok(RuntimeRecord {
+        version,
+        library: Some(std::path::absolute(&located.path)?.display().to_string()),
+        found_by: Some(located.origin.to_string()),
+        install: located.install.as_ref().map(|dir| dir.display().to_string()),
+        files,
+        hashes,
+    })
+}
+
+/// `cpu.json`: the first processor of `/proc/cpuinfo`, and the machine around it.
+#[derive(Serialize)]
+struct Cpu {
+    vendor: Option<String>,
+    model_name: Option<String>,
+    family: Option<String>,
+    model: Option<String>,
+    stepping: Option<String>,
+    microcode: Option<String>,
+    flags: Vec<String>,
+    /// Processors the kernel lists, and those this process may run on.
+    logical_cpus: usize,
+    available_cpus: usize,
+    architecture: &'static str,
+    kernel: Option<String>,
+}
+
+impl Cpu {
+    fn here() -> Cpu {
+        let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let first = cpuinfo.split("\n\n").next().unwrap_or_default();
+        let field = |key: &str| {
+            first.lines().find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                (name.trim() == key).then(|| value.trim().to_string())
+            })
+        };
+        Cpu {
+            vendor: field("vendor_id"),
+            model_name: field("model name"),
+            family: field("cpu family"),
+            model: field("model"),
+            stepping: field("stepping"),
+            microcode: field("microcode"),
+            flags: field("flags")
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(str::to_string)
+                .collect(),
+            logical_cpus: cpuinfo.lines().filter(|line| line.starts_with("processor")).count(),
+            available_cpus: std::thread::available_parallelism().map_or(1, usize::from),
+            architecture: std::env::consts::ARCH,
+            kernel: fs::read_to_string("/proc/sys/kernel/osrelease")
+                .ok()
+                .map(|release| release.trim().to_string()),
+        }
+    }
+}
+
+/// `README.txt`.
+fn readme(case: &Case, line: &str, version: Option<&str>, files: &[String]) -> String {
+    let mut text = format!(
+        "A reproducer written by mge {} (--repro).\n\nWhat failed: {}\nThe model: {}\n\n",
+        env!("CARGO_PKG_VERSION"),
+        printable(&case.failure),
+        printable(&case.model.display().to_string())
+    );
+    let runtime = match version {
+        Some(version) => format!("the MegEngine runtime {version} (`mge runtime install --version {version}`)"),
+        None => "the MegEngine runtime (see runtime.json)".to_string(),
+    };
+    let _ = write!(
+        text,
+        "To reproduce it, with mge and {runtime} installed, run from inside this folder:\n\n    bash command.sh\n\nwhich runs:\n\n    {line}\n\nThe files:\n"
+    );
+    let listed = files.iter().map(String::as_str).chain([
+        "command.sh  the command line above",
+        "options.txt  the engine options, as words",
+        "runtime.json  the runtime: its version, library, and files with their SHA-256",
+        "cpu.json  the CPU (vendor, model, flags) and the kernel",
+        "engine.log  what failed, and what the engine's process printed on stderr",
+    ]);
+    for file in listed {
+        let _ = writeln!(text, "  {file}");
+    }
+    text
+}

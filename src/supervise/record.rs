@@ -1,0 +1,157 @@
+//! What a supervised child records for its parent's reproducer (`--repro`):
+//! the exact values it fed the engine, and the runtime's version. The parent
+//! names a folder of its own making in the child's environment (`RECORD_ENV`,
+//! which it sets or removes for every child, and only a supervised child
+//! reads); the child writes nothing elsewhere, and nothing over a file: a
+//! record that cannot be written is left out, never the run's failure (the
+//! reproducer then says that no feeds were recorded).
+//!
+//! The layout, read back by `Recorded::read`:
+//! `runtime_version` (one line), `engine_stdout` (what the engine printed on
+//! the stdout the tool captures: its AssertEqual errors), and the feeds of a fed run as
+//! `feeds/FILE.npy` with `feeds/inputs.json` (`[[NAME, FILE], ...]`, in the
+//! model's input order), or each embedded testcase's as `feeds/INDEX/...` alike.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::{Context, Result};
+
+use crate::feeds::Feed;
+use crate::input_files;
+use crate::output_files::npy_files;
+use crate::tensor::HostTensor;
+
+/// The manifest of a folder of feeds.
+const INPUTS: &str = "inputs.json";
+const RUNTIME_VERSION: &str = "runtime_version";
+const ENGINE_STDOUT: &str = "engine_stdout";
+
+/// Where this process records, once `start` was called: the folder of the
+/// current task (a check worker's model has one of its own).
+static FOLDER: Mutex<Option<(PathBuf, PathBuf)>> = Mutex::new(None);
+
+/// Names the folder a supervised child records into.
+pub const RECORD_ENV: &str = "MGE_REPRO_RECORD";
+
+/// A supervised child records into the folder its parent named, if it named one.
+pub fn start() {
+    if let Some(dir) = std::env::var_os(RECORD_ENV).filter(|_| super::is_child()) {
+        let dir = PathBuf::from(dir);
+        *lock() = Some((dir.clone(), dir));
+    }
+}
+
+/// Records of model number `index` (of a check worker) go to `DIR/INDEX`.
+pub fn task(index: usize) {
+    if let Some((root, current)) = lock().as_mut() {
+        *current = root.join(index.to_string());
+    }
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Option<(PathBuf, PathBuf)>> {
+    FOLDER.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The current task's folder, made if need be, when this process records.
+fn folder() -> Option<PathBuf> {
+    let current = lock().as_ref()?.1.clone();
+    fs::create_dir_all(&current).ok()?;
+    Some(current)
+}
+
+/// The runtime's version, as the engine gives it.
+pub fn runtime_version(version: (i32, i32, i32)) {
+    if let Some(folder) = folder() {
+        let (major, minor, patch) = version;
+        let _ = create_new(
+            &folder.join(RUNTIME_VERSION),
+            format!("{major}.{minor}.{patch}\n").as_bytes(),
+        );
+    }
+}
+
+/// What the engine printed on the stdout the tool captured (the AssertEqual
+/// errors of a testcase), added to what it printed before.
+pub fn engine_stdout(text: &str) {
+    if let Some(folder) = folder() {
+        let appended = fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(folder.join(ENGINE_STDOUT))
+            .and_then(|mut file| file.write_all(text.as_bytes()));
+        drop(appended);
+    }
+}
+
+/// The feeds of a fed run, before the engine runs on them.
+pub fn fed(feeds: &[Feed]) {
+    if let Some(folder) = folder() {
+        let _ = write_feeds(&folder.join("feeds"), feeds);
+    }
+}
+
+/// The feeds of embedded testcase number `index`, before the engine runs on them.
+pub fn testcase(index: usize, feeds: &[Feed]) {
+    if let Some(folder) = folder() {
+        let feeds_folder = folder.join("feeds");
+        let _ = fs::create_dir_all(&feeds_folder);
+        let _ = write_feeds(&feeds_folder.join(index.to_string()), feeds);
+    }
+}
+
+/// `dir` (new) with a `.npy` file per feed and their manifest, written last.
+fn write_feeds(dir: &Path, feeds: &[Feed]) -> Result<()> {
+    fs::create_dir(dir)?;
+    let named: Vec<(String, HostTensor)> = feeds
+        .iter()
+        .map(|feed| (feed.name.clone(), feed.tensor.clone()))
+        .collect();
+    let mut manifest = Vec::new();
+    for (name, file, tensor) in npy_files(&named) {
+        create_new(&dir.join(&file), &tensor.to_npy())?;
+        manifest.push((name.to_string(), file.to_string_lossy().into_owned()));
+    }
+    create_new(&dir.join(INPUTS), &serde_json::to_vec(&manifest)?)
+}
+
+fn create_new(path: &Path, contents: &[u8]) -> Result<()> {
+    File::create_new(path)
+        .and_then(|mut file| file.write_all(contents))
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// What a child recorded, read back by the parent.
+pub struct Recorded {
+    /// The runtime's version, if the child loaded it.
+    pub runtime_version: Option<String>,
+    /// What the engine printed on the stdout the tool captured.
+    pub engine_stdout: Option<String>,
+    /// The feeds of a fed run: each input's name and its file under `feeds/`.
+    pub fed: Vec<(String, String)>,
+    /// Where the feeds are (`feeds/`), if the child got that far.
+    pub feeds: Option<PathBuf>,
+}
+
+impl Recorded {
+    pub fn read(dir: &Path) -> Result<Recorded> {
+        let read = |file: &str| input_files::read_if_present(&dir.join(file), &input_files::CHILD_RECORD);
+        let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
+        let version = read(RUNTIME_VERSION)?;
+        let engine_stdout = read(ENGINE_STDOUT)?;
+        let feeds = dir.join("feeds");
+        let manifest = read(&format!("feeds/{INPUTS}"))?;
+        let fed = match manifest {
+            Some(bytes) => serde_json::from_slice(&bytes).context("the record of the feeds is damaged")?,
+            None => Vec::new(),
+        };
+        Ok(Recorded {
+            runtime_version: version.map(|bytes| text(bytes).trim().to_string()),
+            engine_stdout: engine_stdout.map(text),
+            fed,
+            feeds: feeds.is_dir().then_some(feeds),
+        })
+    }
+}
