@@ -78,7 +78,7 @@ pub enum Command {
     /// Find the fastest engine options that keep the outputs, each tried in its own process
     Tune(Box<TuneArgs>),
     /// Run a model on feeds and write a testcase container: the feeds, and the outputs as expectations its AssertEqual operators check
-    PackTestcases(Box<PackArgs>),
+    PackTestcases(Box<PackTestcasesArgs>),
     /// Install or inspect the MegEngine Lite runtime
     #[command(subcommand)]
     Runtime(RuntimeCommand),
@@ -381,7 +381,7 @@ pub struct TuneArgs {
 
 #[derive(Args, Debug)]
 #[command(mut_arg("model", |model| model.help("The plain model (.mge, FBS v2) to run and pack")))]
-pub struct PackArgs {
+pub struct PackTestcasesArgs {
     /// The model, the feeds of its one testcase, and the engine options the expected outputs are computed under
     #[command(flatten)]
     pub model: ModelArgs,

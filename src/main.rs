@@ -1,14 +1,16 @@
 mod cli;
 mod commands;
 mod compare;
-mod deploy;
 mod engine;
 mod feeds;
 mod input_files;
+mod interrupt;
 mod iodump;
+mod mge_command;
 mod model;
 mod options;
 mod output_files;
+mod packed_options;
 mod profile;
 mod report;
 mod runner;
@@ -22,8 +24,9 @@ use std::process::ExitCode;
 
 use crate::commands::{CheckFailed, ChildExited};
 use crate::engine::EngineError;
+use crate::interrupt::Interrupted;
 use crate::supervise::child::{say, say_error};
-use crate::supervise::parent::{Failure, Interrupted};
+use crate::supervise::parent::Failure;
 use crate::text::{printable, printable_lines};
 
 /// The stack the tool's work gets, whatever `ulimit -s` gives the main thread.

@@ -3,7 +3,7 @@
 //! words, what it sets in the network (or the runtime), and what it clashes
 //! with. The command line (`cli`), `compare --a-options`, a pack's
 //! `extra_info` and a child's command line are all read by these
-//! definitions; `tune`, `deploy` and the child command lines write options
+//! definitions; `tune`, `packed_options` and the child command lines write options
 //! by them.
 //!
 //! A new option is a variant of `EngineOption`, an entry of `DEFINITIONS`,
@@ -575,7 +575,7 @@ impl EngineOption {
     }
 
     /// The option on a command line, as words of text (for messages and
-    /// files of text; `supervise::command` gives a child the exact value).
+    /// files of text; `mge_command` gives a child the exact value).
     /// A value that starts with `-` joins its flag (`--async-level=-1`),
     /// where it cannot be taken for an option.
     pub fn args(&self) -> Vec<String> {

@@ -3,7 +3,7 @@
 //! `--validate` and tract's `--assert-sane-floats` make them.
 
 use super::{CheckFailed, Global};
-use crate::runner::testcase::{Status, TestcaseRun};
+use crate::runner::testcase::{TestcaseRun, TestcaseStatus};
 use crate::tensor::HostTensor;
 
 /// Warns of each of `outputs` that holds NaN or infinities (which, how many),
@@ -34,8 +34,8 @@ pub fn judge_testcases(runs: &mut [TestcaseRun], label: &str, check_finite: bool
         let Some(found) = warn_non_finite(&run.outputs, &format!("{label}{}: ", run.index), global) else {
             continue;
         };
-        if check_finite && matches!(run.status, Status::Passed | Status::Skipped) {
-            run.status = Status::Failed;
+        if check_finite && matches!(run.status, TestcaseStatus::Passed | TestcaseStatus::Skipped) {
+            run.status = TestcaseStatus::Failed;
             run.message = Some(failure(&found).0);
         }
     }

@@ -112,9 +112,10 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Dump(args) => dump::dump(dump::DumpSettings::from_args(*args, &global)?, &global),
         Command::Compare(args) => compare::compare(compare::CompareSettings::from_args(*args, &global)?, &global),
         Command::Tune(args) => tune::tune(tune::TuneSettings::from_args(*args, &global)?, &global),
-        Command::PackTestcases(args) => {
-            pack_testcases::pack(pack_testcases::PackSettings::from_args(*args, &global)?, &global)
-        }
+        Command::PackTestcases(args) => pack_testcases::pack_testcases(
+            pack_testcases::PackTestcasesSettings::from_args(*args, &global)?,
+            &global,
+        ),
         Command::Runtime(RuntimeCommand::Install {
             version,
             wheel,

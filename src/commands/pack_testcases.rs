@@ -12,16 +12,16 @@ use anyhow::{bail, Context, Result};
 use super::prepare::{prepare, Testcases};
 use super::settings::ModelSettings;
 use super::Global;
-use crate::cli::PackArgs;
+use crate::cli::PackTestcasesArgs;
 use crate::model::{TensorSpec, EXPECTATION_SUFFIX};
 use crate::output_files::{claim_file, write_atomically};
-use crate::report::pack::{PackReport, PackedTensor};
+use crate::report::pack_testcases::{PackTestcasesReport, TestcaseTensor};
 use crate::report::print;
 use crate::runner::Plan;
 use crate::tensor::{DType, HostTensor};
 
-/// What `mge pack-testcases` was asked, turned once from `PackArgs`.
-pub struct PackSettings {
+/// What `mge pack-testcases` was asked, turned once from `PackTestcasesArgs`.
+pub struct PackTestcasesSettings {
     /// The model, the feeds of its one testcase, and the engine options the
     /// expected outputs are computed under.
     model: ModelSettings,
@@ -32,11 +32,11 @@ pub struct PackSettings {
     json: bool,
 }
 
-impl PackSettings {
-    pub fn from_args(args: PackArgs, global: &Global) -> Result<PackSettings> {
+impl PackTestcasesSettings {
+    pub fn from_args(args: PackTestcasesArgs, global: &Global) -> Result<PackTestcasesSettings> {
         let model = ModelSettings::from_args(&args.model, global)?;
         claim_file("-o", &args.output).with_context(|| format!("-o {}", args.output.display()))?;
-        Ok(PackSettings {
+        Ok(PackTestcasesSettings {
             model,
             output: args.output,
             maxerr: args.maxerr,
@@ -45,7 +45,7 @@ impl PackSettings {
     }
 }
 
-pub fn pack(settings: PackSettings, global: &Global) -> Result<()> {
+pub fn pack_testcases(settings: PackTestcasesSettings, global: &Global) -> Result<()> {
     let path = &settings.model.path;
     let (mut prepared, ()) = prepare(&settings.model, Testcases::Ignore, global, |opened, _| {
         if opened.model.is_container() {
@@ -81,12 +81,12 @@ pub fn pack(settings: PackSettings, global: &Global) -> Result<()> {
         .with_context(|| format!("cannot pack {}", path.display()))?;
     prepared.finish()?;
     write_atomically(&settings.output, &container)?;
-    let described = |name: &str, tensor: &HostTensor| PackedTensor {
+    let described = |name: &str, tensor: &HostTensor| TestcaseTensor {
         name: name.to_string(),
         shape: tensor.shape.clone(),
         dtype: tensor.dtype.to_string(),
     };
-    let report = PackReport {
+    let report = PackTestcasesReport {
         container: settings.output.display().to_string(),
         model: path.display().to_string(),
         size_bytes: container.len(),

@@ -7,7 +7,7 @@ use std::thread;
 
 use anyhow::{Context, Result};
 
-use crate::supervise::parent::interruption;
+use crate::interrupt::interruption;
 
 /// Tasks `0..count` taken in turn by `jobs` threads, each thread with a state
 /// of its own (`S::default()` at first, handed to `finish` at its end).

@@ -13,13 +13,13 @@ use anyhow::{bail, Context, Result};
 use super::settings::{EngineSettings, ModelSettings};
 use super::Global;
 use crate::cli::parse_engine_words;
-use crate::deploy::Carried;
 use crate::engine::{silence_stdout, AlgoSearch, Device, Lite, NetworkOptions, StdoutSilenced};
 use crate::feeds::{self, Feed, FeedSpec};
 use crate::input_files;
 use crate::model::{Method, ModelFile};
 use crate::options::EngineOption;
 use crate::output_files::{staged_beside, write_atomically};
+use crate::packed_options::Carried;
 use crate::runner::testcase::testcase_feeds;
 use crate::runner::{Outputs, Plan, RunObserver, Runs, Session};
 use crate::runtime;
@@ -188,7 +188,7 @@ pub fn read_model(path: &Path, engine: &EngineSettings) -> Result<ModelFile> {
     ModelFile::read(path, method)
 }
 
-/// `engine` with the options `model` carries (see `deploy`): those of its
+/// `engine` with the options `model` carries (see `packed_options`): those of its
 /// info, which the engine applies over the command line's (a warning says
 /// which it replaces), and `mge`'s own from its `extra_info`, where the
 /// command line gives none that clashes. An embedded fast-run cache is read

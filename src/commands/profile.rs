@@ -14,8 +14,8 @@ use crate::output_files::claim_file;
 use crate::profile::{read_recorded, Profile, ProfileCapture};
 use crate::report::print;
 use crate::report::profile::{
-    explain_gap, operator_host_ms, operator_ms, rows, Aggregate, Grouping, Measured, Order, ProfileReport,
-    ProfileSource, Selection,
+    explain_gap, operator_host_ms, operator_ms, rows, Aggregate, Grouping, Order, ProfileReport, ProfileSource,
+    Selection, ToolTiming,
 };
 use crate::report::trace::{comp_node_name, write_trace, TraceSource};
 use crate::runner::timing::{ColdStart, Timing};
@@ -125,7 +125,7 @@ fn profile_run(run: &ModelRun, settings: &ProfileSettings, global: &Global) -> R
     write_trace(trace, &profile, &TraceSource::run(&model.path, device, lite.version()?))?;
     let timing = Timing::from_samples(&runs.timed_ms, run.all_times).expect("--iter is at least 1");
     let operators = operator_ms(&profile.iterations);
-    let measured = Measured {
+    let measured = ToolTiming {
         timing_ms: ColdStart::new(prepared_load_ms, profiling_run, runs.first_ms, runs.warmup_ms),
         operator_percent_of_iteration: 100.0 * operators / timing.mean,
         gap: explain_gap(&profile.iterations, operators, timing.mean),
@@ -161,7 +161,7 @@ fn report(
     settings: &ProfileSettings,
     source: ProfileSource,
     device: String,
-    measured: Option<Measured>,
+    measured: Option<ToolTiming>,
 ) -> ProfileReport {
     let selection = &settings.selection;
     let (rows, rest) = rows(profile, selection);

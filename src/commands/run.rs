@@ -14,6 +14,7 @@ use crate::compare::{compare_values, Rules};
 use crate::engine::NetworkOptions;
 use crate::feeds::{self, Feed, FeedOptions};
 use crate::input_files;
+use crate::mge_command::MgeCommand;
 use crate::output_files::{claim_set, npy_file_stem, npy_files, write_set, write_tensors};
 use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
@@ -33,7 +34,6 @@ use crate::runner::timing::{ColdStart, Timing};
 use crate::runner::{profile_algorithms, Plan, Runs};
 use crate::runtime::Located;
 use crate::supervise::child::say;
-use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::Rerun;
 use crate::tensor::npy::Npz;
 use crate::tensor::{format_shape, HostTensor};
@@ -276,7 +276,7 @@ impl Run<'_> {
         feeds: &[Feed],
         profiling_run: Option<f64>,
         capture: Option<&mut ProfileCapture>,
-    ) -> Result<Measured> {
+    ) -> Result<TimedRuns> {
         let runs = match capture {
             Some(capture) => prepared.measure(&self.settings.plan, &mut capture.unprofiled())?,
             None => prepared.measure(&self.settings.plan, &mut ())?,
@@ -285,7 +285,7 @@ impl Run<'_> {
         let measurement = Measurement::new(feeds, &outputs, &runs.timed_ms, self.settings.all_times)
             .expect("--iter is at least 1")
             .after(cold_start(prepared.load_ms, &runs, profiling_run));
-        Ok(Measured {
+        Ok(TimedRuns {
             measurement,
             noise: noise_of(&runs),
             outputs,
@@ -299,7 +299,7 @@ impl Run<'_> {
         prepared: &mut Prepared,
         feeds: &[Feed],
         profiling_run: Option<f64>,
-    ) -> Result<Measured> {
+    ) -> Result<TimedRuns> {
         let instances = self.settings.instances;
         let concurrent = run_concurrently(
             &mut prepared.session,
@@ -321,7 +321,7 @@ impl Run<'_> {
             .expect("--iter is at least 1")
             .after(cold_start(prepared.load_ms, first, profiling_run))
             .with_throughput(pooled.len() as f64 / concurrent.timed_s);
-        Ok(Measured {
+        Ok(TimedRuns {
             measurement,
             noise: noise_of(first),
             instances: Some(instances_report(&concurrent, instances, profiling_run, all_times)),
@@ -361,7 +361,7 @@ fn verdict(report: &RunReport, non_finite: Option<String>) -> Result<()> {
 }
 
 /// What the timed runs gave.
-struct Measured {
+struct TimedRuns {
     measurement: Measurement,
     noise: Noise,
     /// The outputs reported, written and checked against `--expect`.

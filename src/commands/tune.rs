@@ -9,16 +9,16 @@ use super::prepare::read_model;
 use super::settings::{comparison_rules, EngineSettings, ModelSettings};
 use super::Global;
 use crate::cli::{SavedOptions, TuneArgs};
-use crate::deploy;
 use crate::input_files;
+use crate::mge_command::MgeCommand;
 use crate::model::ModelFile;
 use crate::options::EngineOption;
 use crate::output_files::{claim_file, write_atomically};
+use crate::packed_options;
 use crate::report::print;
 use crate::report::progress::TuneProgress;
 use crate::report::tune::TuneReport;
 use crate::runtime;
-use crate::supervise::command::MgeCommand;
 use crate::supervise::Scratch;
 use crate::tune::candidate::singles;
 use crate::tune::trial::Trials;
@@ -76,7 +76,7 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
     // A model that cannot be read fails here, in one line, not in every candidate.
     let opened = read_model(&model.path, &model.engine)?;
     if settings.save_model.is_some() {
-        deploy::ensure_packable(&opened)?;
+        packed_options::ensure_packable(&opened)?;
     }
     let located = runtime::locate(&global.runtime)?;
     // Here, in one line, rather than in every candidate.
@@ -115,7 +115,7 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
 }
 
 /// Writes the model packed with the winner's options and the fast-run cache
-/// it used (see `deploy::save_model`), and says what Lite cannot apply.
+/// it used (see `packed_options::save_model`), and says what Lite cannot apply.
 fn save_model(
     file: &Path,
     model: &ModelFile,
@@ -130,7 +130,7 @@ fn save_model(
         Some(cache) => Some(cache.to_path_buf()),
         None => best.has(&EngineOption::FastRun).then(|| trials.cache_path()),
     };
-    let by_mge = deploy::save_model(file, model, &options, cache.as_deref())?;
+    let by_mge = packed_options::save_model(file, model, &options, cache.as_deref())?;
     if !by_mge.is_empty() {
         let words: Vec<String> = by_mge.iter().flat_map(EngineOption::args).collect();
         global.note(format!(

@@ -105,7 +105,7 @@ pub fn compare_values(a: TensorView, b: TensorView, criterion: &Criterion) -> Op
 /// The verdict on one tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub enum TensorStatus {
     Pass,
     Fail,
     ShapeMismatch,
@@ -116,14 +116,17 @@ pub enum Status {
     NoValues,
 }
 
-impl Status {
+impl TensorStatus {
     pub fn failed(self) -> bool {
-        !matches!(self, Status::Pass | Status::NoValues)
+        !matches!(self, TensorStatus::Pass | TensorStatus::NoValues)
     }
 
     /// The values differ (not: the tensor is missing on one side).
     fn diverged(self) -> bool {
-        matches!(self, Status::Fail | Status::ShapeMismatch | Status::DtypeMismatch)
+        matches!(
+            self,
+            TensorStatus::Fail | TensorStatus::ShapeMismatch | TensorStatus::DtypeMismatch
+        )
     }
 }
 
@@ -156,7 +159,7 @@ pub struct TensorRow {
     /// How a var one run kept in a blocked layout was read to compare it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub relayout: Option<String>,
-    pub status: Status,
+    pub status: TensorStatus,
     /// The operator that produced the var (io dumps).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operator: Option<String>,
@@ -174,7 +177,7 @@ impl TensorRow {
     }
 
     /// A row for a tensor whose values are not compared.
-    fn unjudged(name: &str, shape: Vec<usize>, dtype: String, status: Status) -> TensorRow {
+    fn unjudged(name: &str, shape: Vec<usize>, dtype: String, status: TensorStatus) -> TensorRow {
         TensorRow {
             name: name.to_string(),
             shape,
@@ -202,10 +205,10 @@ impl TensorRow {
 pub fn compare_views(name: &str, a: TensorView, b: TensorView, criterion: &Criterion) -> TensorRow {
     let values = compare_values(a, b, criterion);
     let status = match &values {
-        None => Status::ShapeMismatch,
-        Some(_) if a.element != b.element => Status::DtypeMismatch,
-        Some(values) if values.passed => Status::Pass,
-        Some(_) => Status::Fail,
+        None => TensorStatus::ShapeMismatch,
+        Some(_) if a.element != b.element => TensorStatus::DtypeMismatch,
+        Some(values) if values.passed => TensorStatus::Pass,
+        Some(_) => TensorStatus::Fail,
     };
     let finite = |value: f64| (!value.is_nan()).then_some(value);
     let mut row = TensorRow::unjudged(name, a.shape.to_vec(), a.element.name().to_string(), status);
@@ -234,8 +237,8 @@ pub fn compare_sides(a: &Side, b: &Side, rules: &Rules) -> Result<Vec<TensorRow>
         .map(|pair| {
             let mut row = match (&pair.a, &pair.b) {
                 (Some(x), Some(y)) => compare_tensors(x, y, &rules.criterion(&x.name))?,
-                (Some(x), None) => unpaired(x, Status::OnlyInA)?,
-                (None, Some(y)) => unpaired(y, Status::OnlyInB)?,
+                (Some(x), None) => unpaired(x, TensorStatus::OnlyInA)?,
+                (None, Some(y)) => unpaired(y, TensorStatus::OnlyInB)?,
                 (None, None) => unreachable!("a pair has a tensor on at least one side"),
             };
             if let Some(var) = pair.a.as_ref().or(pair.b.as_ref()).and_then(|t| t.var.as_ref()) {
@@ -250,7 +253,7 @@ pub fn compare_sides(a: &Side, b: &Side, rules: &Rules) -> Result<Vec<TensorRow>
 
 fn compare_tensors(a: &Tensor, b: &Tensor, criterion: &Criterion) -> Result<TensorRow> {
     let (Some(a_bytes), Some(b_bytes)) = (a.read()?, b.read()?) else {
-        return unpaired(a, Status::NoValues);
+        return unpaired(a, TensorStatus::NoValues);
     };
     let a_npy = Npy::parse(&a_bytes).with_context(|| a.location())?;
     let b_npy = Npy::parse(&b_bytes).with_context(|| b.location())?;
@@ -296,7 +299,7 @@ fn compare_across_layouts(name: &str, a: TensorView, b: TensorView, criterion: &
 }
 
 /// A row for a tensor that is not compared; read to tell its shape and dtype.
-fn unpaired(tensor: &Tensor, status: Status) -> Result<TensorRow> {
+fn unpaired(tensor: &Tensor, status: TensorStatus) -> Result<TensorRow> {
     let bytes = tensor.read()?;
     let (shape, dtype) = match (bytes.as_deref(), &tensor.var) {
         (Some(bytes), _) => {
@@ -331,7 +334,7 @@ pub struct DivergingVar {
     /// None when NaN or not comparable (shapes differ).
     pub err: Option<f64>,
     /// How it differs: its values (`fail`), its shape or its dtype.
-    pub status: Status,
+    pub status: TensorStatus,
 }
 
 /// The first divergence among rows in execution order (an io dump's). Vars

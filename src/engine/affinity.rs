@@ -21,11 +21,11 @@ pub const PIN_SLOTS: usize = 64;
 static PLANS: Mutex<Vec<Vec<usize>>> = Mutex::new(Vec::new());
 
 /// What the callbacks did, in the order they ran.
-static PINNED: Mutex<Vec<PinnedThread>> = Mutex::new(Vec::new());
+static PINNED: Mutex<Vec<PinAttempt>> = Mutex::new(Vec::new());
 
 /// An engine thread the engine asked to pin.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PinnedThread {
+pub struct PinAttempt {
     /// The thread's id (what `/proc/self/task/` lists).
     pub tid: i32,
     /// Its number among its network's threads, as the engine counts them.
@@ -76,7 +76,7 @@ extern "C" fn pin_for_slot<const SLOT: usize>(thread: c_int) -> c_int {
     };
     let error = pin_calling_thread(core).err();
     let failed = error.is_some();
-    lock(&PINNED).push(PinnedThread {
+    lock(&PINNED).push(PinAttempt {
         // SAFETY: gettid has no preconditions.
         tid: unsafe { libc::gettid() },
         thread,
@@ -109,7 +109,7 @@ fn pin_calling_thread(core: usize) -> Result<(), String> {
 }
 
 /// Every engine thread pinned so far.
-pub fn pinned_threads() -> Vec<PinnedThread> {
+pub fn pinned_threads() -> Vec<PinAttempt> {
     lock(&PINNED).clone()
 }
 

@@ -102,7 +102,7 @@ impl OperatorRun {
 
 /// A span of the tool's own work: loading, a warm-up, a timed iteration.
 #[derive(Clone, Debug)]
-pub struct Phase {
+pub struct PhaseSpan {
     pub name: String,
     pub start_us: f64,
     pub end_us: f64,
@@ -120,7 +120,7 @@ pub struct ProfiledIteration {
 }
 
 pub struct Profile {
-    pub phases: Vec<Phase>,
+    pub phases: Vec<PhaseSpan>,
     pub iterations: Vec<ProfiledIteration>,
     /// The profiled runs were a copy's, apart from the timed ones (`run --profile`).
     pub separate: bool,
@@ -136,7 +136,7 @@ pub struct ProfileCapture {
     profiler_started: Option<Instant>,
     /// The names the engine's profile holds under placeholders.
     names: EngineNames,
-    phases: Vec<Phase>,
+    phases: Vec<PhaseSpan>,
     /// Timed iterations with the operators as the engine wrote them.
     iterations: Vec<RecordedIteration>,
 }
@@ -152,7 +152,7 @@ struct RecordedIteration {
 /// `host_origin_us`, device times by the latest origin that keeps every
 /// device start at or after its host start (see the module's notes).
 /// `separate`: the iterations were a copy's (see `Profile::separate`).
-fn place(phases: Vec<Phase>, recorded: Vec<RecordedIteration>, host_origin_us: f64, separate: bool) -> Profile {
+fn place(phases: Vec<PhaseSpan>, recorded: Vec<RecordedIteration>, host_origin_us: f64, separate: bool) -> Profile {
     let earliest = |spans: &[RawSpan]| spans.iter().map(|s| s.start).reduce(f64::min);
     let device_to_host = recorded
         .iter()
@@ -218,7 +218,7 @@ pub fn read_recorded(file: &Path) -> Result<Profile> {
     } else {
         (0.0, 0.0)
     };
-    let phases = vec![Phase {
+    let phases = vec![PhaseSpan {
         name: "recorded execution".into(),
         start_us,
         end_us,
@@ -315,7 +315,7 @@ impl ProfileCapture {
 
     /// Records a phase in which no operator was recorded.
     pub fn phase(&mut self, name: &str, started: Instant, finished: Instant) {
-        self.phases.push(Phase {
+        self.phases.push(PhaseSpan {
             name: name.into(),
             start_us: self.micros(started),
             end_us: self.micros(finished),
@@ -373,7 +373,7 @@ impl RunObserver for ProfileCapture {
     fn after_run(&mut self, kind: RunKind, started: Instant, finished: Instant) -> Result<()> {
         let (start_us, end_us) = (self.micros(started), self.micros(finished));
         let name = run_name(kind, self.separate);
-        self.phases.push(Phase {
+        self.phases.push(PhaseSpan {
             name,
             start_us,
             end_us,

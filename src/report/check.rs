@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::junit::{Case, Outcome, Suite};
 use super::Report;
-use crate::runner::testcase::{OutputCheck, Status, TestcaseRun};
+use crate::runner::testcase::{OutputCheck, TestcaseRun, TestcaseStatus};
 use crate::text::printable;
 
 /// `mge check`'s result: as text only the closing count, since each model's
@@ -68,7 +68,11 @@ impl ModelCheck {
     /// Did the engine take its process down or overrun `--timeout` on this
     /// model, or a testcase fail its outputs? What `--repro` reproduces.
     pub fn failed_in_the_run(&self) -> bool {
-        self.engine_failed || self.testcases.iter().any(|testcase| testcase.status == Status::Failed)
+        self.engine_failed
+            || self
+                .testcases
+                .iter()
+                .any(|testcase| testcase.status == TestcaseStatus::Failed)
     }
 
     /// What failed, in one line: the engine's failure, or each failed testcase's message.
@@ -79,7 +83,7 @@ impl ModelCheck {
         let failed: Vec<String> = self
             .testcases
             .iter()
-            .filter(|testcase| testcase.status == Status::Failed)
+            .filter(|testcase| testcase.status == TestcaseStatus::Failed)
             .map(|testcase| match &testcase.message {
                 Some(message) => format!("testcase {} failed: {message}", testcase.index),
                 None => format!("testcase {} failed", testcase.index),
@@ -90,14 +94,18 @@ impl ModelCheck {
 
     /// Did the engine get to run this model (whatever came of it)?
     pub fn reached_the_engine(&self) -> bool {
-        self.engine_failed || self.testcases.iter().any(|testcase| testcase.status != Status::Error)
+        self.engine_failed
+            || self
+                .testcases
+                .iter()
+                .any(|testcase| testcase.status != TestcaseStatus::Error)
     }
 }
 
 #[derive(Serialize, Deserialize)]
 pub struct TestcaseCheck {
     pub index: usize,
-    pub status: Status,
+    pub status: TestcaseStatus,
     pub outputs: Vec<OutputCheck>,
     pub message: Option<String>,
     /// Wall time of the testcase, for JUnit.
@@ -126,11 +134,11 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn add(&mut self, status: Status) {
+    pub fn add(&mut self, status: TestcaseStatus) {
         match status {
-            Status::Passed => self.passed += 1,
-            Status::Failed | Status::Error => self.failed += 1,
-            Status::Skipped => self.skipped += 1,
+            TestcaseStatus::Passed => self.passed += 1,
+            TestcaseStatus::Failed | TestcaseStatus::Error => self.failed += 1,
+            TestcaseStatus::Skipped => self.skipped += 1,
         }
     }
 
@@ -158,12 +166,12 @@ impl fmt::Display for Tally {
 
 /// `passed`, `FAILED`, ... then each checked output's error against its
 /// tolerance, then the message: the rest of a testcase's line.
-pub fn check_summary(status: Status, checks: &[OutputCheck], message: Option<&str>) -> String {
+pub fn check_summary(status: TestcaseStatus, checks: &[OutputCheck], message: Option<&str>) -> String {
     let mut text = match status {
-        Status::Passed => "passed",
-        Status::Failed => "FAILED",
-        Status::Skipped => "skipped",
-        Status::Error => "ERROR",
+        TestcaseStatus::Passed => "passed",
+        TestcaseStatus::Failed => "FAILED",
+        TestcaseStatus::Skipped => "skipped",
+        TestcaseStatus::Error => "ERROR",
     }
     .to_string();
     for check in checks {
@@ -208,10 +216,10 @@ impl ModelCheck {
                 name: format!("testcase {}", testcase.index),
                 time_s: testcase.time_s,
                 outcome: match testcase.status {
-                    Status::Passed => Outcome::Passed,
-                    Status::Failed => Outcome::Failure(message),
-                    Status::Error => Outcome::Error(message),
-                    Status::Skipped => Outcome::Skipped(message),
+                    TestcaseStatus::Passed => Outcome::Passed,
+                    TestcaseStatus::Failed => Outcome::Failure(message),
+                    TestcaseStatus::Error => Outcome::Error(message),
+                    TestcaseStatus::Skipped => Outcome::Skipped(message),
                 },
             }
         });
@@ -244,11 +252,11 @@ mod tests {
     #[test]
     fn counts_errors_as_failures_and_shows_skips_only_when_any() {
         let mut tally = Tally::default();
-        [Status::Passed, Status::Failed, Status::Error]
+        [TestcaseStatus::Passed, TestcaseStatus::Failed, TestcaseStatus::Error]
             .into_iter()
             .for_each(|s| tally.add(s));
         assert_eq!(tally.to_string(), "1 passed, 2 failed");
-        tally.add(Status::Skipped);
+        tally.add(TestcaseStatus::Skipped);
         assert_eq!(tally.to_string(), "1 passed, 2 failed, 1 skipped");
     }
 
@@ -267,10 +275,10 @@ mod tests {
             },
         ];
         assert_eq!(
-            check_summary(Status::Failed, &checks, Some("'feat': got 1, expected 2")),
+            check_summary(TestcaseStatus::Failed, &checks, Some("'feat': got 1, expected 2")),
             "FAILED  'feat' err 3.86273e-5 (maxerr 1e-4)  'y' err not printed (maxerr 0.5): 'feat': got 1, expected 2"
         );
-        assert_eq!(check_summary(Status::Passed, &checks[..0], None), "passed");
+        assert_eq!(check_summary(TestcaseStatus::Passed, &checks[..0], None), "passed");
     }
 
     /// A line break in a path or a name cannot make a second line of the report.
@@ -283,7 +291,7 @@ mod tests {
             load_s: None,
             testcases: vec![TestcaseCheck {
                 index: 0,
-                status: Status::Failed,
+                status: TestcaseStatus::Failed,
                 outputs: vec![OutputCheck {
                     name: "line1\nline2\x1b[0m".into(),
                     err: Some(0.5),

@@ -11,7 +11,9 @@ use serde::Serialize;
 use super::junit::{Case, Outcome, Suite};
 use super::table::Table;
 use super::Report;
-use crate::compare::{worst, DifferingSource, Divergence, DivergingVar, Mismatch, Rules, Status, TensorRow, Tolerance};
+use crate::compare::{
+    worst, DifferingSource, Divergence, DivergingVar, Mismatch, Rules, TensorRow, TensorStatus, Tolerance,
+};
 use crate::runner::rounds::{median_of_rounds, Measured, Ratio, Speed};
 use crate::tensor::format_shape;
 use crate::text::{printable, quoted_list, shell_line};
@@ -43,7 +45,7 @@ pub struct Walk {
 impl CompareReport {
     pub fn new(a: String, b: String, rules: Rules, tensors: Vec<TensorRow>, walk: Option<Walk>) -> CompareReport {
         let failed = tensors.iter().filter(|row| row.status.failed()).count();
-        let passed = tensors.iter().filter(|row| row.status == Status::Pass).count();
+        let passed = tensors.iter().filter(|row| row.status == TensorStatus::Pass).count();
         let (sources, divergence) = match walk {
             Some(walk) => (Some(walk.sources), Some(walk.divergence)),
             None => (None, None),
@@ -227,7 +229,11 @@ impl RunsCompared {
 
     /// Outputs that passed and failed.
     fn tally(&self) -> (usize, usize) {
-        let passed = self.outputs.iter().filter(|row| row.status == Status::Pass).count();
+        let passed = self
+            .outputs
+            .iter()
+            .filter(|row| row.status == TensorStatus::Pass)
+            .count();
         let failed = self.outputs.iter().filter(|row| row.status.failed()).count();
         (passed, failed)
     }
@@ -380,11 +386,11 @@ impl Report for TwoRunReport {
         let mut out = heading(&self.a.describe(), &self.b.describe(), &self.rules);
         out.push_str(&tensor_table("output", &self.outputs, false));
         let _ = writeln!(out, "\n{} passed, {} failed", self.passed, self.failed);
-        let count = |status: Status| self.vars.iter().filter(|row| row.status == status).count();
-        let compared = count(Status::Pass) + count(Status::Fail) + count(Status::DtypeMismatch);
+        let count = |status: TensorStatus| self.vars.iter().filter(|row| row.status == status).count();
+        let compared = count(TensorStatus::Pass) + count(TensorStatus::Fail) + count(TensorStatus::DtypeMismatch);
         let differing = self.vars.iter().filter(|row| row.status.failed()).count()
-            - count(Status::OnlyInA)
-            - count(Status::OnlyInB);
+            - count(TensorStatus::OnlyInA)
+            - count(TensorStatus::OnlyInB);
         let _ = write!(out, "vars  {compared} compared, {differing} differ");
         let relaid = self.vars.iter().filter(|row| row.relayout.is_some()).count();
         if relaid > 0 {
@@ -393,8 +399,8 @@ impl Report for TwoRunReport {
         let _ = writeln!(
             out,
             "; {} only in a, {} only in b",
-            count(Status::OnlyInA),
-            count(Status::OnlyInB)
+            count(TensorStatus::OnlyInA),
+            count(TensorStatus::OnlyInB)
         );
         walk_text(&mut out, &self.differing_sources, self.first_divergence.as_ref());
         if let Some(timing) = &self.timing {
@@ -441,15 +447,15 @@ fn detail(row: &TensorRow) -> String {
     }
 }
 
-fn status_text(status: Status) -> &'static str {
+fn status_text(status: TensorStatus) -> &'static str {
     match status {
-        Status::Pass => "ok",
-        Status::Fail => "MISMATCH",
-        Status::ShapeMismatch => "SHAPE DIFFERS",
-        Status::DtypeMismatch => "DTYPE DIFFERS",
-        Status::OnlyInA => "ONLY IN A",
-        Status::OnlyInB => "ONLY IN B",
-        Status::NoValues => "no values",
+        TensorStatus::Pass => "ok",
+        TensorStatus::Fail => "MISMATCH",
+        TensorStatus::ShapeMismatch => "SHAPE DIFFERS",
+        TensorStatus::DtypeMismatch => "DTYPE DIFFERS",
+        TensorStatus::OnlyInA => "ONLY IN A",
+        TensorStatus::OnlyInB => "ONLY IN B",
+        TensorStatus::NoValues => "no values",
     }
 }
 
@@ -461,19 +467,19 @@ fn side_by_side(a: String, b: Option<String>) -> String {
 }
 
 /// An error or difference: blank when not compared, `nan` when a side was NaN.
-fn number(value: Option<f64>, status: Status) -> String {
+fn number(value: Option<f64>, status: TensorStatus) -> String {
     match (value, status) {
         (Some(0.0), _) => "0".into(),
         (Some(value), _) => format!("{value:.3e}"),
-        (None, Status::Pass | Status::Fail | Status::DtypeMismatch) => "nan".into(),
+        (None, TensorStatus::Pass | TensorStatus::Fail | TensorStatus::DtypeMismatch) => "nan".into(),
         (None, _) => String::new(),
     }
 }
 
 fn how_it_differs(var: &DivergingVar) -> String {
     match (var.status, var.err) {
-        (Status::ShapeMismatch, _) => "its shape differs".into(),
-        (Status::DtypeMismatch, _) => "its dtype differs".into(),
+        (TensorStatus::ShapeMismatch, _) => "its shape differs".into(),
+        (TensorStatus::DtypeMismatch, _) => "its dtype differs".into(),
         (_, Some(err)) => format!("err {err:.3e}"),
         (_, None) => "err nan".into(),
     }
@@ -505,7 +511,9 @@ fn outputs_failure(outputs: &[TensorRow], rules: &Rules) -> Option<String> {
         .iter()
         .filter(|row| row.status.failed())
         .map(|row| match (row.status, row.err) {
-            (Status::Fail | Status::DtypeMismatch, Some(err)) => format!("'{}' err {err:.3e}", printable(&row.name)),
+            (TensorStatus::Fail | TensorStatus::DtypeMismatch, Some(err)) => {
+                format!("'{}' err {err:.3e}", printable(&row.name))
+            }
             (status, _) => format!("'{}' {}", printable(&row.name), status_text(status).to_lowercase()),
         })
         .collect();
@@ -699,7 +707,7 @@ impl PairRow {
             (None, _) => "ERROR",
         };
         let err = match &self.outputs {
-            Some(outputs) => number(outputs.worst_err, Status::Fail),
+            Some(outputs) => number(outputs.worst_err, TensorStatus::Fail),
             None => String::new(),
         };
         let mut cells = vec![self.model.clone(), outputs.to_string(), err];

@@ -5,7 +5,7 @@ pub mod compare;
 pub mod dump;
 pub mod info;
 pub mod junit;
-pub mod pack;
+pub mod pack_testcases;
 pub mod profile;
 pub mod progress;
 pub mod repro;

@@ -46,7 +46,7 @@ pub struct ProfileReport {
     pub operator_host_ms: f64,
     /// How the operator times compare with the measured iterations (a run here).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub measured: Option<Measured>,
+    pub measured: Option<ToolTiming>,
     /// The top rows by time.
     pub rows: Vec<ProfileRow>,
     /// What the rows beyond `--top` add up to.
@@ -65,7 +65,7 @@ pub enum ProfileSource {
 
 /// The iterations a run here measured, against its operator times.
 #[derive(Serialize)]
-pub struct Measured {
+pub struct ToolTiming {
     /// Load, fast-run profiling, the first run and the warm-ups, before the profiled iterations.
     pub timing_ms: ColdStart,
     /// Forward+wait of the profiled iterations, as the tool measured them.

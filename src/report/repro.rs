@@ -32,11 +32,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use crate::mge_command::MgeCommand;
+use crate::mge_command::RECORD_ENV;
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, npy_file_stem, StagedSet};
 use crate::runtime::{Choice, FileRecord, Hashing, Located, Record};
-use crate::supervise::command::MgeCommand;
-use crate::supervise::record::{Recorded, RECORD_ENV};
+use crate::supervise::record::Recorded;
 use crate::text::printable;
 
 /// Models up to this size are copied into the folder; larger ones are named

@@ -14,7 +14,7 @@ use crate::feeds::Feed;
 use crate::runner::memory::PeakMemory;
 use crate::runner::noise::Noise;
 use crate::runner::pinning::PinnedThread;
-use crate::runner::testcase::{OutputCheck, Status, TestcaseRun};
+use crate::runner::testcase::{OutputCheck, TestcaseRun, TestcaseStatus};
 use crate::runner::timing::{ColdStart, Timing, TimingReport};
 use crate::tensor::{format_shape, HostTensor};
 use crate::text::printable;
@@ -153,7 +153,7 @@ pub struct Target {
 #[derive(Serialize)]
 pub struct TestcaseRunReport {
     pub index: usize,
-    pub status: Status,
+    pub status: TestcaseStatus,
     pub checks: Vec<OutputCheck>,
     pub message: Option<String>,
     /// Absent when the testcase did not run to the end.

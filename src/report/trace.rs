@@ -180,7 +180,7 @@ pub fn chrome_trace(profile: &Profile, source: &TraceSource) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::{Phase, ProfiledIteration};
+    use crate::profile::{PhaseSpan, ProfiledIteration};
 
     #[test]
     fn one_event_per_span_on_named_tracks() {
@@ -191,7 +191,7 @@ mod tests {
             end_us: start_us + 5.0,
         };
         let profile = Profile {
-            phases: vec![Phase {
+            phases: vec![PhaseSpan {
                 name: "iteration 1".into(),
                 start_us: 0.0,
                 end_us: 20.0,

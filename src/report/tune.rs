@@ -6,9 +6,9 @@ use serde::Serialize;
 
 use super::table::Table;
 use super::Report;
+use crate::mge_command::MgeCommand;
 use crate::runner::rounds::{Measured, Ratio};
-use crate::supervise::command::MgeCommand;
-use crate::tune::trial::Status;
+use crate::tune::trial::TrialStatus;
 use crate::tune::{Confirmation, Contender, Row, Skipped, Source, Tuning};
 
 #[derive(Serialize)]
@@ -59,7 +59,7 @@ pub struct CandidateReport {
     pub ci95_ms: Option<[f64; 2]>,
     pub speedup: Option<f64>,
     pub err: Option<f64>,
-    pub status: Status,
+    pub status: TrialStatus,
     /// Its interval lies wholly below the baseline's.
     pub beats_baseline: bool,
     /// Its interval lies wholly above the baseline's.
@@ -119,7 +119,7 @@ impl TuneReport {
             .collect();
         // Measured and safe first, fastest first; then the rest in the order tried.
         candidates.sort_by(|a, b| {
-            let key = |c: &CandidateReport| (c.status != Status::Ok, c.median_ms.unwrap_or(f64::INFINITY));
+            let key = |c: &CandidateReport| (c.status != TrialStatus::Ok, c.median_ms.unwrap_or(f64::INFINITY));
             let (a, b) = (key(a), key(b));
             a.0.cmp(&b.0).then(a.1.total_cmp(&b.1))
         });
@@ -171,7 +171,7 @@ impl Report for TuneReport {
         );
         for candidate in &self.candidates {
             let mut status = status_word(candidate.status).to_string();
-            if candidate.status == Status::Ok && candidate.options != self.baseline.options {
+            if candidate.status == TrialStatus::Ok && candidate.options != self.baseline.options {
                 status += match (candidate.beats_baseline, candidate.slower_than_baseline) {
                     (true, _) => ", faster",
                     (false, true) => ", slower",
@@ -361,13 +361,13 @@ impl UntriedReport {
     }
 }
 
-fn status_word(status: Status) -> &'static str {
+fn status_word(status: TrialStatus) -> &'static str {
     match status {
-        Status::Ok => "ok",
-        Status::Rejected => "rejected",
-        Status::Crashed => "crashed",
-        Status::Failed => "failed",
-        Status::TimedOut => "timed out",
+        TrialStatus::Ok => "ok",
+        TrialStatus::Rejected => "rejected",
+        TrialStatus::Crashed => "crashed",
+        TrialStatus::Failed => "failed",
+        TrialStatus::TimedOut => "timed out",
     }
 }
 

@@ -15,8 +15,9 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use super::timing::{median, median_interval, Timing, TimingReport};
-use crate::supervise::command::MgeCommand;
-use crate::supervise::parent::{Failure, How, Interrupted, Muted, Next, Supervisor};
+use crate::interrupt::Interrupted;
+use crate::mge_command::MgeCommand;
+use crate::supervise::parent::{Failure, How, Muted, Next, Supervisor};
 
 /// A contender's timed runs in one child: their median and its 95% confidence interval.
 #[derive(Clone, Copy, Debug)]

@@ -19,7 +19,7 @@ use crate::text::to_stderr;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub enum TestcaseStatus {
     Passed,
     Failed,
     /// Ran, but the model has no expectations to check.
@@ -40,7 +40,7 @@ pub struct OutputCheck {
 
 pub struct TestcaseRun {
     pub index: usize,
-    pub status: Status,
+    pub status: TestcaseStatus,
     pub checks: Vec<OutputCheck>,
     pub message: Option<String>,
     pub seconds: f64,
@@ -111,7 +111,7 @@ fn run_testcase(
     let started = Instant::now();
     let mut run = TestcaseRun {
         index,
-        status: Status::Error,
+        status: TestcaseStatus::Error,
         checks: Vec::new(),
         message: None,
         seconds: 0.0,
@@ -167,15 +167,15 @@ fn judge_by_the_engine(
             run.samples = runs.timed_ms;
             run.outputs = session.read_outputs()?;
             if assertions.is_empty() {
-                run.status = Status::Skipped;
+                run.status = TestcaseStatus::Skipped;
                 run.message = Some("no expectations".to_string());
             } else {
-                run.status = Status::Passed;
+                run.status = TestcaseStatus::Passed;
             }
         }
         Err(err) => match err.downcast_ref::<EngineError>() {
             Some(engine) if engine.message.starts_with("Unequal value") => {
-                run.status = Status::Failed;
+                run.status = TestcaseStatus::Failed;
                 run.message = Some(describe_mismatch(&engine.message));
             }
             _ => return Err(err),
@@ -237,9 +237,9 @@ fn judge_by_rules(
         }
     }
     (run.status, run.message) = match (assertions.is_empty(), failures.is_empty()) {
-        (true, _) => (Status::Skipped, Some("no expectations".to_string())),
-        (false, true) => (Status::Passed, None),
-        (false, false) => (Status::Failed, Some(failures.join("; "))),
+        (true, _) => (TestcaseStatus::Skipped, Some("no expectations".to_string())),
+        (false, true) => (TestcaseStatus::Passed, None),
+        (false, false) => (TestcaseStatus::Failed, Some(failures.join("; "))),
     };
     Ok(())
 }

@@ -19,7 +19,7 @@ use super::version::Version;
 use super::wheel::Wheel;
 use super::{files_in, home, python, trust, Files};
 use crate::engine::{Lite, ProcessGroup};
-use crate::supervise::parent::{catch_interruptions, interruption};
+use crate::interrupt::{catch_interruptions, interruption};
 use crate::text::to_stderr;
 
 const STAGING_PREFIX: &str = ".install-";

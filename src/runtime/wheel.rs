@@ -15,7 +15,7 @@ use super::install::InstallWatcher;
 use super::record::{FileRecord, Hashing, Record};
 use super::version::Version;
 use crate::input_files;
-use crate::supervise::parent::interruption;
+use crate::interrupt::interruption;
 
 /// The folders whose shared libraries make the runtime.
 const RUNTIME_FOLDERS: &[&str] = &["megengine/core/lib/", "megenginelite/libs/"];

@@ -15,7 +15,6 @@
 //! where, and what the engine said last.
 
 pub mod child;
-pub mod command;
 pub mod parent;
 pub mod record;
 mod scratch;

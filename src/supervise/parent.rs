@@ -7,20 +7,19 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use super::command::MgeCommand;
-use super::record::RECORD_ENV;
 use super::scratch::Scratch;
 use super::stall::{StallWatch, STALL_LIMIT};
 use super::{error_line, ChildSetup, Event, Phase, Whereabouts, CHILD_ENV, STAGING_PREFIX};
 use crate::engine;
+use crate::interrupt::{catch_interruptions, interruption, signal_name, Interrupted};
+use crate::mge_command::MgeCommand;
+use crate::mge_command::RECORD_ENV;
 use crate::runtime::Located;
 use crate::text::{printable, to_stderr};
 
@@ -82,46 +81,6 @@ const DRAIN: Duration = Duration::from_millis(500);
 /// The longest line kept from the child's streams; the rest of a longer one
 /// is dropped (an event that long is no event).
 const MAX_LINE: usize = 1 << 20;
-
-/// The user stopped the tool (SIGINT, SIGTERM, SIGHUP when the terminal
-/// closed): the child is stopped, its temporary files removed, and the tool
-/// exits with 128 + the signal, as shells expect.
-#[derive(Debug)]
-pub struct Interrupted(pub i32);
-
-impl fmt::Display for Interrupted {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "interrupted ({})", signal_name(self.0))
-    }
-}
-
-impl std::error::Error for Interrupted {}
-
-/// From here on, SIGINT, SIGTERM and SIGHUP no longer end the tool at once:
-/// they are noted for `interruption`, so that what was begun can be undone.
-pub fn catch_interruptions() {
-    interruptions();
-}
-
-/// The signal that interrupted the tool, if one did (see `catch_interruptions`).
-pub fn interruption() -> Option<Interrupted> {
-    match interruptions().load(Ordering::SeqCst) {
-        0 => None,
-        signal => Some(Interrupted(signal as i32)),
-    }
-}
-
-fn interruptions() -> &'static Arc<AtomicUsize> {
-    static SIGNAL: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
-    SIGNAL.get_or_init(|| {
-        let signal = Arc::new(AtomicUsize::new(0));
-        for caught in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            // Without the handler the signal keeps its default: the tool ends at once.
-            let _ = signal_hook::flag::register_usize(caught, Arc::clone(&signal), caught as usize);
-        }
-        signal
-    })
-}
 
 /// Told what the child is doing: the presentation of a supervised run.
 pub trait Watcher {
@@ -330,46 +289,6 @@ fn sent_by(signal: i32) -> &'static str {
         libc::SIGXFSZ => " (its file size limit, ulimit -f)",
         libc::SIGPIPE => " (a pipe it wrote to was closed)",
         _ => "",
-    }
-}
-
-fn signal_name(signal: i32) -> String {
-    const NAMES: [(i32, &str); 31] = [
-        (libc::SIGHUP, "SIGHUP"),
-        (libc::SIGINT, "SIGINT"),
-        (libc::SIGQUIT, "SIGQUIT"),
-        (libc::SIGILL, "SIGILL"),
-        (libc::SIGTRAP, "SIGTRAP"),
-        (libc::SIGABRT, "SIGABRT"),
-        (libc::SIGBUS, "SIGBUS"),
-        (libc::SIGFPE, "SIGFPE"),
-        (libc::SIGKILL, "SIGKILL"),
-        (libc::SIGUSR1, "SIGUSR1"),
-        (libc::SIGSEGV, "SIGSEGV"),
-        (libc::SIGUSR2, "SIGUSR2"),
-        (libc::SIGPIPE, "SIGPIPE"),
-        (libc::SIGALRM, "SIGALRM"),
-        (libc::SIGTERM, "SIGTERM"),
-        (libc::SIGSTKFLT, "SIGSTKFLT"),
-        (libc::SIGCHLD, "SIGCHLD"),
-        (libc::SIGCONT, "SIGCONT"),
-        (libc::SIGSTOP, "SIGSTOP"),
-        (libc::SIGTSTP, "SIGTSTP"),
-        (libc::SIGTTIN, "SIGTTIN"),
-        (libc::SIGTTOU, "SIGTTOU"),
-        (libc::SIGURG, "SIGURG"),
-        (libc::SIGXCPU, "SIGXCPU"),
-        (libc::SIGXFSZ, "SIGXFSZ"),
-        (libc::SIGVTALRM, "SIGVTALRM"),
-        (libc::SIGPROF, "SIGPROF"),
-        (libc::SIGWINCH, "SIGWINCH"),
-        (libc::SIGIO, "SIGIO"),
-        (libc::SIGPWR, "SIGPWR"),
-        (libc::SIGSYS, "SIGSYS"),
-    ];
-    match NAMES.iter().find(|(number, _)| *number == signal) {
-        Some((_, name)) => name.to_string(),
-        None => format!("signal {signal}"),
     }
 }
 

@@ -21,6 +21,7 @@ use anyhow::{Context, Result};
 
 use crate::feeds::Feed;
 use crate::input_files;
+use crate::mge_command::RECORD_ENV;
 use crate::output_files::npy_files;
 use crate::tensor::HostTensor;
 
@@ -32,9 +33,6 @@ const ENGINE_STDOUT: &str = "engine_stdout";
 /// Where this process records, once `start` was called: the folder of the
 /// current task (a check worker's model has one of its own).
 static FOLDER: Mutex<Option<(PathBuf, PathBuf)>> = Mutex::new(None);
-
-/// Names the folder a supervised child records into.
-pub const RECORD_ENV: &str = "MGE_REPRO_RECORD";
 
 /// A supervised child records into the folder its parent named, if it named one.
 pub fn start() {

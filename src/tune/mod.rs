@@ -22,12 +22,12 @@ use crate::compare::Rules;
 use crate::options::EngineOption;
 use crate::runner::rounds::{median_of_rounds, Measured, Ratio};
 use candidate::Candidate;
-use trial::{Runner, Status};
+use trial::{Runner, TrialStatus};
 
 /// One tried candidate.
 pub struct Row {
     pub candidate: Candidate,
-    pub status: Status,
+    pub status: TrialStatus,
     /// Its timed runs, when it ran with the baseline's outputs.
     pub measured: Option<Measured>,
     /// The AssertEqual error of its outputs against the baseline's.
@@ -40,7 +40,9 @@ pub struct Row {
 impl Row {
     /// Its timed runs, if it is a safe candidate (ran, same outputs).
     pub fn safe(&self) -> Option<&Measured> {
-        (self.status == Status::Ok).then_some(self.measured.as_ref()).flatten()
+        (self.status == TrialStatus::Ok)
+            .then_some(self.measured.as_ref())
+            .flatten()
     }
 }
 

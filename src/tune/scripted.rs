@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use super::candidate::{singles, Candidate};
 use super::search::Search;
-use super::trial::{Runner, Status, Trial};
+use super::trial::{Runner, Trial, TrialStatus};
 use super::{Row, TuneOptions, TuneWatcher, Tuning};
 use crate::compare::Rules;
 use crate::options::EngineOption;
@@ -74,7 +74,7 @@ impl Runner for Scripted {
         let unmeasured = |status, took| Trial {
             status,
             measured: None,
-            reason: (status == Status::Crashed).then(|| "bad err=45 in Xbyak::Error".to_string()),
+            reason: (status == TrialStatus::Crashed).then(|| "bad err=45 in Xbyak::Error".to_string()),
             outputs: None,
             took,
         };
@@ -83,11 +83,11 @@ impl Runner for Scripted {
             Outcome::Noisy(median_ms, step) => (median_ms, step),
             Outcome::Crashes => {
                 self.now += Duration::from_millis(300);
-                return Ok(unmeasured(Status::Crashed, self.now - started));
+                return Ok(unmeasured(TrialStatus::Crashed, self.now - started));
             }
             Outcome::Hangs => {
                 self.now = deadline;
-                return Ok(unmeasured(Status::TimedOut, self.now - started));
+                return Ok(unmeasured(TrialStatus::TimedOut, self.now - started));
             }
         };
         let samples: Vec<f64> = (0..runs)
@@ -97,12 +97,12 @@ impl Runner for Scripted {
         let took = self.load + timing + if profiles { self.profiling } else { Duration::ZERO };
         if started + took > deadline {
             self.now = deadline;
-            return Ok(unmeasured(Status::TimedOut, deadline - started));
+            return Ok(unmeasured(TrialStatus::TimedOut, deadline - started));
         }
         self.now += took;
         self.cached |= fast_run;
         Ok(Trial {
-            status: Status::Ok,
+            status: TrialStatus::Ok,
             measured: Some(Measured {
                 median_ms,
                 mean_ms: median_ms,

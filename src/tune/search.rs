@@ -29,7 +29,7 @@ use anyhow::{bail, Result};
 
 use super::candidate::{interacts_with_fast_run, Candidate};
 use super::cost::{budget_ran_out, Costs};
-use super::trial::{compare_outputs, Runner, Status, Trial};
+use super::trial::{compare_outputs, Runner, Trial, TrialStatus};
 use super::{best_of, Confirmation, Contender, Row, Skipped, TuneOptions, TuneWatcher, Tuning, Untried};
 use crate::options::EngineOption;
 use crate::runner::rounds::{back_to_back, Lineup, Measured};
@@ -98,7 +98,7 @@ impl<'a> Search<'a> {
         let baseline_outputs = trial.outputs.clone();
         let baseline = Row {
             candidate: baseline,
-            status: Status::Ok,
+            status: TrialStatus::Ok,
             measured: Some(measured),
             err: Some(0.0),
             reason: None,
@@ -199,13 +199,13 @@ impl<'a> Search<'a> {
         let deadline = self.end.min(self.trials.now() + self.costs.allowance(&candidate));
         let profiles = self.costs.profiles(&candidate);
         let mut trial = self.trials.run(&candidate, self.runs, deadline)?;
-        if trial.status == Status::TimedOut {
+        if trial.status == TrialStatus::TimedOut {
             trial.reason = Some(match deadline == self.end {
                 true => budget_ran_out(trial.took),
                 false => self.costs.overran(&candidate),
             });
         }
-        if profiles && trial.status == Status::Ok {
+        if profiles && trial.status == TrialStatus::Ok {
             // Learned once: later estimates use what profiling really took.
             self.costs.profiling = Some(trial.took.saturating_sub(self.costs.baseline));
             self.costs.fast_run_cached = self.trials.fast_run_cached();
@@ -241,12 +241,12 @@ impl<'a> Search<'a> {
                 Ok((err, difference)) => {
                     row.err = Some(err);
                     if let Some(difference) = difference {
-                        row.status = Status::Rejected;
+                        row.status = TrialStatus::Rejected;
                         row.reason = Some(difference);
                     }
                 }
                 Err(err) => {
-                    row.status = Status::Rejected;
+                    row.status = TrialStatus::Rejected;
                     row.reason = Some(format!("{err:#}"));
                 }
             }
@@ -450,7 +450,7 @@ mod tests {
         let crashed: Vec<String> = tuning
             .rows
             .iter()
-            .filter(|row| row.status == Status::Crashed)
+            .filter(|row| row.status == TrialStatus::Crashed)
             .map(|row| row.candidate.to_string())
             .collect();
         assert_eq!(crashed, ["--layout-transform", "--layout nchw88"]);
@@ -533,7 +533,7 @@ mod tests {
             .iter()
             .find(|row| row.candidate.to_string() == "--cpu-inplace")
             .unwrap();
-        assert_eq!(hung.status, Status::TimedOut);
+        assert_eq!(hung.status, TrialStatus::TimedOut);
         let own = tuning.baseline.took.mul_f64(super::super::cost::TRIAL_FACTOR);
         assert_eq!(hung.took, own.max(super::super::cost::TRIAL_FLOOR));
         assert!(hung.reason.as_deref().unwrap().starts_with("stopped at its deadline"));

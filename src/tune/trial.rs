@@ -9,15 +9,15 @@ use serde::Serialize;
 
 use super::candidate::Candidate;
 use crate::compare::sides::Side;
-use crate::compare::{compare_sides, worst, Rules, Status as CompareStatus};
+use crate::compare::{compare_sides, worst, Rules, TensorStatus};
+use crate::mge_command::MgeCommand;
 use crate::options::EngineOption;
 use crate::runner::rounds::{timed_child, Measured, TimedRun};
-use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::How;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub enum TrialStatus {
     /// Measured, with the baseline's outputs.
     Ok,
     /// Measured, but its outputs differ from the baseline's beyond `--maxerr`.
@@ -38,7 +38,7 @@ const TIMED_RUNS_LIMIT: Duration = Duration::from_secs(3);
 
 /// What a trial gave.
 pub struct Trial {
-    pub status: Status,
+    pub status: TrialStatus,
     /// Its timed runs, when it ran.
     pub measured: Option<Measured>,
     /// Why it was not measured (none for a timed-out one: its deadline's owner says why).
@@ -107,18 +107,18 @@ impl Runner for Trials {
         };
         Ok(match timed_child(&command, Some((deadline, deadline - started)))? {
             TimedRun::Measured(measured) => Trial {
-                status: Status::Ok,
+                status: TrialStatus::Ok,
                 measured: Some(measured),
                 reason: None,
                 outputs: Some(outputs),
                 took: started.elapsed(),
             },
-            TimedRun::Failed(reason) => unmeasured(Status::Failed, Some(reason)),
+            TimedRun::Failed(reason) => unmeasured(TrialStatus::Failed, Some(reason)),
             TimedRun::Died(failure) => match failure.how {
-                How::TimedOut(_) => unmeasured(Status::TimedOut, None),
+                How::TimedOut(_) => unmeasured(TrialStatus::TimedOut, None),
                 _ => {
                     let reason = failure.last_words.clone().unwrap_or_else(|| failure.one_line());
-                    unmeasured(Status::Crashed, Some(reason))
+                    unmeasured(TrialStatus::Crashed, Some(reason))
                 }
             },
         })
@@ -133,10 +133,10 @@ pub fn compare_outputs(baseline: &Path, candidate: &Path, rules: &Rules) -> Resu
     let err = rows.iter().map(|row| row.err.unwrap_or(f64::NAN)).fold(0.0, worst);
     let difference = rows.iter().find(|row| row.status.failed()).map(|row| {
         let what = match row.status {
-            CompareStatus::ShapeMismatch => "has another shape".to_string(),
-            CompareStatus::DtypeMismatch => "has another dtype".to_string(),
-            CompareStatus::OnlyInA => "is missing".to_string(),
-            CompareStatus::OnlyInB => "is new".to_string(),
+            TensorStatus::ShapeMismatch => "has another shape".to_string(),
+            TensorStatus::DtypeMismatch => "has another dtype".to_string(),
+            TensorStatus::OnlyInA => "is missing".to_string(),
+            TensorStatus::OnlyInB => "is new".to_string(),
             _ => match row.err {
                 Some(err) => format!("differs: err {err:e}, beyond {}", rules.describe()),
                 None => "differs: NaN".to_string(),

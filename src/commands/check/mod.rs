@@ -23,6 +23,7 @@ use crate::cli::{CheckArgs, EngineArgs};
 use crate::compare::Rules;
 use crate::engine::Device;
 use crate::input_files;
+use crate::mge_command::MgeCommand;
 use crate::options::EngineOption;
 use crate::output_files::{claim_file, write_atomically};
 use crate::report::check::{CheckReport, ModelCheck, Tally};
@@ -31,7 +32,6 @@ use crate::report::repro::{self, Case, Folder, Repro};
 use crate::report::{emit, print};
 use crate::runtime;
 use crate::supervise::child::say;
-use crate::supervise::command::MgeCommand;
 use models::select_models;
 use workers::{serve, Workers};
 

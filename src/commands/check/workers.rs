@@ -16,12 +16,12 @@ use crate::commands::settings::EngineSettings;
 use crate::commands::Global;
 use crate::compare::Rules;
 use crate::engine::{silence_stdout, take_stdout, Lite};
+use crate::mge_command::MgeCommand;
 use crate::options::EngineOption;
 use crate::report::check::{ModelCheck, TestcaseCheck};
 use crate::runner::testcase::{run_testcases, Judge};
 use crate::runner::{Plan, Session};
 use crate::runtime;
-use crate::supervise::command::MgeCommand;
 use crate::supervise::parent::{Next, PassThrough, Supervisor};
 use crate::supervise::record;
 

@@ -17,8 +17,8 @@ use crate::commands::pool::share_out;
 use crate::commands::Global;
 use crate::compare::Rules;
 use crate::input_files;
+use crate::interrupt::Interrupted;
 use crate::report::compare::{FolderReport, PairRow, PairStatus, RunsCompared};
-use crate::supervise::parent::Interrupted;
 use crate::supervise::Scratch;
 
 /// Whether `a` and `b` are two folders of models rather than of tensors: both

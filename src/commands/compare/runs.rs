@@ -18,14 +18,15 @@ use crate::compare::{compare_sides, differing_sources, first_divergence, Rules};
 use crate::engine::Device;
 use crate::feeds::FeedOptions;
 use crate::input_files;
+use crate::interrupt::Interrupted;
+use crate::mge_command::MgeCommand;
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, StagedSet};
 use crate::report::compare::{RunSide, RunsCompared, TwoRunReport};
 use crate::report::repro::{self, Case, Folder, Repro};
 use crate::runtime::{self, Choice, Located};
 use crate::supervise::child::say;
-use crate::supervise::command::MgeCommand;
-use crate::supervise::parent::{How, Interrupted, Muted, Next, Supervisor};
+use crate::supervise::parent::{How, Muted, Next, Supervisor};
 use crate::supervise::Scratch;
 use crate::text::quoted_list;
 

@@ -10,9 +10,9 @@ use anyhow::Result;
 use super::runs::TwoRuns;
 use crate::cli::TwoRunArgs;
 use crate::commands::Global;
+use crate::mge_command::MgeCommand;
 use crate::report::compare::TimingComparison;
 use crate::runner::rounds::{back_to_back, timed_child, Lineup, Measured, TimedRun};
-use crate::supervise::command::MgeCommand;
 
 /// Rounds when `--rounds` is not given: the fewest whose interval leaves out
 /// one stray round on either side (the 2nd and 9th of 10 ratios).

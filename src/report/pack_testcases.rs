@@ -7,28 +7,28 @@ use crate::tensor::format_shape;
 use crate::text::printable;
 
 #[derive(Serialize)]
-pub struct PackedTensor {
+pub struct TestcaseTensor {
     pub name: String,
     pub shape: Vec<usize>,
     pub dtype: String,
 }
 
 #[derive(Serialize)]
-pub struct PackReport {
+pub struct PackTestcasesReport {
     pub container: String,
     pub model: String,
     pub size_bytes: usize,
     pub testcases: usize,
     /// The feeds the testcase holds.
-    pub inputs: Vec<PackedTensor>,
+    pub inputs: Vec<TestcaseTensor>,
     /// The outputs its assertions expect.
-    pub expected: Vec<PackedTensor>,
+    pub expected: Vec<TestcaseTensor>,
     pub maxerr: f64,
 }
 
-impl Report for PackReport {
+impl Report for PackTestcasesReport {
     fn to_text(&self) -> String {
-        let list = |tensors: &[PackedTensor]| {
+        let list = |tensors: &[TestcaseTensor]| {
             let described: Vec<String> = tensors
                 .iter()
                 .map(|t| format!("{} {} {}", t.name, format_shape(&t.shape), t.dtype))

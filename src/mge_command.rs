@@ -6,12 +6,14 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::record;
 use crate::compare::{Rules, Tolerance};
 use crate::feeds::FeedOptions;
 use crate::options::EngineOption;
 use crate::runtime::{self, Choice, Located};
 use crate::text::shell_line;
+
+/// Names the folder a supervised child records into (`supervise::record`).
+pub const RECORD_ENV: &str = "MGE_REPRO_RECORD";
 
 /// A command line of `mge`. Every value goes in the word of its option
 /// (`--io=DIR`, `-i=SPEC`) and the models after `--`, so that a value or a
@@ -94,7 +96,7 @@ impl MgeCommand {
     /// The child records what it feeds the engine in `dir`, for the parent's
     /// reproducer (`supervise::record`).
     pub fn record_for_repro(mut self, dir: &Path) -> MgeCommand {
-        self.env.push((record::RECORD_ENV.into(), dir.into()));
+        self.env.push((RECORD_ENV.into(), dir.into()));
         self
     }
 
