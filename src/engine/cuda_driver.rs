@@ -79,23 +79,35 @@ fn probe() -> Driver {
     driver
 }
 
+/// The driver's function `$name`, or the query ends: the driver lacks it.
+macro_rules! function {
+    ($library:expr, $name:literal, $type:ty) => {
+        match $library.get::<$type>(concat!($name, "\0").as_bytes()) {
+            Ok(function) => function,
+            Err(_) => {
+                return Driver::Failed {
+                    call: $name,
+                    code: -1,
+                    name: Some("missing from libcuda.so.1".into()),
+                }
+            }
+        }
+    };
+}
+
+/// A call that fails ends the query with its name and code (`$failed`).
+macro_rules! succeed {
+    ($failed:expr, $name:literal, $call:expr) => {
+        let code = $call;
+        if code != CUDA_SUCCESS {
+            return $failed($name, code);
+        }
+    };
+}
+
 /// # Safety
 /// `library` must be the CUDA driver's library.
 unsafe fn query(library: &Library) -> Driver {
-    macro_rules! function {
-        ($name:literal, $type:ty) => {
-            match library.get::<$type>(concat!($name, "\0").as_bytes()) {
-                Ok(function) => function,
-                Err(_) => {
-                    return Driver::Failed {
-                        call: $name,
-                        code: -1,
-                        name: Some("missing from libcuda.so.1".into()),
-                    }
-                }
-            }
-        };
-    }
     let error_name = library.get::<GetErrorName>(b"cuGetErrorName\0").ok();
     let failed = |call: &'static str, code: c_int| Driver::Failed {
         call,
@@ -108,11 +120,12 @@ unsafe fn query(library: &Library) -> Driver {
     };
     // The one call that needs no cuInit.
     let mut version = 0;
-    let code = function!("cuDriverGetVersion", DriverGetVersion)(&mut version);
-    if code != CUDA_SUCCESS {
-        return failed("cuDriverGetVersion", code);
-    }
-    match function!("cuInit", Init)(0) {
+    succeed!(
+        failed,
+        "cuDriverGetVersion",
+        function!(library, "cuDriverGetVersion", DriverGetVersion)(&mut version)
+    );
+    match function!(library, "cuInit", Init)(0) {
         CUDA_SUCCESS => {}
         // The driver without a GPU (or with none visible) says so at init.
         CUDA_ERROR_NO_DEVICE => {
@@ -124,43 +137,36 @@ unsafe fn query(library: &Library) -> Driver {
         code => return failed("cuInit", code),
     }
     let mut count = 0;
-    let code = function!("cuDeviceGetCount", DeviceGetCount)(&mut count);
-    if code != CUDA_SUCCESS {
-        return failed("cuDeviceGetCount", code);
-    }
+    succeed!(
+        failed,
+        "cuDeviceGetCount",
+        function!(library, "cuDeviceGetCount", DeviceGetCount)(&mut count)
+    );
     let (get, get_name, get_attribute, total_memory) = (
-        function!("cuDeviceGet", DeviceGet),
-        function!("cuDeviceGetName", DeviceGetName),
-        function!("cuDeviceGetAttribute", DeviceGetAttribute),
-        function!("cuDeviceTotalMem_v2", DeviceTotalMem),
+        function!(library, "cuDeviceGet", DeviceGet),
+        function!(library, "cuDeviceGetName", DeviceGetName),
+        function!(library, "cuDeviceGetAttribute", DeviceGetAttribute),
+        function!(library, "cuDeviceTotalMem_v2", DeviceTotalMem),
     );
     let mut gpus = Vec::new();
     for ordinal in 0..count.max(0) {
         let mut device = 0;
-        let code = get(&mut device, ordinal);
-        if code != CUDA_SUCCESS {
-            return failed("cuDeviceGet", code);
-        }
+        succeed!(failed, "cuDeviceGet", get(&mut device, ordinal));
         let mut name = [0 as c_char; 256];
-        let code = get_name(name.as_mut_ptr(), name.len() as c_int - 1, device);
-        if code != CUDA_SUCCESS {
-            return failed("cuDeviceGetName", code);
-        }
+        succeed!(
+            failed,
+            "cuDeviceGetName",
+            get_name(name.as_mut_ptr(), name.len() as c_int - 1, device)
+        );
         let (mut major, mut minor) = (0, 0);
         for (attribute, value) in [
             (ATTRIBUTE_CAPABILITY_MAJOR, &mut major),
             (ATTRIBUTE_CAPABILITY_MINOR, &mut minor),
         ] {
-            let code = get_attribute(value, attribute, device);
-            if code != CUDA_SUCCESS {
-                return failed("cuDeviceGetAttribute", code);
-            }
+            succeed!(failed, "cuDeviceGetAttribute", get_attribute(value, attribute, device));
         }
         let mut memory = 0usize;
-        let code = total_memory(&mut memory, device);
-        if code != CUDA_SUCCESS {
-            return failed("cuDeviceTotalMem_v2", code);
-        }
+        succeed!(failed, "cuDeviceTotalMem_v2", total_memory(&mut memory, device));
         gpus.push(Gpu {
             index: ordinal as u32,
             // The buffer's last byte is never written: the name ends there at the latest.

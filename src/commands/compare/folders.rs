@@ -48,6 +48,28 @@ enum Place {
     OnlyInB,
 }
 
+/// Every model under either folder (those of `shard` only), by its path
+/// under its folder, and which folders hold it.
+fn places_of_models([dir_a, dir_b]: [&PathBuf; 2], shard: Option<Shard>) -> Result<Vec<(PathBuf, Place)>> {
+    let (in_a, in_b) = (models_under(dir_a)?, models_under(dir_b)?);
+    let all: Vec<PathBuf> = in_a.union(&in_b).cloned().collect();
+    let mine = match shard {
+        Some(shard) => shard_of(&all, shard),
+        None => all,
+    };
+    Ok(mine
+        .into_iter()
+        .map(|model| {
+            let place = match (in_a.contains(&model), in_b.contains(&model)) {
+                (true, true) => Place::Both,
+                (true, false) => Place::OnlyInA,
+                _ => Place::OnlyInB,
+            };
+            (model, place)
+        })
+        .collect())
+}
+
 /// The report of two folders of models: every pair's outputs, `jobs` pairs
 /// at a time, then every pair's timing, one pair at a time; the pairs of
 /// `shard` only.
@@ -60,23 +82,7 @@ pub fn compare_folders(
     junit: Option<&Path>,
     global: &Global,
 ) -> Result<FolderReport> {
-    let (in_a, in_b) = (models_under(dir_a)?, models_under(dir_b)?);
-    let all: Vec<PathBuf> = in_a.union(&in_b).cloned().collect();
-    let mine = match shard {
-        Some(shard) => shard_of(&all, shard),
-        None => all,
-    };
-    let places: Vec<(PathBuf, Place)> = mine
-        .into_iter()
-        .map(|model| {
-            let place = match (in_a.contains(&model), in_b.contains(&model)) {
-                (true, true) => Place::Both,
-                (true, false) => Place::OnlyInA,
-                _ => Place::OnlyInB,
-            };
-            (model, place)
-        })
-        .collect();
+    let places = places_of_models([dir_a, dir_b], shard)?;
     // The runs read them: claimed here, so that neither --junit nor stdout takes one.
     for (model, place) in &places {
         match place {
@@ -95,29 +101,9 @@ pub fn compare_folders(
         .filter(|(_, place)| matches!(place, Place::Both))
         .map(|(model, _)| model)
         .collect();
-    // The runs' files: the next mge removes them should this one be killed.
-    let scratch = Scratch::new()?;
     let models_of = |model: &Path| [dir_a.join(model), dir_b.join(model)];
-    let mut compared: Vec<Option<Result<RunsCompared, String>>> = (0..paired.len()).map(|_| None).collect();
-    share_out(
-        paired.len(),
-        jobs,
-        "run the pairs",
-        |_: &mut (), index| {
-            let [a, b] = models_of(paired[index]);
-            let root = scratch.path().join(index.to_string());
-            std::fs::create_dir(&root).with_context(|| format!("cannot create {}", root.display()))?;
-            let outcome = two.compare_outputs([&a, &b], &root, &rules, None);
-            // Each pair's runs hold a model's io dump: gone once compared.
-            let _ = std::fs::remove_dir_all(&root);
-            pair_outcome(outcome)
-        },
-        |()| {},
-        |index, outcome| {
-            compared[index] = Some(outcome);
-            Ok(())
-        },
-    )?;
+    let pairs: Vec<[PathBuf; 2]> = paired.iter().map(|model| models_of(model)).collect();
+    let compared = compare_outputs_of(two, &pairs, jobs, &rules)?;
     // A rule that names a tensor must name one of some pair's.
     let names = compared.iter().flatten().flatten();
     rules.check_names(
@@ -167,6 +153,38 @@ pub fn compare_folders(
         timing,
         rows,
     ))
+}
+
+/// Each pair's outputs compared, `jobs` pairs at a time.
+fn compare_outputs_of(
+    two: &TwoRuns,
+    pairs: &[[PathBuf; 2]],
+    jobs: usize,
+    rules: &Rules,
+) -> Result<Vec<Option<Result<RunsCompared, String>>>> {
+    // The runs' files: the next mge removes them should this one be killed.
+    let scratch = Scratch::new()?;
+    let mut compared: Vec<Option<Result<RunsCompared, String>>> = (0..pairs.len()).map(|_| None).collect();
+    share_out(
+        pairs.len(),
+        jobs,
+        "run the pairs",
+        |_: &mut (), index| {
+            let [a, b] = &pairs[index];
+            let root = scratch.path().join(index.to_string());
+            std::fs::create_dir(&root).with_context(|| format!("cannot create {}", root.display()))?;
+            let outcome = two.compare_outputs([a, b], &root, rules, None);
+            // Each pair's runs hold a model's io dump: gone once compared.
+            let _ = std::fs::remove_dir_all(&root);
+            pair_outcome(outcome)
+        },
+        |()| {},
+        |index, outcome| {
+            compared[index] = Some(outcome);
+            Ok(())
+        },
+    )?;
+    Ok(compared)
 }
 
 /// A pair's outputs, or the line that says why it has none; an

@@ -284,18 +284,10 @@ impl TwoRuns {
     }
 }
 
-/// The report of one pair of models (`compare A.mge B.mge`, or one model
-/// twice), their runs kept in `keep`.
-pub fn compare_runs(
-    two: &TwoRuns,
-    models: &[PathBuf; 2],
-    keep: Option<&Path>,
-    repro_dir: Option<&Path>,
-    rules: Rules,
-    junit: Option<&Path>,
-    global: &Global,
-) -> Result<TwoRunReport> {
-    // The runs read them: claimed here, so that neither --keep, --junit nor stdout takes one.
+/// Claims what one pair reads (the models, the feeds' files) and writes
+/// (`--keep`, which must be new or empty, `--junit`, `--repro`), before any work.
+fn claim_files(two: &TwoRuns, models: &[PathBuf; 2], [keep, junit, repro_dir]: [Option<&Path>; 3]) -> Result<()> {
+    // Claimed here, so that neither --keep, --junit nor stdout takes one.
     for model in models {
         input_files::claim(model)?;
     }
@@ -310,9 +302,24 @@ pub fn compare_runs(
         }
     }
     super::claim_junit(junit)?;
-    if let Some(dir) = repro_dir {
-        repro::claim(dir)?;
+    match repro_dir {
+        Some(dir) => repro::claim(dir),
+        None => Ok(()),
     }
+}
+
+/// The report of one pair of models (`compare A.mge B.mge`, or one model
+/// twice), their runs kept in `keep`.
+pub fn compare_runs(
+    two: &TwoRuns,
+    models: &[PathBuf; 2],
+    keep: Option<&Path>,
+    repro_dir: Option<&Path>,
+    rules: Rules,
+    junit: Option<&Path>,
+    global: &Global,
+) -> Result<TwoRunReport> {
+    claim_files(two, models, [keep, junit, repro_dir])?;
     two.note_feeds(global);
     let models = [models[0].as_path(), models[1].as_path()];
     for (at, model) in models.iter().enumerate() {
