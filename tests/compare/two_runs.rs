@@ -163,6 +163,23 @@ fn side_options_are_read_as_engine_options() {
     }
 }
 
+/// A side the engine takes down is one line, and its hint one more.
+#[test]
+fn a_sides_death_is_one_line_and_its_hint() {
+    let side = format!("--lite-lib {}", fault_library().display());
+    let (_, stderr) = run_expecting(
+        mge()
+            .env("MGE_FAULT", "exit")
+            .args(["compare", "fixtures/conv_float.mge", "-q", "--no-timing", "--b-options"])
+            .arg(&side),
+        2,
+    );
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(lines[0].starts_with("mge: error: run b ("), "{stderr}");
+    assert!(lines[1].starts_with("hint: "), "{stderr}");
+}
+
 /// A side's option replaces the common one of its kind, a default too: both
 /// sides run on the CPU (on any machine, with a GPU or without).
 #[test]

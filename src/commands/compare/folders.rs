@@ -193,6 +193,7 @@ fn pair_outcome(outcome: Result<RunsCompared>) -> Result<Result<RunsCompared, St
     match outcome {
         Ok(runs) => Ok(Ok(runs)),
         Err(err) if err.is::<Interrupted>() => Err(err),
-        Err(err) => Ok(Err(format!("{err:#}"))),
+        // A row of the table: the hint on the same line, as check's rows have it.
+        Err(err) => Ok(Err(format!("{err:#}").replace("\nhint: ", "; hint: "))),
     }
 }

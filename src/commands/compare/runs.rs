@@ -26,7 +26,7 @@ use crate::report::compare::{RunSide, RunsCompared, TwoRunReport};
 use crate::report::repro::{self, Case, Folder, Repro};
 use crate::runtime::{self, Choice, Located};
 use crate::supervise::child::say;
-use crate::supervise::parent::{How, Muted, Next, Supervisor};
+use crate::supervise::parent::{Failure, How, Muted, Next, Supervisor};
 use crate::supervise::Scratch;
 use crate::text::quoted_list;
 
@@ -232,10 +232,11 @@ impl TwoRuns {
                 witness
                     .transcripts
                     .push(format!("run {}:\n{}", self.runs[at].name, ran.transcript));
-                witness.death = ran.died.clone().map(|died| (at, died));
+                witness.death = ran.died.as_ref().map(|died| (at, format!("{what}: {died}")));
             }
             if let Some(died) = ran.died {
-                bail!("{died}");
+                // The failure itself, under what it was: its hint stays a line of its own.
+                return Err(anyhow::Error::new(died).context(what));
             }
         }
         let side = |run: &Run, what: &str| Side::open(&root.join(run.name).join(what));
@@ -273,7 +274,7 @@ impl TwoRuns {
                 Next::Exited(_) => bail!("{what}: {}", child.error().unwrap_or("it failed")),
                 Next::Failed(failure) => match failure.how {
                     How::Interrupted(signal) => return Err(Interrupted(signal).into()),
-                    _ => Some(format!("{what}: {failure}")),
+                    _ => Some(failure),
                 },
             };
             return Ok(Ran {
@@ -422,7 +423,7 @@ pub fn two_models(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs) -> Result<[
 /// How one side's run went: what it printed on stderr, and how it died if it did.
 struct Ran {
     transcript: String,
-    died: Option<String>,
+    died: Option<Failure>,
 }
 
 /// What `--repro` keeps of a pair's runs: where each side records what it
