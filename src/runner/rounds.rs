@@ -91,27 +91,13 @@ pub fn timed_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) 
                 .context("the run's JSON report has no timing_ms as `mge run --json` writes it")?;
             TimedRun::Measured(Measured::of(&timed.timing_ms))
         }
-        Next::Exited(code) => TimedRun::Failed(why_it_exited(&child, code)),
+        Next::Exited(code) => TimedRun::Failed(child.why_it_exited(code)),
         Next::Failed(failure) => match failure.how {
             How::Interrupted(signal) => return Err(Interrupted(signal).into()),
             _ => TimedRun::Died(failure),
         },
         Next::Reply(_) => unreachable!("replies are read in the loop above"),
     })
-}
-
-/// Why a timed child exited without a report: the error it said, or else
-/// (something in it ended it with a code of its own) the code and the
-/// engine's last words.
-fn why_it_exited(child: &Supervisor, code: i32) -> String {
-    if let Some(error) = child.error() {
-        return error.to_string();
-    }
-    let mut reason = format!("the engine's process exited with code {code}");
-    if let Some(words) = child.last_words() {
-        reason += &format!("; it said last: '{words}'");
-    }
-    reason
 }
 
 /// The contenders of `back_to_back`, and how each is measured.

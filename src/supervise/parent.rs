@@ -213,8 +213,14 @@ fn limited(name: &str) -> bool {
 impl Failure {
     /// The message and its hint on one line, for a report that has a line per model.
     pub fn one_line(&self) -> String {
-        self.to_string().replace("\nhint: ", "; hint: ")
+        hint_on_the_line(&self.to_string())
     }
+}
+
+/// A message that may end in a failure's hint line, with the hint on its
+/// line (as `Failure::one_line`), for a message that holds a failure.
+pub fn hint_on_the_line(message: &str) -> String {
+    message.replace("\nhint: ", "; hint: ")
 }
 
 impl fmt::Display for Failure {
@@ -421,9 +427,17 @@ impl Supervisor {
         self.error.as_deref()
     }
 
-    /// The last line the engine printed, if any.
-    pub fn last_words(&self) -> Option<&str> {
-        self.last_words.as_deref()
+    /// Why the child exited with `code` where its work wanted 0: the error
+    /// it said, or else the code and the engine's last words.
+    pub fn why_it_exited(&self, code: i32) -> String {
+        if let Some(error) = self.error() {
+            return error.to_string();
+        }
+        let mut reason = format!("the engine's process exited with code {code}");
+        if let Some(words) = self.last_words.as_deref() {
+            reason += &format!("; it said last: '{words}'");
+        }
+        reason
     }
 
     /// What the child printed on stderr since its task began (see `Transcript`).

@@ -19,6 +19,7 @@ use crate::compare::Rules;
 use crate::input_files;
 use crate::interrupt::Interrupted;
 use crate::report::compare::{FolderReport, PairRow, PairStatus, RunsCompared};
+use crate::supervise::parent::hint_on_the_line;
 use crate::supervise::Scratch;
 
 /// Whether `a` and `b` are two folders of models rather than of tensors: both
@@ -194,6 +195,6 @@ fn pair_outcome(outcome: Result<RunsCompared>) -> Result<Result<RunsCompared, St
         Ok(runs) => Ok(Ok(runs)),
         Err(err) if err.is::<Interrupted>() => Err(err),
         // A row of the table: the hint on the same line, as check's rows have it.
-        Err(err) => Ok(Err(format!("{err:#}").replace("\nhint: ", "; hint: "))),
+        Err(err) => Ok(Err(hint_on_the_line(&format!("{err:#}")))),
     }
 }

@@ -271,7 +271,7 @@ impl TwoRuns {
                 // The dump's own report: not ours to print.
                 Next::Reply(_) => continue,
                 Next::Exited(0) => None,
-                Next::Exited(_) => bail!("{what}: {}", child.error().unwrap_or("it failed")),
+                Next::Exited(code) => bail!("{what}: {}", child.why_it_exited(code)),
                 Next::Failed(failure) => match failure.how {
                     How::Interrupted(signal) => return Err(Interrupted(signal).into()),
                     _ => Some(failure),
