@@ -107,3 +107,96 @@ fn repeated_to(image: HostTensor, shape: &[usize]) -> HostTensor {
     repeated.data = image.data.repeat(batch);
     repeated
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::tensor::DType;
+
+    fn input(name: &str, shape: &[usize], dtype: DType) -> TensorInfo {
+        TensorInfo {
+            name: name.to_string(),
+            shape: shape.to_vec(),
+            dtype,
+        }
+    }
+
+    fn feeds_at(
+        specs: &[&str],
+        inputs: &[TensorInfo],
+        shapes: &[(usize, Vec<usize>)],
+    ) -> Result<Vec<(String, ShapedFeed)>> {
+        let specs: Vec<FeedSpec> = specs.iter().map(|spec| FeedSpec::parse(spec)).collect();
+        let options = FeedOptions {
+            seed: 0,
+            resize_input: false,
+        };
+        at_shapes(&specs, inputs, shapes, &options)
+    }
+
+    fn spec(text: &str) -> ShapedFeed {
+        ShapedFeed::Spec(text.to_string())
+    }
+
+    #[test]
+    fn random_values_take_the_shape_and_other_inputs_keep_their_feed() {
+        let inputs = [input("data", &[1, 3], DType::F32), input("label", &[1], DType::I32)];
+        let fed = feeds_at(&["label:[7]"], &inputs, &[(0, vec![4, 3])]).unwrap();
+        assert_eq!(
+            fed,
+            [
+                ("data".to_string(), spec("data:#rand(0,1,4,3)")),
+                ("label".to_string(), spec("label:[7]"))
+            ]
+        );
+        let bytes = [input("image", &[1, 8], DType::U8)];
+        let fed = feeds_at(&["image:#rand(1,9.5)"], &bytes, &[(0, vec![2, 8])]).unwrap();
+        assert_eq!(fed, [("image".to_string(), spec("image:#rand(1,9.5,2,8)"))]);
+        let fed = feeds_at(&[], &bytes, &[(0, vec![2, 8])]).unwrap();
+        assert_eq!(
+            fed[0].1,
+            spec("image:#rand(0,255,2,8)"),
+            "the default of an integer input"
+        );
+        let shaped = feeds_at(&["image:#rand(0,1,1,8)"], &bytes, &[(0, vec![2, 8])]).unwrap_err();
+        assert!(format!("{shaped:#}").contains("without one"), "{shaped:#}");
+    }
+
+    /// `big.png` resized as MegEngine's `trace.dump` feeds resize it
+    /// (`image_uint8__big_png_resize` in `fixtures/manifest.json`), once per item of the batch.
+    #[test]
+    fn an_image_is_resized_to_the_shape_and_repeated_along_its_batch() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let image = root.join("fixtures/feeds/big.png").display().to_string();
+        let inputs = [input("image", &[1, 3, 16, 16], DType::U8)];
+        let fed = feeds_at(&[&format!("image:{image}")], &inputs, &[(0, vec![2, 3, 32, 32])]).unwrap();
+        let [(name, ShapedFeed::Values(values))] = fed.as_slice() else {
+            panic!("{fed:?}");
+        };
+        let reference = root.join("fixtures/ref/image_uint8__big_png_resize/input_image.npy");
+        let reference = crate::feeds::load_npy(&reference, DType::U8).unwrap();
+        assert_eq!(
+            (name.as_str(), values.shape.as_slice()),
+            ("image", [2, 3, 32, 32].as_slice())
+        );
+        assert_eq!(values.data, reference.data.repeat(2));
+    }
+
+    #[test]
+    fn a_file_feeds_the_shape_it_holds_only() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let file = root.join("fixtures/feeds/conv_data.npy").display().to_string();
+        let inputs = [input("data", &[1, 3, 16, 16], DType::F32)];
+        let spec_text = format!("data:{file}");
+        let fits = feeds_at(&[&spec_text], &inputs, &[(0, vec![1, 3, 16, 16])]).unwrap();
+        assert_eq!(fits[0].1, spec(&spec_text));
+        let err = feeds_at(&[&spec_text], &inputs, &[(0, vec![2, 3, 16, 16])]).unwrap_err();
+        let err = format!("{err:#}");
+        assert!(
+            err.contains("holds shape (1, 3, 16, 16), and the sweep runs the input at (2, 3, 16, 16)"),
+            "{err}"
+        );
+    }
+}

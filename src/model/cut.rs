@@ -87,25 +87,19 @@ pub fn cut_at(flatbuffer: &[u8], var: u32) -> Result<CutGraph> {
             order.push(id);
         }
     }
-    let new_id = |id: u32| renumbered[id as usize].context("an operator kept reads a var that none writes");
+    let new_ids = |ids: &[u32]| {
+        ids.iter()
+            .map(|&id| renumbered[id as usize].context("an operator kept reads a var that none writes"))
+            .collect::<Result<Vec<u32>>>()
+    };
     let middle = graph.root.tables(model::MIDDLE_TENSORS)?;
     let vars = order
         .iter()
         .map(|&id| edit.builder.existing(middle[id as usize].position()))
         .collect();
     let mut operators = Vec::new();
-    for &at in &kept {
-        let operator = &graph.operators[at];
-        let inputs = operator
-            .inputs
-            .iter()
-            .map(|&id| new_id(id))
-            .collect::<Result<Vec<_>>>()?;
-        let outputs = operator
-            .outputs
-            .iter()
-            .map(|&id| new_id(id))
-            .collect::<Result<Vec<_>>>()?;
+    for operator in kept.iter().map(|&at| &graph.operators[at]) {
+        let (inputs, outputs) = (new_ids(&operator.inputs)?, new_ids(&operator.outputs)?);
         operators.push(renumbered_operator(
             &mut edit.builder,
             operator.table,
@@ -113,18 +107,26 @@ pub fn cut_at(flatbuffer: &[u8], var: u32) -> Result<CutGraph> {
             &outputs,
         )?);
     }
+    let described = describe(graph, &kept, cut, var)?;
+    let output = new_ids(&[var])?[0];
+    edit.operators = operators;
+    edit.vars = vars;
+    Ok(CutGraph {
+        graph: edit.finish(&[(output, 0)], None)?,
+        ..described
+    })
+}
+
+/// What the cut at operator `cut`'s var `var` keeps (`kept`), its graph left to fill.
+fn describe(graph: &Graph, kept: &[usize], cut: usize, var: u32) -> Result<CutGraph> {
     let cut_operator = &graph.operators[cut];
-    let described = CutGraph {
+    let kept = || kept.iter().map(|&at| &graph.operators[at]);
+    Ok(CutGraph {
         graph: Vec::new(),
-        operators: kept.len(),
+        operators: kept().count(),
         of: graph.operators.len(),
-        computing: kept
-            .iter()
-            .filter(|&&at| !graph.operators[at].inputs.is_empty())
-            .count(),
-        inputs: kept
-            .iter()
-            .map(|&at| &graph.operators[at])
+        computing: kept().filter(|operator| !operator.inputs.is_empty()).count(),
+        inputs: kept()
             .filter(|operator| operator.op_type == "Host2DeviceCopy")
             .map(|operator| input_name(graph, operator))
             .collect::<Result<_>>()?,
@@ -140,13 +142,6 @@ pub fn cut_at(flatbuffer: &[u8], var: u32) -> Result<CutGraph> {
             .iter()
             .map(|&id| graph.shape(id).map(<[usize]>::to_vec))
             .collect(),
-    };
-    let output = new_id(var)?;
-    edit.operators = operators;
-    edit.vars = vars;
-    Ok(CutGraph {
-        graph: edit.finish(&[(output, 0)], None)?,
-        ..described
     })
 }
 
