@@ -136,6 +136,17 @@ pub fn default_spec(input: &TensorInfo) -> FeedSpec {
     FeedSpec::for_input(&input.name, &format!("#rand(0,{max})"), source)
 }
 
+/// `NAME:SOURCE`, the spec that feeds input `name` from `source`; `SOURCE`
+/// alone for a model's only input (`alone`) whose name a spec cannot carry
+/// (`;` splits specs, `@` starts a list, blanks around it are trimmed).
+pub fn named_spec(name: &str, source: &str, alone: bool) -> String {
+    let spec_safe = !name.contains(';') && !name.starts_with('@') && name.trim() == name && !name.is_empty();
+    match spec_safe || !alone {
+        true => format!("{name}:{source}"),
+        false => source.to_string(),
+    }
+}
+
 /// The largest value of the default `#rand` of an input of `dtype`.
 fn default_max(dtype: DType) -> f64 {
     match dtype.is_float() {

@@ -6,7 +6,7 @@
 use anyhow::{bail, Result};
 
 use super::spec::{Reading, Source};
-use super::{default_max, image, targets, FeedOptions, FeedSpec};
+use super::{default_max, image, named_spec, targets, FeedOptions, FeedSpec};
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
 
 /// How an input is fed at one shape of a sweep.
@@ -39,8 +39,9 @@ pub fn at_shapes(
         }
     }
     let mut feeds = Vec::new();
+    let alone = inputs.len() == 1;
     for (index, input) in inputs.iter().enumerate() {
-        let named = |text: &str| ShapedFeed::Spec(format!("{}:{text}", input.name));
+        let named = |text: &str| ShapedFeed::Spec(named_spec(&input.name, text, alone));
         let feed = match (shapes.iter().find(|(swept, _)| *swept == index), &given[index]) {
             (None, Some(reading)) => named(reading.source_text),
             (None, None) => continue,
@@ -49,7 +50,7 @@ pub fn at_shapes(
                     shape: shape.clone(),
                     ..input.clone()
                 };
-                at_shape(&at, reading.as_ref(), options)?
+                at_shape(&at, reading.as_ref(), options, alone)?
             }
         };
         feeds.push((input.name.clone(), feed));
@@ -58,8 +59,8 @@ pub fn at_shapes(
 }
 
 /// The feed of `input` at its swept shape (`input.shape`), from what the user gave it.
-fn at_shape(input: &TensorInfo, reading: Option<&Reading>, options: &FeedOptions) -> Result<ShapedFeed> {
-    let named = |text: String| ShapedFeed::Spec(format!("{}:{text}", input.name));
+fn at_shape(input: &TensorInfo, reading: Option<&Reading>, options: &FeedOptions, alone: bool) -> Result<ShapedFeed> {
+    let named = |text: String| ShapedFeed::Spec(named_spec(&input.name, &text, alone));
     let dims = || {
         let dims: Vec<String> = input.shape.iter().map(usize::to_string).collect();
         dims.join(",")

@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use crate::feeds::named_spec;
 use crate::mge_command::MgeCommand;
 use crate::mge_command::RECORD_ENV;
 use crate::options::EngineOption;
@@ -398,13 +399,7 @@ fn feed_specs(fed: &[(String, String)]) -> Vec<String> {
 /// `feed_specs` of feeds recorded in the folder's `folder` (`feeds`, `feeds/N`).
 pub fn feed_specs_in(folder: &str, fed: &[(String, String)]) -> Vec<String> {
     fed.iter()
-        .map(|(name, file)| {
-            let spec_safe = !name.contains(';') && !name.starts_with('@') && name.trim() == name && !name.is_empty();
-            match spec_safe || fed.len() > 1 {
-                true => format!("{name}:{folder}/{file}"),
-                false => format!("{folder}/{file}"),
-            }
-        })
+        .map(|(name, file)| named_spec(name, &format!("{folder}/{file}"), fed.len() == 1))
         .collect()
 }
 

@@ -17,7 +17,7 @@ use crate::commands::child_run::{run_child, ChildRun, Outcome};
 use crate::commands::prepare::Testcases;
 use crate::commands::reduce::Failed;
 use crate::commands::{CheckFailed, Global};
-use crate::feeds::{at_shapes, FeedOptions, ShapedFeed};
+use crate::feeds::{at_shapes, named_spec, FeedOptions, ShapedFeed};
 use crate::mge_command::MgeCommand;
 use crate::options::{EngineOption, Heading};
 use crate::output_files::npy_file_stem;
@@ -262,7 +262,7 @@ fn shape_feeds(settings: &RunSettings, inputs: &[TensorInfo], shapes: &Shapes, f
                 std::fs::create_dir_all(folder).with_context(|| format!("cannot make {}", folder.display()))?;
                 let file = folder.join(format!("{}.npy", npy_file_stem(&name)));
                 std::fs::write(&file, values.to_npy()).with_context(|| format!("cannot write {}", file.display()))?;
-                format!("{name}:{}", file.display())
+                named_spec(&name, &file.display().to_string(), inputs.len() == 1)
             }
         });
     }
