@@ -9,6 +9,7 @@ mod common;
 mod check;
 mod compare;
 mod cuda;
+mod docs;
 mod dump;
 mod hostile;
 mod info;
