@@ -4,6 +4,7 @@
 mod artifacts;
 mod folders;
 mod rules;
+mod structure;
 mod timing;
 mod two_runs;
 
