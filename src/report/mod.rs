@@ -1,5 +1,6 @@
 //! Presentation: tables, progress and files written for people and machines.
 
+pub mod by_op;
 pub mod check;
 pub mod compare;
 pub mod dump;

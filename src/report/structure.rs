@@ -5,8 +5,9 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use super::table::Table;
 use super::Report;
-use crate::model::diff::{DumpedAs, IoChange, IoVar, OpChange, OpRef, Sides, StructureDiff, Totals, TypeDiff};
+use crate::model::diff::{DumpedAs, IoChange, IoVar, OpChange, OpRef, Sides, StructureDiff, Totals};
 use crate::text::printable;
 
 /// `mge compare A.mge B.mge --structure`.
@@ -147,9 +148,25 @@ fn totals_text(out: &mut String, diff: &StructureDiff) {
     out.push('\n');
     let _ = writeln!(out, "MACs        {}", totals_of(&diff.macs));
     let _ = writeln!(out, "FLOPs       {}", totals_of(&diff.flops));
-    for row in &diff.types {
-        let _ = writeln!(out, "  {}", type_text(row));
+    if diff.types.is_empty() {
+        return;
     }
+    let mut table = Table::new(&["type", "a", "b", "a MACs", "b MACs"], &[1, 2, 3, 4]);
+    for row in &diff.types {
+        let counted = row.macs.a.unwrap_or(0) > 0 || row.macs.b.unwrap_or(0) > 0;
+        let macs = |macs: Option<u64>| match counted {
+            true => count_text(macs),
+            false => String::new(),
+        };
+        table.row(vec![
+            row.op_type.clone(),
+            row.count.a.to_string(),
+            row.count.b.to_string(),
+            macs(row.macs.a),
+            macs(row.macs.b),
+        ]);
+    }
+    out.push_str(&table.render("  "));
 }
 
 fn totals_of(totals: &Totals) -> String {
@@ -160,19 +177,10 @@ fn totals_of(totals: &Totals) -> String {
     format!("a {}, b {}{ratio}", count_text(totals.a), count_text(totals.b))
 }
 
-/// `Convolution  3 -> 4, MACs 15.93M -> 25.36M`.
-fn type_text(row: &TypeDiff) -> String {
-    let mut text = format!("{:<11}  {} -> {}", printable(&row.op_type), row.count.a, row.count.b);
-    if row.macs.a.is_some() || row.macs.b.is_some() {
-        let _ = write!(text, ", MACs {} -> {}", count_text(row.macs.a), count_text(row.macs.b));
-    }
-    text
-}
-
 /// `15.93M`; `unknown` where a shape the count needs is not stored.
 fn count_text(count: Option<u64>) -> String {
     match count {
-        None => "unknown (shapes not stored)".into(),
+        None => "unknown (no shapes stored)".into(),
         Some(count) if count >= 1_000_000_000 => format!("{:.2}G", count as f64 / 1e9),
         Some(count) if count >= 1_000_000 => format!("{:.2}M", count as f64 / 1e6),
         Some(count) if count >= 10_000 => format!("{:.2}K", count as f64 / 1e3),
@@ -199,5 +207,13 @@ fn dumped_text(out: &mut String, dumped: &Sides<DumpedAs>) {
         }
         text
     };
-    let _ = writeln!(out, "dumped      a {}; b {}", side(&dumped.a), side(&dumped.b));
+    let (a, b) = (side(&dumped.a), side(&dumped.b));
+    match a == b {
+        true => {
+            let _ = writeln!(out, "dumped      both {a}");
+        }
+        false => {
+            let _ = writeln!(out, "dumped      a {a}; b {b}");
+        }
+    }
 }

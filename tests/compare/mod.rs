@@ -2,6 +2,7 @@
 //! expected verdicts follow from how each file was changed.
 
 mod artifacts;
+mod by_op;
 mod folders;
 mod rules;
 mod structure;

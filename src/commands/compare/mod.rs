@@ -3,6 +3,7 @@
 //! against each other (`timing`); or two folders of models, pair by pair
 //! (`folders`).
 
+mod by_op;
 mod folders;
 mod runs;
 mod structure;
