@@ -556,7 +556,10 @@ fn compare_operators(sides: &[Side; 2], a: usize, b: usize, change: &mut Change)
         );
     }
     for (&x, &y) in mine.outputs.iter().zip(&theirs.outputs) {
-        let (var_a, var_b) = (&sides[0].graph.vars[x as usize], &sides[1].graph.vars[y as usize]);
+        let (Some(var_a), Some(var_b)) = (sides[0].graph.vars.get(x as usize), sides[1].graph.vars.get(y as usize))
+        else {
+            continue;
+        };
         if let (Some(shape_a), Some(shape_b)) = (&var_a.shape, &var_b.shape) {
             if shape_a != shape_b {
                 change.add(
