@@ -62,6 +62,13 @@ impl<'a> Table<'a> {
         self.field(index)?.map(|pos| read_u32(self.buf, pos)).transpose()
     }
 
+    pub fn u64(&self, index: usize) -> Result<Option<u64>> {
+        let Some(pos) = self.field(index)? else {
+            return Ok(None);
+        };
+        Ok(Some(u64::from_le_bytes(slice(self.buf, pos, 8)?.try_into().unwrap())))
+    }
+
     /// Where the table starts in its buffer.
     pub fn position(&self) -> usize {
         self.pos
@@ -70,12 +77,6 @@ impl<'a> Table<'a> {
     /// The buffer the table lies in.
     pub fn buffer(&self) -> &'a [u8] {
         self.buf
-    }
-
-    pub fn u64(&self, index: usize) -> Result<Option<u64>> {
-        self.field(index)?
-            .map(|pos| Ok(u64::from_le_bytes(slice(self.buf, pos, 8)?.try_into().unwrap())))
-            .transpose()
     }
 
     /// The bytes of a vector of structs of `size` bytes each; `None` when absent.

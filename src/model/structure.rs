@@ -77,6 +77,8 @@ pub struct Dumped {
 
 #[derive(Clone)]
 pub struct Operator<'a> {
+    /// Its table in the flatbuffer, to refer to where it lies.
+    pub table: Table<'a>,
     pub name: Option<&'a str>,
     /// The type it was registered under (`Convolution`, `MatrixMulV2`); for
     /// a type id FBS v1 does not resolve, `type 0x...`.
@@ -212,6 +214,7 @@ fn read_v2(root: Table) -> Result<Structure> {
                 })
                 .collect::<Result<Vec<_>>>()?;
             Ok(Operator {
+                table,
                 name: table.string(operator::NAME)?,
                 op_type: table
                     .string(operator::TYPE)?
@@ -317,6 +320,7 @@ fn read_v1<'a>(root: Table<'a>, tensor_data: &'a [u8]) -> Result<Structure<'a>> 
             tensors.push(tensor_layout(value, data)?);
         }
         operators.push(Operator {
+            table,
             name: table.string(v1::NAME)?,
             op_type,
             inputs,

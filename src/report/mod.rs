@@ -13,6 +13,7 @@ pub mod repro;
 pub mod run;
 pub mod runtime;
 pub mod structure;
+pub mod sweep;
 pub mod table;
 pub mod trace;
 pub mod tune;
