@@ -515,6 +515,10 @@ pub struct CompareArgs {
     #[arg(long, value_name = "K/N", value_parser = parse_shard, help_heading = INPUT)]
     pub shard: Option<Shard>,
 
+    /// Compare the two models' graphs from their files alone (operators, parameters, MACs, inputs, outputs); no engine runs; exit 1 when they differ
+    #[arg(long, help_heading = TWO_RUNS)]
+    pub structure: bool,
+
     #[command(flatten)]
     pub runs: TwoRunArgs,
 }
@@ -557,6 +561,10 @@ pub struct TwoRunArgs {
     /// Time A and B in N rounds, each side in a fresh process per round (A B, B A, ...) [default: 10]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(6..=MAX_ROUNDS), conflicts_with = "no_timing", help_heading = TIMING)]
     pub rounds: Option<u64>,
+
+    /// Where the time went: profile both sides in rounds of their own and list the N operators whose time changed most, and those on one side only
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "no_timing", help_heading = TIMING)]
+    pub by_op: Option<u64>,
 
     /// Fail (exit 1) when B is slower than A by more than PCT percent, with the whole 95% interval of B/A above it
     #[arg(long, value_name = "PCT", value_parser = parse_percent, conflicts_with = "no_timing", help_heading = CHECKS)]
