@@ -14,10 +14,11 @@ use crate::common::*;
 use page::Page;
 
 /// The pages whose sessions the suite runs, one test each (below).
-const PAGES_WITH_SESSIONS: [&str; 5] = [
+const PAGES_WITH_SESSIONS: [&str; 6] = [
     "README.md",
     "docs/check.md",
     "docs/compare.md",
+    "docs/info.md",
     "docs/profile.md",
     "docs/run.md",
 ];
@@ -35,6 +36,11 @@ fn check_examples() {
 #[test]
 fn compare_examples() {
     session::check_page("docs/compare.md");
+}
+
+#[test]
+fn info_examples() {
+    session::check_page("docs/info.md");
 }
 
 #[test]
