@@ -232,3 +232,51 @@ fn a_failing_run_is_named() {
     assert!(!keep.exists());
     assert!(left_in(dir.path()).is_empty(), "{:?}", left_in(dir.path()));
 }
+
+/// The report of a run of an encrypted model carries the structural diff,
+/// the graph decrypted with the key each side's engine got; an inline key
+/// is shown nowhere.
+#[test]
+fn an_encrypted_models_run_carries_its_structure() {
+    let key = "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf";
+    let cases = [
+        (
+            "fixtures/deploy/conv_float_packed_aes_userkey.pack",
+            format!("--model-key {key}"),
+            "packed, AES_default-encrypted fbs-v2",
+        ),
+        (
+            "fixtures/deploy/conv_float_rc4.emod",
+            "--model-decryption RC4_default".to_string(),
+            "RC4_default-encrypted fbs-v2",
+        ),
+    ];
+    for (model, options, format) in cases {
+        let (stdout, stderr) = run_expecting(
+            mge().args([
+                "compare",
+                "--json",
+                "--no-timing",
+                "fixtures/conv_float.mge",
+                model,
+                "-i",
+                "fixtures/feeds/conv_data.npy",
+                "--b-options",
+                &options,
+            ]),
+            0,
+        );
+        let report = json_of(&stdout);
+        if options.starts_with("--model-key") {
+            assert_eq!(
+                report["b"]["options"],
+                serde_json::json!(["--model-key", "(not shown)"])
+            );
+        }
+        let structure = &report["structure"];
+        assert_eq!(structure["dumped"]["b"]["format"], format, "{report}");
+        assert_eq!(structure["ops_changed"], serde_json::json!([]), "{report}");
+        assert_eq!(structure["params"]["differing_tensors"], 0, "{report}");
+        assert!(!stdout.contains(key) && !stderr.contains(key), "{stdout}\n{stderr}");
+    }
+}
