@@ -444,9 +444,16 @@ pub fn two_models(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs) -> Result<[
             }
             b
         }
-        None if runs.a_options.is_none() && runs.b_options.is_none() && !runs.b_naive => bail!(
-            "one model runs twice only under two configurations: add --a-options ARGS, --b-options ARGS or --b-naive (or give model B)"
-        ),
+        None if runs.a_options.is_none()
+            && runs.b_options.is_none()
+            && !runs.b_naive
+            && runs.a_runtime.is_none()
+            && runs.b_runtime.is_none() =>
+        {
+            bail!(
+                "one model runs twice only under two configurations: add --a-options ARGS, --b-options ARGS, --b-naive, or --a-runtime/--b-runtime VERSION (or give model B)"
+            )
+        }
         None => a.clone(),
     };
     Ok([a, model_b])
