@@ -43,6 +43,26 @@ pub fn printable(text: &str) -> Cow<'_, str> {
     Cow::Owned(shown)
 }
 
+/// `text` within about `bound` bytes: as it is when it fits, else its
+/// first and last halves around a mark of how many bytes were left out, so
+/// that a name of any length leaves the message around it whole.
+pub fn cut(text: &str, bound: usize) -> Cow<'_, str> {
+    if text.len() <= bound {
+        return Cow::Borrowed(text);
+    }
+    let half = bound / 2;
+    let head_end = (0..=half).rev().find(|at| text.is_char_boundary(*at)).unwrap_or(0);
+    let tail_start = (text.len() - half..text.len())
+        .find(|at| text.is_char_boundary(*at))
+        .unwrap_or(text.len());
+    let left_out = tail_start - head_end;
+    Cow::Owned(format!(
+        "{}[... {left_out} bytes left out ...]{}",
+        &text[..head_end],
+        &text[tail_start..]
+    ))
+}
+
 /// Lines of text output (a report) with their hidden characters but the
 /// line breaks escaped (see `printable`).
 pub fn printable_lines(text: &str) -> Cow<'_, str> {
@@ -161,5 +181,19 @@ mod tests {
         let read: Vec<&[u8]> = output.stdout.split(|&byte| byte == 0).collect();
         let expected: Vec<&[u8]> = words.iter().map(|word| word.as_bytes()).chain([&b""[..]]).collect();
         assert_eq!(read, expected, "{line}");
+    }
+
+    #[test]
+    fn cut_keeps_both_ends_of_what_is_too_long() {
+        assert_eq!(cut("short", 8), "short");
+        let long = format!("head{}tail", "é".repeat(100));
+        let shown = cut(&long, 16);
+        assert!(shown.starts_with("head") && shown.ends_with("tail"), "{shown}");
+        assert!(shown.contains(" bytes left out ...]"), "{shown}");
+        let (start, end) = (shown.find("[... ").unwrap(), shown.find(" ...]").unwrap() + 5);
+        let left_out: usize = shown[start + 5..].split(' ').next().unwrap().parse().unwrap();
+        let kept = start + (shown.len() - end);
+        assert!(kept <= 16, "{shown}");
+        assert_eq!(kept + left_out, long.len());
     }
 }

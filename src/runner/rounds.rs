@@ -17,7 +17,7 @@ use serde::Serialize;
 use super::timing::{median, median_interval, Timing, TimingReport};
 use crate::interrupt::Interrupted;
 use crate::mge_command::MgeCommand;
-use crate::supervise::parent::{Failure, How, Muted, Next, Supervisor};
+use crate::supervise::parent::{ChildStdout, Failure, How, Muted, Next, Supervisor};
 
 /// A contender's timed runs in one child: their median and its 95% confidence interval.
 #[derive(Clone, Copy, Debug)]
@@ -74,7 +74,7 @@ pub enum TimedRun {
 /// until `deadline`, and reads its timed runs from its report. Its report
 /// and what it says are not passed on; an interruption is the caller's error.
 pub fn timed_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) -> Result<TimedRun> {
-    let mut child = Supervisor::spawn(command, false, true)?;
+    let mut child = Supervisor::spawn(command, false, ChildStdout::Replies)?;
     let mut report = String::new();
     let ended = loop {
         match child.next(deadline, &mut Muted) {

@@ -347,3 +347,19 @@ fn path_with_mge() -> OsString {
     let dirs = std::iter::once(binary.parent().unwrap().to_path_buf()).chain(std::env::split_paths(&rest));
     std::env::join_paths(dirs).unwrap()
 }
+
+/// A staging folder in a folder whose name is not UTF-8: the event that
+/// announced it could not be written, and the child panicked (exit 101).
+#[test]
+fn outputs_in_a_folder_named_in_any_bytes_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join(OsString::from_vec(b"d\xfe".to_vec()));
+    std::fs::create_dir(&folder).unwrap();
+    let (_, stderr) = run_expecting(
+        mge()
+            .args(["run", "fixtures/conv_float.mge", "-q", "--iter", "1", "--outputs"])
+            .arg(folder.join("o")),
+        0,
+    );
+    assert_eq!(read_f32(&folder.join("o/feat.npy")).len(), 8, "{stderr}");
+}
