@@ -13,9 +13,30 @@ use super::jpeg;
 use crate::input_files;
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
 
-pub(super) fn load(path: &Path, info: &TensorInfo, resize: bool) -> Result<HostTensor> {
+/// The most pixels an image that `--resize-input` resizes may have (a
+/// camera's photo has a few tens of millions): checked from its header, as
+/// an image fed at its own size is checked against the feed's bound.
+const MAX_PIXELS_TO_RESIZE: usize = 64 << 20;
+
+/// The image at `path` as a feed of `info`: resized to its declared height
+/// and width with `resize`, else at its own size, which `fits` (the feed's
+/// bound) must take, as its header says, before it is decoded.
+pub(super) fn load(
+    path: &Path,
+    info: &TensorInfo,
+    resize: bool,
+    fits: &dyn Fn(&[usize]) -> Result<()>,
+) -> Result<HostTensor> {
     let layout = Layout::for_shape(&info.shape)?;
-    let mut image = read_bgr(path)?;
+    let decodable = |height: usize, width: usize| match resize {
+        false => fits(&layout.shape(height, width)),
+        true if height.saturating_mul(width) > MAX_PIXELS_TO_RESIZE => bail!(
+            "the image is {width}x{height}: more than the {} megapixels --resize-input resizes",
+            MAX_PIXELS_TO_RESIZE >> 20
+        ),
+        true => Ok(()),
+    };
+    let mut image = read_bgr(path, &decodable)?;
     if resize {
         let (height, width) = layout
             .size
@@ -35,15 +56,14 @@ pub(super) fn load(path: &Path, info: &TensorInfo, resize: bool) -> Result<HostT
     } else {
         image.pixels
     };
-    let (mut shape, values) = if layout.channels_last {
-        (vec![image.height, image.width, channels], hwc)
+    let values = if layout.channels_last {
+        hwc
     } else {
-        let planes = (0..channels).flat_map(|channel| hwc.iter().skip(channel).step_by(channels).copied());
-        (vec![channels, image.height, image.width], planes.collect())
+        (0..channels)
+            .flat_map(|channel| hwc.iter().skip(channel).step_by(channels).copied())
+            .collect()
     };
-    if layout.batched {
-        shape.insert(0, 1);
-    }
+    let shape = layout.shape(image.height, image.width);
     HostTensor::from_f64(shape, info.dtype, values.into_iter().map(f64::from))
 }
 
@@ -92,6 +112,18 @@ impl Layout {
         };
         Ok(layout)
     }
+
+    /// The shape of an image of `height` and `width` laid out so.
+    fn shape(&self, height: usize, width: usize) -> Vec<usize> {
+        let mut shape = match self.channels_last {
+            true => vec![height, width, self.channels],
+            false => vec![self.channels, height, width],
+        };
+        if self.batched {
+            shape.insert(0, 1);
+        }
+        shape
+    }
 }
 
 /// An 8-bit, 3-channel BGR image, rows of interleaved pixels (OpenCV's `Mat` of `CV_8UC3`).
@@ -101,7 +133,9 @@ struct BgrImage {
     pixels: Vec<u8>,
 }
 
-fn read_bgr(path: &Path) -> Result<BgrImage> {
+/// The image at `path`, decoded once `decodable` takes its height and width
+/// as its header gives them.
+fn read_bgr(path: &Path, decodable: &dyn Fn(usize, usize) -> Result<()>) -> Result<BgrImage> {
     let cannot_read = |err: std::io::Error| anyhow!("cannot read file: {err}");
     let cannot_decode = |err: ImageError| anyhow!("cannot decode image: {err}");
     // Like OpenCV, trust the content over the extension.
@@ -111,9 +145,11 @@ fn read_bgr(path: &Path) -> Result<BgrImage> {
         .map_err(cannot_read)?;
     // `cv2.imread` applies the EXIF orientation.
     let (mut image, orientation) = if reader.format() == Some(ImageFormat::Jpeg) {
-        jpeg::decode(reader.into_inner())?
+        jpeg::decode(reader.into_inner(), decodable)?
     } else {
         let mut decoder = reader.into_decoder().map_err(cannot_decode)?;
+        let (width, height) = decoder.dimensions();
+        decodable(height as usize, width as usize)?;
         Limits::default()
             .reserve(decoder.total_bytes())
             .map_err(cannot_decode)?;
