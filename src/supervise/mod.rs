@@ -121,6 +121,11 @@ mod path_bytes {
     }
 }
 
+/// What the engine prints is kept for a reproducer up to this many bytes of
+/// the first it printed and as many of the last (its stderr by the parent,
+/// its stdout by the child's record).
+pub const KEPT_HALF: usize = 256 << 10;
+
 /// The longest text (a message, a name) an event or a worker's reply
 /// carries: a longer one keeps its ends (`text::cut`), so that every line
 /// a child sends its parent stays far within what the parent reads of one.

@@ -28,7 +28,7 @@ const TICK: Duration = Duration::from_millis(100);
 
 /// What a child printed on stderr is kept for a reproducer up to this many
 /// bytes of its first lines and as many of its last.
-const TRANSCRIPT_HALF: usize = 256 << 10;
+const TRANSCRIPT_HALF: usize = super::KEPT_HALF;
 
 /// A child's lines on stderr as the user would see them with `-v` (the
 /// engine's, and the tool's own words), bounded: the first and the last
