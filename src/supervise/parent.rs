@@ -89,6 +89,10 @@ pub trait Watcher {
     fn moved(&mut self, whereabouts: &Whereabouts);
     /// Words of the child's for the user: its own, or the engine's with `-v`.
     fn text(&mut self, line: &str);
+    /// A line of the error the child ends with.
+    fn error(&mut self, line: &str) {
+        self.text(line);
+    }
 }
 
 /// Passes the child's lines on and shows no progress.
@@ -99,6 +103,18 @@ impl Watcher for PassThrough {
     fn text(&mut self, line: &str) {
         to_stderr(line);
     }
+}
+
+/// Passes the child's lines on but its error, which the caller returns
+/// (`Supervisor::why_it_exited`).
+pub struct ErrorReturned;
+
+impl Watcher for ErrorReturned {
+    fn moved(&mut self, _: &Whereabouts) {}
+    fn text(&mut self, line: &str) {
+        to_stderr(line);
+    }
+    fn error(&mut self, _: &str) {}
 }
 
 /// Keeps the child's words to itself (the engine's still make its last words).
@@ -597,7 +613,7 @@ impl Supervisor {
             Event::Error { message } => {
                 error_line(&message).lines().for_each(|line| {
                     self.transcript.push(line);
-                    watcher.text(line)
+                    watcher.error(line)
                 });
                 self.error = Some(message);
             }

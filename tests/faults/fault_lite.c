@@ -4,7 +4,7 @@
  *
  * MGE_FAULT chooses the failure, MGE_FAULT_AT where it happens ("load": in
  * LITE_load_model_from_mem; "open": as the library is loaded, before any
- * call; otherwise in LITE_forward):
+ * call; "count": in LITE_get_device_count; otherwise in LITE_forward):
  *   exit   the engine's worker threads start (one per --threads, named as
  *          MegEngine names them); the first registers an exit handler that
  *          waits for all of them (as MegEngine's CompNode::finalize does),
@@ -226,6 +226,7 @@ int LITE_get_version(int *major, int *minor, int *patch) {
 const char *LITE_get_last_error(void) { return "fault library error"; }
 void LITE_clear_last_error(void) {}
 int LITE_get_device_count(int device_type, size_t *count) {
+    fail_here("count");
     *count = device_type == 0 ? 1 : 0;
     return 0;
 }

@@ -136,20 +136,26 @@ fn a_deleted_current_folder_is_named_as_the_likely_cause() {
     }
 }
 
-/// `runtime info` loads the engine itself, its output silenced: in a deleted
-/// folder the engine's exit(2) while its library loaded took the trap's line
-/// with it, and the tool ended with exit 2 and not a word.
+/// `runtime info` loaded the engine itself, its output silenced: in a
+/// deleted folder the engine's exit(2) while its library loaded took the
+/// trap's line with it, and the tool ended with exit 2 and not a word. It
+/// loads it in a supervised child now, and says what `run` says.
 #[test]
-fn the_engines_exit_while_it_loads_unsupervised_is_one_line() {
+fn the_engines_exit_while_runtime_info_loads_it_is_one_line_and_its_hint() {
     let dir = tempfile::tempdir().unwrap();
     let gone = dir.path().join("gone");
     std::fs::create_dir(&gone).unwrap();
     let script = "cd \"$1\" && rmdir \"$1\" && exec \"$0\" runtime info";
     let (_, stderr) = run_expecting(mge_in_shell(script).arg(&gone), 2);
-    assert_eq!(
-        stderr, "mge: error: the engine ended the process with exit(2) from its thread 'mge'\n",
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines[0].starts_with(
+            "mge: error: the engine ended the process with exit(2) from its thread 'mge' while the engine's library loaded"
+        ),
         "{stderr}"
     );
+    assert!(lines[1].starts_with("hint: the current folder was deleted"), "{stderr}");
 }
 
 /// `LD_LIBRARY_PATH=:` (`$LD_LIBRARY_PATH:/opt/lib` of an unset variable)
