@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::cuda;
-use super::installed::{install_dir, lite_library_in};
+use super::installed::{lite_library_in, place_of};
 use super::record::{Damage, Scrutiny};
 use super::version::Version;
 use super::wheel::Wheel;
@@ -82,7 +82,8 @@ pub fn install(
         (None, Some(asked)) => asked,
         (None, None) => Version::parse(super::DEFAULT_VERSION).expect("a version"),
     };
-    let target = install_dir(&home, &version);
+    // An installed release is looked for before any download, however it is spelled.
+    let (version, target) = place_of(&home, &version);
     let runtime_root = target.parent().expect("install_dir has a parent").to_path_buf();
     // An intact install needs no lock, so a read-only cache folder holding one is fine.
     if !force {
@@ -120,13 +121,12 @@ pub fn install(
     };
     // pip may answer `1.13.2` with a build of it (`1.13.2+cu118`): the wheel names the folder.
     if wheel.version != version {
-        let target = install_dir(&home, &wheel.version);
-        if let Some(library) = examine(&home, &wheel.version, &target, force, quiet)? {
+        let (version, target) = place_of(&home, &wheel.version);
+        if let Some(library) = examine(&home, &version, &target, force, quiet)? {
             return Ok(library);
         }
     }
-    let version = wheel.version.clone();
-    let target = install_dir(&home, &version);
+    let (version, target) = place_of(&home, &wheel.version);
     let extracted = staging.path().join("runtime");
     let mut record = wheel.extract(&extracted, watcher)?;
     if let Some(downloaded) = downloaded {

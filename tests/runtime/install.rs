@@ -433,3 +433,53 @@ fn runtime_info_and_install_load_the_engine_supervised() {
     let runtimes: Vec<_> = std::fs::read_dir(home.path().join("runtime")).unwrap().collect();
     assert!(runtimes.is_empty(), "{runtimes:?}");
 }
+
+/// Versions are equal as PEP 440 says: `1.13`, `01.13.0` and `1.13.0.0` are
+/// the installed 1.13.0. `--runtime-version 1.13` said "not installed" and
+/// suggested `runtime install --version 1.13`, which downloaded 936 MB and
+/// then found 1.13.0 installed: an installed release is looked for first.
+#[test]
+fn a_version_is_one_release_however_it_is_spelled() {
+    let model = "fixtures/conv_float.mge";
+    for spelled in ["1.13", "01.13.0", "1.13.0.0"] {
+        run_expecting(
+            mge()
+                .env_remove("MGE_LITE_LIB")
+                .args(["run", model, "-q", "--iter", "1", "--runtime-version", spelled]),
+            0,
+        );
+        run_expecting(
+            mge()
+                .env_remove("MGE_LITE_LIB")
+                .args(["compare", model, model, "--no-timing", "--a-runtime", spelled]),
+            0,
+        );
+    }
+    let (installed, wheels) = (tempfile::tempdir().unwrap(), wheel_folder());
+    run_expecting(
+        &mut mge_in(installed.path(), wheels.path(), &["runtime", "install", "-q"]),
+        0,
+    );
+    // pip has no wheel to give: only the install already there can answer.
+    let no_pip = tempfile::tempdir().unwrap();
+    for spelled in ["1.13", "01.13.0", "1.13.0.0"] {
+        let (stdout, stderr) = run_expecting(
+            &mut mge_in(
+                installed.path(),
+                no_pip.path(),
+                &["runtime", "install", "--version", spelled],
+            ),
+            0,
+        );
+        assert!(
+            stderr.contains("MegEngine 1.13.0 is already installed"),
+            "{spelled}: {stderr}"
+        );
+        assert!(stdout.trim_end().ends_with(LITE_IN_WHEEL), "{stdout}");
+    }
+    let runtimes: Vec<String> = std::fs::read_dir(installed.path().join("runtime"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(runtimes, ["1.13.0"]);
+}
