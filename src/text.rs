@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::fmt::Write;
 use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 /// Writes `line` on stderr. A stderr that is gone (`2>&-`, a reader that
 /// quit) loses it and ends nothing: the command still ends with its own code.
@@ -41,6 +42,20 @@ pub fn printable(text: &str) -> Cow<'_, str> {
         push_printable(&mut shown, c);
     }
     Cow::Owned(shown)
+}
+
+/// `path` as text: its UTF-8 as it is, each byte that is not UTF-8 as
+/// `\xHH`, as printed commands write such bytes, so that paths that differ
+/// only there read differently (`Path::display` shows each as U+FFFD).
+pub fn path_text(path: &Path) -> String {
+    let mut text = String::new();
+    for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+        text.push_str(chunk.valid());
+        for byte in chunk.invalid() {
+            let _ = write!(text, "\\x{byte:02x}");
+        }
+    }
+    text
 }
 
 /// `text` within about `bound` bytes: as it is when it fits, else its
@@ -195,5 +210,12 @@ mod tests {
         let kept = start + (shown.len() - end);
         assert!(kept <= 16, "{shown}");
         assert_eq!(kept + left_out, long.len());
+    }
+    #[test]
+    fn paths_that_differ_in_bytes_that_are_not_utf8_read_apart() {
+        let path = |bytes: &[u8]| std::path::PathBuf::from(OsString::from_vec(bytes.to_vec()));
+        assert_eq!(path_text(&path(b"dir/bad\xff.mge")), r"dir/bad\xff.mge");
+        assert_eq!(path_text(&path(b"bad\xfe.mge")), r"bad\xfe.mge");
+        assert_eq!(path_text(&path("输入/é.mge".as_bytes())), "输入/é.mge");
     }
 }

@@ -24,6 +24,7 @@ use crate::runner::{Plan, Session};
 use crate::runtime;
 use crate::supervise::parent::{ChildStdout, Next, PassThrough, Supervisor};
 use crate::supervise::{json_line, record};
+use crate::text::path_text;
 
 /// What every worker process is started with.
 pub struct Workers<'a> {
@@ -177,7 +178,7 @@ fn check_model(lite: &Lite, path: &Path, engine: &EngineSettings, judging: Judgi
     let mut load_s = None;
     match check_testcases(lite, path, engine, judging, global, &mut load_s) {
         Ok(testcases) => ModelCheck {
-            model: path.display().to_string(),
+            model: path_text(path),
             error: None,
             engine_failed: false,
             load_s,

@@ -28,7 +28,7 @@ use crate::runtime::{self, Choice, Located};
 use crate::supervise::child::say;
 use crate::supervise::parent::{ChildStdout, Failure, How, Muted, Next, Supervisor};
 use crate::supervise::Scratch;
-use crate::text::quoted_list;
+use crate::text::{path_text, quoted_list};
 
 /// How one side runs, whatever model it runs.
 pub struct Run {
@@ -182,7 +182,7 @@ impl TwoRuns {
     pub fn side(&self, at: usize, model: &Path) -> RunSide {
         let run = &self.runs[at];
         RunSide {
-            model: model.display().to_string(),
+            model: path_text(model),
             options: run.options.iter().flat_map(EngineOption::args).collect(),
             naive_kernels: run.naive,
             runtime: run.own_runtime.as_ref().map(|_| run.runtime.path.display().to_string()),
