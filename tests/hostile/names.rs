@@ -394,7 +394,9 @@ fn models_named_in_bytes_that_are_not_utf8_are_told_apart_in_compare() {
     }
     assert!(!stdout.contains('\u{fffd}'), "{stdout}");
     let (stdout, _) = run_expecting(
-        mge().current_dir(dir.path()).args(["compare", "a", "b", "--no-timing", "--json"]),
+        mge()
+            .current_dir(dir.path())
+            .args(["compare", "a", "b", "--no-timing", "--json"]),
         0,
     );
     let report = json_of(&stdout);
