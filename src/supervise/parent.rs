@@ -8,10 +8,12 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::LazyLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use regex::Regex;
 
 use super::scratch::Scratch;
 use super::stall::{StallWatch, STALL_LIMIT};
@@ -129,6 +131,20 @@ impl Watcher for Muted {
 /// `lib.so(symbol+0x4a) [0x7fb86344686a]`.
 fn is_backtrace(line: &str) -> bool {
     line == "backtrace:" || (line.ends_with(']') && line.contains("[0x"))
+}
+
+/// The message of a line of the engine's log, without the header its log
+/// handlers put before it: MegEngine's `[DAY TIME FUNC@FILE:LINE][ERR] `
+/// (where and when: nothing a reader of one line needs) and Lite's
+/// `LITE[ERR] HH:MM:SS.UUUUUU `. Any other line is the message.
+fn engine_message(line: &str) -> &str {
+    static HEADER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(?:\[[^\]\[]*@[^\]\[]*:\d+\](?:\[[A-Z]+\])?|LITE\[[A-Z]+\] \d\d:\d\d:\d\d\.\d+) ").expect("valid")
+    });
+    match HEADER.find(line) {
+        Some(header) if header.end() < line.len() => &line[header.end()..],
+        _ => line,
+    }
 }
 
 /// A child that died or was stopped before it could answer.
@@ -689,7 +705,7 @@ impl Supervisor {
         let line = line.trim();
         // A backtrace says where, not what: the line before it does.
         if !line.is_empty() && !is_backtrace(line) {
-            self.last_words = Some(cut(line, MAX_TEXT).into_owned());
+            self.last_words = Some(cut(engine_message(line), MAX_TEXT).into_owned());
         }
     }
 
@@ -874,5 +890,27 @@ mod tests {
         ));
         assert!(matches!(Stream::Stderr.message(cut(), false), Some(Message::Text(_))));
         assert!(Stream::Channel.message("not an event".into(), true).is_none());
+    }
+
+    /// The engine's last words are its message, not its log's header: tune's
+    /// table gave a crashed candidate's reason with the time and the place.
+    #[test]
+    fn the_engines_last_words_are_its_message() {
+        for (line, message) in [
+            (
+                "[23 08:29:00 apply@framework.cpp:580][ERR] fault: the pass failed",
+                "fault: the pass failed",
+            ),
+            ("[08:29:00 run@opr.cpp:12] load done", "load done"),
+            (
+                "LITE[ERR] 12:34:56.123456 Lite exception: fault",
+                "Lite exception: fault",
+            ),
+            ("bad err=45 in Xbyak::Error", "bad err=45 in Xbyak::Error"),
+            ("[not a header] text", "[not a header] text"),
+            ("LITE[ERR] 12:34:56.123456 ", "LITE[ERR] 12:34:56.123456 "),
+        ] {
+            assert_eq!(engine_message(line), message, "{line}");
+        }
     }
 }

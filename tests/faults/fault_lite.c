@@ -11,7 +11,7 @@
  *          then prints what MegEngine's oneDNN prints and calls exit(1) while
  *          the others and the calling thread wait: a deadlock that no handler
  *          registered earlier can prevent, as with the real engine at 2+ threads.
- *   abort  abort()
+ *   abort  logs an error line as MegEngine's log handler writes it, then abort()
  *   segv   a write through a null pointer
  *   hang   never returns
  *   wrong  the output is all ones instead of zeros
@@ -157,7 +157,8 @@ static int fail_here(const char *where) {
     if (!strcmp(fault, "exit")) {
         exit_from_workers();
     } else if (!strcmp(fault, "abort")) {
-        fprintf(stderr, "fault: aborting\n");
+        /* As the engine logs before it aborts: its log handler's header, then the message. */
+        fprintf(stderr, "[23 08:29:00 apply@framework.cpp:580][ERR] fault: aborting\n");
         abort();
     } else if (!strcmp(fault, "segv")) {
         fprintf(stderr, "fault: writing through a null pointer\n");
