@@ -700,6 +700,17 @@ impl EngineOption {
         }
     }
 
+    /// The option as words for a message or a report, which get shared (logs,
+    /// bug reports): as `args`, but a key given in hex shows as `(a key)`.
+    pub fn shown(&self) -> Vec<String> {
+        match self {
+            EngineOption::ModelKey(key) if !key.starts_with('@') => {
+                vec![self.kind().definition().flag.to_string(), "(a key)".to_string()]
+            }
+            _ => self.args(),
+        }
+    }
+
     /// Sets what the option sets: in the network, or in what the runtime takes.
     pub fn apply(&self, network: &mut NetworkOptions, runtime: &mut RuntimeOptions) {
         use EngineOption as O;
@@ -980,5 +991,15 @@ pub(crate) mod tests {
         for bad in ["", "a", "1-", "3-1", "0,,1", "-1"] {
             assert!(parse_core_list(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_key_given_in_hex_is_never_shown() {
+        let key = EngineOption::ModelKey("00ff".into());
+        assert_eq!(key.shown(), ["--model-key", "(a key)"]);
+        assert_eq!(key.args(), ["--model-key", "00ff"], "a child gets the key");
+        let file = EngineOption::ModelKey("@user.key".into());
+        assert_eq!(file.shown(), file.args());
+        assert_eq!(EngineOption::Threads(2).shown(), ["--threads", "2"]);
     }
 }

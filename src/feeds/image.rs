@@ -161,17 +161,18 @@ fn read_bgr(path: &Path, decodable: &dyn Fn(usize, usize) -> Result<()>) -> Resu
     if height == 0 || width == 0 {
         bail!("the image is empty ({width}x{height})");
     }
-    // OpenCV drops the low byte of 16-bit samples, where `to_rgb8` would round.
+    // OpenCV drops the low byte of 16-bit samples, where `into_rgb8` would round.
+    // Taken, not copied, where the image is RGB already: the decoded image is the largest buffer.
     let color = image.color();
     let mut pixels: Vec<u8> = if color.bytes_per_pixel() == 2 * color.channel_count() {
         image
-            .to_rgb16()
+            .into_rgb16()
             .into_raw()
             .into_iter()
             .map(|sample| (sample >> 8) as u8)
             .collect()
     } else {
-        image.to_rgb8().into_raw()
+        image.into_rgb8().into_raw()
     };
     for pixel in pixels.chunks_exact_mut(3) {
         pixel.swap(0, 2);

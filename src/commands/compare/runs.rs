@@ -183,7 +183,7 @@ impl TwoRuns {
         let run = &self.runs[at];
         RunSide {
             model: path_text(model),
-            options: run.options.iter().flat_map(EngineOption::args).collect(),
+            options: run.options.iter().flat_map(EngineOption::shown).collect(),
             naive_kernels: run.naive,
             runtime: run.own_runtime.as_ref().map(|_| run.runtime.path.display().to_string()),
         }
