@@ -18,26 +18,28 @@ use crate::tensor::{format_shape, HostTensor, TensorInfo};
 /// an image fed at its own size is checked against the feed's bound.
 const MAX_PIXELS_TO_RESIZE: usize = 64 << 20;
 
-/// The image at `path` as a feed of `info`: resized to its declared height
-/// and width with `resize`, else at its own size, which `fits` (the feed's
-/// bound) must take, as its header says, before it is decoded.
-pub(super) fn load(
-    path: &Path,
-    info: &TensorInfo,
-    resize: bool,
-    fits: &dyn Fn(&[usize]) -> Result<()>,
-) -> Result<HostTensor> {
+/// How an image meets its input's shape.
+pub(super) enum Sizing<'a> {
+    /// Resized to the input's declared height and width (`--resize-input`).
+    Resized,
+    /// At its own size, which the feed's bound (`fits`) must take.
+    Own(&'a dyn Fn(&[usize]) -> Result<()>),
+}
+
+/// The image at `path` as a feed of `info`, sized as `sizing` says; its
+/// size is checked as its header gives it, before it is decoded.
+pub(super) fn load(path: &Path, info: &TensorInfo, sizing: Sizing) -> Result<HostTensor> {
     let layout = Layout::for_shape(&info.shape)?;
-    let decodable = |height: usize, width: usize| match resize {
-        false => fits(&layout.shape(height, width)),
-        true if height.saturating_mul(width) > MAX_PIXELS_TO_RESIZE => bail!(
+    let decodable = |height: usize, width: usize| match sizing {
+        Sizing::Own(fits) => fits(&layout.shape(height, width)),
+        Sizing::Resized if height.saturating_mul(width) > MAX_PIXELS_TO_RESIZE => bail!(
             "the image is {width}x{height}: more than the {} megapixels --resize-input resizes",
             MAX_PIXELS_TO_RESIZE >> 20
         ),
-        true => Ok(()),
+        Sizing::Resized => Ok(()),
     };
     let mut image = read_bgr(path, &decodable)?;
-    if resize {
+    if matches!(sizing, Sizing::Resized) {
         let (height, width) = layout
             .size
             .filter(|&(height, width)| height > 0 && width > 0)
