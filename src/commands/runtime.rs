@@ -1,3 +1,4 @@
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -145,7 +146,6 @@ pub fn serve_probe(global: &Global) -> Result<()> {
         cpu_devices: lite.cpu_device_count()?,
         cuda_devices: lite.cuda_device_count()?,
     };
-    use std::io::Write;
     writeln!(answers, "{}", serde_json::to_string(&probed)?)?;
     answers.flush()?;
     Ok(())

@@ -204,9 +204,9 @@ pub enum How {
     TimedOut(Duration),
     /// Stopped by us because the user interrupted the tool with this signal.
     Interrupted(i32),
-    /// Stopped by us: a line of its replies on this stream was longer than
+    /// Stopped by us: a line of its replies (on its stdout) was longer than
     /// `MAX_LINE`, so the answer in it cannot be read.
-    Overlong(&'static str),
+    Overlong,
 }
 
 /// A hint for a failure: what the engine said, or what the tool can see of
@@ -290,9 +290,9 @@ impl fmt::Display for Failure {
             }
             How::TimedOut(limit) => write!(f, "stopped after --timeout {} {place}", seconds(*limit))?,
             How::Interrupted(signal) => write!(f, "{} {place}", Interrupted(*signal))?,
-            How::Overlong(stream) => write!(
+            How::Overlong => write!(
                 f,
-                "the engine's process sent a line of over {} MiB on {stream}, which mge does not read {place}",
+                "the engine's process wrote a line of over {} MiB on its stdout, which mge does not read {place}",
                 MAX_LINE >> 20
             )?,
         }
@@ -364,7 +364,7 @@ enum Message {
     Text(String),
     Reply(String),
     /// A line of the replies that was too long to read.
-    Overlong(&'static str),
+    Overlong,
     Closed,
 }
 
@@ -399,8 +399,8 @@ pub struct Supervisor {
     work: Work,
     /// The staging files and folders the child has beside its outputs.
     staging: Vec<PathBuf>,
-    /// The stream on which it sent a line too long to read, if it did.
-    overlong: Option<&'static str>,
+    /// It wrote a reply too long to read.
+    overlong: bool,
 }
 
 impl Supervisor {
@@ -466,7 +466,7 @@ impl Supervisor {
             show_engine_output: false,
             work: Work::default(),
             staging: Vec::new(),
-            overlong: None,
+            overlong: false,
         };
         if let Some(err) = readers.into_iter().find_map(Result::err) {
             supervisor.stop();
@@ -565,8 +565,8 @@ impl Supervisor {
                 return Some(How::TimedOut(limit));
             }
         }
-        if let Some(stream) = self.overlong {
-            return Some(How::Overlong(stream));
+        if self.overlong {
+            return Some(How::Overlong);
         }
         if let Some((status, thread, grace)) = self.engine_exit.clone() {
             if Instant::now() >= grace {
@@ -604,8 +604,8 @@ impl Supervisor {
                 }
                 return;
             }
-            Message::Overlong(stream) => {
-                self.overlong = Some(stream);
+            Message::Overlong => {
+                self.overlong = true;
                 return;
             }
             Message::Reply(_) | Message::Closed => return,
@@ -770,7 +770,7 @@ impl Stream {
             (Stream::Channel, false) => None,
             (Stream::Replies, true) => Some(Message::Reply(line)),
             // An answer was lost: waiting for it would be waiting forever.
-            (Stream::Replies, false) => Some(Message::Overlong("its stdout")),
+            (Stream::Replies, false) => Some(Message::Overlong),
         }
     }
 }
@@ -887,10 +887,7 @@ mod tests {
         assert_eq!(line, b"short");
         let cut = || "x".repeat(MAX_LINE);
         assert!(Stream::Channel.message(cut(), false).is_none());
-        assert!(matches!(
-            Stream::Replies.message(cut(), false),
-            Some(Message::Overlong(_))
-        ));
+        assert!(matches!(Stream::Replies.message(cut(), false), Some(Message::Overlong)));
         assert!(matches!(Stream::Stderr.message(cut(), false), Some(Message::Text(_))));
         assert!(Stream::Channel.message("not an event".into(), true).is_none());
     }
