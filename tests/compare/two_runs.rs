@@ -268,10 +268,7 @@ fn an_encrypted_models_run_carries_its_structure() {
         );
         let report = json_of(&stdout);
         if options.starts_with("--model-key") {
-            assert_eq!(
-                report["b"]["options"],
-                serde_json::json!(["--model-key", "(not shown)"])
-            );
+            assert_eq!(report["b"]["options"], serde_json::json!(["--model-key", "(a key)"]));
         }
         let structure = &report["structure"];
         assert_eq!(structure["dumped"]["b"]["format"], format, "{report}");
