@@ -50,7 +50,7 @@ pub fn structure_of(models: [&Path; 2], openings: [&Opening; 2]) -> Result<Struc
     let graph = |at: usize| {
         openings[at]
             .graph(models[at])
-            .with_context(|| format!("the structure of {}", path_text(&models[at])))
+            .with_context(|| format!("the structure of {}", path_text(models[at])))
     };
     diff_graphs(&graph(0)?, &graph(1)?)
 }
@@ -64,8 +64,8 @@ pub fn compare_structures(models: [&Path; 2], openings: [&Opening; 2], json: boo
     let structure = structure_of(models, openings)?;
     let same = structure.same();
     let report = StructureReport {
-        a: path_text(&models[0]),
-        b: path_text(&models[1]),
+        a: path_text(models[0]),
+        b: path_text(models[1]),
         structure,
         seconds: started.elapsed().as_secs_f64(),
     };
