@@ -959,6 +959,10 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub finite: FiniteArg,
 
+    /// Fail (exit 1) for a plain model, which embeds no testcases, rather than report it as having none
+    #[arg(long, help_heading = CHECKS)]
+    pub require_testcases: bool,
+
     #[command(flatten)]
     pub repro: ReproArg,
 
