@@ -85,7 +85,7 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l allow-outliers -d 'The f
 complete -c mge -n "__fish_mge_using_subcommand run" -l topk -d 'Judge each tensor by its K largest indices along the last axis instead of its values (classifiers)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l profile -d 'Write a Chrome trace of separate profiled runs, after the timed ones, to FILE' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
-complete -c mge -n "__fish_mge_using_subcommand run" -l output -d 'Make the internal var VAR an output too, by its name in `mge dump --io`\'s index (repeatable)' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l extra-output -d 'Make the internal var VAR an output too, by its name in `mge dump --io`\'s index (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l instances -d 'Run N copies of the network at once, each on a thread and an engine worker of its own, sharing weights' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l repro -d 'For each model that crashed, hung, exited or failed its outputs, write a folder DIR/NAME that reproduces it: the model, its exact feeds, the options, the runtime, the CPU, the engine\'s messages and the command line (a bug report in a folder)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
@@ -213,7 +213,7 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -l warmup -d 'Untimed r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l iter -d 'Timed runs (at least this many with --duration, at most as many as fit in --max-duration)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l duration -d 'Keep running timed runs until they took SECONDS in all (at most 1000000 runs)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l max-duration -d 'Stop the timed runs once they took SECONDS, even short of --iter' -r
-complete -c mge -n "__fish_mge_using_subcommand profile" -s o -l output -d 'Write the Chrome trace to FILE [default: <model stem>.trace.json]' -r -F
+complete -c mge -n "__fish_mge_using_subcommand profile" -s o -l trace -d 'Write the Chrome trace to FILE [default: <model stem>.trace.json]' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l top -d 'Rows to list, largest time first' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l by -d 'One row per operator or per operator type' -r -f -a "opr\t''
 type\t''"

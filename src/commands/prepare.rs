@@ -138,7 +138,7 @@ pub fn prepare<'a, T>(
     let reading = Instant::now();
     let mut model = read_model(&settings.path, &settings.engine)?;
     if !settings.extra_outputs.is_empty() {
-        model.add_outputs(&settings.extra_outputs).context("--output")?;
+        model.add_outputs(&settings.extra_outputs).context("--extra-output")?;
     }
     let read = reading.elapsed();
     let engine = with_carried(&settings.engine, &model, &settings.path, global)?;

@@ -64,7 +64,7 @@ impl ProfileSettings {
             Profiled::Recorded(file) => file,
         };
         Ok(ProfileSettings {
-            trace: args.output.unwrap_or_else(|| default_trace_path(source)),
+            trace: args.trace.unwrap_or_else(|| default_trace_path(source)),
             profiled,
             selection: selection(&args.filters, args.by, args.top),
             json: args.json,

@@ -1,5 +1,5 @@
 //! `mge info --ops` against network_visualize's statistics of the fixtures
-//! (`fixtures/deploy_manifest.json` `cost`), and `run --output VAR` against the
+//! (`fixtures/deploy_manifest.json` `cost`), and `run --extra-output VAR` against the
 //! vars megenginelite dumped.
 
 use crate::common::*;
@@ -124,7 +124,7 @@ fn an_internal_var_becomes_an_output() {
         "1",
         "--json",
     ]);
-    command.args(["--output", var, "--outputs"]).arg(dir.path());
+    command.args(["--extra-output", var, "--outputs"]).arg(dir.path());
     for spec in dump["inputs"].as_array().unwrap() {
         command.args(["-i", spec.as_str().unwrap()]);
     }
@@ -150,9 +150,13 @@ fn an_internal_var_becomes_an_output() {
     for (got, want) in written.iter().zip(&expected) {
         assert!((got - want).abs() <= 1e-5 * want.abs().max(1.0), "{got} vs {want}");
     }
+    // `--output`, its old spelling, still works.
     let (_, stderr) = run_expecting(
         mge().args(["run", "fixtures/conv_float.mge", "-q", "--output", "nope"]),
         2,
     );
-    assert!(stderr.contains("no var named 'nope'"), "{stderr}");
+    assert!(
+        stderr.contains("--extra-output: the model has no var named 'nope'"),
+        "{stderr}"
+    );
 }
