@@ -25,9 +25,28 @@ fn missing_model_file() {
 fn not_a_model() {
     fails_with(
         &["run", "fixtures/not_a_model.mge"],
-        &["not_a_model.mge", "neither an FBS v2"],
+        &["not_a_model.mge is not a usable MegEngine model: it is a text file ('this is not a MegEngine model')"],
     );
-    fails_with(&["run", "fixtures/feeds/cat.png"], &["cat.png"]);
+    fails_with(
+        &["run", "fixtures/feeds/cat.png"],
+        &["cat.png is not a usable MegEngine model: it is a PNG image"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.mge");
+    std::fs::write(&empty, b"").unwrap();
+    fails_with(
+        &["info", empty.to_str().unwrap()],
+        &["empty.mge is not a usable MegEngine model: the file is empty"],
+    );
+    // Only bytes of no known kind may be an encrypted model.
+    for model in [
+        "fixtures/not_a_model.mge",
+        "fixtures/feeds/cat.png",
+        empty.to_str().unwrap(),
+    ] {
+        let (_, stderr) = run_expecting(mge().args(["info", model]), 2);
+        assert!(!stderr.contains("--model-decryption"), "{stderr}");
+    }
 }
 
 #[test]
@@ -279,6 +298,8 @@ fn messages_name_what_is_wrong_with_a_model_file() {
         &["info", legacy.to_str().unwrap()],
         &["legacy MegBrain graph (`mgb0001`)", "Lite 1.13 cannot load"],
     );
+    let (_, stderr) = run_expecting(mge().arg("info").arg(&legacy), 2);
+    assert!(!stderr.contains("--model-decryption"), "{stderr}");
     // A container whose header counts one testcase more than it holds.
     let mut bytes = std::fs::read(root().join("fixtures/conv_float_tc1.mge")).unwrap();
     bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
