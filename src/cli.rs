@@ -156,8 +156,10 @@ pub struct RunArgs {
     #[command(flatten)]
     pub outputs: OutputsArg,
 
-    /// Compare output NAME with FILE.npy, or every output with the array of its name in FILE.npz (repeatable)
-    #[arg(long, value_name = "NAME:FILE.npy|FILE.npz", help_heading = CHECKS)]
+    /// Compare output NAME with FILE.npy (a model's one output: FILE.npy alone), every output with
+    /// the array of its name in FILE.npz, or with DIR/NAME.npy as --outputs DIR wrote it (repeatable);
+    /// checked against the model's outputs before any run
+    #[arg(long, value_name = "NAME:FILE.npy|FILE.npz|DIR", help_heading = CHECKS)]
     pub expect: Vec<String>,
 
     /// How --expect judges

@@ -4,6 +4,7 @@ mod check;
 mod compare;
 mod completions;
 mod dump;
+mod expect;
 mod finite;
 mod info;
 mod man;

@@ -309,6 +309,12 @@ impl Session {
         Ok(())
     }
 
+    /// Whether every input was fed in the shape the model declares: then the
+    /// outputs have the shapes the engine declares for them.
+    pub fn fed_as_declared(&self) -> bool {
+        self.reshaped.is_empty()
+    }
+
     /// Runs the fake first run (if asked), `warmup` untimed runs, then the timed
     /// ones, telling `observer` about each, and the parent where it is.
     pub fn measure(&mut self, plan: &Plan, observer: &mut impl RunObserver) -> Result<Runs> {
