@@ -13,6 +13,7 @@ use crate::model::{ModelFile, Wrapping};
 use crate::options::EngineOption;
 use crate::packed_options::Carried;
 use crate::report::info::{ModelInfo, Packing, Tensor, Testcase};
+use crate::report::made_by::Making;
 use crate::report::print;
 use crate::report::run::TensorStats;
 use crate::runner::testcase::testcase_values;
@@ -76,7 +77,8 @@ pub fn info(settings: InfoSettings, global: &Global) -> Result<()> {
         testcase_values,
         ops,
     };
-    print(&info, settings.json)
+    let making = Making::new(&global.runtime, lite.version().ok(), &engine.given);
+    print(&info, settings.json, &making)
 }
 
 /// How a packed model is packed, and what it carries.

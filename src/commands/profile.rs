@@ -12,6 +12,7 @@ use super::Global;
 use crate::cli::{ProfileAggregate, ProfileArgs, ProfileBy, ProfileFilterArgs, ProfileOrder};
 use crate::output_files::claim_file;
 use crate::profile::{read_recorded, Profile, ProfileCapture};
+use crate::report::made_by::Making;
 use crate::report::print;
 use crate::report::profile::{
     explain_gap, operator_host_ms, operator_ms, rows, Aggregate, Grouping, Order, ProfileReport, ProfileSource,
@@ -133,7 +134,8 @@ fn profile_run(run: &ModelRun, settings: &ProfileSettings, global: &Global) -> R
     };
     let source = ProfileSource::Model(model.path.display().to_string());
     let report = report(&profile, settings, source, device.to_string(), Some(measured));
-    print(&report, settings.json)
+    let making = Making::new(&global.runtime, lite.version().ok(), &model.engine.given);
+    print(&report, settings.json, &making)
 }
 
 /// `--analyze FILE.json`: the tables and trace of the execution a profile
@@ -152,7 +154,8 @@ fn analyze(file: &Path, settings: &ProfileSettings) -> Result<()> {
         .unwrap_or_else(|| "an unnamed device".to_string());
     write_trace(trace, &profile, &TraceSource::recorded(file, &device))?;
     let source = ProfileSource::ProfileFile(file.display().to_string());
-    print(&report(&profile, settings, source, device, None), settings.json)
+    let report = report(&profile, settings, source, device, None);
+    print(&report, settings.json, &Making::without_engine())
 }
 
 /// The report of `profile` with the rows the settings select.

@@ -18,6 +18,7 @@ use crate::mge_command::MgeCommand;
 use crate::output_files::{claim_set, npy_file_stem, npy_files, write_set, write_tensors};
 use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
+use crate::report::made_by::Making;
 use crate::report::print;
 use crate::report::repro::{self, Case, Folder, Repro};
 use crate::report::run::{
@@ -173,7 +174,7 @@ impl Run<'_> {
         )?;
         judge_testcases(&mut runs, "testcase ", settings.check_finite, global);
         let memory = PeakMemory::now(self.peak_after_load);
-        prepared.finish()?;
+        let lite = prepared.finish()?;
         let written = match &settings.outputs {
             Some(dir) => write_testcase_outputs(dir, &runs)?,
             None => Vec::new(),
@@ -190,7 +191,8 @@ impl Run<'_> {
                 .collect(),
             tally,
         };
-        print(&report, settings.json)?;
+        let making = Making::new(&global.runtime, lite.version().ok(), &settings.model.engine.given);
+        print(&report, settings.json, &making)?;
         if tally.failed > 0 {
             return Err(CheckFailed(format!("{tally} ({} testcases)", runs.len())).into());
         }
@@ -259,7 +261,8 @@ impl Run<'_> {
                 .collect(),
             expect: check_expectations(expected, &measured.outputs, &settings.rules)?,
         };
-        print(&report, settings.json)?;
+        let making = Making::new(&global.runtime, lite.version().ok(), &settings.model.engine.given);
+        print(&report, settings.json, &making)?;
         let non_finite = warn_non_finite(&measured.outputs, "", global);
         verdict(&report, non_finite.filter(|_| settings.check_finite))
     }

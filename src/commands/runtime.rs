@@ -4,6 +4,7 @@ use anyhow::{bail, Result};
 
 use super::Global;
 use crate::engine::{cuda_driver, Driver, Lite};
+use crate::report::made_by::Making;
 use crate::report::progress::InstallProgress;
 use crate::report::runtime::{CudaDriver, GpuInfo, InstalledRuntime, RuntimeInfo};
 use crate::report::{emit, print};
@@ -68,9 +69,11 @@ pub fn info(json: bool, global: &Global) -> Result<()> {
             _ => lite_runtime::home().ok().map(|home| home.display().to_string()),
         },
     };
+    let mut version = None;
     if !unloadable {
         let lite = Lite::load(&located.path, global.verbose)?;
         let (major, minor, patch) = lite.version()?;
+        version = Some((major, minor, patch));
         info.version = Some(format!("{major}.{minor}.{patch}"));
         info.cpu_devices = Some(lite.cpu_device_count()?);
         info.cuda_devices = Some(lite.cuda_device_count()?);
@@ -78,7 +81,7 @@ pub fn info(json: bool, global: &Global) -> Result<()> {
     if let Some(warning) = shadow_warning(&info) {
         global.warn(warning);
     }
-    print(&info, json)?;
+    print(&info, json, &Making::new(&global.runtime, version, &[]))?;
     match (&info.files, &located.install) {
         (Files::Damaged(damage), Some(dir)) => Err(lite_runtime::damaged(dir, damage)),
         (Files::Unrecorded, Some(dir)) => Err(lite_runtime::unrecorded(dir)),

@@ -28,6 +28,7 @@ use crate::options::EngineOption;
 use crate::output_files::{claim_file, write_atomically};
 use crate::report::check::{CheckReport, ModelCheck};
 use crate::report::junit::junit_xml;
+use crate::report::made_by::Making;
 use crate::report::repro::{self, Case, Folder, Repro};
 use crate::report::{emit, print};
 use crate::runtime;
@@ -168,7 +169,7 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
         reproducing.write(repro, record, &checks, transcripts);
     }
     let report = CheckReport::new(checks);
-    print(&report, json)?;
+    print(&report, json, &Making::new(&global.runtime, None, &engine.given))?;
     let tally = report.tally;
     // Plain models alone are nothing to run, not a failure to.
     if !anything_ran && tally.failed > 0 {

@@ -19,6 +19,7 @@ use crate::compare::{compare_sides, differing_sources, first_divergence, Rules, 
 use crate::output_files::{claim_file, write_atomically};
 use crate::report::compare::{CompareReport, Walk};
 use crate::report::junit::{junit_xml, Suite};
+use crate::report::made_by::Making;
 use crate::report::print;
 use runs::TwoRuns;
 
@@ -127,7 +128,7 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
         } => {
             let report = folders::compare_folders(&two, &folders, jobs, shard, rules, junit.as_deref(), global)?;
             write_junit(junit.as_deref(), &report.junit_suites())?;
-            print(&report, json)?;
+            print(&report, json, &Making::new(&global.runtime, None, &[]))?;
             if report.failed > 0 {
                 return Err(CheckFailed(format!("{} of {} pairs failed", report.failed, report.pairs.len())).into());
             }
@@ -149,7 +150,7 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
                 global,
             )?;
             write_junit(junit.as_deref(), &[report.junit_suite()])?;
-            print(&report, json)?;
+            print(&report, json, &Making::new(&global.runtime, None, &[]))?;
             let failures = report.failures();
             if !failures.is_empty() {
                 return Err(CheckFailed(failures.join("; ")).into());
@@ -159,7 +160,7 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
         Sides::Tensors { a, b } => {
             let (a_side, b_side) = (Side::open(&a)?, Side::open(&b)?);
             let report = compare_opened(&a_side, &b_side, rules, (a.display(), b.display()))?;
-            print(&report, json)?;
+            print(&report, json, &Making::without_engine())?;
             verdict(report.failed, report.tensors.len(), "tensors")
         }
     }
