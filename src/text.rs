@@ -19,6 +19,14 @@ pub fn quoted_list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String 
     quoted.join(", ")
 }
 
+/// `1 run`, `3 runs`: a count with its noun, which takes an `s` but for one.
+pub fn counted(count: usize, noun: &str) -> String {
+    match count {
+        1 => format!("1 {noun}"),
+        _ => format!("{count} {noun}s"),
+    }
+}
+
 /// Whether text output shows `c` escaped: control characters (C0, DEL, C1),
 /// which move the cursor, colour, ring or end the line, and the invisible
 /// characters that reorder or hide what a terminal shows (bidirectional

@@ -7,8 +7,13 @@
 //! - Convolution: N·Cout·H·W·(Cin/groups·kh·kw) MACs (ConvBias adds one per
 //!   output, its bias); matrix multiplication: M·N·K (batched: B·M·N·K).
 //!   FLOPs are twice the MACs, as the engine's own profiler counts them.
+//! - Transposed convolution (`ConvolutionBackwardData`), which network_visualize
+//!   does not count: as the engine's profiler counts it, a MAC per element of
+//!   its input (`diff`) per weight of an output channel's filter.
 //! - Elementwise: one FLOP per output element, no MACs.
-//! - Other operators are not counted (network_visualize counts none either).
+//! - Operators that only hold, move or reshape data: none.
+//! - Any other operator is `uncounted` (network_visualize counts none either),
+//!   and so is a counted one whose shapes the graph does not store.
 //!
 //! Shapes are the ones the graph stores for its vars: as dumped, batch
 //! included (network_visualize sets the batch to 1 first).
@@ -53,15 +58,40 @@ pub struct GraphCost {
     pub parameters: Parameters,
     pub macs: u64,
     pub flops: u64,
-    /// Operators of a counted type whose cost needs a shape the graph does not store.
+    /// Operators whose operations are not in `macs` and `flops`: of a type
+    /// not counted, or counted but without the shapes it needs in the graph.
     pub uncounted: usize,
+    /// Those operators by type: how many of each.
+    pub uncounted_types: BTreeMap<String, usize>,
 }
+
+/// Types whose operators hold, move or reshape data and do no arithmetic.
+const NO_ARITHMETIC: &[&str] = &[
+    "AxisAddRemove",
+    "Broadcast",
+    "Concat",
+    "Copy",
+    "Dimshuffle",
+    "GetVarShape",
+    "Host2DeviceCopy",
+    "Identity",
+    "MarkDynamicVar",
+    "MarkNoBroadcastElemwise",
+    "MultipleDeviceTensorHolder",
+    "MultipleDeviceTensorWithFormatHolder",
+    "Reshape",
+    "SharedDeviceTensor",
+    "SharedDeviceTensorWithFormat",
+    "Split",
+    "Subtensor",
+    "VolatileSharedDeviceTensor",
+];
 
 /// What one operator costs.
 #[derive(Default)]
 struct Cost {
     parameters: Option<Parameters>,
-    /// None: not a counted type. Some(None): counted, but a shape is missing.
+    /// (MACs, FLOPs). None: not a counted type. Some(None): counted, but a shape is missing.
     operations: Option<Option<(u64, u64)>>,
 }
 
@@ -89,8 +119,10 @@ pub fn graph_cost(flatbuffer: &[u8]) -> Result<GraphCost> {
             }
         }
         match cost.operations {
-            None => {}
-            Some(None) => total.uncounted += 1,
+            None | Some(None) => {
+                total.uncounted += 1;
+                *total.uncounted_types.entry(name.to_string()).or_default() += 1;
+            }
             Some(Some((macs, flops))) => {
                 *row.macs.get_or_insert(0) += macs;
                 *row.flops.get_or_insert(0) += flops;
@@ -130,7 +162,7 @@ fn operator_cost(graph: &Graph, operator: &Operator, name: &str) -> Result<Cost>
     Ok(match name {
         "ImmutableTensor" => Cost {
             parameters: constant(operator.table)?,
-            operations: None,
+            operations: Some(Some((0, 0))),
         },
         "Convolution" | "ConvBias" => counted((|| {
             let (output, weight) = (output?, shape(operator.inputs.get(1))?);
@@ -151,7 +183,14 @@ fn operator_cost(graph: &Graph, operator: &Operator, name: &str) -> Result<Cost>
                 Some((macs, 2 * macs))
             })())
         }
+        // The filter first, then `diff`, the input it spreads over the output.
+        "ConvolutionBackwardData" => counted((|| {
+            let (filter, diff) = (shape(operator.inputs.first())?, shape(operator.inputs.get(1))?);
+            let macs = elements(diff) * elements(&filter[filter.len().checked_sub(3)?..]);
+            Some((macs, 2 * macs))
+        })()),
         "Elemwise" | "ElemwiseMultiType" => counted(output.map(|output| (0, elements(output)))),
+        _ if NO_ARITHMETIC.contains(&name) => counted(Some((0, 0))),
         _ => Cost::default(),
     })
 }

@@ -7,7 +7,7 @@ use super::table::Table;
 use super::Report;
 use crate::model::{GraphCost, EXPECTATION_SUFFIX};
 use crate::tensor::{format_shape, TensorInfo};
-use crate::text::printable;
+use crate::text::{counted, printable};
 
 #[derive(Serialize)]
 pub struct Tensor {
@@ -194,9 +194,15 @@ fn ops_text(ops: &GraphCost) -> String {
         grouped(ops.parameters.bytes)
     );
     if ops.uncounted > 0 {
+        let types: Vec<String> = ops
+            .uncounted_types
+            .iter()
+            .map(|(op_type, count)| format!("{op_type} {count}"))
+            .collect();
         text += &format!(
-            "{} operators are not counted: the graph stores no shape for their vars\n",
-            ops.uncounted
+            "uncounted: {} whose MACs and FLOPs are not in the total: {}\n",
+            counted(ops.uncounted, "operator"),
+            types.join(", ")
         );
     }
     text

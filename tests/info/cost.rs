@@ -160,3 +160,51 @@ fn an_internal_var_becomes_an_output() {
         "{stderr}"
     );
 }
+
+/// Transposed convolutions (`ConvolutionBackwardData`), which network_visualize
+/// does not count, are counted as the engine's profiler counts them
+/// (`fixtures/cost_manifest.json`: a MAC, two FLOPs); what stays uncounted
+/// (the pooling) is said, in JSON and in text.
+#[test]
+fn transposed_convolutions_count_as_the_engines_profiler_counts_them() {
+    let manifest = read_manifest_file("fixtures/cost_manifest.json");
+    let model = manifest["model"].as_str().unwrap();
+    let (stdout, _) = run_expecting(mge().args(["info", model, "--ops", "--json", "-q"]), 0);
+    let ops = &json_of(&stdout)["ops"];
+    let row = |op_type: &str| {
+        ops["types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["type"] == op_type)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {op_type} row in {ops}"))
+    };
+    let engine = &manifest["computation_by_type"]["ConvolutionBackwardData"];
+    let deconv = row("ConvolutionBackwardData");
+    assert_eq!(deconv["count"], engine["count"]);
+    assert_eq!(deconv["flops"], engine["computation"], "{deconv}");
+    assert_eq!(
+        deconv["macs"].as_u64().unwrap() * 2,
+        engine["computation"].as_u64().unwrap()
+    );
+    assert_eq!(ops["flops"], engine["computation"], "nothing else here computes: {ops}");
+    let pooling = row("Pooling");
+    assert!(pooling["macs"].is_null() && pooling["flops"].is_null(), "{pooling}");
+    assert_eq!(
+        ops["uncounted"],
+        manifest["computation_by_type"]["PoolingForward"]["count"]
+    );
+    assert_eq!(ops["uncounted_types"], serde_json::json!({"Pooling": 1}));
+    assert_eq!(row("Host2DeviceCopy")["flops"], 0, "data moved is no arithmetic");
+    let (stdout, _) = run_expecting(mge().args(["info", model, "--ops", "-q"]), 0);
+    assert!(
+        stdout.contains("uncounted: 1 operator whose MACs and FLOPs are not in the total: Pooling 1\n"),
+        "{stdout}"
+    );
+}
+
+fn read_manifest_file(path: &str) -> Value {
+    let text = std::fs::read_to_string(root().join(path)).unwrap_or_else(|err| panic!("{path}: {err}"));
+    serde_json::from_str(&text).unwrap_or_else(|err| panic!("{path}: {err}"))
+}
