@@ -76,7 +76,7 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l iter -d 'Timed runs (at 
 complete -c mge -n "__fish_mge_using_subcommand run" -l duration -d 'Keep running timed runs until they took SECONDS in all (at most 1000000 runs)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l max-duration -d 'Stop the timed runs once they took SECONDS, even short of --iter' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l outputs -d 'Write each output to DIR/NAME.npy (DIR/INDEX/NAME.npy per embedded testcase)' -r -F
-complete -c mge -n "__fish_mge_using_subcommand run" -l expect -d 'Compare output NAME with FILE.npy, or every output with the array of its name in FILE.npz (repeatable)' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l expect -d 'Compare output NAME with FILE.npy (a model\'s one output: FILE.npy alone), every output with the array of its name in FILE.npz, or with DIR/NAME.npy as --outputs DIR wrote it (repeatable); checked against the model\'s outputs before any run' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l maxerr -d 'The largest AssertEqual error |a-b| / max(min(|a|,|b|), 1) accepted [default: 1e-4]; NAME:X for tensor NAME only (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l stat -d 'The statistic of a tensor\'s element errors held against --maxerr' -r -f -a "max\t'Every element within the bound (the engine\'s AssertEqual)'
 mean\t'The mean element error'
@@ -213,7 +213,7 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -l warmup -d 'Untimed r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l iter -d 'Timed runs (at least this many with --duration, at most as many as fit in --max-duration)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l duration -d 'Keep running timed runs until they took SECONDS in all (at most 1000000 runs)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l max-duration -d 'Stop the timed runs once they took SECONDS, even short of --iter' -r
-complete -c mge -n "__fish_mge_using_subcommand profile" -s o -l trace -d 'Write the Chrome trace to FILE [default: <model stem>.trace.json]' -r -F
+complete -c mge -n "__fish_mge_using_subcommand profile" -s o -l trace -d 'Write the Chrome trace to FILE [default: <model stem>.trace.json; with --analyze, none]' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l top -d 'Rows to list, largest time first' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l by -d 'One row per operator or per operator type' -r -f -a "opr\t''
 type\t''"

@@ -220,7 +220,7 @@ pub struct ProfileArgs {
     #[arg(long, help_heading = INPUT)]
     pub no_testcase: bool,
 
-    /// Write the Chrome trace to FILE [default: <model stem>.trace.json]
+    /// Write the Chrome trace to FILE [default: <model stem>.trace.json; with --analyze, none]
     #[arg(short = 'o', long = "trace", alias = "output", value_name = "FILE", help_heading = OUTPUT)]
     pub trace: Option<PathBuf>,
 
