@@ -72,7 +72,12 @@ pub fn info(settings: InfoSettings, global: &Global) -> Result<()> {
         verified: model.is_verified(),
         packing,
         inputs: session.inputs.iter().map(Tensor::from).collect(),
-        outputs: session.outputs.iter().map(Tensor::from).collect(),
+        outputs: session
+            .outputs
+            .iter()
+            .zip(session.engine_output_names())
+            .map(|(output, engine_name)| Tensor::output(output, &engine_name))
+            .collect(),
         testcases: model.testcase_count(),
         testcase_values,
         ops,

@@ -25,6 +25,7 @@ use crate::runner::{Outputs, Plan, RunObserver, Runs, Session};
 use crate::runtime;
 use crate::supervise::child::announce;
 use crate::supervise::{record, Phase};
+use crate::tensor::format_shape;
 use crate::text::quoted_list;
 
 /// What a container's embedded testcases are for when no feeds are given.
@@ -358,6 +359,16 @@ impl Prepared<'_> {
                 global.note(format!(
                     "input '{}': {stored} values from '{}' converted to {}",
                     feed.name, feed.source, feed.tensor.dtype
+                ));
+            }
+            let declared = inputs.iter().find(|input| input.name == feed.name);
+            if let Some(declared) = declared.filter(|declared| declared.shape != feed.tensor.shape) {
+                global.note(format!(
+                    "input '{}': shape {} from '{}' differs from the model's {}; the engine reshapes the graph for it",
+                    feed.name,
+                    format_shape(&feed.tensor.shape),
+                    feed.source,
+                    format_shape(&declared.shape)
                 ));
             }
         }

@@ -17,6 +17,10 @@ pub struct Tensor {
     /// An input carrying an expected output value (testcase containers only).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub expectation: bool,
+    /// The AssertEqual var the engine lists for an output it checks
+    /// (testcase containers only): `assert_eq(feat:expect,feat)[86]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assertion: Option<String>,
 }
 
 impl From<&TensorInfo> for Tensor {
@@ -26,6 +30,17 @@ impl From<&TensorInfo> for Tensor {
             shape: info.shape.clone(),
             dtype: info.dtype.to_string(),
             expectation: info.name.ends_with(EXPECTATION_SUFFIX),
+            assertion: None,
+        }
+    }
+}
+
+impl Tensor {
+    /// An output, with the var the engine lists for it where that is another.
+    pub fn output(info: &TensorInfo, engine_name: &str) -> Tensor {
+        Tensor {
+            assertion: (engine_name != info.name).then(|| engine_name.to_string()),
+            ..Tensor::from(info)
         }
     }
 }

@@ -488,3 +488,32 @@ fn expectations_are_checked_before_any_run() {
         assert!(!stderr.contains("--timeout"), "{expect}: {stderr}");
     }
 }
+
+/// A feed in another shape than the model's declares passes with a note
+/// that says so (the engine reshapes the graph for it).
+#[test]
+fn a_feed_in_another_shape_is_noted() {
+    let (stdout, stderr) = run_expecting(
+        mge().args([
+            "run",
+            "fixtures/conv_float.mge",
+            "-i",
+            "data:#rand(0,1,2,3,16,16)",
+            "--iter",
+            "1",
+        ]),
+        0,
+    );
+    assert!(
+        stderr.contains(
+            "note: input 'data': shape (2, 3, 16, 16) from '#rand(0,1,2,3,16,16)' differs from the model's (1, 3, 16, 16); the engine reshapes the graph for it"
+        ),
+        "{stderr}"
+    );
+    assert!(stdout.contains("(2, 8)"), "the output follows the feed: {stdout}");
+    let (_, stderr) = run_expecting(
+        mge().args(["run", "fixtures/conv_float.mge", "-i", "data:#rand(0,1)", "--iter", "1"]),
+        0,
+    );
+    assert!(!stderr.contains("differs"), "{stderr}");
+}
