@@ -141,7 +141,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__check)
-            opts="-j -v -q -h --jobs --json --junit --shard --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --timeout --maxerr --stat --allow-outliers --topk --check-finite --require-testcases --repro --worker --lite-lib --runtime-version --verbose --quiet --help"
+            opts="-j -v -q -h --jobs --json --junit --shard --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --maxerr --stat --allow-outliers --topk --check-finite --require-testcases --repro --worker --timeout --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -231,10 +231,6 @@ _mge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --maxerr)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -255,6 +251,10 @@ _mge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --lite-lib)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -271,7 +271,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__compare)
-            opts="-j -i -v -q -h --maxerr --stat --allow-outliers --topk --atol --rtol --json --junit --jobs --shard --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --a-options --b-options --b-naive --a-runtime --b-runtime --no-timing --rounds --max-slowdown --keep --no-testcase --timeout --repro --lite-lib --runtime-version --verbose --quiet --help"
+            opts="-j -i -v -q -h --maxerr --stat --allow-outliers --topk --atol --rtol --json --junit --jobs --shard --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --model-key --model-decryption --c-opr-lib --a-options --b-options --b-naive --a-runtime --b-runtime --no-timing --rounds --max-slowdown --keep --no-testcase --repro --timeout --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -425,11 +425,11 @@ _mge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --timeout)
+                --repro)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --repro)
+                --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

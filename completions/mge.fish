@@ -84,7 +84,7 @@ median\t'The median element error'"
 complete -c mge -n "__fish_mge_using_subcommand run" -l allow-outliers -d 'The fraction of a tensor\'s elements whose errors may exceed the tolerance (e.g. 0.001)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l topk -d 'Judge each tensor by its K largest indices along the last axis instead of its values (classifiers)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l profile -d 'Write a Chrome trace of separate profiled runs, after the timed ones, to FILE' -r -F
-complete -c mge -n "__fish_mge_using_subcommand run" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l timeout -d 'Stop the engine\'s work (loading, running) after SECONDS and fail' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l extra-output -d 'Make the internal var VAR an output too, by its name in `mge dump --io`\'s index (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l instances -d 'Run N copies of the network at once, each on a thread and an engine worker of its own, sharing weights' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l repro -d 'For each model that crashed, hung, exited or failed its outputs, write a folder DIR/NAME that reproduces it: the model, its exact feeds, the options, the runtime, the CPU, the engine\'s messages and the command line (a bug report in a folder)' -r -F
@@ -152,7 +152,6 @@ complete -c mge -n "__fish_mge_using_subcommand check" -l model-decryption -d 'T
 RC4_default\t''
 SIMPLE_FAST_RC4_default\t''"
 complete -c mge -n "__fish_mge_using_subcommand check" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
-complete -c mge -n "__fish_mge_using_subcommand check" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l maxerr -d 'The largest AssertEqual error |a-b| / max(min(|a|,|b|), 1) accepted [default: 1e-4]; NAME:X for tensor NAME only (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l stat -d 'The statistic of a tensor\'s element errors held against --maxerr' -r -f -a "max\t'Every element within the bound (the engine\'s AssertEqual)'
 mean\t'The mean element error'
@@ -160,6 +159,7 @@ median\t'The median element error'"
 complete -c mge -n "__fish_mge_using_subcommand check" -l allow-outliers -d 'The fraction of a tensor\'s elements whose errors may exceed the tolerance (e.g. 0.001)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l topk -d 'Judge each tensor by its K largest indices along the last axis instead of its values (classifiers)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l repro -d 'For each model that crashed, hung, exited or failed its outputs, write a folder DIR/NAME that reproduces it: the model, its exact feeds, the options, the runtime, the CPU, the engine\'s messages and the command line (a bug report in a folder)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l timeout -d 'Stop a model\'s check after SECONDS: the model fails and the others go on' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l json -d 'Print one JSON document on stdout instead of a line per testcase'
@@ -217,7 +217,7 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -s o -l trace -d 'Write
 complete -c mge -n "__fish_mge_using_subcommand profile" -l top -d 'Rows to list, largest time first' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l by -d 'One row per operator or per operator type' -r -f -a "opr\t''
 type\t''"
-complete -c mge -n "__fish_mge_using_subcommand profile" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l timeout -d 'Stop the engine\'s work (loading, running) after SECONDS and fail' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l analyze -d 'Read an engine profile written elsewhere (load_and_run --profile, megenginelite) instead of running a model' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l type -d 'Only operators of type T, e.g. ConvolutionForward (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l opr-name -d 'Only operators whose name matches REGEX from its start (Python\'s re.match)' -r
@@ -284,7 +284,7 @@ txt\t''"
 complete -c mge -n "__fish_mge_using_subcommand dump" -l testcases -d 'Write each embedded testcase\'s tensors to DIR/INDEX/INPUT.npy (expectations as OUTPUT.expect.npy)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l layout-transform-model -d 'Write the model after the engine\'s global layout transform to FILE' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l convert -d 'Convert the raw io dump in RAW_DIR (load_and_run --bin-io-dump, megenginelite\'s io_bin_dump) to --io DIR instead of running a model' -r -F
-complete -c mge -n "__fish_mge_using_subcommand dump" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
+complete -c mge -n "__fish_mge_using_subcommand dump" -l timeout -d 'Stop the engine\'s work (loading, running) after SECONDS and fail' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l outputs -d 'Write each output to DIR/NAME.npy, as `run --outputs` does' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
@@ -352,8 +352,8 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -l b-runtime -d 'Run B 
 complete -c mge -n "__fish_mge_using_subcommand compare" -l rounds -d 'Time A and B in N rounds, each side in a fresh process per round (A B, B A, ...) [default: 10]' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l max-slowdown -d 'Fail (exit 1) when B is slower than A by more than PCT percent, with the whole 95% interval of B/A above it' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l keep -d 'Keep both runs\' io dumps and outputs in DIR/a and DIR/b (a new or empty folder)' -r -F
-complete -c mge -n "__fish_mge_using_subcommand compare" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l repro -d 'For each model that crashed, hung, exited or failed its outputs, write a folder DIR/NAME that reproduces it: the model, its exact feeds, the options, the runtime, the CPU, the engine\'s messages and the command line (a bug report in a folder)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand compare" -l timeout -d 'Stop a run of A or B (each run, and each timed process) after SECONDS and fail' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand compare" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l json -d 'Print one JSON document on stdout instead of the table'
@@ -462,7 +462,7 @@ SIMPLE_FAST_RC4_default\t''"
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s o -l output -d 'The testcase container to write (.mge)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l maxerr -d 'The largest AssertEqual error the container\'s assertions accept' -r
-complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l timeout -d 'Stop the engine\'s work (loading, running) after SECONDS and fail' -r
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l resize-input -d 'Resize images to the input\'s height and width'

@@ -560,7 +560,7 @@ pub struct PackTestcasesArgs {
 #[derive(Args, Debug)]
 #[command(next_help_heading = SUPERVISION)]
 pub struct DeadlineArgs {
-    /// Stop the engine's work after SECONDS and fail (for check: per model)
+    /// Stop the engine's work (loading, running) after SECONDS and fail
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     pub timeout: Option<Duration>,
 }
@@ -658,6 +658,7 @@ pub struct CompareArgs {
 /// How `compare` runs models A and B: the same feeds, the run options of
 /// both, and each side's own.
 #[derive(Args, Debug)]
+#[command(mut_arg("timeout", |timeout| timeout.help("Stop a run of A or B (each run, and each timed process) after SECONDS and fail")))]
 pub struct TwoRunArgs {
     #[command(flatten)]
     pub feeds: FeedArgs,
@@ -706,7 +707,6 @@ pub struct TwoRunArgs {
     #[arg(long, help_heading = INPUT)]
     pub no_testcase: bool,
 
-    /// Stop a run that takes longer than SECONDS
     #[command(flatten)]
     pub deadline: DeadlineArgs,
 
@@ -1079,6 +1079,7 @@ pub struct InfoArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(mut_arg("timeout", |timeout| timeout.help("Stop a model's check after SECONDS: the model fails and the others go on")))]
 pub struct CheckArgs {
     /// Testcase containers (.mge dumped with input_data), or folders to search for *.mge
     #[arg(required_unless_present = "worker")]
@@ -1172,6 +1173,30 @@ pub enum RuntimeCommand {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    /// `--timeout` says what it stops in each command that takes it.
+    #[test]
+    fn timeout_says_what_it_stops_in_each_command() {
+        let mut cli = Cli::command();
+        cli.build();
+        let help = |command: &str| {
+            let command = cli.find_subcommand(command).unwrap();
+            let timeout = command.get_arguments().find(|arg| arg.get_id() == "timeout").unwrap();
+            timeout.get_help().unwrap().to_string()
+        };
+        assert!(help("check").starts_with("Stop a model's check"), "{}", help("check"));
+        assert!(
+            help("compare").starts_with("Stop a run of A or B"),
+            "{}",
+            help("compare")
+        );
+        for command in ["run", "profile", "dump", "pack-testcases"] {
+            assert_eq!(
+                help(command),
+                "Stop the engine's work (loading, running) after SECONDS and fail"
+            );
+        }
+    }
 
     #[test]
     fn a_command_that_groups_its_options_groups_them_all() {

@@ -235,6 +235,7 @@ pub fn check_expectations(
                 file: source,
                 err: comparison.err,
                 stat_err: comparison.judged.filter(|_| criterion.judges_more_than_the_largest()),
+                left_out: comparison.left_out,
                 tolerance: criterion.tolerance,
                 topk: comparison.topk,
                 passed: comparison.passed,

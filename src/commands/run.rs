@@ -37,6 +37,7 @@ use crate::runtime::Located;
 use crate::supervise::child::say;
 use crate::supervise::parent::Rerun;
 use crate::tensor::HostTensor;
+use crate::text::{counted, number};
 
 /// What `mge run` was asked, turned once from `RunArgs`.
 pub struct RunSettings {
@@ -194,7 +195,7 @@ impl Run<'_> {
         let making = Making::new(&global.runtime, lite.version().ok(), &settings.model.engine.given);
         print(&report, settings.json, &making)?;
         if tally.failed > 0 {
-            return Err(CheckFailed(format!("{tally} ({} testcases)", runs.len())).into());
+            return Err(CheckFailed(format!("{tally} ({})", counted(runs.len(), "testcase"))).into());
         }
         Ok(())
     }
@@ -335,7 +336,7 @@ fn verdict(report: &RunReport, non_finite: Option<String>) -> Result<()> {
         .expect
         .iter()
         .filter(|e| !e.passed)
-        .map(|e| format!("'{}' (err {:e})", e.name, e.err))
+        .map(|e| format!("'{}' (err {})", e.name, number(e.err)))
         .collect();
     if !failed.is_empty() {
         return Err(CheckFailed(format!("output {} differs from --expect", failed.join(", "))).into());

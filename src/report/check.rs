@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::junit::{Case, Outcome, Suite};
 use super::Report;
 use crate::runner::testcase::{OutputCheck, TestcaseRun, TestcaseStatus};
-use crate::text::printable;
+use crate::text::{number, printable};
 
 /// `mge check`'s result: as text only the closing count, since each model's
 /// lines were printed as it was checked (`ModelCheck::to_text`).
@@ -219,9 +219,13 @@ pub fn check_summary(status: TestcaseStatus, checks: &[OutputCheck], message: Op
     .to_string();
     for check in checks {
         let err = check.err.map_or("not printed".to_string(), number);
+        let left_out = check
+            .left_out
+            .map(|left_out| format!(", {left_out}"))
+            .unwrap_or_default();
         let _ = write!(
             text,
-            "  '{}' err {err} (maxerr {})",
+            "  '{}' err {err} (maxerr {}{left_out})",
             printable(&check.name),
             number(check.maxerr)
         );
@@ -230,15 +234,6 @@ pub fn check_summary(status: TestcaseStatus, checks: &[OutputCheck], message: Op
         let _ = write!(text, ": {}", printable(message));
     }
     text
-}
-
-/// Short and exact enough for an error: `0`, `0.5`, `3.86273e-5`.
-fn number(value: f64) -> String {
-    if value == 0.0 || (1e-3..1e6).contains(&value.abs()) || !value.is_finite() {
-        format!("{value}")
-    } else {
-        format!("{value:e}")
-    }
 }
 
 impl ModelCheck {
@@ -317,11 +312,13 @@ mod tests {
                 name: "feat".into(),
                 err: Some(3.86273e-05),
                 maxerr: 1e-4,
+                left_out: None,
             },
             OutputCheck {
                 name: "y".into(),
                 err: None,
                 maxerr: 0.5,
+                left_out: None,
             },
         ];
         assert_eq!(
@@ -347,6 +344,7 @@ mod tests {
                     name: "line1\nline2\x1b[0m".into(),
                     err: Some(0.5),
                     maxerr: 1e-4,
+                    left_out: None,
                 }],
                 message: Some("got\r1".into()),
                 time_s: 0.0,

@@ -16,7 +16,7 @@ use crate::compare::{
 };
 use crate::runner::rounds::{median_of_rounds, Measured, Ratio, Speed};
 use crate::tensor::format_shape;
-use crate::text::{printable, quoted_list, shell_line};
+use crate::text::{number, printable, quoted_list, shell_line};
 
 #[derive(Serialize)]
 pub struct CompareReport {
@@ -120,9 +120,9 @@ fn tensor_table(what: &str, rows: &[TensorRow], vars: bool) -> String {
         cells.extend([
             side_by_side(format_shape(&row.shape), row.shape_b.as_deref().map(format_shape)),
             side_by_side(row.dtype.clone(), row.dtype_b.clone()),
-            number(row.max_abs, row.status),
-            number(row.max_rel, row.status),
-            number(row.err, row.status),
+            cell(row.max_abs, row.status),
+            cell(row.max_rel, row.status),
+            cell(row.err, row.status),
             status_text(row.status).to_string(),
             detail(row),
         ]);
@@ -439,7 +439,10 @@ fn detail(row: &TensorRow) -> String {
         let _ = write!(text, "{}{relayout}", if text.is_empty() { "" } else { "; " });
     }
     if let Some(err) = row.stat_err {
-        let _ = write!(text, "{}stat {err:.3e}", if text.is_empty() { "" } else { "; " });
+        let _ = write!(text, "{}stat {}", if text.is_empty() { "" } else { "; " }, number(err));
+    }
+    if let Some(left_out) = row.left_out {
+        let _ = write!(text, "{}{left_out}", if text.is_empty() { "" } else { "; " });
     }
     match row.mismatches {
         Some(count) if count > 1 => format!("{text} ({count} elements outside)"),
@@ -449,10 +452,10 @@ fn detail(row: &TensorRow) -> String {
 
 fn status_text(status: TensorStatus) -> &'static str {
     match status {
-        TensorStatus::Pass => "ok",
-        TensorStatus::Fail => "MISMATCH",
-        TensorStatus::ShapeMismatch => "SHAPE DIFFERS",
-        TensorStatus::DtypeMismatch => "DTYPE DIFFERS",
+        TensorStatus::Pass => "pass",
+        TensorStatus::Fail => "FAIL",
+        TensorStatus::ShapeMismatch => "SHAPE MISMATCH",
+        TensorStatus::DtypeMismatch => "DTYPE MISMATCH",
         TensorStatus::OnlyInA => "ONLY IN A",
         TensorStatus::OnlyInB => "ONLY IN B",
         TensorStatus::NoValues => "no values",
@@ -467,10 +470,9 @@ fn side_by_side(a: String, b: Option<String>) -> String {
 }
 
 /// An error or difference: blank when not compared, `nan` when a side was NaN.
-fn number(value: Option<f64>, status: TensorStatus) -> String {
+fn cell(value: Option<f64>, status: TensorStatus) -> String {
     match (value, status) {
-        (Some(0.0), _) => "0".into(),
-        (Some(value), _) => format!("{value:.3e}"),
+        (Some(value), _) => number(value),
         (None, TensorStatus::Pass | TensorStatus::Fail | TensorStatus::DtypeMismatch) => "nan".into(),
         (None, _) => String::new(),
     }
@@ -480,7 +482,7 @@ fn how_it_differs(var: &DivergingVar) -> String {
     match (var.status, var.err) {
         (TensorStatus::ShapeMismatch, _) => "its shape differs".into(),
         (TensorStatus::DtypeMismatch, _) => "its dtype differs".into(),
-        (_, Some(err)) => format!("err {err:.3e}"),
+        (_, Some(err)) => format!("err {}", number(err)),
         (_, None) => "err nan".into(),
     }
 }
@@ -512,7 +514,7 @@ fn outputs_failure(outputs: &[TensorRow], rules: &Rules) -> Option<String> {
         .filter(|row| row.status.failed())
         .map(|row| match (row.status, row.err) {
             (TensorStatus::Fail | TensorStatus::DtypeMismatch, Some(err)) => {
-                format!("'{}' err {err:.3e}", printable(&row.name))
+                format!("'{}' err {}", printable(&row.name), number(err))
             }
             (status, _) => format!("'{}' {}", printable(&row.name), status_text(status).to_lowercase()),
         })
@@ -707,7 +709,7 @@ impl PairRow {
             (None, _) => "ERROR",
         };
         let err = match &self.outputs {
-            Some(outputs) => number(outputs.worst_err, TensorStatus::Fail),
+            Some(outputs) => cell(outputs.worst_err, TensorStatus::Fail),
             None => String::new(),
         };
         let mut cells = vec![self.model.clone(), outputs.to_string(), err];

@@ -14,7 +14,7 @@ use super::Report;
 use crate::profile::{OperatorRun, Profile, ProfiledIteration, Span};
 use crate::runner::timing::{ColdStart, Timing};
 use crate::tensor::format_shape;
-use crate::text::printable;
+use crate::text::{counted, printable};
 
 /// The sum of operator times should be this close to the iteration time.
 const COVERAGE_TOLERANCE: f64 = 0.15;
@@ -438,15 +438,15 @@ impl Report for ProfileReport {
         }
         out.push_str(&self.table());
         if let Some(rest) = &self.rest {
-            let what = match self.by {
-                Grouping::Opr => String::from("operators"),
-                Grouping::Type => format!("types ({} operators)", rest.count),
+            let more = match self.by {
+                Grouping::Opr => counted(rest.rows, "more operator"),
+                Grouping::Type => format!(
+                    "{} ({})",
+                    counted(rest.rows, "more type"),
+                    counted(rest.count, "operator")
+                ),
             };
-            let _ = writeln!(
-                out,
-                "... {} more {what}: {:.3} ms, {:.1}%",
-                rest.rows, rest.time_ms, rest.share
-            );
+            let _ = writeln!(out, "... {more}: {:.3} ms, {:.1}%", rest.time_ms, rest.share);
         }
         if let Some(selected) = &self.selected {
             let _ = writeln!(

@@ -250,8 +250,17 @@ fn a_wrong_expectation_exits_1() {
     ]);
     command.args(["--expect", "feat:fixtures/ref/conv_float__conv_data/feat.npy"]);
     let (stdout, stderr) = run_expecting(&mut command, 1);
-    assert!(stdout.contains("MISMATCH"), "{stdout}");
-    assert!(stderr.contains("'feat'"), "{stderr}");
+    // The words and numbers of --json: `passed`, and errors printed one way.
+    assert!(
+        stdout.contains(
+            "expect   feat vs fixtures/ref/conv_float__conv_data/feat.npy: err 0.036626 (maxerr 1e-4) FAILED"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("output 'feat' (err 0.036626) differs from --expect"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -516,4 +525,13 @@ fn a_feed_in_another_shape_is_noted() {
         0,
     );
     assert!(!stderr.contains("differs"), "{stderr}");
+}
+
+/// One iteration is one, not `1 iterations`.
+#[test]
+fn a_count_of_one_is_singular() {
+    let (stdout, _) = run_expecting(mge().args(["run", "fixtures/conv_float.mge", "-q", "--iter", "1"]), 0);
+    assert!(stdout.contains("timing   1 iteration, ms per iteration"), "{stdout}");
+    let (stdout, _) = run_expecting(mge().args(["run", "fixtures/conv_float.mge", "-q", "--iter", "2"]), 0);
+    assert!(stdout.contains("timing   2 iterations, ms per iteration"), "{stdout}");
 }

@@ -21,6 +21,7 @@ use crate::report::compare::{CompareReport, Walk};
 use crate::report::junit::{junit_xml, Suite};
 use crate::report::made_by::Making;
 use crate::report::print;
+use crate::text::counted;
 use runs::TwoRuns;
 
 /// What `mge compare` was asked, turned once from `CompareArgs`.
@@ -130,7 +131,8 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
             write_junit(junit.as_deref(), &report.junit_suites())?;
             print(&report, json, &Making::new(&global.runtime, None, &[]))?;
             if report.failed > 0 {
-                return Err(CheckFailed(format!("{} of {} pairs failed", report.failed, report.pairs.len())).into());
+                let pairs = counted(report.pairs.len(), "pair");
+                return Err(CheckFailed(format!("{} of {pairs} failed", report.failed)).into());
             }
             Ok(())
         }
@@ -161,7 +163,7 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
             let (a_side, b_side) = (Side::open(&a)?, Side::open(&b)?);
             let report = compare_opened(&a_side, &b_side, rules, (a.display(), b.display()))?;
             print(&report, json, &Making::without_engine())?;
-            verdict(report.failed, report.tensors.len(), "tensors")
+            verdict(report.failed, report.tensors.len())
         }
     }
 }
@@ -200,9 +202,10 @@ fn compare_opened(a: &Side, b: &Side, rules: Rules, names: (impl ToString, impl 
 }
 
 /// Exit 1 when any of the `count` tensors differs.
-fn verdict(failed: usize, count: usize, what: &str) -> Result<()> {
+fn verdict(failed: usize, count: usize) -> Result<()> {
+    let differ = if failed == 1 { "differs" } else { "differ" };
     if failed > 0 {
-        return Err(CheckFailed(format!("{failed} of {count} {what} differ")).into());
+        return Err(CheckFailed(format!("{failed} of {} {differ}", counted(count, "tensor"))).into());
     }
     Ok(())
 }
