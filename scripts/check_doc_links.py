@@ -1,4 +1,4 @@
-"""Check the links between the documentation's pages: every relative link in README.md,
+"""Check the links between the documentation's pages: every relative link in README.md, CHANGELOG.md,
 ARCHITECTURE.md, docs/*.md and bench/README.md names a file or folder that exists, and every
 #anchor a heading of the page it points into, as GitHub makes heading anchors.
 
@@ -45,7 +45,7 @@ def anchors(path):
 def main():
     # Pages and links are relative to the repository root, wherever this runs from.
     os.chdir(ROOT)
-    pages = ["README.md", "ARCHITECTURE.md", "bench/README.md", *sorted(glob.glob("docs/*.md"))]
+    pages = ["README.md", "ARCHITECTURE.md", "CHANGELOG.md", "bench/README.md", *sorted(glob.glob("docs/*.md"))]
     broken = []
     for page in pages:
         for number, line in prose(page):
