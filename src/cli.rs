@@ -132,6 +132,17 @@ pub struct ReproArg {
     pub dir: Option<PathBuf>,
 }
 
+/// `--reduce`, of run and check.
+#[derive(Args, Debug)]
+#[command(next_help_heading = OUTPUT)]
+pub struct ReduceArg {
+    /// With --repro: also write reduced.mge into each folder, the smallest part of the model found
+    /// to fail alike (a crash, exit or hang: the shortest prefix of its operators, by bisection; NaN
+    /// or infinities under --check-finite: up to the first var holding them), which command.sh runs
+    #[arg(long, requires = "repro")]
+    pub reduce: bool,
+}
+
 /// `--check-finite`, of run, check and dump.
 #[derive(Args, Debug)]
 #[command(next_help_heading = CHECKS)]
@@ -189,6 +200,14 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub repro: ReproArg,
+
+    #[command(flatten)]
+    pub reduce: ReduceArg,
+
+    /// Run input NAME at each SHAPE (e.g. data:1x3x224x224,8x3x224x224), each in a process of its
+    /// own, and report a row per shape; repeated for several inputs, which vary together
+    #[arg(long, value_name = "NAME:SHAPE[,SHAPE...]", help_heading = INPUT)]
+    pub sweep: Vec<String>,
 }
 
 /// `--instances N`: copies of the network running at once.
@@ -651,6 +670,10 @@ pub struct CompareArgs {
     #[arg(long, value_name = "K/N", value_parser = parse_shard, help_heading = INPUT)]
     pub shard: Option<Shard>,
 
+    /// Compare the two models' graphs from their files alone (operators, parameters, MACs, inputs, outputs); no engine runs; exit 1 when they differ
+    #[arg(long, help_heading = TWO_RUNS)]
+    pub structure: bool,
+
     #[command(flatten)]
     pub runs: TwoRunArgs,
 }
@@ -694,6 +717,10 @@ pub struct TwoRunArgs {
     /// Time A and B in N rounds, each side in a fresh process per round (A B, B A, ...) [default: 10]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(6..=MAX_ROUNDS), conflicts_with = "no_timing", help_heading = TIMING)]
     pub rounds: Option<u64>,
+
+    /// Where the time went: profile both sides in rounds of their own and list the N operators whose time changed most, and those on one side only
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "no_timing", help_heading = TIMING)]
+    pub by_op: Option<u64>,
 
     /// Fail (exit 1) when B is slower than A by more than PCT percent, with the whole 95% interval of B/A above it
     #[arg(long, value_name = "PCT", value_parser = parse_percent, conflicts_with = "no_timing", help_heading = CHECKS)]
@@ -1121,6 +1148,9 @@ pub struct CheckArgs {
 
     #[command(flatten)]
     pub repro: ReproArg,
+
+    #[command(flatten)]
+    pub reduce: ReduceArg,
 
     /// Serve as a worker process of `check`: indices into MODELS on stdin, results on stdout
     #[arg(long, hide = true)]

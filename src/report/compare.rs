@@ -8,12 +8,15 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::by_op::{by_op_text, pair_by_op_text, ByOp};
 use super::junit::{Case, Outcome, Suite};
+use super::structure::structure_text;
 use super::table::Table;
 use super::Report;
 use crate::compare::{
     worst, DifferingSource, Divergence, DivergingVar, Mismatch, Rules, TensorRow, TensorStatus, Tolerance,
 };
+use crate::model::diff::StructureDiff;
 use crate::runner::rounds::{median_of_rounds, Measured, Ratio, Speed};
 use crate::tensor::format_shape;
 use crate::text::{number, printable, quoted_list, shell_line};
@@ -255,6 +258,9 @@ pub struct TimingComparison {
     pub too_slow: bool,
     /// The rounds, start to end.
     pub seconds: f64,
+    /// `--by-op`: where the time went, from profiled rounds of their own.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub by_op: Option<ByOp>,
 }
 
 impl TimingComparison {
@@ -272,6 +278,7 @@ impl TimingComparison {
             speed: ratio.speed(),
             max_slowdown_pct,
             too_slow: max_slowdown_pct.is_some_and(|percent| ratio.slower_beyond(percent)),
+            by_op: None,
         })
     }
 
@@ -307,14 +314,18 @@ impl TimingComparison {
 
     /// The report's lines: both medians, then B/A and what it says.
     fn to_text(&self) -> String {
-        format!(
+        let mut text = format!(
             "timing  a {:.4} ms, b {:.4} ms (medians of {} rounds, each side a fresh process per round)\n        b/a {} (95%): {}\n",
             self.a_ms,
             self.b_ms,
             self.rounds,
             self.ratio_text(),
             self.verdict()
-        )
+        );
+        if let Some(by_op) = &self.by_op {
+            text.push_str(&by_op_text(by_op));
+        }
+        text
     }
 }
 
@@ -340,6 +351,9 @@ pub struct TwoRunReport {
     pub seconds: f64,
     /// Null with `--no-timing`.
     pub timing: Option<TimingComparison>,
+    /// How the two models' graphs differ; null for one model run twice, or
+    /// a file whose graph cannot be read (encrypted).
+    pub structure: Option<StructureDiff>,
     /// Where both runs' io dumps and outputs were kept (`--keep`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kept: Option<String>,
@@ -370,6 +384,7 @@ impl TwoRunReport {
             first_divergence: compared.first_divergence,
             seconds: compared.seconds,
             timing,
+            structure: None,
             kept: kept.map(|dir| dir.display().to_string()),
             kept_command: kept.map(|dir| {
                 let dumps = ["a", "b"].map(|run| dir.join(run).join("io"));
@@ -403,6 +418,9 @@ impl Report for TwoRunReport {
             count(TensorStatus::OnlyInB)
         );
         walk_text(&mut out, &self.differing_sources, self.first_divergence.as_ref());
+        if let Some(structure) = self.structure.as_ref().filter(|structure| !structure.same()) {
+            out.push_str(&structure_text(structure));
+        }
         if let Some(timing) = &self.timing {
             out.push_str(&timing.to_text());
         }
@@ -597,6 +615,8 @@ pub struct PairRow {
     /// Its outputs, when both runs ran.
     pub outputs: Option<PairOutputs>,
     pub timing: Option<TimingComparison>,
+    /// How its two graphs differ, where both files could be read.
+    pub structure: Option<StructureDiff>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -631,6 +651,7 @@ impl PairRow {
             error: None,
             outputs: None,
             timing: None,
+            structure: None,
         }
     }
 
@@ -671,6 +692,7 @@ impl PairRow {
             error,
             outputs: Some(outputs),
             timing,
+            structure: None,
         }
     }
 
@@ -712,7 +734,12 @@ impl PairRow {
             Some(outputs) => cell(outputs.worst_err, TensorStatus::Fail),
             None => String::new(),
         };
-        let mut cells = vec![self.model.clone(), outputs.to_string(), err];
+        let graph = match &self.structure {
+            Some(structure) if structure.same() => "same",
+            Some(_) => "differs",
+            None => "",
+        };
+        let mut cells = vec![self.model.clone(), outputs.to_string(), err, graph.to_string()];
         if !timed {
             return cells;
         }
@@ -764,11 +791,11 @@ impl FolderReport {
 impl Report for FolderReport {
     fn to_text(&self) -> String {
         let mut out = heading(&self.a.describe(), &self.b.describe(), &self.rules);
-        let mut header = vec!["model", "outputs", "worst err"];
+        let mut header = vec!["model", "outputs", "worst err", "graph"];
         if self.rounds.is_some() {
             header.extend(["a ms", "b ms", "b/a [95%]", "speed"]);
         }
-        let mut table = Table::new(&header, &[2, 3, 4]);
+        let mut table = Table::new(&header, &[2, 4, 5]);
         for pair in &self.pairs {
             table.row(pair.cells(self.rounds.is_some()));
         }
@@ -777,6 +804,11 @@ impl Report for FolderReport {
         for pair in &self.pairs {
             if let Some(error) = &pair.error {
                 let _ = writeln!(out, "{}: {}", printable(&pair.model), printable(error));
+            }
+        }
+        for pair in &self.pairs {
+            if let Some(by_op) = pair.timing.as_ref().and_then(|timing| timing.by_op.as_ref()) {
+                out.push_str(&pair_by_op_text(&pair.model, by_op));
             }
         }
         let _ = writeln!(

@@ -36,7 +36,7 @@ pub struct Measured {
 }
 
 impl Measured {
-    fn of(timing: &Timing) -> Measured {
+    pub fn of(timing: &Timing) -> Measured {
         Measured {
             median_ms: timing.median,
             mean_ms: timing.mean,
@@ -70,10 +70,18 @@ pub enum TimedRun {
     Died(Failure),
 }
 
-/// Runs `command`, an `mge run` with `MgeCommand::measured`, supervised
-/// until `deadline`, and reads its timed runs from its report. Its report
-/// and what it says are not passed on; an interruption is the caller's error.
-pub fn timed_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) -> Result<TimedRun> {
+/// How a supervised child that reports in JSON ended.
+pub enum Reported {
+    /// It exited 0; what it printed on stdout.
+    Report(String),
+    Failed(String),
+    Died(Failure),
+}
+
+/// Runs `command`, an `mge` command with `--json`, supervised until
+/// `deadline`, and keeps what it printed. What it says is not passed on; an
+/// interruption is the caller's error.
+pub fn reporting_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) -> Result<Reported> {
     let mut child = Supervisor::spawn(command, false, true)?;
     let mut report = String::new();
     let ended = loop {
@@ -86,17 +94,27 @@ pub fn timed_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) 
         }
     };
     Ok(match ended {
-        Next::Exited(0) => {
+        Next::Exited(0) => Reported::Report(report),
+        Next::Exited(code) => Reported::Failed(child.why_it_exited(code)),
+        Next::Failed(failure) => match failure.how {
+            How::Interrupted(signal) => return Err(Interrupted(signal).into()),
+            _ => Reported::Died(failure),
+        },
+        Next::Reply(_) => unreachable!("replies are read in the loop above"),
+    })
+}
+
+/// Runs `command`, an `mge run` with `MgeCommand::measured`, supervised
+/// until `deadline`, and reads its timed runs from its report.
+pub fn timed_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) -> Result<TimedRun> {
+    Ok(match reporting_child(command, deadline)? {
+        Reported::Report(report) => {
             let timed: TimingReport = serde_json::from_str(&report)
                 .context("the run's JSON report has no timing_ms as `mge run --json` writes it")?;
             TimedRun::Measured(Measured::of(&timed.timing_ms))
         }
-        Next::Exited(code) => TimedRun::Failed(child.why_it_exited(code)),
-        Next::Failed(failure) => match failure.how {
-            How::Interrupted(signal) => return Err(Interrupted(signal).into()),
-            _ => TimedRun::Died(failure),
-        },
-        Next::Reply(_) => unreachable!("replies are read in the loop above"),
+        Reported::Failed(reason) => TimedRun::Failed(reason),
+        Reported::Died(failure) => TimedRun::Died(failure),
     })
 }
 

@@ -124,6 +124,12 @@ impl Timing {
 /// `B ~ Binomial(n, 1/2)`, is at least 95%. `None` for fewer than 6 samples,
 /// which no such interval covers.
 pub fn median_interval(samples: &[f64]) -> Option<(f64, f64)> {
+    median_interval_at(samples, 0.025)
+}
+
+/// As `median_interval`, with `tail` the chance left on each side: 0.025
+/// for 95%, less for intervals that must hold together (one of several).
+pub fn median_interval_at(samples: &[f64], tail: f64) -> Option<(f64, f64)> {
     let n = samples.len();
     // P(B <= k), summed in logarithms: 2^-n underflows from n = 1075 on.
     let ln_half_n = -(n as f64) * std::f64::consts::LN_2;
@@ -131,7 +137,7 @@ pub fn median_interval(samples: &[f64]) -> Option<(f64, f64)> {
     let mut j = 0;
     for k in 0..n {
         below += (ln_choose + ln_half_n).exp();
-        if below > 0.025 {
+        if below > tail {
             break;
         }
         j = k + 1;

@@ -8,6 +8,7 @@
 //! process's stdout, which is where they are read.
 
 pub(super) mod models;
+mod reduced;
 mod workers;
 
 use std::collections::BTreeMap;
@@ -65,6 +66,8 @@ enum Role {
         repro: Option<PathBuf>,
         /// `--require-testcases`: a plain model fails.
         require_testcases: bool,
+        /// `--reduce`.
+        reduce: bool,
     },
 }
 
@@ -105,6 +108,7 @@ impl CheckSettings {
                 timeout: args.deadline.timeout,
                 repro: args.repro.dir,
                 require_testcases: args.require_testcases,
+                reduce: args.reduce.reduce,
             },
             models,
             engine,
@@ -129,6 +133,7 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
         timeout,
         repro,
         require_testcases,
+        reduce,
     } = role
     else {
         return serve(&models, &engine, rules.as_ref(), check_finite, global);
@@ -165,6 +170,7 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
             timeout,
             runtime: &located,
             global,
+            reduce,
         };
         reproducing.write(repro, record, &checks, transcripts);
     }
@@ -206,6 +212,8 @@ struct Reproducing<'a> {
     timeout: Option<Duration>,
     runtime: &'a runtime::Located,
     global: &'a Global,
+    /// `--reduce`: each folder also holds the smallest part of the model found to fail alike.
+    reduce: bool,
 }
 
 impl Reproducing<'_> {
@@ -227,7 +235,13 @@ impl Reproducing<'_> {
                 runtime: Some(self.runtime),
                 choice: &self.global.runtime,
             };
-            written = repro.add(case, |folder| self.reproducing_check(model, folder));
+            written = repro.add(case, |folder| {
+                let command = self.reproducing_check(model, folder)?;
+                if self.reduce {
+                    self.reduce(&models[index], model, folder)?;
+                }
+                Ok(command)
+            });
         }
         match written.and_then(|()| repro.finish()) {
             Ok(lines) => lines.iter().for_each(|line| say(line)),

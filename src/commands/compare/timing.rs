@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use super::by_op;
 use super::runs::TwoRuns;
 use crate::cli::TwoRunArgs;
 use crate::commands::Global;
@@ -33,6 +34,8 @@ pub struct TimingSettings {
     pub rounds: usize,
     /// `--max-slowdown PCT`: B slower than A beyond it fails the check.
     pub max_slowdown: Option<f64>,
+    /// `--by-op N`: the operators whose time changed most, profiled after the timed rounds.
+    pub by_op: Option<usize>,
 }
 
 impl TimingSettings {
@@ -51,6 +54,7 @@ impl TimingSettings {
         Some(TimingSettings {
             rounds: runs.rounds.unwrap_or(DEFAULT_ROUNDS) as usize,
             max_slowdown: runs.max_slowdown,
+            by_op: runs.by_op.map(|top| usize::try_from(top).unwrap_or(usize::MAX)),
         })
     }
 }
@@ -77,10 +81,18 @@ pub fn time_pair(
     };
     let rounds = back_to_back(&mut pair, settings.rounds)?;
     let seconds = started.elapsed().as_secs_f64();
-    Ok(match pair.failure {
-        Some(failure) => Err(failure),
-        None => Ok(TimingComparison::new(&rounds, settings.max_slowdown, seconds)),
-    })
+    if let Some(failure) = pair.failure {
+        return Ok(Err(failure));
+    }
+    let mut comparison = TimingComparison::new(&rounds, settings.max_slowdown, seconds);
+    if let (Some(top), Some(timing)) = (settings.by_op, comparison.as_mut()) {
+        let difference = timing.b_ms - timing.a_ms;
+        match by_op::attribute(two, models, timing.rounds, top, Some(difference))? {
+            Ok(by_op) => timing.by_op = Some(by_op),
+            Err(failure) => return Ok(Err(failure)),
+        }
+    }
+    Ok(Ok(comparison))
 }
 
 /// The two sides' timed children, and why one was not measured.
