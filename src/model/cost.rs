@@ -11,6 +11,9 @@
 //!   does not count: as the engine's profiler counts it, a MAC per element of
 //!   its input (`diff`) per weight of an output channel's filter.
 //! - Elementwise: one FLOP per output element, no MACs.
+//! - Pooling and reduction, which network_visualize does not count: FLOPs as the
+//!   engine's profiler counts them (an operation per window element of each
+//!   output; per input element), no MACs.
 //! - Operators that only hold, move or reshape data: none.
 //! - Any other operator is `uncounted` (network_visualize counts none either),
 //!   and so is a counted one whose shapes the graph does not store.
@@ -26,6 +29,10 @@ use super::structure::{Operator, Structure};
 
 /// `param.MatrixMul` fields `transposeA`, `transposeB`.
 const TRANSPOSE_A: usize = 0;
+/// `param.Pooling`'s fields in their order (`opr_param_defs.fbs`).
+pub(super) const POOLING_FIELDS: [&str; 8] = [
+    "mode", "pad_h", "pad_w", "stride_h", "stride_w", "window_h", "window_w", "format",
+];
 
 /// The cost of a model's operators of one type.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -190,6 +197,18 @@ fn operator_cost(graph: &Structure, operator: &Operator, name: &str) -> Cost {
             Some((macs, 2 * macs))
         })()),
         "Elemwise" | "ElemwiseMultiType" => counted(output.map(|output| (0, elements(output)))),
+        // As the engine's profiler: a comparison or addition per window element of each output.
+        "Pooling" => counted((|| {
+            let param = operator.params.first()?;
+            let window = |name: &str| {
+                let index = POOLING_FIELDS.iter().position(|field| *field == name)?;
+                // A field at the schema's default (a window of 2) is left out of the flatbuffer.
+                Some(u64::from(param.table.u32(index).ok()?.unwrap_or(2)))
+            };
+            Some((0, elements(output?) * window("window_h")? * window("window_w")?))
+        })()),
+        // As the engine's profiler: an addition (or comparison) per input element.
+        "Reduce" => counted(shape(operator.inputs.first()).map(|input| (0, elements(input)))),
         _ if NO_ARITHMETIC.contains(&name) => counted(Some((0, 0))),
         _ => Cost::default(),
     }

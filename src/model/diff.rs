@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use anyhow::Result;
 
-use super::cost::{dtype_bits, graph_cost, type_name, GraphCost, Parameters};
+use super::cost::{dtype_bits, graph_cost, type_name, GraphCost, Parameters, POOLING_FIELDS};
 use super::structure::{Dumped, Operator, Param, Structure, Tensor};
 use super::ModelFile;
 
@@ -767,13 +767,10 @@ fn field_name(tag: u8, index: usize) -> String {
         "dilate_w",
         "compute_mode",
     ];
-    const POOLING: [&str; 8] = [
-        "mode", "pad_h", "pad_w", "stride_h", "stride_w", "window_h", "window_w", "format",
-    ];
     let names: &[&str] = match tag {
         3 => &CONVOLUTION,
         6 => &CONV_BIAS,
-        9 => &POOLING,
+        9 => &POOLING_FIELDS,
         _ => &[],
     };
     names
