@@ -44,6 +44,20 @@ pub fn counted(count: usize, noun: &str) -> String {
     }
 }
 
+/// `1 of 1 output`, `2 of 3 outputs`: a part of a count, the noun agreeing
+/// with the whole.
+pub fn part_of(part: usize, whole: usize, noun: &str) -> String {
+    format!("{part} of {}", counted(whole, noun))
+}
+
+/// `differ` as its count of subjects takes it: `1 ... differs`, `2 ... differ`.
+pub fn differ(subjects: usize) -> &'static str {
+    match subjects {
+        1 => "differs",
+        _ => "differ",
+    }
+}
+
 /// Whether text output shows `c` escaped: control characters (C0, DEL, C1),
 /// which move the cursor, colour, ring or end the line, and the invisible
 /// characters that reorder or hide what a terminal shows (bidirectional
@@ -165,6 +179,18 @@ mod tests {
         assert_eq!(counted(1, "iteration"), "1 iteration");
         assert_eq!(counted(0, "pair"), "0 pairs");
         assert_eq!(counted(2, "pair"), "2 pairs");
+        assert_eq!(
+            format!("{} {}", part_of(1, 1, "output"), differ(1)),
+            "1 of 1 output differs"
+        );
+        assert_eq!(
+            format!("{} {}", part_of(2, 3, "output"), differ(2)),
+            "2 of 3 outputs differ"
+        );
+        assert_eq!(
+            format!("{} {}", part_of(1, 3, "output"), differ(1)),
+            "1 of 3 outputs differs"
+        );
     }
 
     #[test]

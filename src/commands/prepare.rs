@@ -26,7 +26,7 @@ use crate::runtime;
 use crate::supervise::child::announce;
 use crate::supervise::{record, Phase};
 use crate::tensor::format_shape;
-use crate::text::quoted_list;
+use crate::text::{part_of, quoted_list};
 
 /// What a container's embedded testcases are for when no feeds are given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -413,8 +413,8 @@ impl Prepared<'_> {
                         None => "embedded in the model".to_string(),
                     };
                     self.global.note(format!(
-                        "fast-run cache {source}: {} of {} operators' algorithms were not in it and came from the heuristic; nothing was profiled",
-                        choices.not_in_cache, choices.chosen
+                        "fast-run cache {source}: the algorithms of {} were not in it and came from the heuristic; nothing was profiled",
+                        part_of(choices.not_in_cache, choices.chosen, "operator")
                     ));
                 }
             }

@@ -19,7 +19,7 @@ use crate::compare::{
 use crate::model::diff::StructureDiff;
 use crate::runner::rounds::{median_of_rounds, Measured, Ratio, Speed};
 use crate::tensor::format_shape;
-use crate::text::{number, printable, quoted_list, shell_line};
+use crate::text::{counted, differ, number, part_of, printable, quoted_list, shell_line};
 
 #[derive(Serialize)]
 pub struct CompareReport {
@@ -441,15 +441,14 @@ fn detail(row: &TensorRow) -> String {
     if let Some(topk) = &row.topk {
         return match &topk.first_difference {
             Some(first) => format!(
-                "top-{} differ in {} of {} rows; row {}: {:?} vs {:?}",
+                "top-{} differ in {}; row {}: {:?} vs {:?}",
                 topk.k,
-                topk.differing_rows,
-                topk.rows,
+                part_of(topk.differing_rows, topk.rows, "row"),
                 format_shape(&first.row),
                 first.a,
                 first.b
             ),
-            None => format!("top-{} agree in {} rows", topk.k, topk.rows),
+            None => format!("top-{} agree in {}", topk.k, counted(topk.rows, "row")),
         };
     }
     let mut text = row.first_mismatch.as_ref().map(mismatch_text).unwrap_or_default();
@@ -525,7 +524,7 @@ fn value_text(value: f64) -> String {
     }
 }
 
-/// What fails a pair's outputs: `1 of 2 outputs differ beyond maxerr 1e-4: 'prob' err 1.956e0`.
+/// What fails a pair's outputs: `1 of 2 outputs differs beyond maxerr 1e-4: 'prob' err 1.95642`.
 fn outputs_failure(outputs: &[TensorRow], rules: &Rules) -> Option<String> {
     let failed: Vec<String> = outputs
         .iter()
@@ -539,9 +538,9 @@ fn outputs_failure(outputs: &[TensorRow], rules: &Rules) -> Option<String> {
         .collect();
     (!failed.is_empty()).then(|| {
         format!(
-            "{} of {} outputs differ beyond {}: {}",
-            failed.len(),
-            outputs.len(),
+            "{} {} beyond {}: {}",
+            part_of(failed.len(), outputs.len(), "output"),
+            differ(failed.len()),
             rules.describe(),
             failed.join(", ")
         )
@@ -576,7 +575,10 @@ impl TwoRunReport {
 
     /// What failed the check, if anything: outputs that differ, a slowdown beyond `--max-slowdown`.
     pub fn failures(&self) -> Vec<String> {
-        let outputs = (self.failed > 0).then(|| format!("{} of {} outputs differ", self.failed, self.outputs.len()));
+        let outputs = (self.failed > 0).then(|| {
+            let outputs = part_of(self.failed, self.outputs.len(), "output");
+            format!("{outputs} {}", differ(self.failed))
+        });
         outputs
             .into_iter()
             .chain(self.timing.as_ref().and_then(TimingComparison::failure))
@@ -726,8 +728,9 @@ impl PairRow {
         let outputs = match (&self.outputs, self.status) {
             (_, PairStatus::OnlyInA) => "ONLY IN A",
             (_, PairStatus::OnlyInB) => "ONLY IN B",
-            (Some(outputs), _) if outputs.failed > 0 => "DIFFER",
-            (Some(_), _) => "ok",
+            // The words of its outputs' rows (`status_text`).
+            (Some(outputs), _) if outputs.failed > 0 => status_text(TensorStatus::Fail),
+            (Some(_), _) => status_text(TensorStatus::Pass),
             (None, _) => "ERROR",
         };
         let err = match &self.outputs {

@@ -200,7 +200,11 @@ fn ops_text(ops: &GraphCost) -> String {
         scaled(ops.macs),
         scaled(ops.flops),
     ]);
-    let mut text = format!("\noperators: {} in {} types\n", ops.operators, ops.types.len());
+    let mut text = format!(
+        "\noperators: {} in {}\n",
+        ops.operators,
+        counted(ops.types.len(), "type")
+    );
     text += &table.render("");
     text += &format!(
         "parameters: {} in {} constant tensors ({} bytes); MACs and FLOPs from the shapes the graph stores (its batch as dumped)\n",

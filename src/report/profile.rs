@@ -14,7 +14,7 @@ use super::Report;
 use crate::profile::{OperatorRun, Profile, ProfiledIteration, Span};
 use crate::runner::timing::{ColdStart, Timing};
 use crate::tensor::format_shape;
-use crate::text::{counted, printable};
+use crate::text::{counted, part_of, printable};
 
 /// The sum of operator times should be this close to the iteration time.
 const COVERAGE_TOLERANCE: f64 = 0.15;
@@ -451,8 +451,10 @@ impl Report for ProfileReport {
         if let Some(selected) = &self.selected {
             let _ = writeln!(
                 out,
-                "selected {} of {} operators: {:.3} ms, {:.1}% of the total",
-                selected.operators, selected.of, selected.time_ms, selected.share
+                "selected {}: {:.3} ms, {:.1}% of the total",
+                part_of(selected.operators, selected.of, "operator"),
+                selected.time_ms,
+                selected.share
             );
         }
         match &self.measured {

@@ -17,7 +17,7 @@ use crate::runner::pinning::PinnedThread;
 use crate::runner::testcase::{OutputCheck, TestcaseRun, TestcaseStatus};
 use crate::runner::timing::{ColdStart, Timing, TimingReport};
 use crate::tensor::{format_shape, HostTensor};
-use crate::text::{counted, number, printable};
+use crate::text::{counted, number, part_of, printable};
 
 /// `mge run` with feeds.
 #[derive(Serialize)]
@@ -576,8 +576,9 @@ impl Report for RunReport {
             if let Some(topk) = &expect.topk {
                 let _ = write!(
                     out,
-                    ", top-{} differ in {} of {} rows",
-                    topk.k, topk.differing_rows, topk.rows
+                    ", top-{} differ in {}",
+                    topk.k,
+                    part_of(topk.differing_rows, topk.rows, "row")
                 );
             } else if let Some(mismatch) = &expect.first_mismatch {
                 let _ = write!(out, ", first at {}", mismatch_text(mismatch));

@@ -15,7 +15,7 @@ use crate::supervise::child::announce;
 use crate::supervise::record;
 use crate::supervise::Phase;
 use crate::tensor::{HostTensor, TensorView};
-use crate::text::{counted, number, to_stderr};
+use crate::text::{counted, number, part_of, to_stderr};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -226,15 +226,15 @@ fn judge_by_rules(
         if !comparison.passed {
             failures.push(match (&comparison.topk, &comparison.first_mismatch) {
                 (Some(topk), _) => format!(
-                    "'{name}': top-{} indices differ in {} of {} rows",
-                    topk.k, topk.differing_rows, topk.rows
+                    "'{name}': top-{} indices differ in {}",
+                    topk.k,
+                    part_of(topk.differing_rows, topk.rows, "row")
                 ),
                 (None, Some(first)) => format!(
-                    "'{name}': err {} above {}, {} of {} elements outside; first at {:?}: got {}, expected {}",
+                    "'{name}': err {} above {}, {} outside; first at {:?}: got {}, expected {}",
                     number(err),
                     number(maxerr),
-                    comparison.mismatches,
-                    actual.len(),
+                    part_of(comparison.mismatches, actual.len(), "element"),
                     first.index,
                     first.a,
                     first.b

@@ -27,6 +27,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::text::counted;
+
 /// Set in the environment of a supervised child, as `ChildSetup` writes it.
 const CHILD_ENV: &str = "MGE_SUPERVISED";
 
@@ -172,7 +174,7 @@ impl fmt::Display for Whereabouts {
                 ms as f64 / 1e3,
                 match done {
                     0 => "no run done yet".to_string(),
-                    _ => format!("at least {done} runs done"),
+                    _ => format!("at least {} done", counted(done as usize, "run")),
                 }
             )?,
             (Some(Phase::Testcase { .. }), _) => unreachable!("`enter` keeps the testcase apart from the phase"),

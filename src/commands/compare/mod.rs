@@ -23,7 +23,7 @@ use crate::report::compare::{CompareReport, Walk};
 use crate::report::junit::{junit_xml, Suite};
 use crate::report::made_by::Making;
 use crate::report::print;
-use crate::text::counted;
+use crate::text::{differ, part_of};
 use runs::TwoRuns;
 
 /// What `mge compare` was asked, turned once from `CompareArgs`.
@@ -155,8 +155,8 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
             write_junit(junit.as_deref(), &report.junit_suites())?;
             print(&report, json, &Making::new(&global.runtime, None, &[]))?;
             if report.failed > 0 {
-                let pairs = counted(report.pairs.len(), "pair");
-                return Err(CheckFailed(format!("{} of {pairs} failed", report.failed)).into());
+                let failed = part_of(report.failed, report.pairs.len(), "pair");
+                return Err(CheckFailed(format!("{failed} failed")).into());
             }
             Ok(())
         }
@@ -228,9 +228,8 @@ fn compare_opened(a: &Side, b: &Side, rules: Rules, names: (impl ToString, impl 
 
 /// Exit 1 when any of the `count` tensors differs.
 fn verdict(failed: usize, count: usize) -> Result<()> {
-    let differ = if failed == 1 { "differs" } else { "differ" };
     if failed > 0 {
-        return Err(CheckFailed(format!("{failed} of {} {differ}", counted(count, "tensor"))).into());
+        return Err(CheckFailed(format!("{} {}", part_of(failed, count, "tensor"), differ(failed))).into());
     }
     Ok(())
 }

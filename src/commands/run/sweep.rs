@@ -29,6 +29,7 @@ use crate::runner::timing::Timing;
 use crate::runtime::{self, Located};
 use crate::supervise::child::say;
 use crate::tensor::{DType, TensorInfo};
+use crate::text::part_of;
 
 /// A shape's run without `--timeout`: room for a large model's load and
 /// runs, short of waiting forever on an engine that hangs.
@@ -179,9 +180,8 @@ pub fn sweep(mut settings: RunSettings, sweep: Sweep, global: &Global) -> Result
     let failed: Vec<&Row> = report.failed().collect();
     if !failed.is_empty() {
         return Err(CheckFailed(format!(
-            "{} of {} shapes not ok: {}",
-            failed.len(),
-            report.sweep.len(),
+            "{} not ok: {}",
+            part_of(failed.len(), report.sweep.len(), "shape"),
             not_ok(&failed)
         ))
         .into());
