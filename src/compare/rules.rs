@@ -203,7 +203,7 @@ impl Rules {
                 bail!(
                     "--maxerr {}:{}: no tensor is named '{}' (the tensors: {})",
                     rule.name,
-                    rule.maxerr,
+                    number(rule.maxerr),
                     rule.name,
                     quoted_list(&known)
                 );

@@ -22,6 +22,7 @@ use anyhow::Result;
 use super::cost::{dtype_bits, graph_cost, type_name, GraphCost, Parameters, POOLING_FIELDS};
 use super::structure::{Dumped, Operator, Param, Structure, Tensor};
 use super::ModelFile;
+use crate::text::number;
 
 /// How two graphs differ; every list is empty when they are the same.
 #[derive(Debug, Serialize)]
@@ -638,7 +639,7 @@ fn tensor_difference(a: &Tensor, b: &Tensor, names: &(String, String), constants
             max_abs_diff: largest,
         });
     }
-    Some(format!("{name}: largest difference {largest:.4e}"))
+    Some(format!("{name}: largest difference {}", number(largest)))
 }
 
 /// The largest absolute difference of two constants' elements, for the

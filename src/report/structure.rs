@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::table::Table;
 use super::Report;
 use crate::model::diff::{DumpedAs, IoChange, IoVar, OpChange, OpRef, Sides, StructureDiff, Totals};
-use crate::text::{counted, printable};
+use crate::text::{counted, number, printable};
 
 /// `mge compare A.mge B.mge --structure`.
 #[derive(Serialize)]
@@ -140,9 +140,9 @@ fn totals_text(out: &mut String, diff: &StructureDiff) {
     if let Some(largest) = &params.largest_difference {
         let _ = write!(
             out,
-            ", the most '{}' by {:.4e}",
+            ", the most '{}' by {}",
             printable(&largest.b_var),
-            largest.max_abs_diff
+            number(largest.max_abs_diff)
         );
     }
     out.push('\n');
