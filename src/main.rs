@@ -1,6 +1,11 @@
+// The Lite C API, the NVIDIA driver's and the libc calls around them are
+// `src/engine/`'s alone: no other module may use `unsafe`.
+#![deny(unsafe_code)]
+
 mod cli;
 mod commands;
 mod compare;
+#[allow(unsafe_code)]
 mod engine;
 mod feeds;
 mod input_files;

@@ -263,10 +263,10 @@ impl MgeCommand {
         }
     }
 
-    /// `--output VAR` for each of `vars`.
+    /// `--extra-output VAR` for each of `vars`.
     pub fn extra_outputs(self, vars: &[String]) -> MgeCommand {
         vars.iter()
-            .fold(self, |command, var| command.arg(valued("--output", var)))
+            .fold(self, |command, var| command.arg(valued("--extra-output", var)))
     }
 
     /// `--expect SPEC` for each of `specs`.

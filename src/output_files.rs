@@ -409,10 +409,21 @@ pub fn write_tensors(dir: &Path, tensors: &[(String, HostTensor)]) -> Result<Vec
 /// A file name per tensor, `NAME.npy` (see `npy_file_stem`); names that
 /// collide get a numbered suffix. Each with the tensor's name and the tensor.
 pub fn npy_files(tensors: &[(String, HostTensor)]) -> Vec<(&str, PathBuf, &HostTensor)> {
-    let mut used = HashSet::new();
+    let files = npy_file_names(tensors.iter().map(|(name, _)| name.as_str()));
     tensors
         .iter()
-        .map(|(name, tensor)| {
+        .zip(files)
+        .map(|((name, tensor), file)| (name.as_str(), file, tensor))
+        .collect()
+}
+
+/// The file name of each tensor of `names`, in order, as `npy_files` names
+/// them: what `--outputs DIR` writes, and `--expect DIR` reads.
+pub fn npy_file_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<PathBuf> {
+    let mut used = HashSet::new();
+    names
+        .into_iter()
+        .map(|name| {
             let stem = npy_file_stem(name);
             let mut file = format!("{stem}.npy");
             let mut suffix = 1;
@@ -420,7 +431,7 @@ pub fn npy_files(tensors: &[(String, HostTensor)]) -> Vec<(&str, PathBuf, &HostT
                 file = format!("{stem}_{suffix}.npy");
                 suffix += 1;
             }
-            (name.as_str(), PathBuf::from(file), tensor)
+            PathBuf::from(file)
         })
         .collect()
 }
@@ -698,9 +709,11 @@ mod tests {
     fn writes_into_a_fifo() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
-        let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
         let reader = {
             let fifo = fifo.clone();
             std::thread::spawn(move || std::fs::read(fifo).unwrap())

@@ -20,6 +20,45 @@ pub fn quoted_list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String 
     quoted.join(", ")
 }
 
+/// An error, a difference or a tolerance as every report prints it: six
+/// significant digits at most, in plain notation from 1e-3 to 1e6, else in
+/// Rust's scientific one: `0`, `0.5`, `0.036626`, `2.38419e-7`, `1e-4`.
+pub fn number(value: f64) -> String {
+    if value == 0.0 {
+        return "0".to_string();
+    }
+    if !value.is_finite() {
+        return format!("{value}");
+    }
+    let rounded: f64 = format!("{value:.5e}").parse().unwrap_or(value);
+    match (1e-3..1e6).contains(&rounded.abs()) {
+        true => format!("{rounded}"),
+        false => format!("{rounded:e}"),
+    }
+}
+
+/// `1 run`, `3 runs`: a count with its noun, which takes an `s` but for one.
+pub fn counted(count: usize, noun: &str) -> String {
+    match count {
+        1 => format!("1 {noun}"),
+        _ => format!("{count} {noun}s"),
+    }
+}
+
+/// `1 of 1 output`, `2 of 3 outputs`: a part of a count, the noun agreeing
+/// with the whole.
+pub fn part_of(part: usize, whole: usize, noun: &str) -> String {
+    format!("{part} of {}", counted(whole, noun))
+}
+
+/// `differ` as its count of subjects takes it: `1 ... differs`, `2 ... differ`.
+pub fn differ(subjects: usize) -> &'static str {
+    match subjects {
+        1 => "differs",
+        _ => "differ",
+    }
+}
+
 /// Whether text output shows `c` escaped: control characters (C0, DEL, C1),
 /// which move the cursor, colour, ring or end the line, and the invisible
 /// characters that reorder or hide what a terminal shows (bidirectional
@@ -155,6 +194,39 @@ mod tests {
     use std::process::Command;
 
     use super::*;
+
+    #[test]
+    fn numbers_are_printed_one_way() {
+        assert_eq!(number(0.0), "0");
+        assert_eq!(number(-0.0), "0");
+        assert_eq!(number(0.5), "0.5");
+        assert_eq!(number(1e-4), "1e-4");
+        assert_eq!(number(2.384185791015625e-7), "2.38419e-7");
+        assert_eq!(number(3.662604093551636e-2), "0.036626");
+        assert_eq!(number(0.912397), "0.912397");
+        assert_eq!(number(1.956e6), "1.956e6");
+        assert_eq!(number(f64::NAN), "NaN");
+        assert_eq!(number(f64::INFINITY), "inf");
+    }
+
+    #[test]
+    fn counts_take_their_plural() {
+        assert_eq!(counted(1, "iteration"), "1 iteration");
+        assert_eq!(counted(0, "pair"), "0 pairs");
+        assert_eq!(counted(2, "pair"), "2 pairs");
+        assert_eq!(
+            format!("{} {}", part_of(1, 1, "output"), differ(1)),
+            "1 of 1 output differs"
+        );
+        assert_eq!(
+            format!("{} {}", part_of(2, 3, "output"), differ(2)),
+            "2 of 3 outputs differ"
+        );
+        assert_eq!(
+            format!("{} {}", part_of(1, 3, "output"), differ(1)),
+            "1 of 3 outputs differs"
+        );
+    }
 
     #[test]
     fn shows_hidden_characters_escaped() {

@@ -13,6 +13,7 @@ use crate::model::{ModelFile, Wrapping};
 use crate::options::EngineOption;
 use crate::packed_options::Carried;
 use crate::report::info::{ModelInfo, Packing, Tensor, Testcase};
+use crate::report::made_by::Making;
 use crate::report::print;
 use crate::report::run::TensorStats;
 use crate::runner::testcase::testcase_values;
@@ -71,12 +72,18 @@ pub fn info(settings: InfoSettings, global: &Global) -> Result<()> {
         verified: model.is_verified(),
         packing,
         inputs: session.inputs.iter().map(Tensor::from).collect(),
-        outputs: session.outputs.iter().map(Tensor::from).collect(),
+        outputs: session
+            .outputs
+            .iter()
+            .zip(session.engine_output_names())
+            .map(|(output, engine_name)| Tensor::output(output, &engine_name))
+            .collect(),
         testcases: model.testcase_count(),
         testcase_values,
         ops,
     };
-    print(&info, settings.json)
+    let making = Making::new(&global.runtime, lite.version().ok(), &engine.given);
+    print(&info, settings.json, &making)
 }
 
 /// How a packed model is packed, and what it carries.

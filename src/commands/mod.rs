@@ -5,6 +5,7 @@ mod child_run;
 mod compare;
 mod completions;
 mod dump;
+mod expect;
 mod finite;
 mod info;
 mod man;

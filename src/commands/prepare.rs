@@ -24,7 +24,8 @@ use crate::runner::{Outputs, Plan, RunObserver, Runs, Session};
 use crate::runtime;
 use crate::supervise::child::announce;
 use crate::supervise::{record, Phase};
-use crate::text::quoted_list;
+use crate::tensor::format_shape;
+use crate::text::{part_of, quoted_list};
 
 /// What a container's embedded testcases are for when no feeds are given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,7 +138,7 @@ pub fn prepare<'a, T>(
     let reading = Instant::now();
     let mut model = read_model(&settings.path, &settings.engine)?;
     if !settings.extra_outputs.is_empty() {
-        model.add_outputs(&settings.extra_outputs).context("--output")?;
+        model.add_outputs(&settings.extra_outputs).context("--extra-output")?;
     }
     let read = reading.elapsed();
     let engine = with_carried(&settings.engine, &model, &settings.path, global)?;
@@ -359,6 +360,16 @@ impl Prepared<'_> {
                     feed.name, feed.source, feed.tensor.dtype
                 ));
             }
+            let declared = inputs.iter().find(|input| input.name == feed.name);
+            if let Some(declared) = declared.filter(|declared| declared.shape != feed.tensor.shape) {
+                global.note(format!(
+                    "input '{}': shape {} from '{}' differs from the model's {}; the engine reshapes the graph for it",
+                    feed.name,
+                    format_shape(&feed.tensor.shape),
+                    feed.source,
+                    format_shape(&declared.shape)
+                ));
+            }
         }
         let missing: Vec<&str> = inputs
             .iter()
@@ -401,8 +412,8 @@ impl Prepared<'_> {
                         None => "embedded in the model".to_string(),
                     };
                     self.global.note(format!(
-                        "fast-run cache {source}: {} of {} operators' algorithms were not in it and came from the heuristic; nothing was profiled",
-                        choices.not_in_cache, choices.chosen
+                        "fast-run cache {source}: the algorithms of {} were not in it and came from the heuristic; nothing was profiled",
+                        part_of(choices.not_in_cache, choices.chosen, "operator")
                     ));
                 }
             }

@@ -9,6 +9,7 @@ use super::Global;
 use crate::engine::{cuda_driver, take_stdout, Device, Driver};
 use crate::interrupt::Interrupted;
 use crate::mge_command::MgeCommand;
+use crate::report::made_by::Making;
 use crate::report::progress::InstallProgress;
 use crate::report::runtime::{CudaDriver, GpuInfo, InstalledRuntime, RuntimeInfo};
 use crate::report::{emit, print};
@@ -84,9 +85,11 @@ pub fn info(json: bool, global: &Global) -> Result<()> {
             _ => lite_runtime::home().ok().map(|home| home.display().to_string()),
         },
     };
+    let mut version = None;
     if !unloadable {
         let probed = probe(&located, global.verbose)?;
         let (major, minor, patch) = probed.version;
+        version = Some((major, minor, patch));
         info.version = Some(format!("{major}.{minor}.{patch}"));
         info.cpu_devices = Some(probed.cpu_devices);
         info.cuda_devices = Some(probed.cuda_devices);
@@ -94,7 +97,7 @@ pub fn info(json: bool, global: &Global) -> Result<()> {
     if let Some(warning) = shadow_warning(&info) {
         global.warn(warning);
     }
-    print(&info, json)?;
+    print(&info, json, &Making::new(&global.runtime, version, &[]))?;
     match (&info.files, &located.install) {
         (Files::Damaged(damage), Some(dir)) => Err(lite_runtime::damaged(dir, damage)),
         (Files::Unrecorded, Some(dir)) => Err(lite_runtime::unrecorded(dir)),

@@ -244,7 +244,7 @@ pub struct ModelSettings {
     pub path: PathBuf,
     pub feeds: FeedSettings,
     pub engine: EngineSettings,
-    /// Vars made outputs of the model, after its own (`run --output`).
+    /// Vars made outputs of the model, after its own (`run --extra-output`).
     pub extra_outputs: Vec<String>,
 }
 

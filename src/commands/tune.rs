@@ -15,6 +15,7 @@ use crate::model::ModelFile;
 use crate::options::EngineOption;
 use crate::output_files::{claim_file, write_atomically};
 use crate::packed_options::{self, Carried};
+use crate::report::made_by::Making;
 use crate::report::print;
 use crate::report::progress::TuneProgress;
 use crate::report::tune::TuneReport;
@@ -115,7 +116,11 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
         save_model(file, &opened, &tuning, &model.engine, &trials, global)?;
     }
     let report = TuneReport::new(&tuning, &baseline);
-    print(&report, settings.json)
+    print(
+        &report,
+        settings.json,
+        &Making::new(&global.runtime, None, &model.engine.given),
+    )
 }
 
 /// Writes the model packed with the winner's options and the fast-run cache

@@ -19,9 +19,10 @@ use serde::Serialize;
 
 use anyhow::Result;
 
-use super::cost::{dtype_bits, graph_cost, type_name, GraphCost, Parameters};
+use super::cost::{dtype_bits, graph_cost, type_name, GraphCost, Parameters, POOLING_FIELDS};
 use super::structure::{Dumped, Operator, Param, Structure, Tensor};
 use super::ModelGraph;
+use crate::text::number;
 
 /// How two graphs differ; every list is empty when they are the same.
 #[derive(Debug, Serialize)]
@@ -636,7 +637,7 @@ fn tensor_difference(a: &Tensor, b: &Tensor, names: &(String, String), constants
             max_abs_diff: largest,
         });
     }
-    Some(format!("{name}: largest difference {largest:.4e}"))
+    Some(format!("{name}: largest difference {}", number(largest)))
 }
 
 /// The largest absolute difference of two constants' elements, for the
@@ -765,13 +766,10 @@ fn field_name(tag: u8, index: usize) -> String {
         "dilate_w",
         "compute_mode",
     ];
-    const POOLING: [&str; 8] = [
-        "mode", "pad_h", "pad_w", "stride_h", "stride_w", "window_h", "window_w", "format",
-    ];
     let names: &[&str] = match tag {
         3 => &CONVOLUTION,
         6 => &CONV_BIAS,
-        9 => &POOLING,
+        9 => &POOLING_FIELDS,
         _ => &[],
     };
     names

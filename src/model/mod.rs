@@ -153,10 +153,11 @@ impl ModelFile {
                 graphs: None,
             });
         }
-        let graphs = reader.graphs(0).map_err(|err| match reader.pos {
-            0 => anyhow::anyhow!("{err:#}; an encrypted model needs --model-decryption METHOD"),
-            _ => err,
-        })?;
+        let graphs = match reader.graphs(0) {
+            Ok(graphs) => graphs,
+            Err(err) if reader.pos == 0 => return Err(what_the_file_is(reader.peek(64)?, err)),
+            Err(err) => return Err(err),
+        };
         Ok(ModelFile {
             bytes: reader.bytes,
             wrapping: Wrapping::Bare,
@@ -600,6 +601,54 @@ type GraphRanges = (GraphFormat, Range<usize>, Range<usize>, Range<usize>);
 
 /// Reads graphs off a source, keeping what it read; asks the source only for
 /// what the framing read so far announces.
+/// Why a file whose first bytes are no model's is none, saying what it is:
+/// empty, a kind of file known by its first bytes, text, the legacy format
+/// (which `not_a_graph` says), or, for bytes of no known kind, what a
+/// model starts with and that an encrypted one needs its method.
+fn what_the_file_is(head: &[u8], not_a_graph: anyhow::Error) -> anyhow::Error {
+    const KINDS: &[(&[u8], &str)] = &[
+        (b"\x89PNG", "a PNG image"),
+        (b"\xff\xd8\xff", "a JPEG image"),
+        (b"\x93NUMPY", "a NumPy array (.npy)"),
+        (b"PK\x03\x04", "a zip archive (.npz, .whl, ...)"),
+        (b"\x7fELF", "an ELF binary (a program or shared library)"),
+        (b"\x1f\x8b", "a gzip archive"),
+        (b"%PDF", "a PDF document"),
+        (
+            b"version https://git-lfs",
+            "a Git LFS pointer, not the file it points to (`git lfs pull` fetches it)",
+        ),
+    ];
+    if head.is_empty() {
+        return anyhow::anyhow!("the file is empty");
+    }
+    if head.starts_with(LEGACY_MAGIC) {
+        return not_a_graph;
+    }
+    if let Some((_, kind)) = KINDS.iter().find(|(magic, _)| head.starts_with(magic)) {
+        return anyhow::anyhow!("it is {kind}");
+    }
+    // The head may end inside a character.
+    let text = match std::str::from_utf8(head) {
+        Ok(text) => Some(text),
+        Err(err) if err.error_len().is_none() => std::str::from_utf8(&head[..err.valid_up_to()]).ok(),
+        Err(_) => None,
+    };
+    if let Some(text) = text {
+        if !text.contains('\0') {
+            let line = text.lines().next().unwrap_or_default();
+            let begins: String = line.chars().take(40).collect();
+            let cut = if begins.len() < line.len() { "..." } else { "" };
+            return anyhow::anyhow!("it is a text file ('{begins}{cut}')");
+        }
+    }
+    anyhow::anyhow!(
+        "its first bytes are those of no MegEngine format (an FBS v2 graph has `mgv2` at byte 8, \
+         an FBS v1 graph starts with `MGBC` or `MGBS`, a testcase container with `mgbtest0`, \
+         a Lite packed model with `packed_model`); an encrypted model needs --model-decryption METHOD"
+    )
+}
+
 struct Reader<R> {
     source: R,
     /// The source's length, where known: a claim beyond it is refused unread.
@@ -997,11 +1046,32 @@ mod tests {
         assert!(ModelFile::parse(graph).err().unwrap().to_string().contains("truncated"));
     }
 
+    /// What a file is, rather than that an encrypted model needs its method.
     #[test]
-    fn rejects_what_is_not_a_model() {
-        for bytes in [b"hello world, not a model".to_vec(), Vec::new(), b"mgbtest0".to_vec()] {
-            assert!(ModelFile::parse(bytes).is_err());
-        }
+    fn rejects_what_is_not_a_model_saying_what_it_is() {
+        let refusal = |bytes: &[u8]| format!("{:#}", ModelFile::parse(bytes.to_vec()).err().unwrap());
+        assert_eq!(refusal(b""), "the file is empty");
+        assert_eq!(
+            refusal(b"hello world, not a model\nsecond line"),
+            "it is a text file ('hello world, not a model')"
+        );
+        assert_eq!(refusal(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), "it is a PNG image");
+        assert!(refusal(b"mgb0001\x8a\x03\0\0\0\xdc\x76\x1b\0").starts_with(
+            "the model graph is a legacy MegBrain graph (`mgb0001`), a format MegEngine Lite 1.13 cannot load"
+        ));
+        assert!(!refusal(b"mgb0001\x8a\x03\0\0\0\xdc\x76\x1b\0").contains("--model-decryption"));
+        let unknown = refusal(&[
+            0x3d, 0xa1, 0x07, 0xfe, 0x11, 0x00, 0x9c, 0x42, 0x80, 0x01, 0x02, 0x03, 0xee,
+        ]);
+        assert!(
+            unknown.starts_with("its first bytes are those of no MegEngine format"),
+            "{unknown}"
+        );
+        assert!(
+            unknown.ends_with("an encrypted model needs --model-decryption METHOD"),
+            "{unknown}"
+        );
+        assert!(ModelFile::parse(b"mgbtest0".to_vec()).is_err());
     }
 
     /// Against how `fixtures/make_fixtures.py` dumped each container.

@@ -19,7 +19,7 @@ use crate::compare::{
 use crate::model::diff::StructureDiff;
 use crate::runner::rounds::{median_of_rounds, Measured, Ratio, Speed};
 use crate::tensor::format_shape;
-use crate::text::{printable, quoted_list, shell_line};
+use crate::text::{counted, differ, number, part_of, printable, quoted_list, shell_line};
 
 #[derive(Serialize)]
 pub struct CompareReport {
@@ -123,9 +123,9 @@ fn tensor_table(what: &str, rows: &[TensorRow], vars: bool) -> String {
         cells.extend([
             side_by_side(format_shape(&row.shape), row.shape_b.as_deref().map(format_shape)),
             side_by_side(row.dtype.clone(), row.dtype_b.clone()),
-            number(row.max_abs, row.status),
-            number(row.max_rel, row.status),
-            number(row.err, row.status),
+            cell(row.max_abs, row.status),
+            cell(row.max_rel, row.status),
+            cell(row.err, row.status),
             status_text(row.status).to_string(),
             detail(row),
         ]);
@@ -441,15 +441,14 @@ fn detail(row: &TensorRow) -> String {
     if let Some(topk) = &row.topk {
         return match &topk.first_difference {
             Some(first) => format!(
-                "top-{} differ in {} of {} rows; row {}: {:?} vs {:?}",
+                "top-{} differ in {}; row {}: {:?} vs {:?}",
                 topk.k,
-                topk.differing_rows,
-                topk.rows,
+                part_of(topk.differing_rows, topk.rows, "row"),
                 format_shape(&first.row),
                 first.a,
                 first.b
             ),
-            None => format!("top-{} agree in {} rows", topk.k, topk.rows),
+            None => format!("top-{} agree in {}", topk.k, counted(topk.rows, "row")),
         };
     }
     let mut text = row.first_mismatch.as_ref().map(mismatch_text).unwrap_or_default();
@@ -457,7 +456,10 @@ fn detail(row: &TensorRow) -> String {
         let _ = write!(text, "{}{relayout}", if text.is_empty() { "" } else { "; " });
     }
     if let Some(err) = row.stat_err {
-        let _ = write!(text, "{}stat {err:.3e}", if text.is_empty() { "" } else { "; " });
+        let _ = write!(text, "{}stat {}", if text.is_empty() { "" } else { "; " }, number(err));
+    }
+    if let Some(left_out) = row.left_out {
+        let _ = write!(text, "{}{left_out}", if text.is_empty() { "" } else { "; " });
     }
     match row.mismatches {
         Some(count) if count > 1 => format!("{text} ({count} elements outside)"),
@@ -467,10 +469,10 @@ fn detail(row: &TensorRow) -> String {
 
 fn status_text(status: TensorStatus) -> &'static str {
     match status {
-        TensorStatus::Pass => "ok",
-        TensorStatus::Fail => "MISMATCH",
-        TensorStatus::ShapeMismatch => "SHAPE DIFFERS",
-        TensorStatus::DtypeMismatch => "DTYPE DIFFERS",
+        TensorStatus::Pass => "pass",
+        TensorStatus::Fail => "FAIL",
+        TensorStatus::ShapeMismatch => "SHAPE MISMATCH",
+        TensorStatus::DtypeMismatch => "DTYPE MISMATCH",
         TensorStatus::OnlyInA => "ONLY IN A",
         TensorStatus::OnlyInB => "ONLY IN B",
         TensorStatus::NoValues => "no values",
@@ -485,10 +487,9 @@ fn side_by_side(a: String, b: Option<String>) -> String {
 }
 
 /// An error or difference: blank when not compared, `nan` when a side was NaN.
-fn number(value: Option<f64>, status: TensorStatus) -> String {
+fn cell(value: Option<f64>, status: TensorStatus) -> String {
     match (value, status) {
-        (Some(0.0), _) => "0".into(),
-        (Some(value), _) => format!("{value:.3e}"),
+        (Some(value), _) => number(value),
         (None, TensorStatus::Pass | TensorStatus::Fail | TensorStatus::DtypeMismatch) => "nan".into(),
         (None, _) => String::new(),
     }
@@ -498,7 +499,7 @@ fn how_it_differs(var: &DivergingVar) -> String {
     match (var.status, var.err) {
         (TensorStatus::ShapeMismatch, _) => "its shape differs".into(),
         (TensorStatus::DtypeMismatch, _) => "its dtype differs".into(),
-        (_, Some(err)) => format!("err {err:.3e}"),
+        (_, Some(err)) => format!("err {}", number(err)),
         (_, None) => "err nan".into(),
     }
 }
@@ -523,23 +524,23 @@ fn value_text(value: f64) -> String {
     }
 }
 
-/// What fails a pair's outputs: `1 of 2 outputs differ beyond maxerr 1e-4: 'prob' err 1.956e0`.
+/// What fails a pair's outputs: `1 of 2 outputs differs beyond maxerr 1e-4: 'prob' err 1.95642`.
 fn outputs_failure(outputs: &[TensorRow], rules: &Rules) -> Option<String> {
     let failed: Vec<String> = outputs
         .iter()
         .filter(|row| row.status.failed())
         .map(|row| match (row.status, row.err) {
             (TensorStatus::Fail | TensorStatus::DtypeMismatch, Some(err)) => {
-                format!("'{}' err {err:.3e}", printable(&row.name))
+                format!("'{}' err {}", printable(&row.name), number(err))
             }
             (status, _) => format!("'{}' {}", printable(&row.name), status_text(status).to_lowercase()),
         })
         .collect();
     (!failed.is_empty()).then(|| {
         format!(
-            "{} of {} outputs differ beyond {}: {}",
-            failed.len(),
-            outputs.len(),
+            "{} {} beyond {}: {}",
+            part_of(failed.len(), outputs.len(), "output"),
+            differ(failed.len()),
             rules.describe(),
             failed.join(", ")
         )
@@ -574,7 +575,10 @@ impl TwoRunReport {
 
     /// What failed the check, if anything: outputs that differ, a slowdown beyond `--max-slowdown`.
     pub fn failures(&self) -> Vec<String> {
-        let outputs = (self.failed > 0).then(|| format!("{} of {} outputs differ", self.failed, self.outputs.len()));
+        let outputs = (self.failed > 0).then(|| {
+            let outputs = part_of(self.failed, self.outputs.len(), "output");
+            format!("{outputs} {}", differ(self.failed))
+        });
         outputs
             .into_iter()
             .chain(self.timing.as_ref().and_then(TimingComparison::failure))
@@ -724,12 +728,13 @@ impl PairRow {
         let outputs = match (&self.outputs, self.status) {
             (_, PairStatus::OnlyInA) => "ONLY IN A",
             (_, PairStatus::OnlyInB) => "ONLY IN B",
-            (Some(outputs), _) if outputs.failed > 0 => "DIFFER",
-            (Some(_), _) => "ok",
+            // The words of its outputs' rows (`status_text`).
+            (Some(outputs), _) if outputs.failed > 0 => status_text(TensorStatus::Fail),
+            (Some(_), _) => status_text(TensorStatus::Pass),
             (None, _) => "ERROR",
         };
         let err = match &self.outputs {
-            Some(outputs) => number(outputs.worst_err, TensorStatus::Fail),
+            Some(outputs) => cell(outputs.worst_err, TensorStatus::Fail),
             None => String::new(),
         };
         let graph = match &self.structure {

@@ -7,7 +7,7 @@ use super::table::Table;
 use super::Report;
 use crate::model::{GraphCost, EXPECTATION_SUFFIX};
 use crate::tensor::{format_shape, TensorInfo};
-use crate::text::printable;
+use crate::text::{counted, printable};
 
 #[derive(Serialize)]
 pub struct Tensor {
@@ -17,6 +17,10 @@ pub struct Tensor {
     /// An input carrying an expected output value (testcase containers only).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub expectation: bool,
+    /// The AssertEqual var the engine lists for an output it checks
+    /// (testcase containers only): `assert_eq(feat:expect,feat)[86]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assertion: Option<String>,
 }
 
 impl From<&TensorInfo> for Tensor {
@@ -26,6 +30,17 @@ impl From<&TensorInfo> for Tensor {
             shape: info.shape.clone(),
             dtype: info.dtype.to_string(),
             expectation: info.name.ends_with(EXPECTATION_SUFFIX),
+            assertion: None,
+        }
+    }
+}
+
+impl Tensor {
+    /// An output, with the var the engine lists for it where that is another.
+    pub fn output(info: &TensorInfo, engine_name: &str) -> Tensor {
+        Tensor {
+            assertion: (engine_name != info.name).then(|| engine_name.to_string()),
+            ..Tensor::from(info)
         }
     }
 }
@@ -194,7 +209,11 @@ fn ops_text(ops: &GraphCost) -> String {
         scaled(ops.macs),
         scaled(ops.flops),
     ]);
-    let mut text = format!("\noperators: {} in {} types\n", ops.operators, ops.types.len());
+    let mut text = format!(
+        "\noperators: {} in {}\n",
+        ops.operators,
+        counted(ops.types.len(), "type")
+    );
     text += &table.render("");
     text += &format!(
         "parameters: {} in {} constant tensors ({} bytes); MACs and FLOPs from the shapes the graph stores (its batch as dumped)\n",
@@ -203,9 +222,15 @@ fn ops_text(ops: &GraphCost) -> String {
         grouped(ops.parameters.bytes)
     );
     if ops.uncounted > 0 {
+        let types: Vec<String> = ops
+            .uncounted_types
+            .iter()
+            .map(|(op_type, count)| format!("{op_type} {count}"))
+            .collect();
         text += &format!(
-            "{} operators are not counted: the graph stores no shape for their vars\n",
-            ops.uncounted
+            "uncounted: {} whose MACs and FLOPs are not in the total: {}\n",
+            counted(ops.uncounted, "operator"),
+            types.join(", ")
         );
     }
     text

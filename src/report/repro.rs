@@ -34,12 +34,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use super::made_by::{installed_version, runtime_used, sha256, Cpu};
 use crate::feeds::named_spec;
 use crate::mge_command::MgeCommand;
 use crate::mge_command::RECORD_ENV;
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, npy_file_stem, StagedSet};
-use crate::runtime::{self, Choice, FileRecord, Hashing, Located, Record};
+use crate::runtime::{self, Choice, Located};
 use crate::supervise::record::Recorded;
 use crate::text::{printable, printable_lines};
 
@@ -199,7 +200,7 @@ impl Repro {
         let texts = [
             ("command.sh", format!("#!/usr/bin/env bash\n# Reproduces the failure in README.txt; run it from inside this folder.\n{line}\n")),
             ("options.txt", options.join("\n") + "\n"),
-            ("runtime.json", json(&runtime_record(case.runtime, version.clone())?)?),
+            ("runtime.json", json(&runtime_used(case.runtime, version.clone())?)?),
             ("cpu.json", json(&Cpu::here())?),
             ("engine.log", engine_log(&case, recorded.as_ref())),
             ("README.txt", readme(&case, &line, version.as_deref(), &files) + &reduced),
@@ -462,118 +463,6 @@ fn engine_log(case: &Case, recorded: Option<&Recorded>) -> String {
 
 fn json(value: &impl Serialize) -> Result<String> {
     Ok(serde_json::to_string_pretty(value)? + "\n")
-}
-
-fn sha256(path: &Path) -> Result<String> {
-    let file = fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut hashing = Hashing::new(file);
-    std::io::copy(&mut hashing, &mut std::io::sink()).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(hashing.finish().sha256)
-}
-
-/// The version an install of the runtime recorded.
-fn installed_version(runtime: Option<&Located>) -> Option<String> {
-    let install = runtime?.install.as_ref()?;
-    Some(Record::read(install).ok()??.version)
-}
-
-/// `runtime.json`.
-#[derive(Serialize)]
-struct RuntimeRecord {
-    /// As the engine gave it to the child, else as its install recorded it.
-    version: Option<String>,
-    library: Option<String>,
-    found_by: Option<String>,
-    install: Option<String>,
-    files: Vec<FileRecord>,
-    /// Where the SHA-256 come from.
-    hashes: &'static str,
-}
-
-fn runtime_record(runtime: Option<&Located>, version: Option<String>) -> Result<RuntimeRecord> {
-    let Some(located) = runtime else {
-        return Ok(RuntimeRecord {
-            version,
-            library: None,
-            found_by: None,
-            install: None,
-            files: Vec::new(),
-            hashes: "none: no runtime was found",
-        });
-    };
-    let recorded = located.install.as_deref().map(Record::read).transpose()?.flatten();
-    let (files, hashes) = match recorded {
-        Some(record) => (
-            record.files,
-            "the install's record of its files (mge checks their sizes before every load; `mge runtime info` their contents)",
-        ),
-        None => {
-            let size = fs::metadata(&located.path).map_or(0, |metadata| metadata.len());
-            let file = FileRecord {
-                path: std::path::absolute(&located.path)?.display().to_string(),
-                size,
-                sha256: sha256(&located.path)?,
-            };
-            (vec![file], "the library's, hashed when the reproducer was written")
-        }
-    };
-    Ok(RuntimeRecord {
-        version,
-        library: Some(std::path::absolute(&located.path)?.display().to_string()),
-        found_by: Some(located.origin.to_string()),
-        install: located.install.as_ref().map(|dir| dir.display().to_string()),
-        files,
-        hashes,
-    })
-}
-
-/// `cpu.json`: the first processor of `/proc/cpuinfo`, and the machine around it.
-#[derive(Serialize)]
-struct Cpu {
-    vendor: Option<String>,
-    model_name: Option<String>,
-    family: Option<String>,
-    model: Option<String>,
-    stepping: Option<String>,
-    microcode: Option<String>,
-    flags: Vec<String>,
-    /// Processors the kernel lists, and those this process may run on.
-    logical_cpus: usize,
-    available_cpus: usize,
-    architecture: &'static str,
-    kernel: Option<String>,
-}
-
-impl Cpu {
-    fn here() -> Cpu {
-        let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let first = cpuinfo.split("\n\n").next().unwrap_or_default();
-        let field = |key: &str| {
-            first.lines().find_map(|line| {
-                let (name, value) = line.split_once(':')?;
-                (name.trim() == key).then(|| value.trim().to_string())
-            })
-        };
-        Cpu {
-            vendor: field("vendor_id"),
-            model_name: field("model name"),
-            family: field("cpu family"),
-            model: field("model"),
-            stepping: field("stepping"),
-            microcode: field("microcode"),
-            flags: field("flags")
-                .unwrap_or_default()
-                .split_whitespace()
-                .map(str::to_string)
-                .collect(),
-            logical_cpus: cpuinfo.lines().filter(|line| line.starts_with("processor")).count(),
-            available_cpus: std::thread::available_parallelism().map_or(1, usize::from),
-            architecture: std::env::consts::ARCH,
-            kernel: fs::read_to_string("/proc/sys/kernel/osrelease")
-                .ok()
-                .map(|release| release.trim().to_string()),
-        }
-    }
 }
 
 /// `README.txt`.

@@ -8,6 +8,7 @@ use super::table::Table;
 use super::Report;
 use crate::mge_command::MgeCommand;
 use crate::runner::rounds::{Measured, Ratio};
+use crate::text::number;
 use crate::tune::trial::TrialStatus;
 use crate::tune::{Confirmation, Contender, Row, Skipped, Source, Tuning};
 
@@ -188,7 +189,7 @@ impl Report for TuneReport {
                     .ci95_ms
                     .map_or("-".into(), |[low, high]| format!("{low:.3} - {high:.3}")),
                 candidate.speedup.map_or("-".into(), |x| format!("{x:.2}x")),
-                candidate.err.map_or("-".into(), |err| format!("{err:.1e}")),
+                candidate.err.map_or("-".into(), number),
                 candidate.took(),
                 status,
             ]);

@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::{Outputs, Plan, Session};
-use crate::compare::{compare_values, worst, Rules, Tolerance};
+use crate::compare::{compare_values, worst, LeftOut, Rules, Tolerance};
 use crate::engine::{capture_stdout, EngineError, Lite, NetworkOptions};
 use crate::feeds::Feed;
 use crate::model::{checked_output, Assertion, ModelFile, EXPECTATION_SUFFIX};
@@ -15,7 +15,7 @@ use crate::supervise::child::announce;
 use crate::supervise::record;
 use crate::supervise::Phase;
 use crate::tensor::{HostTensor, TensorView};
-use crate::text::to_stderr;
+use crate::text::{counted, number, part_of, to_stderr};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -36,6 +36,9 @@ pub struct OutputCheck {
     /// or an assertion the run never reached); NaN when a value was NaN.
     pub err: Option<f64>,
     pub maxerr: f64,
+    /// With `--allow-outliers` (`check` given rules): how many elements the verdict left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<LeftOut>,
 }
 
 pub struct TestcaseRun {
@@ -160,6 +163,7 @@ fn judge_by_the_engine(
             name: assertion.output().to_string(),
             err,
             maxerr: assertion.maxerr,
+            left_out: None,
         })
         .collect();
     match result {
@@ -217,22 +221,25 @@ fn judge_by_rules(
             name: name.to_string(),
             err: Some(err),
             maxerr,
+            left_out: comparison.left_out,
         });
         if !comparison.passed {
             failures.push(match (&comparison.topk, &comparison.first_mismatch) {
                 (Some(topk), _) => format!(
-                    "'{name}': top-{} indices differ in {} of {} rows",
-                    topk.k, topk.differing_rows, topk.rows
+                    "'{name}': top-{} indices differ in {}",
+                    topk.k,
+                    part_of(topk.differing_rows, topk.rows, "row")
                 ),
                 (None, Some(first)) => format!(
-                    "'{name}': err {err:e} above {maxerr:e}, {} of {} elements outside; first at {:?}: got {}, expected {}",
-                    comparison.mismatches,
-                    actual.len(),
+                    "'{name}': err {} above {}, {} outside; first at {:?}: got {}, expected {}",
+                    number(err),
+                    number(maxerr),
+                    part_of(comparison.mismatches, actual.len(), "element"),
                     first.index,
                     first.a,
                     first.b
                 ),
-                (None, None) => format!("'{name}': err {err:e} above {maxerr:e}"),
+                (None, None) => format!("'{name}': err {} above {}", number(err), number(maxerr)),
             });
         }
     }
@@ -366,9 +373,9 @@ pub fn testcase_values(lite: &Lite, graph: &[u8], model_inputs: &[&str]) -> Resu
     names.sort_unstable();
     if values.len() != names.len() {
         bail!(
-            "it holds {} tensors but the model has {} inputs",
-            values.len(),
-            names.len()
+            "it holds {} but the model has {}",
+            counted(values.len(), "tensor"),
+            counted(names.len(), "input")
         );
     }
     Ok(names

@@ -31,6 +31,8 @@ use serde_json::Value;
 
 use crate::text;
 
+use crate::text::counted;
+
 /// Set in the environment of a supervised child, as `ChildSetup` writes it.
 const CHILD_ENV: &str = "MGE_SUPERVISED";
 
@@ -228,7 +230,7 @@ impl fmt::Display for Whereabouts {
                 ms as f64 / 1e3,
                 match done {
                     0 => "no run done yet".to_string(),
-                    _ => format!("at least {done} runs done"),
+                    _ => format!("at least {} done", counted(done as usize, "run")),
                 }
             )?,
             (Some(Phase::Testcase { .. }), _) => unreachable!("`enter` keeps the testcase apart from the phase"),

@@ -14,6 +14,7 @@ use crate::mge_command::MgeCommand;
 use crate::options::EngineOption;
 use crate::runner::rounds::{timed_child, Measured, TimedRun};
 use crate::supervise::parent::How;
+use crate::text::number;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -138,7 +139,7 @@ pub fn compare_outputs(baseline: &Path, candidate: &Path, rules: &Rules) -> Resu
             TensorStatus::OnlyInA => "is missing".to_string(),
             TensorStatus::OnlyInB => "is new".to_string(),
             _ => match row.err {
-                Some(err) => format!("differs: err {err:e}, beyond {}", rules.describe()),
+                Some(err) => format!("differs: err {}, beyond {}", number(err), rules.describe()),
                 None => "differs: NaN".to_string(),
             },
         };

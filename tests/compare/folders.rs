@@ -126,7 +126,7 @@ fn two_folders_give_one_table_json_and_junit_with_the_right_verdicts() {
         xml.contains(r#"<testsuite name="sub/div.mge" tests="2" failures="1""#),
         "{xml}"
     );
-    assert!(xml.contains("1 of 1 outputs differ beyond"), "{xml}");
+    assert!(xml.contains("1 of 1 output differs beyond"), "{xml}");
     assert!(xml.contains(r#"<skipped message="only in a"/>"#), "{xml}");
 
     // The same verdicts as a table, untimed.
@@ -146,8 +146,9 @@ fn two_folders_give_one_table_json_and_junit_with_the_right_verdicts() {
         .collect();
     assert_eq!(rows[0], ["model", "outputs", "worst", "err", "graph"], "{stdout}");
     assert_eq!(rows[1][..3], ["added.mge", "ONLY", "IN"], "{stdout}");
-    assert_eq!(rows[2][..3], ["conv.mge", "ok", "0"], "{stdout}");
-    assert_eq!(rows[4][..2], ["sub/div.mge", "DIFFER"], "{stdout}");
+    // In the words of the outputs' rows, as JSON's `status` of each says them.
+    assert_eq!(rows[2][..3], ["conv.mge", "pass", "0"], "{stdout}");
+    assert_eq!(rows[4][..2], ["sub/div.mge", "FAIL"], "{stdout}");
     assert!(
         stdout.contains("pairs  2 passed, 1 failed; 1 only in a, 1 only in b"),
         "{stdout}"

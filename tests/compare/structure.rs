@@ -176,6 +176,23 @@ fn other_weights_in_one_layer_are_that_layer_s_change_with_the_largest_differenc
     );
     assert_eq!(got["params"]["differing_tensors"], 1);
     assert_totals(&got, &expected);
+    // In text, printed as every difference is: six significant digits, plain from 1e-3.
+    let largest = weight["max_abs_diff"].as_f64().unwrap();
+    assert!((1e-3..1e6).contains(&largest), "{largest}");
+    let shown: f64 = format!("{largest:.5e}").parse().unwrap();
+    let manifest = whatchanged_manifest();
+    let (stdout, _) = run_expecting(
+        mge()
+            .args(["compare", "--structure"])
+            .arg(manifest["models"]["cnn"].as_str().unwrap())
+            .arg(manifest["models"]["cnn_weights"].as_str().unwrap()),
+        1,
+    );
+    assert!(
+        stdout.contains(&format!("largest difference {shown}\n"))
+            && stdout.contains(&format!("the most '{}' by {shown}\n", weight["var"].as_str().unwrap())),
+        "{stdout}"
+    );
 }
 
 /// A container's graph is its model's once its outputs are the vars its

@@ -6,7 +6,7 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 use super::InOrder;
 use crate::commands::finite::judge_testcases;
@@ -37,6 +37,8 @@ pub struct Workers<'a> {
     pub timeout: Option<Duration>,
     pub verbose: bool,
     pub check_finite: bool,
+    /// `--require-testcases`: a plain model fails.
+    pub require_testcases: bool,
     /// Where the workers record what they feed the engine, for `--repro`
     /// (each model in its own folder, by its index).
     pub record: Option<PathBuf>,
@@ -126,7 +128,7 @@ impl Workers<'_> {
             *worker = None;
             check
         });
-        Ok((check, transcript))
+        Ok((check.require_testcases(self.require_testcases), transcript))
     }
 }
 
@@ -177,13 +179,15 @@ struct Judging<'a> {
 fn check_model(lite: &Lite, path: &Path, engine: &EngineSettings, judging: Judging, global: &Global) -> ModelCheck {
     let mut load_s = None;
     match check_testcases(lite, path, engine, judging, global, &mut load_s) {
-        Ok(testcases) => ModelCheck {
+        Ok(Some(testcases)) => ModelCheck {
             model: path_text(path),
             error: None,
             engine_failed: false,
+            no_testcases: false,
             load_s,
             testcases,
         },
+        Ok(None) => ModelCheck::plain(path),
         Err(err) => ModelCheck {
             load_s,
             ..ModelCheck::unchecked(path, format!("{err:#}"))
@@ -191,7 +195,8 @@ fn check_model(lite: &Lite, path: &Path, engine: &EngineSettings, judging: Judgi
     }
 }
 
-/// The model's testcases, having set `load_s` once the model was read and loaded.
+/// The model's testcases, having set `load_s` once the model was read and
+/// loaded; `None` for a plain model, which embeds none and is not loaded.
 fn check_testcases(
     lite: &Lite,
     path: &Path,
@@ -199,14 +204,11 @@ fn check_testcases(
     judging: Judging,
     global: &Global,
     load_s: &mut Option<f64>,
-) -> Result<Vec<TestcaseCheck>> {
+) -> Result<Option<Vec<TestcaseCheck>>> {
     let loading = Instant::now();
     let model = read_model(path, engine)?;
     if !model.is_container() {
-        bail!(
-            "{} embeds no testcases (dump it with input_data=..., or use `mge run`)",
-            path.display()
-        );
+        return Ok(None);
     }
     // The options a packed model carries are mirrored, without a note per model.
     let quiet = Global {
@@ -229,5 +231,5 @@ fn check_testcases(
         judging.check_finite,
         global,
     );
-    Ok(runs.iter().map(TestcaseCheck::new).collect())
+    Ok(Some(runs.iter().map(TestcaseCheck::new).collect()))
 }

@@ -22,7 +22,7 @@ use crate::interrupt::Interrupted;
 use crate::report::compare::{FolderReport, PairRow, PairStatus, RunsCompared};
 use crate::supervise::parent::hint_on_the_line;
 use crate::supervise::Scratch;
-use crate::text::path_text;
+use crate::text::{counted, path_text};
 
 /// Whether `a` and `b` are two folders of models rather than of tensors: both
 /// folders, and a `*.mge` file under either (a folder of tensors or an io
@@ -117,7 +117,8 @@ pub fn compare_folders(
     let timed = compared.iter().filter(|outcome| matches!(outcome, Some(Ok(_)))).count();
     if let (Some(settings), true) = (&two.timing, timed > 0) {
         global.note(format!(
-            "timing {timed} pairs one at a time, {} rounds each",
+            "timing {} one at a time, {} rounds each",
+            counted(timed, "pair"),
             settings.rounds
         ));
     }

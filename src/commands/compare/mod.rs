@@ -22,7 +22,9 @@ use crate::options::EngineOption;
 use crate::output_files::{claim_file, write_atomically};
 use crate::report::compare::{CompareReport, Walk};
 use crate::report::junit::{junit_xml, Suite};
+use crate::report::made_by::Making;
 use crate::report::print;
+use crate::text::{differ, part_of};
 use runs::TwoRuns;
 use structure::Opening;
 
@@ -181,9 +183,10 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
         } => {
             let report = folders::compare_folders(&two, &folders, jobs, shard, rules, junit.as_deref(), global)?;
             write_junit(junit.as_deref(), &report.junit_suites())?;
-            print(&report, json)?;
+            print(&report, json, &Making::new(&global.runtime, None, &[]))?;
             if report.failed > 0 {
-                return Err(CheckFailed(format!("{} of {} pairs failed", report.failed, report.pairs.len())).into());
+                let failed = part_of(report.failed, report.pairs.len(), "pair");
+                return Err(CheckFailed(format!("{failed} failed")).into());
             }
             Ok(())
         }
@@ -203,7 +206,7 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
                 global,
             )?;
             write_junit(junit.as_deref(), &[report.junit_suite()])?;
-            print(&report, json)?;
+            print(&report, json, &Making::new(&global.runtime, None, &[]))?;
             let failures = report.failures();
             if !failures.is_empty() {
                 return Err(CheckFailed(failures.join("; ")).into());
@@ -217,8 +220,8 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
         Sides::Tensors { a, b } => {
             let (a_side, b_side) = (Side::open(&a)?, Side::open(&b)?);
             let report = compare_opened(&a_side, &b_side, rules, (a.display(), b.display()))?;
-            print(&report, json)?;
-            verdict(report.failed, report.tensors.len(), "tensors")
+            print(&report, json, &Making::without_engine())?;
+            verdict(report.failed, report.tensors.len())
         }
     }
 }
@@ -257,9 +260,9 @@ fn compare_opened(a: &Side, b: &Side, rules: Rules, names: (impl ToString, impl 
 }
 
 /// Exit 1 when any of the `count` tensors differs.
-fn verdict(failed: usize, count: usize, what: &str) -> Result<()> {
+fn verdict(failed: usize, count: usize) -> Result<()> {
     if failed > 0 {
-        return Err(CheckFailed(format!("{failed} of {count} {what} differ")).into());
+        return Err(CheckFailed(format!("{} {}", part_of(failed, count, "tensor"), differ(failed))).into());
     }
     Ok(())
 }

@@ -29,7 +29,7 @@ use crate::runtime::{self, Choice, Located};
 use crate::supervise::child::say;
 use crate::supervise::parent::{ChildStdout, Failure, How, Muted, Next, Supervisor};
 use crate::supervise::Scratch;
-use crate::text::{path_text, quoted_list};
+use crate::text::{differ, part_of, path_text, quoted_list};
 
 /// How one side runs, whatever model it runs.
 pub struct Run {
@@ -399,9 +399,9 @@ pub fn compare_runs(
         .collect();
     if let (Some(witness), false) = (&witness, differing.is_empty()) {
         let failure = format!(
-            "{} of {} outputs differ beyond {}: {}",
-            differing.len(),
-            compared.outputs.len(),
+            "{} {} beyond {}: {}",
+            part_of(differing.len(), compared.outputs.len(), "output"),
+            differ(differing.len()),
             rules.describe(),
             quoted_list(&differing)
         );

@@ -12,6 +12,7 @@ use crate::commands::CheckFailed;
 use crate::input_files;
 use crate::model::diff::{diff_graphs, StructureDiff};
 use crate::model::{Method, ModelFile, ModelGraph};
+use crate::report::made_by::Making;
 use crate::report::print;
 use crate::report::structure::StructureReport;
 use crate::text::path_text;
@@ -69,7 +70,7 @@ pub fn compare_structures(models: [&Path; 2], openings: [&Opening; 2], json: boo
         structure,
         seconds: started.elapsed().as_secs_f64(),
     };
-    print(&report, json)?;
+    print(&report, json, &Making::without_engine())?;
     match same {
         true => Ok(()),
         false => Err(CheckFailed("the graphs differ".into()).into()),
