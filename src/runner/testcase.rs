@@ -10,12 +10,12 @@ use super::{Outputs, Plan, Session};
 use crate::compare::{compare_values, worst, Rules, Tolerance};
 use crate::engine::{capture_stdout, EngineError, Lite, NetworkOptions};
 use crate::feeds::Feed;
+use crate::messages::to_stderr;
 use crate::model::{checked_output, Assertion, ModelFile, EXPECTATION_SUFFIX};
 use crate::supervise::child::announce;
 use crate::supervise::record;
 use crate::supervise::Phase;
 use crate::tensor::{HostTensor, TensorView};
-use crate::text::to_stderr;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

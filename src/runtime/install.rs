@@ -20,7 +20,7 @@ use super::wheel::Wheel;
 use super::{files_in, home, python, trust, Files};
 use crate::engine::ProcessGroup;
 use crate::interrupt::{catch_interruptions, interruption};
-use crate::text::to_stderr;
+use crate::messages::to_stderr;
 
 const STAGING_PREFIX: &str = ".install-";
 

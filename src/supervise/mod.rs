@@ -152,11 +152,6 @@ fn cut_strings(value: &mut Value) {
     }
 }
 
-/// How the tool's error reads on stderr, whichever process says it.
-pub fn error_line(message: &str) -> String {
-    format!("mge: error: {message}")
-}
-
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(tag = "name", rename_all = "snake_case")]
 pub enum Phase {
