@@ -63,3 +63,26 @@ pub fn note(message: impl fmt::Display) {
 pub fn warning(message: impl fmt::Display) {
     say(&format!("warning: {}", printable(&message.to_string())));
 }
+
+/// The steps of a long task (`runtime install`), said unless the user asked
+/// for quiet (`--quiet`).
+#[derive(Clone, Copy)]
+pub struct Voice {
+    quiet: bool,
+}
+
+impl Voice {
+    pub fn new(quiet: bool) -> Voice {
+        Voice { quiet }
+    }
+
+    pub fn is_quiet(self) -> bool {
+        self.quiet
+    }
+
+    pub fn say(self, text: impl fmt::Display) {
+        if !self.quiet {
+            say(&text.to_string());
+        }
+    }
+}

@@ -57,20 +57,6 @@ pub fn install_dir(home: &Path, version: &Version) -> PathBuf {
     home.join("runtime").join(version.as_str())
 }
 
-/// Where `version` is installed in `home`: the install of that release
-/// however its folder spells it (`1.13` is `1.13.0`), with its version as
-/// the folder spells it; else the folder it gets.
-pub fn place_of(home: &Path, version: &Version) -> (Version, PathBuf) {
-    match installed(home)
-        .into_iter()
-        .rev()
-        .find(|install| install.version == *version)
-    {
-        Some(install) => (install.version, install.dir),
-        None => (version.clone(), install_dir(home, version)),
-    }
-}
-
 /// Every install in the cache folder `home`, oldest first: folders named by a
 /// version that hold a record or (installed by an older `mge`) the Lite
 /// library. One with a record and no library is listed, to be reported as damaged.
