@@ -12,8 +12,8 @@ use anyhow::{bail, Result};
 use regex::bytes::Regex as BytesRegex;
 
 use super::architectures::{sm, Architectures};
+use super::install_record::Record;
 use super::installed::{installed, with_its_engine, Installed};
-use super::record::Record;
 use super::version::Version;
 use super::{elf, Located, Origin};
 use crate::engine::{cuda_driver, Device, Driver, Gpu};

@@ -13,8 +13,8 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::cuda;
+use super::install_record::{Damage, Scrutiny};
 use super::installed::{install_dir, installed, lite_library_in};
-use super::record::{Damage, Scrutiny};
 use super::version::Version;
 use super::wheel::{InstallWatcher, Wheel};
 use super::{files_in, home, python, trust, Files};
@@ -26,7 +26,7 @@ const STAGING_PREFIX: &str = ".install-";
 
 /// Where the wheel comes from.
 #[derive(Clone, Debug)]
-pub enum Source {
+pub enum WheelSource {
     /// pip's package index (the registry serves 1.13.0, the CUDA 10.1 build).
     Registry,
     /// pip's index and this page or folder of wheels (`--find-links`), such as MegEngine's own.
@@ -77,7 +77,7 @@ impl Place {
 /// supervised child: the engine may crash as it loads).
 pub fn install(
     version: Option<&str>,
-    source: &Source,
+    source: &WheelSource,
     force: bool,
     quiet: bool,
     watcher: &mut dyn InstallWatcher,
@@ -132,7 +132,7 @@ pub fn install(
 /// The version to install, decided once: a wheel file's own (which the
 /// version asked for must match), else the one asked for, else the
 /// registry's; and the wheel file, opened.
-fn wanted(home: &Path, version: Option<&str>, source: &Source) -> Result<(Version, Option<Wheel>)> {
+fn wanted(home: &Path, version: Option<&str>, source: &WheelSource) -> Result<(Version, Option<Wheel>)> {
     // The version names a folder: nothing but a version number may reach the path.
     let asked = version
         .map(|text| {
@@ -144,7 +144,7 @@ fn wanted(home: &Path, version: Option<&str>, source: &Source) -> Result<(Versio
             })
         })
         .transpose()?;
-    if let Source::Wheel(path) = source {
+    if let WheelSource::Wheel(path) = source {
         let wheel = given_wheel(home, path, asked.as_ref())?;
         return Ok((wheel.version.clone(), Some(wheel)));
     }
@@ -349,9 +349,9 @@ fn remove_abandoned_staging(runtime_root: &Path) {
 /// `python3 -m pip download` of the wheel into `dir`. pip runs in a process group
 /// that ends whole when the download does, is interrupted, or when `mge` is killed:
 /// a `python3` that is a wrapper script (pyenv's shims) leaves no pip behind.
-fn download_wheel(version: &Version, source: &Source, home: &Path, dir: &Path, voice: Voice) -> Result<PathBuf> {
+fn download_wheel(version: &Version, source: &WheelSource, home: &Path, dir: &Path, voice: Voice) -> Result<PathBuf> {
     let find_links = match source {
-        Source::FindLinks(links) => Some(links),
+        WheelSource::FindLinks(links) => Some(links),
         _ => None,
     };
     let (size, from) = match find_links {

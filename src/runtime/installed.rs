@@ -6,7 +6,7 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{bail, Result};
 
-use super::record::Record;
+use super::install_record::Record;
 use super::version::Version;
 use super::LITE_LIB_IN_WHEEL;
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use zip::ZipArchive;
 
-use super::record::{FileRecord, Hashing, Record};
+use super::install_record::{FileRecord, Hashing, Record};
 use super::version::Version;
 use crate::input_files;
 use crate::interrupt::interruption;

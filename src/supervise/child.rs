@@ -61,7 +61,7 @@ pub fn init() {
             exists,
         })
     });
-    super::record::start();
+    super::repro_record::start();
     // A panic is the tool's own message, not engine output to hide.
     std::panic::set_hook(Box::new(|info| say(&info.to_string())));
 }

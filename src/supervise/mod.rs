@@ -16,7 +16,7 @@
 
 pub mod child;
 pub mod parent;
-pub mod record;
+pub mod repro_record;
 mod scratch;
 mod stall;
 

@@ -832,7 +832,7 @@ pub struct Rerun {
 /// Runs this process's own command line again in a supervised child, which
 /// loads the runtime this process located (or says why there is none), and
 /// returns how it ended; only the user's interruption is the error. With
-/// `record`, the child records what it feeds the engine there (`supervise::record`).
+/// `record`, the child records what it feeds the engine there (`supervise::repro_record`).
 pub fn rerun_supervised(
     runtime: Result<&Located, &anyhow::Error>,
     record: Option<&Path>,
