@@ -102,8 +102,10 @@ fn an_extra_convolution_is_listed_as_b_s_alone() {
     assert_eq!(convolutions, 3, "{timing}");
 }
 
-/// One model under two sets of the same options: no operator changed, as
-/// far as the profiled rounds can tell.
+/// One model on two runtimes that are the same engine (A on the install of
+/// 1.13.0 in the cache folder, B on the one `mge` uses, with its own
+/// options the same as the default): no operator changed, as far as the
+/// profiled rounds can tell.
 #[test]
 fn the_model_against_itself_attributes_no_change() {
     let (stdout, _) = run_expecting(
@@ -116,14 +118,17 @@ fn the_model_against_itself_attributes_no_change() {
             "--by-op",
             "50",
             CNN,
-            "--a-options",
-            "--threads 1",
+            "--a-runtime",
+            "1.13.0",
             "--b-options",
             "--threads 1",
         ]),
         0,
     );
-    let timing = json_of(&stdout)["timing"].clone();
+    let report = json_of(&stdout);
+    let runtime = report["a"]["runtime"].as_str().unwrap_or_default();
+    assert!(runtime.contains("/runtime/1.13.0/"), "{report}");
+    let timing = report["timing"].clone();
     let totals = &timing["by_op_totals"];
     assert_eq!(
         (totals["only_a"].as_u64(), totals["only_b"].as_u64()),

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::structure::structure_of;
+use super::structure::{structure_of, Opening};
 use super::timing::{time_pair, TimingSettings};
 use crate::cli::{parse_side_options, TwoRunArgs};
 use crate::commands::settings::{EngineSettings, FeedSettings};
@@ -39,6 +39,8 @@ pub struct Run {
     runtime: Located,
     /// The side's own runtime, where it names one (`--lite-lib` in its options, `--a-runtime VERSION`).
     own_runtime: Option<Choice>,
+    /// How its model is opened for the structural diff: its key, as the engine gets it.
+    pub opening: Opening,
 }
 
 impl Run {
@@ -53,14 +55,7 @@ impl Run {
         naive: bool,
         global: &Global,
     ) -> Result<Run> {
-        let (own, lite_lib) = match words {
-            Some(text) => {
-                let words = parse_side_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?;
-                (words.engine.given, words.lite_lib)
-            }
-            None => (Vec::new(), None),
-        };
-        let options = merged(common, own);
+        let (options, lite_lib) = side_options(name, common, words)?;
         let settings = EngineSettings::from_given(options.clone(), global).with_context(|| format!("run {name}"))?;
         if naive && settings.network.device != Device::Cpu {
             bail!(
@@ -104,8 +99,26 @@ impl Run {
             naive,
             runtime,
             own_runtime: own,
+            opening: Opening::of(&settings),
         })
     }
+}
+
+/// Side `name`'s engine options: those of both runs (`common`) with its own
+/// words (`--a-options`), and the runtime library those name.
+pub fn side_options(
+    name: &str,
+    common: &[EngineOption],
+    words: &Option<String>,
+) -> Result<(Vec<EngineOption>, Option<PathBuf>)> {
+    let (own, lite_lib) = match words {
+        Some(text) => {
+            let words = parse_side_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?;
+            (words.engine.given, words.lite_lib)
+        }
+        None => (Vec::new(), None),
+    };
+    Ok((merged(common, own), lite_lib))
 }
 
 /// Both sides, and what they share.
@@ -131,9 +144,13 @@ pub fn is_model(path: &Path) -> bool {
 
 /// Whether any option that only runs of models take was given.
 pub fn wants_runs(runs: &TwoRunArgs) -> bool {
-    runs.a_options.is_some()
-        || runs.b_options.is_some()
-        || runs.b_naive
+    runs.a_options.is_some() || runs.b_options.is_some() || !runs.engine.given.is_empty() || runs_alone(runs)
+}
+
+/// Whether an option was given that runs of models take and the files'
+/// structure does not (engine options aside: the key opens a file).
+pub fn runs_alone(runs: &TwoRunArgs) -> bool {
+    runs.b_naive
         || runs.a_runtime.is_some()
         || runs.b_runtime.is_some()
         || runs.keep.is_some()
@@ -145,7 +162,6 @@ pub fn wants_runs(runs: &TwoRunArgs) -> bool {
         || runs.deadline.timeout.is_some()
         || runs.repro.dir.is_some()
         || !runs.feeds.inputs.is_empty()
-        || !runs.engine.given.is_empty()
 }
 
 impl TwoRuns {
@@ -166,6 +182,11 @@ impl TwoRuns {
             verbose: global.verbose,
             timing: TimingSettings::from_args(runs, global),
         })
+    }
+
+    /// How each side's model is opened for the structural diff.
+    pub fn openings(&self) -> [&Opening; 2] {
+        self.runs.each_ref().map(|run| &run.opening)
     }
 
     /// Claims the files the feeds read as inputs, so that no output replaces one.
@@ -401,7 +422,7 @@ pub fn compare_runs(
         keep,
     );
     if models[0] != models[1] {
-        report.structure = structure_of(models)
+        report.structure = structure_of(models, two.openings())
             .map_err(|err| global.note(format!("the graphs are not compared: {err:#}")))
             .ok();
     }
@@ -420,9 +441,16 @@ pub fn two_models(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs) -> Result<[
             }
             b
         }
-        None if runs.a_options.is_none() && runs.b_options.is_none() && !runs.b_naive => bail!(
-            "one model runs twice only under two configurations: add --a-options ARGS, --b-options ARGS or --b-naive (or give model B)"
-        ),
+        None if runs.a_options.is_none()
+            && runs.b_options.is_none()
+            && !runs.b_naive
+            && runs.a_runtime.is_none()
+            && runs.b_runtime.is_none() =>
+        {
+            bail!(
+                "one model runs twice only under two configurations: add --a-options ARGS, --b-options ARGS, --b-naive, or --a-runtime/--b-runtime VERSION (or give model B)"
+            )
+        }
         None => a.clone(),
     };
     Ok([a, model_b])
