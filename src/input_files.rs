@@ -57,7 +57,7 @@ pub const TENSORRT_CACHE: Kind = Kind::internal("TensorRT cache", 4 * GIB);
 pub const ENGINE_DUMP: Kind = Kind::internal("engine's dump", 4 * GIB + MIB);
 pub const ENGINE_PROFILE: Kind = Kind::internal("engine's profile", 4 * GIB);
 pub const RUNTIME_RECORD: Kind = Kind::internal("runtime record", 16 * MIB);
-/// What a supervised child recorded for `--repro` (`supervise::record`): its manifest, a version.
+/// What a supervised child recorded for `--repro` (`supervise::repro_record`): its manifest, a version.
 pub const CHILD_RECORD: Kind = Kind::internal("child's record", MIB);
 /// `runtime install --wheel`: MegEngine's CUDA 11 wheels are a few GiB.
 pub const WHEEL: Kind = Kind::input("wheel", 64 * GIB);

@@ -11,6 +11,7 @@ mod feeds;
 mod input_files;
 mod interrupt;
 mod iodump;
+mod messages;
 mod mge_command;
 mod model;
 mod options;
@@ -30,7 +31,7 @@ use std::process::ExitCode;
 use crate::commands::{CheckFailed, ChildExited};
 use crate::engine::EngineError;
 use crate::interrupt::Interrupted;
-use crate::supervise::child::{say, say_error};
+use crate::messages::{say, say_error};
 use crate::supervise::parent::Failure;
 use crate::text::{printable, printable_lines};
 

@@ -12,7 +12,7 @@ use crate::options::EngineOption;
 use crate::runtime::{self, Choice, Located};
 use crate::text::shell_line;
 
-/// Names the folder a supervised child records into (`supervise::record`).
+/// Names the folder a supervised child records into (`supervise::repro_record`).
 pub const RECORD_ENV: &str = "MGE_REPRO_RECORD";
 
 /// A command line of `mge`. Every value goes in the word of its option
@@ -132,7 +132,7 @@ impl MgeCommand {
     }
 
     /// The child records what it feeds the engine in `dir`, for the parent's
-    /// reproducer (`supervise::record`).
+    /// reproducer (`supervise::repro_record`).
     pub fn record_for_repro(mut self, dir: &Path) -> MgeCommand {
         self.env.push((RECORD_ENV.into(), dir.into()));
         self

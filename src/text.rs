@@ -1,18 +1,11 @@
 //! Pieces of messages shared by every layer: names and paths as text output
-//! shows them, words as a shell reads them back, and a line on stderr.
+//! shows them, and words as a shell reads them back (`messages` says them).
 
 use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::fmt::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-
-/// Writes `line` on stderr. A stderr that is gone (`2>&-`, a reader that
-/// quit) loses it and ends nothing: the command still ends with its own code.
-pub fn to_stderr(line: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
 
 /// Names for a message: `'a', 'b', 'c'`.
 pub fn quoted_list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {

@@ -25,11 +25,11 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::cli::{Cli, Command, DeadlineArgs, RuntimeCommand};
+use crate::messages;
 use crate::report::progress::RunProgress;
 use crate::runtime as lite_runtime;
 use crate::supervise;
 use crate::supervise::parent::Work;
-use crate::text::printable;
 
 /// Options every command may need.
 pub struct Global {
@@ -46,7 +46,7 @@ impl Global {
     /// A note for the user on stderr, unless `--quiet`.
     pub fn note(&self, message: impl fmt::Display) {
         if !self.quiet && !self.mute {
-            supervise::child::say(&format!("note: {}", printable(&message.to_string())));
+            messages::note(message);
         }
     }
 
@@ -55,7 +55,7 @@ impl Global {
         if self.mute {
             return;
         }
-        supervise::child::say(&format!("warning: {}", printable(&message.to_string())));
+        messages::warning(message);
     }
 }
 

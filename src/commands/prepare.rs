@@ -23,7 +23,7 @@ use crate::runner::testcase::testcase_feeds;
 use crate::runner::{Outputs, Plan, RunObserver, Runs, Session};
 use crate::runtime;
 use crate::supervise::child::announce;
-use crate::supervise::{record, Phase};
+use crate::supervise::{repro_record, Phase};
 use crate::tensor::format_shape;
 use crate::text::{part_of, quoted_list};
 
@@ -107,12 +107,12 @@ pub struct Prepared<'a> {
 /// Finds the engine's library, makes sure it runs on `device`, and loads it,
 /// telling a supervising parent, which then knows a failure (or a driver that
 /// does not answer) to be the library's. Its version is recorded for a
-/// reproducer (`supervise::record`).
+/// reproducer (`supervise::repro_record`).
 pub fn load_runtime(global: &Global, device: Device) -> Result<Lite> {
     announce(Phase::Runtime);
     let lite = runtime::load(&global.runtime, device, global.verbose)?;
     if let Ok(version) = lite.version() {
-        record::runtime_version(version);
+        repro_record::runtime_version(version);
     }
     Ok(lite)
 }
@@ -324,10 +324,10 @@ impl Prepared<'_> {
     /// input's default `#rand` (a container without testcases gets these
     /// too); a note says where feeds the user did not give come from, and
     /// which values were converted.
-    /// What it fed is recorded for a reproducer (`supervise::record`).
+    /// What it fed is recorded for a reproducer (`supervise::repro_record`).
     pub fn feeds(&self, global: &Global) -> Result<Vec<Feed>> {
         let feeds = self.resolve_feeds(global)?;
-        record::fed(&feeds);
+        repro_record::fed(&feeds);
         Ok(feeds)
     }
 

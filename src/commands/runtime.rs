@@ -13,7 +13,7 @@ use crate::report::made_by::Making;
 use crate::report::progress::InstallProgress;
 use crate::report::runtime::{CudaDriver, GpuInfo, InstalledRuntime, RuntimeInfo};
 use crate::report::{emit, print};
-use crate::runtime::{self as lite_runtime, Files, Located, Origin, Scrutiny, Source};
+use crate::runtime::{self as lite_runtime, Files, Located, Origin, Scrutiny, WheelSource};
 use crate::supervise::parent::{ChildStdout, ErrorReturned, How, Next, Supervisor};
 
 pub fn install(
@@ -24,14 +24,14 @@ pub fn install(
     global: &Global,
 ) -> Result<()> {
     let source = match (wheel, find_links) {
-        (Some(wheel), _) => Source::Wheel(wheel),
+        (Some(wheel), _) => WheelSource::Wheel(wheel),
         (None, Some(links)) if links.is_empty() => bail!("--find-links: give a URL or a folder"),
-        (None, Some(links)) => Source::FindLinks(links),
-        (None, None) => Source::Registry,
+        (None, Some(links)) => WheelSource::FindLinks(links),
+        (None, None) => WheelSource::Registry,
     };
     // The runtime this command line would use is the one to install; a wheel is its own.
     let version = match source {
-        Source::Wheel(_) => version,
+        WheelSource::Wheel(_) => version,
         _ => version.or(global.runtime.version.as_deref()),
     };
     // The extracted library is loaded as any runtime is: in a supervised child.

@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::messages::to_stderr;
 use crate::runtime::InstallWatcher;
 use crate::supervise::parent::Watcher;
 use crate::supervise::{Phase, Whereabouts};
-use crate::text::to_stderr;
 use crate::tune::candidate::Candidate;
 use crate::tune::{Row, TuneWatcher};
 

@@ -24,7 +24,7 @@
 //!
 //! The whole of DIR's new folders is written at the end or nothing is
 //! (`StagedSet`); the children record their feeds into the staging folder
-//! (`supervise::record`), whence a failing model's are moved into its folder.
+//! (`supervise::repro_record`), whence a failing model's are moved into its folder.
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -41,7 +41,7 @@ use crate::mge_command::RECORD_ENV;
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, npy_file_stem, StagedSet};
 use crate::runtime::{self, Choice, Located};
-use crate::supervise::record::Recorded;
+use crate::supervise::repro_record::Recorded;
 use crate::text::{printable, printable_lines};
 
 /// Models up to this size are copied into the folder; larger ones are named

@@ -10,12 +10,13 @@ use super::{Outputs, Plan, Session};
 use crate::compare::{compare_values, worst, LeftOut, Rules, Tolerance};
 use crate::engine::{capture_stdout, EngineError, Lite, NetworkOptions};
 use crate::feeds::Feed;
+use crate::messages::to_stderr;
 use crate::model::{checked_output, Assertion, ModelFile, EXPECTATION_SUFFIX};
 use crate::supervise::child::announce;
-use crate::supervise::record;
+use crate::supervise::repro_record;
 use crate::supervise::Phase;
 use crate::tensor::{HostTensor, TensorView};
-use crate::text::{counted, number, part_of, to_stderr};
+use crate::text::{counted, number, part_of};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -126,7 +127,7 @@ fn run_testcase(
         .context("cannot read the testcase")
         .and_then(|values| {
             let (feeds, expected) = split_values(values, session, index);
-            record::testcase(index, &feeds);
+            repro_record::testcase(index, &feeds);
             run.feeds = feeds;
             match judge {
                 Judge::Engine => judge_by_the_engine(&mut run, session, assertions, plan),
@@ -151,7 +152,7 @@ fn judge_by_the_engine(
     let capture = capture_stdout()?;
     let result = session.feed(&run.feeds).and_then(|()| session.measure(plan, &mut ()));
     let printed = capture.finish()?;
-    record::engine_stdout(&printed);
+    repro_record::engine_stdout(&printed);
     if plan.verbose && !printed.is_empty() {
         to_stderr(printed.strip_suffix('\n').unwrap_or(&printed));
     }

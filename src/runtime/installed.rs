@@ -6,7 +6,7 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{bail, Result};
 
-use super::record::Record;
+use super::install_record::Record;
 use super::version::Version;
 use super::LITE_LIB_IN_WHEEL;
 
@@ -55,20 +55,6 @@ pub fn with_its_engine(lite_library: &Path) -> impl Iterator<Item = PathBuf> {
 /// The folder of `version` in the cache folder `home`.
 pub fn install_dir(home: &Path, version: &Version) -> PathBuf {
     home.join("runtime").join(version.as_str())
-}
-
-/// Where `version` is installed in `home`: the install of that release
-/// however its folder spells it (`1.13` is `1.13.0`), with its version as
-/// the folder spells it; else the folder it gets.
-pub fn place_of(home: &Path, version: &Version) -> (Version, PathBuf) {
-    match installed(home)
-        .into_iter()
-        .rev()
-        .find(|install| install.version == *version)
-    {
-        Some(install) => (install.version, install.dir),
-        None => (version.clone(), install_dir(home, version)),
-    }
 }
 
 /// Every install in the cache folder `home`, oldest first: folders named by a

@@ -16,7 +16,7 @@
 
 pub mod child;
 pub mod parent;
-pub mod record;
+pub mod repro_record;
 mod scratch;
 mod stall;
 
@@ -152,11 +152,6 @@ fn cut_strings(value: &mut Value) {
         Value::Object(fields) => fields.values_mut().for_each(cut_strings),
         _ => {}
     }
-}
-
-/// How the tool's error reads on stderr, whichever process says it.
-pub fn error_line(message: &str) -> String {
-    format!("mge: error: {message}")
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]

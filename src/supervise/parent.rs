@@ -17,13 +17,14 @@ use regex::Regex;
 
 use super::scratch::Scratch;
 use super::stall::{StallWatch, STALL_LIMIT};
-use super::{error_line, ChildSetup, Event, Phase, Whereabouts, CHILD_ENV, MAX_TEXT, STAGING_PREFIX};
+use super::{ChildSetup, Event, Phase, Whereabouts, CHILD_ENV, MAX_TEXT, STAGING_PREFIX};
 use crate::engine;
 use crate::interrupt::{catch_interruptions, interruption, signal_name, Interrupted};
+use crate::messages::{error_line, to_stderr};
 use crate::mge_command::MgeCommand;
 use crate::mge_command::RECORD_ENV;
 use crate::runtime::Located;
-use crate::text::{cut, printable, to_stderr};
+use crate::text::{cut, printable};
 
 /// How often a quiet child is looked at (has it ended? is the deadline past? were we interrupted?).
 const TICK: Duration = Duration::from_millis(100);
@@ -831,7 +832,7 @@ pub struct Rerun {
 /// Runs this process's own command line again in a supervised child, which
 /// loads the runtime this process located (or says why there is none), and
 /// returns how it ended; only the user's interruption is the error. With
-/// `record`, the child records what it feeds the engine there (`supervise::record`).
+/// `record`, the child records what it feeds the engine there (`supervise::repro_record`).
 pub fn rerun_supervised(
     runtime: Result<&Located, &anyhow::Error>,
     record: Option<&Path>,

@@ -24,6 +24,7 @@ use crate::cli::{CheckArgs, EngineArgs};
 use crate::compare::Rules;
 use crate::engine::Device;
 use crate::input_files;
+use crate::messages::say;
 use crate::mge_command::MgeCommand;
 use crate::options::EngineOption;
 use crate::output_files::{claim_file, write_atomically};
@@ -33,7 +34,6 @@ use crate::report::made_by::Making;
 use crate::report::repro::{self, Case, Folder, Repro};
 use crate::report::{emit, print};
 use crate::runtime;
-use crate::supervise::child::say;
 use models::select_models;
 use workers::{serve, Workers};
 

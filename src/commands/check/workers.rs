@@ -23,7 +23,7 @@ use crate::runner::testcase::{run_testcases, Judge};
 use crate::runner::{Plan, Session};
 use crate::runtime;
 use crate::supervise::parent::{ChildStdout, Next, PassThrough, Supervisor};
-use crate::supervise::{json_line, record};
+use crate::supervise::{json_line, repro_record};
 use crate::text::path_text;
 
 /// What every worker process is started with.
@@ -155,7 +155,7 @@ pub fn serve(
             .ok()
             .and_then(|index| Some((index, models.get(index)?)))
             .with_context(|| format!("unreadable request '{request}'"))?;
-        record::task(index);
+        repro_record::task(index);
         let check = match &lite {
             Ok(lite) => check_model(lite, path, engine, judging, global),
             Err(error) => ModelCheck::unchecked(path, error.clone()),

@@ -18,6 +18,7 @@ use crate::commands::prepare::Testcases;
 use crate::commands::reduce::Failed;
 use crate::commands::{CheckFailed, Global};
 use crate::feeds::{at_shapes, named_spec, FeedOptions, ShapedFeed};
+use crate::messages::say;
 use crate::mge_command::MgeCommand;
 use crate::options::{EngineOption, Heading};
 use crate::output_files::npy_file_stem;
@@ -27,7 +28,6 @@ use crate::report::repro::{Case, Reduction, Repro};
 use crate::report::sweep::{not_ok, shape_label, Row, Shapes, Status, SweepReport};
 use crate::runner::timing::Timing;
 use crate::runtime::{self, Located};
-use crate::supervise::child::say;
 use crate::tensor::{DType, TensorInfo};
 use crate::text::part_of;
 
