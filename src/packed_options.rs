@@ -190,7 +190,7 @@ fn in_info(option: &EngineOption, fast_run_cache: bool) -> Result<InInfo> {
         FastRun | FullRun if fast_run_cache => InInfo::Nothing,
         ModelKey(_) | ModelDecryption(_) => bail!("--save-model packs a plain model; this one is encrypted"),
         // Files of this machine, and the default device: not part of the model.
-        Device(_) | Threads(_) | TensorRtCache(_) | COprLib(_) | FastRunCache(_) => InInfo::Nothing,
+        Device(_) | Threads(_) | TensorRtCache(_) | COprLib(_) | FastRunCache(_) | NoAlgoCache => InInfo::Nothing,
         _ => InInfo::Mge,
     })
 }

@@ -18,7 +18,7 @@ use crate::commands::Global;
 use crate::compare::Rules;
 use crate::input_files;
 use crate::interrupt::Interrupted;
-use crate::report::compare::{FolderReport, PairRow, PairStatus, RunsCompared};
+use crate::report::compare::{FolderReport, FolderTiming, PairRow, PairStatus, RunsCompared};
 use crate::supervise::parent::hint_on_the_line;
 use crate::supervise::Scratch;
 
@@ -115,8 +115,8 @@ pub fn compare_folders(
     let timed = compared.iter().filter(|outcome| matches!(outcome, Some(Ok(_)))).count();
     if let (Some(settings), true) = (&two.timing, timed > 0) {
         global.note(format!(
-            "timing {timed} pairs one at a time, {} rounds each",
-            settings.rounds
+            "timing {timed} pairs one at a time, {} each",
+            settings.describe()
         ));
     }
     let mut outcomes = paired.iter().zip(compared);
@@ -134,7 +134,7 @@ pub fn compare_folders(
                         let timing = match &two.timing {
                             Some(settings) => {
                                 let [a, b] = models_of(model);
-                                time_pair(two, [&a, &b], settings)?
+                                time_pair(two, [&a, &b], settings, &name)?
                             }
                             None => Ok(None),
                         };
@@ -144,10 +144,12 @@ pub fn compare_folders(
             }
         });
     }
-    let timing = two
-        .timing
-        .as_ref()
-        .map(|settings| (settings.rounds, settings.max_slowdown));
+    let timing = two.timing.as_ref().map(|settings| FolderTiming {
+        rounds: settings.budget.is_none().then(|| settings.looks.most()),
+        budget_s: settings.budget.map(|budget| budget.as_secs_f64()),
+        min_effect_pct: settings.min_effect,
+        max_slowdown_pct: settings.max_slowdown,
+    });
     Ok(FolderReport::new(
         (two.side(0, dir_a), two.side(1, dir_b)),
         rules,

@@ -139,6 +139,8 @@ pub fn wants_runs(runs: &TwoRunArgs) -> bool {
         || runs.no_testcase
         || runs.no_timing
         || runs.rounds.is_some()
+        || runs.timing_budget.is_some()
+        || runs.min_effect.is_some()
         || runs.max_slowdown.is_some()
         || runs.deadline.timeout.is_some()
         || runs.repro.dir.is_some()
@@ -385,7 +387,7 @@ pub fn compare_runs(
         reproducing(repro, witness, failure);
     }
     let timing = match &two.timing {
-        Some(settings) => time_pair(two, models, settings)?.map_err(anyhow::Error::msg)?,
+        Some(settings) => time_pair(two, models, settings, "")?.map_err(anyhow::Error::msg)?,
         None => None,
     };
     if let (Some(staged), Some(dir)) = (staged, keep) {
