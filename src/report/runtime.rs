@@ -143,16 +143,25 @@ fn algo_cache_text(cache: &AlgoCacheInfo) -> String {
     let mut text = match cache.files {
         0 => format!("{}: empty", printable(path)),
         files => format!(
-            "{}: {files} file{}, {:.1} MiB",
+            "{}: {files} file{}, {}",
             printable(path),
             if files == 1 { "" } else { "s" },
-            cache.bytes as f64 / (1u64 << 20) as f64
+            size_text(cache.bytes)
         ),
     };
     if cache.disabled {
         text.push_str(" (off: MGE_NO_ALGO_CACHE)");
     }
     text
+}
+
+/// `812 bytes`, `3.4 KiB`, `1.2 MiB`.
+fn size_text(bytes: u64) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} bytes"),
+        1024..1_048_576 => format!("{:.1} KiB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MiB", bytes as f64 / 1_048_576.0),
+    }
 }
 
 fn architectures_text(architectures: &Architectures) -> String {

@@ -86,6 +86,8 @@ pub struct UntriedReport {
     pub why: &'static str,
     /// About how long it would have taken.
     pub needs_s: Option<f64>,
+    /// What the budget kept for measuring the winners again, when it was not tried for want of time.
+    pub kept_s: Option<f64>,
     /// What it would take per run, estimated from its parts.
     pub estimate_ms: Option<f64>,
 }
@@ -216,7 +218,10 @@ impl Report for TuneReport {
         }
         for untried in &self.untried {
             let why = match (untried.needs_s, untried.estimate_ms) {
-                (Some(needs), _) => format!("needs about {needs:.0} s, more than the budget had left"),
+                (Some(needs), _) => format!(
+                    "needs about {needs:.0} s, more than the budget had left beside the {:.0} s kept for measuring the winners again",
+                    untried.kept_s.unwrap_or_default()
+                ),
                 (_, Some(estimate)) => format!("cannot beat the best: about {estimate:.3} ms from its parts"),
                 _ => untried.why.to_string(),
             };
@@ -411,14 +416,15 @@ impl ConfirmationReport {
 
 impl UntriedReport {
     fn new(untried: &crate::tune::Untried) -> UntriedReport {
-        let (why, needs_s, estimate_ms) = match untried.why {
-            Skipped::Budget { needs } => ("budget", Some(needs.as_secs_f64()), None),
-            Skipped::CannotBeatTheBest { estimate_ms } => ("cannot_beat_the_best", None, Some(estimate_ms)),
+        let (why, needs_s, kept_s, estimate_ms) = match untried.why {
+            Skipped::Budget { needs, kept } => ("budget", Some(needs.as_secs_f64()), Some(kept.as_secs_f64()), None),
+            Skipped::CannotBeatTheBest { estimate_ms } => ("cannot_beat_the_best", None, None, Some(estimate_ms)),
         };
         UntriedReport {
             options: untried.candidate.to_string(),
             why,
             needs_s,
+            kept_s,
             estimate_ms,
         }
     }

@@ -316,7 +316,7 @@ impl Plan {
             (_, Some(too_wide)) => too_wide,
             (Some([low, high]), None) => format!("its interval [{low:.3}, {high:.3}] reaches across 1 ± {percent}%"),
             (None, None) => format!(
-                "{counted} give{} no {}% interval ({} at least)",
+                "{counted} give{} no {}% interval, which needs {} at least",
                 if rounds == 1 { "s" } else { "" },
                 trimmed(self.looks.confidence * 100.0),
                 fewest_for_interval(self.looks.confidence)
@@ -337,7 +337,7 @@ impl Plan {
         };
         match (noise.loaded(), noise.other_load_cores) {
             (true, Some(load)) => format!(
-                "the machine was loaded: other processes used {load:.1} of its {} cores during the rounds ({what}, {stopped})",
+                "the machine was loaded: other processes used {load:.1} of its {} cores during the rounds; {what} {stopped}",
                 noise.cores
             ),
             _ => format!("too few rounds: {what} {stopped}"),

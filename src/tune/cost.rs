@@ -49,6 +49,8 @@ pub enum ProfilingSource {
 pub struct Costs {
     /// The baseline's measured process, start to end.
     pub baseline: Duration,
+    /// The baseline's calibration and trial, from the tune's start.
+    pub calibrated: Duration,
     pub baseline_ms: f64,
     /// A trial of the confirmation: the baseline's process with its shorter timed runs.
     pub confirming: Duration,

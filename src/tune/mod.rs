@@ -57,8 +57,9 @@ pub struct Untried {
 }
 
 pub enum Skipped {
-    /// The budget left was less than the candidate would take (about `needs`).
-    Budget { needs: Duration },
+    /// The budget left, beside what was `kept` for the confirmation, was less
+    /// than the candidate would take (about `needs`).
+    Budget { needs: Duration, kept: Duration },
     /// From its parts, it would take about `estimate_ms`: not below the best's interval.
     CannotBeatTheBest { estimate_ms: f64 },
 }

@@ -62,6 +62,10 @@ const PRECISION: f64 = 1.5;
 const MIN_RUNS: u64 = 10;
 const MAX_RUNS: u64 = 100_000;
 
+/// Runs per trial of the confirmation: its interval is the rounds', and a
+/// round's figure is the median of a few runs.
+const MIN_ROUND_RUNS: u64 = 3;
+
 /// Fast-run goes first when, after its profiling, the budget still holds this many plain trials.
 const SPARE_TRIALS_AFTER_FAST_RUN: u32 = 3;
 
@@ -105,9 +109,11 @@ impl<'a> Search<'a> {
         };
         // By the mean: on a busy machine a run's stalls (the engine's worker
         // thread waiting for a core) can cost far more than its median.
-        let runs_for =
-            |seconds: f64| ((seconds * 1e3 / calibrated.mean_ms.max(1e-3)).ceil() as u64).clamp(MIN_RUNS, MAX_RUNS);
-        let (runs, round_runs) = (runs_for(SECONDS_PER_TRIAL), runs_for(SECONDS_PER_ROUND_TRIAL));
+        let runs_for = |seconds: f64, least: u64| {
+            ((seconds * 1e3 / calibrated.mean_ms.max(1e-3)).ceil() as u64).clamp(least, MAX_RUNS)
+        };
+        let runs = runs_for(SECONDS_PER_TRIAL, MIN_RUNS);
+        let round_runs = runs_for(SECONDS_PER_ROUND_TRIAL, MIN_ROUND_RUNS);
         let trial = trials.run(&baseline, runs, end)?;
         let Some(measured) = trial.measured else {
             bail!("the baseline failed on its second run: {}", why_unmeasured(&trial));
@@ -125,6 +131,7 @@ impl<'a> Search<'a> {
         let round_timing = Duration::from_secs_f64(round_runs as f64 * measured.mean_ms / 1e3);
         let costs = Costs {
             baseline: trial.took,
+            calibrated: trials.now().saturating_duration_since(started),
             baseline_ms: measured.median_ms,
             confirming: trial.took.saturating_sub(measured.timing) + round_timing,
             profiling: None,
@@ -191,10 +198,22 @@ impl<'a> Search<'a> {
     }
 
     /// What the search leaves the confirmation: its first look's rounds of
-    /// the baseline and the most contenders.
+    /// the baseline and the winners so far (one at least, `CONTENDERS` at
+    /// most), and never more than half the budget the baseline left: a model
+    /// whose trials are slow, or a machine others load, gets a search and
+    /// fewer rounds (an undecided verdict keeps the baseline) rather than no search.
     fn kept_for_confirmation(&self) -> Duration {
-        let first_look = Looks::doubling(LOOKS, CONTENDERS).at[0];
-        self.costs.confirming * (first_look * (1 + CONTENDERS)) as u32
+        let baseline = *self.baseline_measured();
+        let winners = self
+            .rows
+            .iter()
+            .filter(|row| row.safe().is_some_and(|measured| measured.beats(&baseline)))
+            .count()
+            .clamp(1, CONTENDERS);
+        let first_look = Looks::doubling(LOOKS, winners).at[0];
+        let rounds = self.costs.confirming * (first_look * (1 + winners)) as u32;
+        let after_baseline = self.end.saturating_duration_since(self.started + self.costs.calibrated);
+        rounds.min(after_baseline / 2)
     }
 
     /// The time the search may still spend on trials.
@@ -232,7 +251,10 @@ impl<'a> Search<'a> {
         if estimate > self.left_for_trials() {
             self.untried.push(Untried {
                 candidate,
-                why: Skipped::Budget { needs: estimate },
+                why: Skipped::Budget {
+                    needs: estimate,
+                    kept: self.kept_for_confirmation(),
+                },
             });
             return Ok(None);
         }
@@ -544,7 +566,7 @@ mod tests {
             .find(|untried| untried.candidate.to_string() == "--fast-run")
             .expect("fast-run is listed as untried");
         assert!(
-            matches!(untried.why, Skipped::Budget { needs } if needs > Duration::from_secs(300)),
+            matches!(untried.why, Skipped::Budget { needs, .. } if needs > Duration::from_secs(300)),
             "fast-run's need is what it cost before"
         );
         // Other models' records scale by the baseline's run: 0.5 s of
@@ -553,6 +575,25 @@ mod tests {
         machine.on_record = Some(OnRecord::PerForwardMs(0.5));
         search(&mut machine, &[EngineOption::Threads(2)], 120);
         assert_eq!(machine.tried[2], "--fast-run");
+    }
+
+    /// ResNet-18 on a machine others load: 322 ms a run, trials of 5 s.
+    /// What is kept for the confirmation is at most half the budget: the
+    /// search still tries the options (it once tried none).
+    #[test]
+    fn slow_trials_still_leave_room_for_the_search() {
+        let mut machine = Scripted::new(130, |options, _| {
+            let cheaper = options.iter().any(|option| option == "--record-comp-seq");
+            Outcome::Runs(if cheaper { 290.0 } else { 322.0 })
+        });
+        let tuning = search(&mut machine, &[EngineOption::Threads(2)], 120);
+        assert!(machine.tried.len() >= 8, "{:?}", machine.tried);
+        assert!(tuning.used <= Duration::from_secs(120), "{:?}", tuning.used);
+        let kept = tuning.untried.iter().find_map(|untried| match untried.why {
+            Skipped::Budget { kept, .. } => Some(kept),
+            _ => None,
+        });
+        assert!(kept.is_some_and(|kept| kept <= Duration::from_secs(60)), "{kept:?}");
     }
 
     /// A second tune finds fast-run's algorithms in the cache the first

@@ -152,7 +152,7 @@ fn too_few_rounds_leave_the_verdict_undecided_and_say_why() {
             .arg(&junit),
         0,
     );
-    let reason = "too few rounds: 1 round gives no 98.75% interval (8 at least) when the --timing-budget of 0.001 s was spent, after 1 round";
+    let reason = "too few rounds: 1 round gives no 98.75% interval, which needs 8 at least when the --timing-budget of 0.001 s was spent, after 1 round";
     assert!(
         stdout.contains(&format!("(95%, looked at 1 round): undecided: {reason}")),
         "{stdout}"
