@@ -316,31 +316,31 @@ impl Plan {
             (_, Some(too_wide)) => too_wide,
             (Some([low, high]), None) => format!("its interval [{low:.3}, {high:.3}] reaches across 1 ± {percent}%"),
             (None, None) => format!(
-                "{counted} give{} no {}% interval, which needs {} at least",
+                "{counted} give{} no {}% interval (it needs {})",
                 if rounds == 1 { "s" } else { "" },
                 trimmed(self.looks.confidence * 100.0),
                 fewest_for_interval(self.looks.confidence)
             ),
         };
         let stopped = match ended {
-            Ended::Rounds if self.looks.fixed => format!("after the {counted} of --rounds"),
-            Ended::Rounds => format!("after {counted}, the most"),
+            Ended::Rounds if self.looks.fixed => format!("--rounds fixed {counted}"),
+            Ended::Rounds => format!("{counted} are the most"),
             Ended::Budget => match self.budget {
                 Some(budget) => format!(
-                    "when the {} of {} s was spent, after {counted}",
+                    "the {} of {} s was spent after {counted}",
                     self.budget_flag,
                     trimmed(budget.as_secs_f64())
                 ),
-                None => format!("when the {} was spent, after {counted}", self.budget_flag),
+                None => format!("the {} was spent after {counted}", self.budget_flag),
             },
-            Ended::Decided | Ended::Failed => format!("after {counted}"),
+            Ended::Decided | Ended::Failed => format!("it stopped after {counted}"),
         };
         match (noise.loaded(), noise.other_load_cores) {
             (true, Some(load)) => format!(
-                "the machine was loaded: other processes used {load:.1} of its {} cores during the rounds; {what} {stopped}",
+                "the machine was loaded: other processes used {load:.1} of its {} cores during the rounds; {what}; {stopped}",
                 noise.cores
             ),
-            _ => format!("too few rounds: {what} {stopped}"),
+            _ => format!("too few rounds: {what}; {stopped}"),
         }
     }
 }

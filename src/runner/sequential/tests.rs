@@ -157,7 +157,7 @@ fn the_budget_ends_the_rounds_with_too_few_to_decide() {
     let reason = verdict.reason.as_deref().unwrap();
     assert!(
         reason.starts_with("too few rounds: its interval [")
-            && reason.ends_with("reaches across 1 ± 2% when the --timing-budget of 20 s was spent, after 10 rounds"),
+            && reason.ends_with("reaches across 1 ± 2%; the --timing-budget of 20 s was spent after 10 rounds"),
         "{reason}"
     );
 }
@@ -175,7 +175,7 @@ fn fixed_rounds_are_looked_at_once() {
         (6, Ended::Rounds, vec![6])
     );
     let reason = outcome.verdicts[0].reason.clone().unwrap();
-    assert!(reason.ends_with("after the 6 rounds of --rounds"), "{reason}");
+    assert!(reason.ends_with("; --rounds fixed 6 rounds"), "{reason}");
 }
 
 /// Two processes burning the CPU: each round's ratio anywhere from a
