@@ -206,7 +206,7 @@ impl RoundsProgress {
             Some(budget) => {
                 let spinner = bar(
                     Some(budget.as_secs()),
-                    "{spinner} timing{prefix}: {pos} rounds, {elapsed} of the {len} s --timing-budget{msg}",
+                    "{spinner} timing{prefix}: rounds {pos}, {elapsed} of the {len} s --timing-budget{msg}",
                     "",
                     quiet,
                 );
