@@ -141,7 +141,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__check)
-            opts="-j -v -q -h --jobs --json --junit --shard --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --no-algo-cache --model-key --model-decryption --c-opr-lib --timeout --maxerr --stat --allow-outliers --topk --check-finite --repro --worker --lite-lib --runtime-version --verbose --quiet --help"
+            opts="-j -v -q -h --jobs --json --junit --shard --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --no-algo-cache --model-key --model-decryption --c-opr-lib --timeout --maxerr --stat --allow-outliers --topk --check-finite --repro --reduce --worker --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1155,7 +1155,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__run)
-            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --no-algo-cache --model-key --model-decryption --c-opr-lib --no-testcase --warmup --iter --duration --max-duration --all-times --outputs --expect --maxerr --stat --allow-outliers --topk --json --profile --timeout --output --instances --share-runtime-memory --check-finite --repro --lite-lib --runtime-version --verbose --quiet --help"
+            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --no-algo-cache --model-key --model-decryption --c-opr-lib --no-testcase --warmup --iter --duration --max-duration --all-times --outputs --expect --maxerr --stat --allow-outliers --topk --json --profile --timeout --output --instances --share-runtime-memory --check-finite --repro --reduce --sweep --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1298,6 +1298,10 @@ _mge() {
                     return 0
                     ;;
                 --repro)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sweep)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -88,6 +88,7 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l timeout -d 'Stop the eng
 complete -c mge -n "__fish_mge_using_subcommand run" -l output -d 'Make the internal var VAR an output too, by its name in `mge dump --io`\'s index (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l instances -d 'Run N copies of the network at once, each on a thread and an engine worker of its own, sharing weights' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l repro -d 'For each model that crashed, hung, exited or failed its outputs, write a folder DIR/NAME that reproduces it: the model, its exact feeds, the options, the runtime, the CPU, the engine\'s messages and the command line (a bug report in a folder)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand run" -l sweep -d 'Run input NAME at each SHAPE (e.g. data:1x3x224x224,8x3x224x224), each in a process of its own, and report a row per shape; repeated for several inputs, which vary together' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l resize-input -d 'Resize images to the input\'s height and width'
@@ -108,6 +109,7 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l all-times -d 'With --jso
 complete -c mge -n "__fish_mge_using_subcommand run" -l json -d 'Print one JSON document on stdout instead of the report'
 complete -c mge -n "__fish_mge_using_subcommand run" -l share-runtime-memory -d 'Let the instances share runtime memory; they then take turns, as the engine requires'
 complete -c mge -n "__fish_mge_using_subcommand run" -l check-finite -d 'Fail (exit 1) when an output holds NaN or an infinity (said on stderr either way)'
+complete -c mge -n "__fish_mge_using_subcommand run" -l reduce -d 'With --repro: also write reduced.mge into each folder, the smallest part of the model found to fail alike (a crash, exit or hang: the shortest prefix of its operators, by bisection; NaN or infinities under --check-finite: up to the first var holding them), which command.sh runs'
 complete -c mge -n "__fish_mge_using_subcommand run" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand run" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -177,6 +179,7 @@ complete -c mge -n "__fish_mge_using_subcommand check" -l full-run -d 'Profile e
 complete -c mge -n "__fish_mge_using_subcommand check" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
 complete -c mge -n "__fish_mge_using_subcommand check" -l no-algo-cache -d 'Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time'
 complete -c mge -n "__fish_mge_using_subcommand check" -l check-finite -d 'Fail (exit 1) when an output holds NaN or an infinity (said on stderr either way)'
+complete -c mge -n "__fish_mge_using_subcommand check" -l reduce -d 'With --repro: also write reduced.mge into each folder, the smallest part of the model found to fail alike (a crash, exit or hang: the shortest prefix of its operators, by bisection; NaN or infinities under --check-finite: up to the first var holding them), which command.sh runs'
 complete -c mge -n "__fish_mge_using_subcommand check" -l worker -d 'Serve as a worker process of `check`: indices into MODELS on stdin, results on stdout'
 complete -c mge -n "__fish_mge_using_subcommand check" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand check" -s q -l quiet -d 'Print no notes or progress on stderr'

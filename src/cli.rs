@@ -132,6 +132,17 @@ pub struct ReproArg {
     pub dir: Option<PathBuf>,
 }
 
+/// `--reduce`, of run and check.
+#[derive(Args, Debug)]
+#[command(next_help_heading = OUTPUT)]
+pub struct ReduceArg {
+    /// With --repro: also write reduced.mge into each folder, the smallest part of the model found
+    /// to fail alike (a crash, exit or hang: the shortest prefix of its operators, by bisection; NaN
+    /// or infinities under --check-finite: up to the first var holding them), which command.sh runs
+    #[arg(long, requires = "repro")]
+    pub reduce: bool,
+}
+
 /// `--check-finite`, of run, check and dump.
 #[derive(Args, Debug)]
 #[command(next_help_heading = CHECKS)]
@@ -187,6 +198,14 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub repro: ReproArg,
+
+    #[command(flatten)]
+    pub reduce: ReduceArg,
+
+    /// Run input NAME at each SHAPE (e.g. data:1x3x224x224,8x3x224x224), each in a process of its
+    /// own, and report a row per shape; repeated for several inputs, which vary together
+    #[arg(long, value_name = "NAME:SHAPE[,SHAPE...]", help_heading = INPUT)]
+    pub sweep: Vec<String>,
 }
 
 /// `--instances N`: copies of the network running at once.
@@ -978,6 +997,9 @@ pub struct CheckArgs {
 
     #[command(flatten)]
     pub repro: ReproArg,
+
+    #[command(flatten)]
+    pub reduce: ReduceArg,
 
     /// Serve as a worker process of `check`: indices into MODELS on stdin, results on stdout
     #[arg(long, hide = true)]

@@ -30,6 +30,8 @@ pub struct MgeCommand {
     env: Vec<(OsString, OsString)>,
     /// Variables the user's line sets (`env NAME=VALUE mge ...`).
     user_env: Vec<(OsString, OsString)>,
+    /// The folder a child runs in, where its relative paths lead (a reproducer's).
+    folder: Option<PathBuf>,
 }
 
 /// The engine's switch for megdnn's naive reference kernels on the CPU
@@ -54,6 +56,11 @@ impl MgeCommand {
     pub fn dump_io(model: &Path, io: &Path, outputs: &Path) -> MgeCommand {
         MgeCommand::new(["dump".into(), valued("--io", io), valued("--outputs", outputs)])
             .models(&[model.to_path_buf()])
+    }
+
+    /// `mge info MODEL --json`: the model's inputs and outputs, for a program to read.
+    pub fn info(model: &Path) -> MgeCommand {
+        MgeCommand::new(["info".into(), "--json".into()]).models(&[model.to_path_buf()])
     }
 
     /// `mge check --worker`: a worker that takes the models' indices on stdin.
@@ -83,7 +90,19 @@ impl MgeCommand {
             positionals: Vec::new(),
             env: Vec::new(),
             user_env: Vec::new(),
+            folder: None,
         }
+    }
+
+    /// The child runs in `folder`, where the command's relative paths lead.
+    pub fn in_folder(mut self, folder: &Path) -> MgeCommand {
+        self.folder = Some(folder.to_path_buf());
+        self
+    }
+
+    /// The folder the child runs in, if not this process's.
+    pub fn folder(&self) -> Option<&Path> {
+        self.folder.as_deref()
     }
 
     /// The outcome of this process's look-up of the runtime, handed down: the
@@ -185,9 +204,14 @@ impl MgeCommand {
     /// `--json --warmup N --iter N --max-duration S`: a measured run, its
     /// statistics in its report, for a program to read.
     pub fn measured(self, warmup: usize, iterations: u64, time_limit: Duration) -> MgeCommand {
-        self.arg("--json")
+        self.json()
             .runs(warmup, iterations)
             .seconds("--max-duration", Some(time_limit))
+    }
+
+    /// `--json`: the report as one JSON document, for a program to read.
+    pub fn json(self) -> MgeCommand {
+        self.arg("--json")
     }
 
     /// `--outputs DIR`: a run's outputs, `NAME.npy` each.

@@ -32,6 +32,14 @@ impl DType {
         Element::from(self).name()
     }
 
+    /// The type of NumPy name `name` (as `name` gives it).
+    pub fn from_name(name: &str) -> Option<DType> {
+        use DType::*;
+        [F32, F16, I32, I16, I8, U8, U32, U16, I64]
+            .into_iter()
+            .find(|dtype| dtype.name() == name)
+    }
+
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F16)
     }

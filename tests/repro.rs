@@ -11,7 +11,7 @@ use crate::common::*;
 
 /// What `mge ... --repro DIR` said of each folder it wrote: the folder and
 /// the command line that reproduces its failure from inside it.
-fn written(stderr: &str) -> Vec<(PathBuf, String)> {
+pub(crate) fn written(stderr: &str) -> Vec<(PathBuf, String)> {
     stderr
         .lines()
         .filter_map(|line| line.strip_prefix("repro: wrote "))
@@ -25,7 +25,7 @@ fn written(stderr: &str) -> Vec<(PathBuf, String)> {
 }
 
 /// A copy of `folder` in a new place, as a bug report arrives elsewhere.
-fn elsewhere(folder: &Path) -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn elsewhere(folder: &Path) -> (tempfile::TempDir, PathBuf) {
     let place = tempfile::tempdir().unwrap();
     let copy = place.path().join(folder.file_name().unwrap());
     let status = std::process::Command::new("cp")
@@ -40,7 +40,7 @@ fn elsewhere(folder: &Path) -> (tempfile::TempDir, PathBuf) {
 
 /// `bash -c COMMAND` from inside `folder`, with mge on PATH and, besides the
 /// runtime's cache, nothing of the environment that made the folder.
-fn reproduce(folder: &Path, command: &str) -> assert_cmd::Command {
+pub(crate) fn reproduce(folder: &Path, command: &str) -> assert_cmd::Command {
     let mge = assert_cmd::cargo::cargo_bin("mge");
     let path = format!(
         "{}:{}",
@@ -59,7 +59,7 @@ fn reproduce(folder: &Path, command: &str) -> assert_cmd::Command {
     bash
 }
 
-fn files_in(folder: &Path) -> Vec<String> {
+pub(crate) fn files_in(folder: &Path) -> Vec<String> {
     let mut files: Vec<String> = std::fs::read_dir(folder)
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())

@@ -14,6 +14,7 @@ mod hostile;
 mod info;
 mod pack_testcases;
 mod profile;
+mod reduce;
 mod repro;
 mod run;
 mod runtime;

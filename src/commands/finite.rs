@@ -22,9 +22,12 @@ pub fn warn_non_finite(outputs: &[(String, HostTensor)], context: &str, global: 
     (!found.is_empty()).then(|| found.join("; "))
 }
 
+/// How the failure `--check-finite` makes ends, which tells it from other checks'.
+pub const FINITE_CHECK: &str = "(--check-finite)";
+
 /// What `--check-finite` makes of a run in which `found` was found.
 pub fn failure(found: &str) -> CheckFailed {
-    CheckFailed(format!("{found} (--check-finite)"))
+    CheckFailed(format!("{found} {FINITE_CHECK}"))
 }
 
 /// Warns of the non-finite outputs of each testcase (`label` and its index

@@ -2,6 +2,7 @@
 
 mod algo_cache;
 mod check;
+mod child_run;
 mod compare;
 mod completions;
 mod dump;
@@ -12,6 +13,7 @@ mod pack_testcases;
 mod pool;
 mod prepare;
 mod profile;
+mod reduce;
 mod run;
 mod runtime;
 mod settings;
@@ -141,7 +143,7 @@ struct Supervision {
 
 impl Supervision {
     /// `None` for a command that runs no engine, or starts children of its
-    /// own (`check`'s workers, `compare`'s runs, `tune`'s trials).
+    /// own (`check`'s workers, `compare`'s runs, `tune`'s trials, a sweep's shapes).
     fn of(command: &Command) -> Option<Supervision> {
         let model = |deadline: &DeadlineArgs| Supervision {
             timeout: deadline.timeout,
@@ -149,6 +151,8 @@ impl Supervision {
             reproduces: false,
         };
         match command {
+            // A sweep runs each shape in a child of its own.
+            Command::Run(args) if !args.sweep.is_empty() => None,
             Command::Run(args) => Some(Supervision {
                 reproduces: args.repro.dir.is_some(),
                 ..model(&args.deadline)

@@ -1,12 +1,15 @@
-//! `mge run`: load, feed, warm up, time, report.
+//! `mge run`: load, feed, warm up, time, report; `--sweep` (`sweep`) runs it at several shapes.
+
+mod sweep;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::finite::{failure, judge_testcases, warn_non_finite};
+use super::finite::{failure, judge_testcases, warn_non_finite, FINITE_CHECK};
 use super::prepare::{prepare, refuse_unchecked_testcases, Feeding, Prepared, Testcases};
+use super::reduce::{Failed, Reducer};
 use super::settings::{comparison_rules, plan, ModelSettings};
 use super::{CheckFailed, Global};
 use crate::cli::RunArgs;
@@ -19,7 +22,7 @@ use crate::output_files::{claim_set, npy_file_stem, npy_files, write_set, write_
 use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
 use crate::report::print;
-use crate::report::repro::{self, Case, Folder, Repro};
+use crate::report::repro::{self, Case, Folder, Reduction, Repro};
 use crate::report::run::{
     noise_warning, ExpectReport, InstanceReport, InstancesReport, Measurement, OutputDifference, ProfiledRuns,
     RunReport, Target, TestcaseRunReport, TestcasesRunReport, WrittenOutput,
@@ -69,6 +72,10 @@ pub struct RunSettings {
     json: bool,
     /// `--repro DIR`, claimed: written by the parent (`Reproducer`).
     repro: Option<PathBuf>,
+    /// `--reduce`: each `--repro` folder also holds the smallest part of the model found to fail alike.
+    reduce: bool,
+    /// `--sweep`: the model at each of several shapes instead of one run.
+    sweep: Option<sweep::Sweep>,
 }
 
 impl RunSettings {
@@ -76,6 +83,7 @@ impl RunSettings {
     /// before the outputs that must spare them (the model's settings claim
     /// the engine's caches).
     pub fn from_args(args: RunArgs, global: &Global) -> Result<RunSettings> {
+        let sweep = sweep::Sweep::from_args(&args)?;
         let expectations = args
             .expect
             .iter()
@@ -115,11 +123,16 @@ impl RunSettings {
             check_finite: args.finite.check_finite,
             json: args.json,
             repro: args.repro.dir,
+            reduce: args.reduce.reduce,
+            sweep,
         })
     }
 }
 
-pub fn run(settings: RunSettings, global: &Global) -> Result<()> {
+pub fn run(mut settings: RunSettings, global: &Global) -> Result<()> {
+    if let Some(shapes) = settings.sweep.take() {
+        return sweep::sweep(settings, shapes, global);
+    }
     let model = &settings.model;
     let (prepared, mut profile) = prepare(model, settings.testcases, global, |opened, options| {
         if opened.feeding == Feeding::Testcases {
@@ -589,15 +602,66 @@ impl Reproducer {
             choice: &global.runtime,
         };
         let (settings, timeout) = (&self.settings, self.timeout);
+        let failed = reducible(settings, &rerun.ended, &rerun.transcript);
         let written = self
             .repro
-            .add(case, |folder| reproducing_run(settings, timeout, folder))
+            .add(case, |folder| {
+                let command = reproducing_run(settings, timeout, folder)?;
+                match (settings.reduce, failed, runtime) {
+                    (false, ..) => {}
+                    (true, Ok(failed), Some(runtime)) => {
+                        reduce_run(settings, timeout, failed, runtime, global.verbose, folder)?
+                    }
+                    (true, Err(why), _) => folder.reduced(Reduction::NotReduced(why.to_string())),
+                    (true, _, None) => folder.reduced(Reduction::NotReduced("no runtime was found".into())),
+                }
+                Ok(command)
+            })
             .and_then(|()| self.repro.finish());
         match written {
             Ok(lines) => lines.iter().for_each(|line| say(line)),
             Err(err) => global.warn(format!("{err:#}")),
         }
     }
+}
+
+/// The failure of a run that ended so (its exit code, or how it died) which
+/// `--reduce` looks for, or why it looks for none.
+fn reducible(
+    settings: &RunSettings,
+    ended: &std::result::Result<i32, crate::supervise::parent::Failure>,
+    transcript: &str,
+) -> std::result::Result<Failed, &'static str> {
+    let said = super::child_run::check_failure(transcript);
+    match ended {
+        Err(failure) => Ok(Failed::of(&failure.how)),
+        Ok(1) if settings.check_finite && said.is_some_and(|said| said.ends_with(FINITE_CHECK)) => Ok(Failed::NonFinite),
+        _ => Err("--reduce cuts crashes, exits, hangs and non-finite outputs (--check-finite); an output that differs from --expect is not reduced"),
+    }
+}
+
+/// `--reduce`: the smallest part of the model of `settings` found to fail
+/// as `failed` says, into its reproducer's `folder`.
+fn reduce_run(
+    settings: &RunSettings,
+    timeout: Option<Duration>,
+    failed: Failed,
+    runtime: &Located,
+    verbose: bool,
+    folder: &mut Folder,
+) -> Result<()> {
+    let reducer = Reducer {
+        model: &settings.model.path,
+        feeds: "feeds",
+        seed: settings.model.feeds.options.seed,
+        warmup: settings.plan.warmup,
+        iterations: settings.plan.iterations,
+        check_finite: settings.check_finite,
+        timeout,
+        runtime,
+        verbose,
+    };
+    reducer.reduce(folder, failed)
 }
 
 /// The run of `settings` as it goes from inside its reproducer's `folder`:

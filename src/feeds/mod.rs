@@ -10,6 +10,7 @@ mod json;
 mod npy;
 mod random;
 mod spec;
+mod swept;
 
 pub use npy::{load_npy, load_npz_array};
 
@@ -23,6 +24,7 @@ use crate::text::quoted_list;
 use random::RandomSpec;
 pub use spec::FeedSpec;
 use spec::{Reading, Source};
+pub use swept::{at_shapes, ShapedFeed};
 
 pub struct FeedOptions {
     pub seed: u64,
@@ -129,12 +131,28 @@ fn has_values(tensor: HostTensor, input: &TensorInfo) -> Result<HostTensor> {
 /// input, `NAME:#rand(0,255)` for an integer one (`#rand(0,127)` for int8,
 /// which holds no more).
 pub fn default_spec(input: &TensorInfo) -> FeedSpec {
-    let max = match input.dtype.is_float() {
-        true => 1.0,
-        false => input.dtype.range().1.min(255.0),
-    };
+    let max = default_max(input.dtype);
     let source = Source::Random(RandomSpec::uniform(0.0, max));
     FeedSpec::for_input(&input.name, &format!("#rand(0,{max})"), source)
+}
+
+/// `NAME:SOURCE`, the spec that feeds input `name` from `source`; `SOURCE`
+/// alone for a model's only input (`alone`) whose name a spec cannot carry
+/// (`;` splits specs, `@` starts a list, blanks around it are trimmed).
+pub fn named_spec(name: &str, source: &str, alone: bool) -> String {
+    let spec_safe = !name.contains(';') && !name.starts_with('@') && name.trim() == name && !name.is_empty();
+    match spec_safe || !alone {
+        true => format!("{name}:{source}"),
+        false => source.to_string(),
+    }
+}
+
+/// The largest value of the default `#rand` of an input of `dtype`.
+fn default_max(dtype: DType) -> f64 {
+    match dtype.is_float() {
+        true => 1.0,
+        false => dtype.range().1.min(255.0),
+    }
 }
 
 /// The inputs a spec feeds: the named one, else the only one, else what the source implies.

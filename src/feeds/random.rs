@@ -26,6 +26,11 @@ impl RandomSpec {
         }
     }
 
+    /// MIN and MAX as the spec is written again, for a spec that gives no shape.
+    pub fn bounds_alone(&self) -> Option<(String, String)> {
+        self.dims.is_none().then(|| (short(self.min), short(self.max)))
+    }
+
     pub fn parse(text: &str) -> Result<Self> {
         let bad = |what: String| anyhow!("bad spec '{text}': {what}; expected #rand(MIN,MAX[,D0,D1,...][,...])");
         let args = text

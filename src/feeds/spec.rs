@@ -25,6 +25,7 @@ pub struct FeedSpec {
 }
 
 /// The reading of a spec that the model's inputs chose.
+#[derive(Clone)]
 pub(super) struct Reading<'a> {
     /// Index of the named input, if the spec names one.
     pub input: Option<usize>,

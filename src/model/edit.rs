@@ -33,17 +33,17 @@ pub struct TensorSpec<'a> {
 }
 
 /// The graph's outputs and what new ones add: the root fields an edit rewrites.
-struct Edit<'a> {
-    graph: Graph<'a>,
-    builder: Builder,
+pub(super) struct Edit<'a> {
+    pub(super) graph: Graph<'a>,
+    pub(super) builder: Builder,
     /// The graph's own operators and middle tensors, then new ones.
-    operators: Vec<Offset>,
-    vars: Vec<Offset>,
+    pub(super) operators: Vec<Offset>,
+    pub(super) vars: Vec<Offset>,
     next_id: u32,
 }
 
 impl<'a> Edit<'a> {
-    fn new(flatbuffer: &'a [u8]) -> Result<Edit<'a>> {
+    pub(super) fn new(flatbuffer: &'a [u8]) -> Result<Edit<'a>> {
         let graph = Graph::read(flatbuffer)?;
         let next_id = graph.next_var_id()?;
         let builder = Builder::before(flatbuffer, 4);
@@ -93,7 +93,7 @@ impl<'a> Edit<'a> {
 
     /// The root with the operators and vars listed, `outputs` as the graph's
     /// outputs and `aliases` as their names (none: the vars' own names).
-    fn finish(mut self, outputs: &[(u32, u32)], aliases: Option<Vec<Offset>>) -> Result<Vec<u8>> {
+    pub(super) fn finish(mut self, outputs: &[(u32, u32)], aliases: Option<Vec<Offset>>) -> Result<Vec<u8>> {
         let outputs: Vec<Offset> = outputs
             .iter()
             .map(|&(compact, original)| output_var(&mut self.builder, compact, original))

@@ -62,6 +62,13 @@ impl<'a> Table<'a> {
         self.field(index)?.map(|pos| read_u32(self.buf, pos)).transpose()
     }
 
+    pub fn u64(&self, index: usize) -> Result<Option<u64>> {
+        let Some(pos) = self.field(index)? else {
+            return Ok(None);
+        };
+        Ok(Some(u64::from_le_bytes(slice(self.buf, pos, 8)?.try_into().unwrap())))
+    }
+
     /// Where the table starts in its buffer.
     pub fn position(&self) -> usize {
         self.pos

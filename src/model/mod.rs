@@ -16,6 +16,7 @@ mod assertions;
 mod builder;
 mod cipher;
 mod cost;
+mod cut;
 mod edit;
 mod flatbuffer;
 mod graph;
@@ -27,6 +28,7 @@ mod unassert;
 pub use assertions::{checked_output, Assertion, DEFAULT_MAXERR};
 pub use cipher::{Method, NO_ENCRYPTION};
 pub use cost::GraphCost;
+pub use cut::{CutGraph, CutPoint};
 pub use edit::TensorSpec;
 pub use names::EngineNames;
 use pack::{Pack, PACK_TAG};
@@ -407,6 +409,25 @@ impl ModelFile {
     /// The model's cost without running it (see `cost`).
     pub fn cost(&self) -> Result<GraphCost> {
         cost::graph_cost(self.v2_flatbuffer("--ops")?).context("cannot read the model's operators")
+    }
+
+    /// Where `--reduce` may cut the model graph (see `cut`), in the graph's order.
+    pub fn cut_points(&self) -> Result<Vec<CutPoint>> {
+        cut::cut_points(self.editable_flatbuffer("--reduce")?).context("cannot read the model's operators")
+    }
+
+    /// The id of the model graph's one var named `name`; `None` where none or several are.
+    pub fn var_named(&self, name: &str) -> Result<Option<u32>> {
+        cut::var_named(self.editable_flatbuffer("--reduce")?, name)
+    }
+
+    /// The part of the model graph that computes var `var`, a plain model
+    /// whose only output it is (a container's testcases and assertions left out).
+    pub fn cut_at(&self, var: u32) -> Result<CutGraph> {
+        let cut = cut::cut_at(self.editable_flatbuffer("--reduce")?, var)?;
+        // What the engine will be handed is checked as any model file is.
+        ModelFile::parse(cut.graph.clone()).context("the cut graph does not verify")?;
+        Ok(cut)
     }
 
     /// Makes the vars named `names` outputs of the model graph, after its own.

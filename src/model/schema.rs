@@ -66,7 +66,7 @@ static OPERATOR_V1: Schema = Schema {
     required: &[],
 };
 
-static OPERATOR_V2: Schema = Schema {
+pub(super) static OPERATOR_V2: Schema = Schema {
     name: "Operator",
     // type, type_id, name, param (type, value), additional_params (types,
     // values), inputs, outputs, comp_node, output_dtype, tensors, opr_version,

@@ -11,6 +11,7 @@ pub mod progress;
 pub mod repro;
 pub mod run;
 pub mod runtime;
+pub mod sweep;
 pub mod table;
 pub mod trace;
 pub mod tune;

@@ -18,6 +18,8 @@
 //!   cpu.json           the CPU (vendor, model, flags) and the kernel
 //!   engine.log         what failed, and what the engine's process printed on stderr
 //!   README.txt         what failed, how to reproduce it, and what each file is
+//!   reduced.mge        with --reduce: the smallest part of the model found to fail
+//!                      alike, which command.sh runs then; full-command.sh runs the model
 //! ```
 //!
 //! The whole of DIR's new folders is written at the end or nothing is
@@ -32,13 +34,14 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use crate::feeds::named_spec;
 use crate::mge_command::MgeCommand;
 use crate::mge_command::RECORD_ENV;
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, npy_file_stem, StagedSet};
 use crate::runtime::{Choice, FileRecord, Hashing, Located, Record};
 use crate::supervise::record::Recorded;
-use crate::text::printable;
+use crate::text::{printable, printable_lines};
 
 /// Models up to this size are copied into the folder; larger ones are named
 /// by their path and SHA-256 (a model zoo's failures would fill the disk).
@@ -102,6 +105,23 @@ pub struct Folder<'r> {
     /// The lines of `options.txt`, and of README's list of files.
     options: Vec<String>,
     files: Vec<String>,
+    /// The engine options as the command gives them from inside the folder (`options`).
+    placed: Vec<EngineOption>,
+    /// `--reduce`'s smaller reproducer, or why there is none.
+    reduction: Option<Reduction>,
+}
+
+/// What `--reduce` found, for a folder.
+pub enum Reduction {
+    /// `graph`, written as `reduced.mge`, fails alike when `command` (from
+    /// inside the folder) runs it; `about` says what it is and how it was found.
+    Reduced {
+        graph: Vec<u8>,
+        command: MgeCommand,
+        about: String,
+    },
+    /// Why the model was not reduced.
+    NotReduced(String),
 }
 
 impl Repro {
@@ -125,7 +145,19 @@ impl Repro {
     /// Writes the folder of `case`; `command` names what it reads through the
     /// `Folder` and returns the command line that reproduces the failure.
     pub fn add(&mut self, case: Case, command: impl FnOnce(&mut Folder) -> Result<MgeCommand>) -> Result<()> {
-        let name = self.free_name(case.model);
+        let stem = npy_file_stem(&case.model.file_stem().unwrap_or_default().to_string_lossy());
+        self.add_named(&stem, case, command).map(drop)
+    }
+
+    /// `add`, the folder named `stem` (`stem-2`, ... when taken) rather than
+    /// after the model; returns where the folder goes.
+    pub fn add_named(
+        &mut self,
+        stem: &str,
+        case: Case,
+        command: impl FnOnce(&mut Folder) -> Result<MgeCommand>,
+    ) -> Result<String> {
+        let name = self.free_name(stem);
         let recorded = case.record.as_deref().map(Recorded::read).transpose()?;
         let staged = self.set.path().join(&name);
         fs::create_dir(&staged).with_context(|| format!("cannot write {}", self.dir.join(&name).display()))?;
@@ -151,12 +183,20 @@ impl Repro {
             feeds,
             options: Vec::new(),
             files,
+            placed: Vec::new(),
+            reduction: None,
         };
         let command = command(&mut folder)?
             .user_runtime(case.choice)?
             .user_env(engine_environment());
-        let line = command.shell_line();
-        let Folder { options, files, .. } = folder;
+        let full_line = command.shell_line();
+        let Folder {
+            options,
+            mut files,
+            reduction,
+            ..
+        } = folder;
+        let (line, reduced) = self.add_reduction(&name, reduction, &full_line, case.choice, &mut files)?;
         let version = recorded
             .as_ref()
             .and_then(|record| record.runtime_version.clone())
@@ -167,7 +207,7 @@ impl Repro {
             ("runtime.json", json(&runtime_record(case.runtime, version.clone())?)?),
             ("cpu.json", json(&Cpu::here())?),
             ("engine.log", engine_log(&case, recorded.as_ref())),
-            ("README.txt", readme(&case, &line, version.as_deref(), &files)),
+            ("README.txt", readme(&case, &line, version.as_deref(), &files) + &reduced),
         ];
         for (file, text) in texts {
             self.set.add(Path::new(&name).join(file), text.as_bytes())?;
@@ -176,13 +216,57 @@ impl Repro {
         let script = staged.join("command.sh");
         fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .with_context(|| format!("cannot write {}", self.dir.join(&name).join("command.sh").display()))?;
+        let folder = self.dir.join(&name).display().to_string();
         self.written.push((name, line));
-        Ok(())
+        Ok(folder)
     }
 
-    /// A folder name for `model` that neither DIR nor this set has yet.
-    fn free_name(&self, model: &Path) -> String {
-        let stem = npy_file_stem(&model.file_stem().unwrap_or_default().to_string_lossy());
+    /// `--reduce`'s files in the folder `name`: `reduced.mge` and `full-command.sh`
+    /// (`full_line`) where it found a smaller reproducer. Returns the line
+    /// `command.sh` runs, and what README says of the reduction.
+    fn add_reduction(
+        &mut self,
+        name: &str,
+        reduction: Option<Reduction>,
+        full_line: &str,
+        choice: &Choice,
+        files: &mut Vec<String>,
+    ) -> Result<(String, String)> {
+        let (graph, command, about) = match reduction {
+            None => return Ok((full_line.to_string(), String::new())),
+            Some(Reduction::NotReduced(why)) => {
+                return Ok((
+                    full_line.to_string(),
+                    format!("\nNot reduced (--reduce): {}\n", printable(&why)),
+                ))
+            }
+            Some(Reduction::Reduced { graph, command, about }) => (graph, command, about),
+        };
+        let line = command
+            .user_runtime(choice)?
+            .user_env(engine_environment())
+            .shell_line();
+        self.set.add(Path::new(name).join("reduced.mge"), &graph)?;
+        let script = format!("#!/usr/bin/env bash\n# Runs the whole model, which fails as README.txt says; run it from inside this folder.\n{full_line}\n");
+        self.set
+            .add(Path::new(name).join("full-command.sh"), script.as_bytes())?;
+        let staged = self.set.path().join(name).join("full-command.sh");
+        fs::set_permissions(&staged, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .with_context(|| format!("cannot write {}", self.dir.join(name).join("full-command.sh").display()))?;
+        files.push(
+            "reduced.mge  the smallest part of the model found to fail alike (see below), which command.sh runs".into(),
+        );
+        files.push("full-command.sh  the command line that runs the whole model: it fails alike".into());
+        let text = format!(
+            "\nReduced (--reduce): {}\n\nThe whole model fails alike with full-command.sh, which runs:\n\n    {full_line}\n",
+            printable_lines(&about)
+        );
+        Ok((line, text))
+    }
+
+    /// A folder name from `stem` that neither DIR nor this set has yet.
+    fn free_name(&self, stem: &str) -> String {
+        let stem = stem.to_string();
         let taken =
             |name: &String| self.written.iter().any(|(written, _)| written == name) || self.dir.join(name).exists();
         std::iter::once(stem.clone())
@@ -273,6 +357,7 @@ impl Folder<'_> {
                 other => other.clone(),
             });
         }
+        self.placed = placed.clone();
         let words: Vec<String> = placed.iter().flat_map(EngineOption::args).collect();
         let line = match words.is_empty() {
             true => "(none: the engine's defaults)".to_string(),
@@ -283,6 +368,22 @@ impl Folder<'_> {
             None => line,
         });
         Ok(placed)
+    }
+
+    /// The engine options as `options` placed them last: what a command from
+    /// inside the folder gives.
+    pub fn placed_options(&self) -> &[EngineOption] {
+        &self.placed
+    }
+
+    /// Where the folder is staged while it is written: its files so far.
+    pub fn staged(&self) -> PathBuf {
+        self.set.path().join(&self.name)
+    }
+
+    /// `--reduce`'s smaller reproducer of the failure, or why there is none.
+    pub fn reduced(&mut self, reduction: Reduction) {
+        self.reduction = Some(reduction);
     }
 
     /// A cache the engine reads and updates, copied in as `file` where it
@@ -299,14 +400,13 @@ impl Folder<'_> {
 /// model's only input whose name a spec cannot carry (`;` splits specs, `@`
 /// starts a list, blanks around it are trimmed).
 fn feed_specs(fed: &[(String, String)]) -> Vec<String> {
+    feed_specs_in("feeds", fed)
+}
+
+/// `feed_specs` of feeds recorded in the folder's `folder` (`feeds`, `feeds/N`).
+pub fn feed_specs_in(folder: &str, fed: &[(String, String)]) -> Vec<String> {
     fed.iter()
-        .map(|(name, file)| {
-            let spec_safe = !name.contains(';') && !name.starts_with('@') && name.trim() == name && !name.is_empty();
-            match spec_safe || fed.len() > 1 {
-                true => format!("{name}:feeds/{file}"),
-                false => format!("feeds/{file}"),
-            }
-        })
+        .map(|(name, file)| named_spec(name, &format!("{folder}/{file}"), fed.len() == 1))
         .collect()
 }
 

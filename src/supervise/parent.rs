@@ -374,6 +374,9 @@ impl Supervisor {
             .stdin(piped_if(requests))
             .stdout(piped_if(replies))
             .stderr(Stdio::piped());
+        if let Some(folder) = command.folder() {
+            child.current_dir(folder);
+        }
         engine::inherit(&mut child, channel_end.as_raw_fd());
         engine::end_with_this_process(&mut child);
         let mut child = child.spawn().context("cannot start the engine's process")?;

@@ -140,16 +140,21 @@ impl Recorded {
         let version = read(RUNTIME_VERSION)?;
         let engine_stdout = read(ENGINE_STDOUT)?;
         let feeds = dir.join("feeds");
-        let manifest = read(&format!("feeds/{INPUTS}"))?;
-        let fed = match manifest {
-            Some(bytes) => serde_json::from_slice(&bytes).context("the record of the feeds is damaged")?,
-            None => Vec::new(),
-        };
+        let fed = fed_in(&feeds)?;
         Ok(Recorded {
             runtime_version: version.map(|bytes| text(bytes).trim().to_string()),
             engine_stdout: engine_stdout.map(text),
             fed,
             feeds: feeds.is_dir().then_some(feeds),
         })
+    }
+}
+
+/// The feeds recorded in the folder `feeds` (a fed run's, or one testcase's):
+/// each input's name and its file in the folder; none where nothing was recorded.
+pub fn fed_in(feeds: &Path) -> Result<Vec<(String, String)>> {
+    match input_files::read_if_present(&feeds.join(INPUTS), &input_files::CHILD_RECORD)? {
+        Some(bytes) => serde_json::from_slice(&bytes).context("the record of the feeds is damaged"),
+        None => Ok(Vec::new()),
     }
 }

@@ -31,7 +31,10 @@
  *   close  closes that pipe, then goes on as without a fault
  *   slow   the call sleeps MGE_FAULT_MS milliseconds (default 50), then does its work
  * MGE_FAULT_ONLY_WITH limits the failure to networks built with one option:
- * "layout-transform" or "cpu-inplace".
+ * "layout-transform" or "cpu-inplace"; MGE_FAULT_SHAPE (e.g. "2,3,16,16") to
+ * an input fed in that shape, as an engine that fails at one shape;
+ * MGE_FAULT_VAR to a model (FBS v2) that lists a var of that name, as an
+ * engine that fails in the operator writing it: a graph cut before it runs.
  * Without MGE_FAULT it behaves like a model with input "data" (1,3,16,16)
  * and output "feat" (1,8), both float32, whose output is all zeros, made by
  * one operator: its profile (written when the network goes, as MegEngine's
@@ -58,11 +61,15 @@ typedef struct {
 
 typedef struct {
     LiteLayout layout;
-    float data[3 * 16 * 16];
+    float *data;
+    size_t capacity;
 } FakeTensor;
 
-static FakeTensor input = {{{1, 3, 16, 16}, 4, 0}, {0}};
-static FakeTensor output = {{{1, 8}, 2, 0}, {0}};
+static float input_data[3 * 16 * 16], output_data[8];
+static FakeTensor input = {{{1, 3, 16, 16}, 4, 0}, input_data, 3 * 16 * 16};
+static FakeTensor output = {{{1, 8}, 2, 0}, output_data, 8};
+/* Whether the model loaded lists the var MGE_FAULT_VAR names. */
+static int has_faulty_var;
 static char config[1024];
 static int network;
 static const char *input_names[] = {"data"};
@@ -146,14 +153,26 @@ static void scribble(int fd) {
 
 static int layout_transform, cpu_inplace;
 
+/* Whether the input is fed in the shape MGE_FAULT_SHAPE names ("2,3,16,16"). */
+static int fed_in_faulty_shape(const char *shape) {
+    char written[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < input.layout.ndim && used < sizeof written; i++)
+        used += (size_t)snprintf(written + used, sizeof written - used, i ? ",%zu" : "%zu", input.layout.shapes[i]);
+    return !strcmp(written, shape);
+}
+
 static int fail_here(const char *where) {
     const char *fault = getenv("MGE_FAULT");
     const char *at = getenv("MGE_FAULT_AT");
     const char *only_with = getenv("MGE_FAULT_ONLY_WITH");
+    const char *shape = getenv("MGE_FAULT_SHAPE");
     if (!fault || strcmp(at ? at : "forward", where) != 0) return 0;
     if (only_with && !((!strcmp(only_with, "layout-transform") && layout_transform) ||
                        (!strcmp(only_with, "cpu-inplace") && cpu_inplace)))
         return 0;
+    if (shape && !fed_in_faulty_shape(shape)) return 0;
+    if (getenv("MGE_FAULT_VAR") && !has_faulty_var) return 0;
     if (!strcmp(fault, "exit")) {
         exit_from_workers();
     } else if (!strcmp(fault, "abort")) {
@@ -263,8 +282,46 @@ int LITE_destroy_network(void *net) {
     }
     return 0;
 }
+/* The little-endian u32 at `at` of a buffer of `size` bytes; 0 past its end. */
+static unsigned read_u32(const unsigned char *buf, size_t size, size_t at) {
+    if (at > size || size - at < 4) return 0;
+    return buf[at] | (unsigned)buf[at + 1] << 8 | (unsigned)buf[at + 2] << 16 | (unsigned)buf[at + 3] << 24;
+}
+
+/* Where field `index` of the table at `table` points (an offset field), or 0. */
+static size_t field_target(const unsigned char *buf, size_t size, size_t table, size_t index) {
+    size_t vtable = table - (size_t)(int)read_u32(buf, size, table);
+    if (vtable > size || size - vtable < 4) return 0;
+    size_t vtable_len = buf[vtable] | (size_t)buf[vtable + 1] << 8;
+    size_t entry = vtable + 4 + 2 * index;
+    if (4 + 2 * index + 2 > vtable_len || entry + 2 > size) return 0;
+    size_t offset = buf[entry] | (size_t)buf[entry + 1] << 8;
+    return offset ? table + offset + read_u32(buf, size, table + offset) : 0;
+}
+
+/* Whether the FBS v2 graph `model` (size-prefixed) lists a var named `name`:
+   Model.middle_tensors (field 3), each MiddleTensor's name (field 0). */
+static int lists_var(const unsigned char *model, size_t size, const char *name) {
+    if (size < 8) return 0;
+    const unsigned char *buf = model + 4;
+    size -= 4;
+    size_t vars = field_target(buf, size, read_u32(buf, size, 0), 3);
+    unsigned count = vars ? read_u32(buf, size, vars) : 0;
+    for (unsigned i = 0; i < count; i++) {
+        size_t slot = vars + 4 + 4 * (size_t)i;
+        size_t string = field_target(buf, size, slot + read_u32(buf, size, slot), 0);
+        size_t length = string ? read_u32(buf, size, string) : 0;
+        if (string && length == strlen(name) && string + 4 + length <= size && !memcmp(buf + string + 4, name, length))
+            return 1;
+    }
+    return 0;
+}
+
 int LITE_load_model_from_mem(void *net, void *model, size_t size) {
-    (void)net; (void)model; (void)size;
+    (void)net;
+    const char *name = getenv("MGE_FAULT_VAR");
+    /* Kept once set: a container's testcase graphs, loaded after its model, list other vars. */
+    has_faulty_var |= name && lists_var(model, size, name);
     return fail_here("load");
 }
 int LITE_set_cpu_inplace_mode(void *net) {
@@ -337,7 +394,21 @@ int LITE_get_tensor_layout(void *tensor, LiteLayout *layout) {
     *layout = ((FakeTensor *)tensor)->layout;
     return 0;
 }
-int LITE_set_tensor_layout(void *tensor, LiteLayout layout) { (void)tensor; (void)layout; return 0; }
+/* The input takes any float32 shape, as a model whose input is not fixed. */
+int LITE_set_tensor_layout(void *tensor, LiteLayout layout) {
+    FakeTensor *fake = tensor;
+    if (fake != &input || layout.ndim > LAYOUT_MAX_DIM) return 0;
+    size_t count = 1;
+    for (size_t i = 0; i < layout.ndim; i++) count *= layout.shapes[i];
+    if (count > fake->capacity) {
+        float *data = calloc(count, sizeof(float));
+        if (!data) return -1;
+        fake->data = data;
+        fake->capacity = count;
+    }
+    fake->layout = layout;
+    return 0;
+}
 int LITE_get_tensor_memory(void *tensor, void **memory) {
     *memory = ((FakeTensor *)tensor)->data;
     return 0;

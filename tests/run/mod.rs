@@ -5,6 +5,7 @@ mod deploy;
 mod errors;
 mod measure;
 mod no_testcase;
+mod sweep;
 
 use crate::common::*;
 

@@ -8,6 +8,7 @@
 //! process's stdout, which is where they are read.
 
 pub(super) mod models;
+mod reduced;
 mod workers;
 
 use std::collections::BTreeMap;
@@ -62,6 +63,8 @@ enum Role {
         timeout: Option<Duration>,
         /// `--repro DIR`, claimed.
         repro: Option<PathBuf>,
+        /// `--reduce`.
+        reduce: bool,
     },
 }
 
@@ -101,6 +104,7 @@ impl CheckSettings {
                 junit: args.junit,
                 timeout: args.deadline.timeout,
                 repro: args.repro.dir,
+                reduce: args.reduce.reduce,
             },
             models,
             engine,
@@ -124,6 +128,7 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
         junit,
         timeout,
         repro,
+        reduce,
     } = role
     else {
         return serve(&models, &engine, rules.as_ref(), check_finite, global);
@@ -160,6 +165,7 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
             timeout,
             runtime: &located,
             global,
+            reduce,
         };
         reproducing.write(repro, record, &checks, transcripts);
     }
@@ -198,6 +204,8 @@ struct Reproducing<'a> {
     timeout: Option<Duration>,
     runtime: &'a runtime::Located,
     global: &'a Global,
+    /// `--reduce`: each folder also holds the smallest part of the model found to fail alike.
+    reduce: bool,
 }
 
 impl Reproducing<'_> {
@@ -219,7 +227,13 @@ impl Reproducing<'_> {
                 runtime: Some(self.runtime),
                 choice: &self.global.runtime,
             };
-            written = repro.add(case, |folder| self.reproducing_check(model, folder));
+            written = repro.add(case, |folder| {
+                let command = self.reproducing_check(model, folder)?;
+                if self.reduce {
+                    self.reduce(&models[index], model, folder)?;
+                }
+                Ok(command)
+            });
         }
         match written.and_then(|()| repro.finish()) {
             Ok(lines) => lines.iter().for_each(|line| say(line)),
