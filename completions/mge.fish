@@ -358,6 +358,7 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -l b-runtime -d 'Run B 
 complete -c mge -n "__fish_mge_using_subcommand compare" -l rounds -d 'Time A and B in exactly N rounds, each side in a fresh process per round (A B, B A, ...); without it, rounds are added until the verdict is decided or --timing-budget is spent' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l timing-budget -d 'The most seconds the rounds of a pair may take, when --rounds does not fix them [default: 60]' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l min-effect -d 'The smallest difference in speed that counts: B/A\'s 95% interval within ±PCT% is `same`, wholly beyond it `faster` or `slower`, else `undecided` [default: 2]' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l by-op -d 'Where the time went: profile both sides in rounds of their own and list the N operators whose time changed most, and those on one side only' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l max-slowdown -d 'Fail (exit 1) when B is `slower` than A by more than PCT percent, with the whole 95% interval of B/A above it' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l keep -d 'Keep both runs\' io dumps and outputs in DIR/a and DIR/b (a new or empty folder)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand compare" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
@@ -365,6 +366,7 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -l repro -d 'For each m
 complete -c mge -n "__fish_mge_using_subcommand compare" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand compare" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l json -d 'Print one JSON document on stdout instead of the table'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l structure -d 'Compare the two models\' graphs from their files alone (operators, parameters, MACs, inputs, outputs); no engine runs; exit 1 when they differ'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l resize-input -d 'Resize images to the input\'s height and width'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l cpu-inplace -d 'Run CPU kernels on the calling thread'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l fast-run -d 'Pick each operator\'s algorithm by profiling the optimized ones on the first run (load_and_run\'s fast-run)'

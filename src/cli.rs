@@ -515,6 +515,10 @@ pub struct CompareArgs {
     #[arg(long, value_name = "K/N", value_parser = parse_shard, help_heading = INPUT)]
     pub shard: Option<Shard>,
 
+    /// Compare the two models' graphs from their files alone (operators, parameters, MACs, inputs, outputs); no engine runs; exit 1 when they differ
+    #[arg(long, help_heading = TWO_RUNS)]
+    pub structure: bool,
+
     #[command(flatten)]
     pub runs: TwoRunArgs,
 }
@@ -565,6 +569,10 @@ pub struct TwoRunArgs {
     /// The smallest difference in speed that counts: B/A's 95% interval within ±PCT% is `same`, wholly beyond it `faster` or `slower`, else `undecided` [default: 2]
     #[arg(long, value_name = "PCT", value_parser = parse_min_effect, conflicts_with = "no_timing", help_heading = TIMING)]
     pub min_effect: Option<f64>,
+
+    /// Where the time went: profile both sides in rounds of their own and list the N operators whose time changed most, and those on one side only
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "no_timing", help_heading = TIMING)]
+    pub by_op: Option<u64>,
 
     /// Fail (exit 1) when B is `slower` than A by more than PCT percent, with the whole 95% interval of B/A above it
     #[arg(long, value_name = "PCT", value_parser = parse_percent, conflicts_with = "no_timing", help_heading = CHECKS)]

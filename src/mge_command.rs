@@ -52,6 +52,19 @@ impl MgeCommand {
         MgeCommand::new(["run".into()]).models(&[model.to_path_buf()])
     }
 
+    /// `mge profile MODEL --json -o TRACE --by opr --top N`: its operators'
+    /// times, every one of `top` in its report, the trace in `trace`.
+    pub fn profile_operators(model: &Path, trace: &Path, top: usize) -> MgeCommand {
+        MgeCommand::new([
+            "profile".into(),
+            "--json".into(),
+            valued("-o", trace),
+            valued("--by", "opr"),
+            valued("--top", top.to_string()),
+        ])
+        .models(&[model.to_path_buf()])
+    }
+
     /// `mge dump MODEL --io IO --outputs OUTPUTS`: every var of one run, and its outputs.
     pub fn dump_io(model: &Path, io: &Path, outputs: &Path) -> MgeCommand {
         MgeCommand::new(["dump".into(), valued("--io", io), valued("--outputs", outputs)])

@@ -15,11 +15,9 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::Result;
 use serde::Serialize;
 
-use super::flatbuffer::Table;
-use super::graph::{operator, tensor, Graph, Operator};
+use super::structure::{Operator, Structure};
 
 /// `param.MatrixMul` fields `transposeA`, `transposeB`.
 const TRANSPOSE_A: usize = 0;
@@ -65,16 +63,16 @@ struct Cost {
     operations: Option<Option<(u64, u64)>>,
 }
 
-pub fn graph_cost(flatbuffer: &[u8]) -> Result<GraphCost> {
-    let graph = Graph::read(flatbuffer)?;
+/// The cost of a graph's operators (`needed` ones only, when given).
+pub fn graph_cost(graph: &Structure) -> GraphCost {
     let mut types: BTreeMap<String, TypeCost> = BTreeMap::new();
     let mut total = GraphCost {
         operators: graph.operators.len(),
         ..GraphCost::default()
     };
     for operator in &graph.operators {
-        let name = type_name(operator.op_type);
-        let cost = operator_cost(&graph, operator, name)?;
+        let name = type_name(&operator.op_type);
+        let cost = operator_cost(graph, operator, name);
         let row = types.entry(name.to_string()).or_insert_with(|| TypeCost {
             op_type: name.to_string(),
             ..TypeCost::default()
@@ -106,11 +104,11 @@ pub fn graph_cost(flatbuffer: &[u8]) -> Result<GraphCost> {
             .then(b.count.cmp(&a.count))
             .then(a.op_type.cmp(&b.op_type))
     });
-    Ok(total)
+    total
 }
 
 /// The type without the registry's version suffix: `MatrixMulV2` is a `MatrixMul`.
-fn type_name(registered: &str) -> &str {
+pub fn type_name(registered: &str) -> &str {
     match registered.rfind('V') {
         Some(at) if at > 0 && registered.len() > at + 1 && registered[at + 1..].bytes().all(|b| b.is_ascii_digit()) => {
             &registered[..at]
@@ -119,7 +117,7 @@ fn type_name(registered: &str) -> &str {
     }
 }
 
-fn operator_cost(graph: &Graph, operator: &Operator, name: &str) -> Result<Cost> {
+fn operator_cost(graph: &Structure, operator: &Operator, name: &str) -> Cost {
     let shape = |id: Option<&u32>| id.and_then(|&id| graph.shape(id));
     let elements = |shape: &[usize]| shape.iter().map(|&dim| dim as u64).product::<u64>();
     let output = shape(operator.outputs.first());
@@ -127,9 +125,9 @@ fn operator_cost(graph: &Graph, operator: &Operator, name: &str) -> Result<Cost>
         parameters: None,
         operations: Some(operations),
     };
-    Ok(match name {
+    match name {
         "ImmutableTensor" => Cost {
-            parameters: constant(operator.table)?,
+            parameters: constant(operator),
             operations: None,
         },
         "Convolution" | "ConvBias" => counted((|| {
@@ -140,10 +138,12 @@ fn operator_cost(graph: &Graph, operator: &Operator, name: &str) -> Result<Cost>
             Some((macs + bias, 2 * macs + bias))
         })()),
         "MatrixMul" | "BatchedMatrixMul" => {
-            let transposed = match operator.table.table(operator::PARAM)? {
-                Some(param) => param.u8(TRANSPOSE_A)?.unwrap_or(0) != 0,
-                None => false,
-            };
+            let transposed = operator
+                .params
+                .first()
+                .and_then(|param| param.table.u8(TRANSPOSE_A).ok().flatten())
+                .unwrap_or(0)
+                != 0;
             counted((|| {
                 let (output, a) = (output?, shape(operator.inputs.first())?);
                 let inner = *a.get(a.len().checked_sub(if transposed { 2 } else { 1 })?)?;
@@ -153,28 +153,22 @@ fn operator_cost(graph: &Graph, operator: &Operator, name: &str) -> Result<Cost>
         }
         "Elemwise" | "ElemwiseMultiType" => counted(output.map(|output| (0, elements(output)))),
         _ => Cost::default(),
-    })
+    }
 }
 
 /// The parameters an `ImmutableTensor` holds: its tensor's elements and bytes.
-fn constant(operator: Table) -> Result<Option<Parameters>> {
-    let Some(value) = operator.tables(operator::TENSORS)?.into_iter().next() else {
-        return Ok(None);
-    };
-    let count: u64 = value.u32s(tensor::SHAPE)?.iter().map(|&dim| u64::from(dim)).product();
-    let dtype = match value.table(tensor::DTYPE)? {
-        Some(dtype) => dtype.u8(0)?.unwrap_or(0),
-        None => 0,
-    };
-    Ok(Some(Parameters {
+fn constant(operator: &Operator) -> Option<Parameters> {
+    let value = operator.tensors.first()?;
+    let count: u64 = value.shape.iter().map(|&dim| dim as u64).product();
+    Some(Parameters {
         count,
-        bytes: (count * dtype_bits(dtype)).div_ceil(8),
+        bytes: (count * dtype_bits(value.dtype.unwrap_or(0))).div_ceil(8),
         tensors: 1,
-    }))
+    })
 }
 
 /// Bits per element of megdnn's `DTypeEnum` (`dtype.fbs`).
-fn dtype_bits(dtype: u8) -> u64 {
+pub fn dtype_bits(dtype: u8) -> u64 {
     match dtype {
         5 | 20 => 1,           // IntB1, QuantizedS1
         6 => 2,                // IntB2

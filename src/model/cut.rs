@@ -10,8 +10,10 @@ use anyhow::{bail, Context, Result};
 use super::builder::{Builder, Offset, Value};
 use super::edit::Edit;
 use super::flatbuffer::{Field, Table};
-use super::graph::{model, operator, tensor, Graph, Operator};
+use super::graph::{model, operator, tensor};
 use super::schema::OPERATOR_V2;
+use super::structure::{Operator, Structure};
+use super::GraphFormat;
 
 /// A place the graph can be cut: an operator that reads a var (not an input
 /// or a constant), and the first var it writes.
@@ -43,7 +45,7 @@ pub struct CutGraph {
 
 /// Where `--reduce` may cut `flatbuffer`'s graph, in the graph's order.
 pub fn cut_points(flatbuffer: &[u8]) -> Result<Vec<CutPoint>> {
-    let graph = Graph::read(flatbuffer)?;
+    let graph = Structure::read(GraphFormat::FbsV2, flatbuffer, &[])?;
     graph.next_var_id()?;
     Ok(graph
         .operators
@@ -61,7 +63,7 @@ pub fn cut_points(flatbuffer: &[u8]) -> Result<Vec<CutPoint>> {
 
 /// The id of the var named `name`, if exactly one var has that name.
 pub fn var_named(flatbuffer: &[u8], name: &str) -> Result<Option<u32>> {
-    let graph = Graph::read(flatbuffer)?;
+    let graph = Structure::read(GraphFormat::FbsV2, flatbuffer, &[])?;
     let mut ids = (0..graph.vars.len() as u32).filter(|&id| graph.vars[id as usize].name == Some(name));
     Ok(match (ids.next(), ids.next()) {
         (Some(id), None) => Some(id),
@@ -118,7 +120,7 @@ pub fn cut_at(flatbuffer: &[u8], var: u32) -> Result<CutGraph> {
 }
 
 /// What the cut at operator `cut`'s var `var` keeps (`kept`), its graph left to fill.
-fn describe(graph: &Graph, kept: &[usize], cut: usize, var: u32) -> Result<CutGraph> {
+fn describe(graph: &Structure, kept: &[usize], cut: usize, var: u32) -> Result<CutGraph> {
     let cut_operator = &graph.operators[cut];
     let kept = || kept.iter().map(|&at| &graph.operators[at]);
     Ok(CutGraph {
@@ -146,7 +148,7 @@ fn describe(graph: &Graph, kept: &[usize], cut: usize, var: u32) -> Result<CutGr
 }
 
 /// The operator that writes each var, by var id.
-fn writers(graph: &Graph) -> Result<Vec<usize>> {
+fn writers(graph: &Structure) -> Result<Vec<usize>> {
     let mut writer = vec![usize::MAX; graph.vars.len()];
     for (at, operator) in graph.operators.iter().enumerate() {
         for &id in &operator.outputs {
@@ -159,7 +161,7 @@ fn writers(graph: &Graph) -> Result<Vec<usize>> {
 }
 
 /// Operator `cut` and those it depends on, in the graph's order.
-fn ancestors(graph: &Graph, writer: &[usize], cut: usize) -> Vec<usize> {
+fn ancestors(graph: &Structure, writer: &[usize], cut: usize) -> Vec<usize> {
     let mut kept = vec![false; graph.operators.len()];
     let mut pending = vec![cut];
     while let Some(at) = pending.pop() {
@@ -173,7 +175,7 @@ fn ancestors(graph: &Graph, writer: &[usize], cut: usize) -> Vec<usize> {
 }
 
 /// The name the engine gives the input a Host2DeviceCopy makes: its tensor's.
-fn input_name(graph: &Graph, operator: &Operator) -> Result<String> {
+fn input_name(graph: &Structure, operator: &Operator) -> Result<String> {
     let tensors = operator.table.tables(operator::TENSORS)?;
     let named = match tensors.first() {
         Some(value) => value.string(tensor::NAME)?,
@@ -246,8 +248,12 @@ mod tests {
         assert_eq!((cut.operators, cut.of, cut.computing), (2, 8, 1), "x, LOG1P(x)");
         assert_eq!(cut.input_shapes, [Some(vec![1, 4])]);
         let flatbuffer = &cut.graph[4..];
-        let graph = Graph::read(flatbuffer).unwrap();
-        let types: Vec<&str> = graph.operators.iter().map(|operator| operator.op_type).collect();
+        let graph = Structure::read(GraphFormat::FbsV2, flatbuffer, &[]).unwrap();
+        let types: Vec<&str> = graph
+            .operators
+            .iter()
+            .map(|operator| operator.op_type.as_str())
+            .collect();
         assert_eq!(types, ["Host2DeviceCopy", "Elemwise"]);
         // Ids count up as the loader assigns them; the output is the last.
         let ids: Vec<Vec<u32>> = graph

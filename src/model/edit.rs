@@ -6,7 +6,9 @@
 use anyhow::{bail, Context, Result};
 
 use super::builder::{Builder, Offset, Value};
-use super::graph::{model, operator, output, tensor, Graph};
+use super::graph::{model, operator, output, tensor};
+use super::structure::Structure;
+use super::GraphFormat;
 use super::FBS_V2_IDENTIFIER;
 
 /// Type ids and operator versions of the operators an edit adds, as
@@ -34,7 +36,7 @@ pub struct TensorSpec<'a> {
 
 /// The graph's outputs and what new ones add: the root fields an edit rewrites.
 pub(super) struct Edit<'a> {
-    pub(super) graph: Graph<'a>,
+    pub(super) graph: Structure<'a>,
     pub(super) builder: Builder,
     /// The graph's own operators and middle tensors, then new ones.
     pub(super) operators: Vec<Offset>,
@@ -44,7 +46,7 @@ pub(super) struct Edit<'a> {
 
 impl<'a> Edit<'a> {
     pub(super) fn new(flatbuffer: &'a [u8]) -> Result<Edit<'a>> {
-        let graph = Graph::read(flatbuffer)?;
+        let graph = Structure::read(GraphFormat::FbsV2, flatbuffer, &[])?;
         let next_id = graph.next_var_id()?;
         let builder = Builder::before(flatbuffer, 4);
         // The tables of one of the root's vectors, as objects the new root lists.
@@ -395,6 +397,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::model::flatbuffer::Table;
     use crate::model::ModelFile;
 
     /// The type ids written are those MegEngine's own dump wrote into a
@@ -407,11 +410,12 @@ mod tests {
         let testcase = &container.testcases().next().unwrap()[4..];
         let mut dumped = Vec::new();
         for flatbuffer in [model, testcase] {
-            for operator in Graph::read(flatbuffer).unwrap().operators {
-                let id = operator.table.field(operator::TYPE_ID).unwrap().unwrap();
-                let version = operator.table.u32(operator::OPR_VERSION).unwrap().unwrap();
-                let type_id = u64::from_le_bytes(flatbuffer[id..id + 8].try_into().unwrap());
-                dumped.push((operator.op_type.to_string(), type_id, version));
+            let root = Table::root(flatbuffer).unwrap();
+            for operator in root.tables(model::OPRS).unwrap() {
+                let type_id = operator.u64(operator::TYPE_ID).unwrap().unwrap();
+                let version = operator.u32(operator::OPR_VERSION).unwrap().unwrap();
+                let name = operator.string(operator::TYPE).unwrap().unwrap();
+                dumped.push((name.to_string(), type_id, version));
             }
         }
         for (name, type_id, version) in [HOST_TO_DEVICE, ASSERT_EQUAL, SHARED_DEVICE_TENSOR] {
@@ -431,7 +435,7 @@ mod tests {
         model.add_outputs(&["Convolution".to_string()]).unwrap();
         let edited = model.graph();
         assert!(edited.ends_with(&before[4..]), "the old graph is kept whole at the end");
-        let graph = Graph::read(&edited[4..]).unwrap();
+        let graph = Structure::read(GraphFormat::FbsV2, &edited[4..], &[]).unwrap();
         let outputs = graph.root.tables(model::OUTPUT_VARS).unwrap();
         let names: Vec<&str> = outputs
             .iter()

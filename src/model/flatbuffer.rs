@@ -74,6 +74,51 @@ impl<'a> Table<'a> {
         self.pos
     }
 
+    /// The buffer the table lies in.
+    pub fn buffer(&self) -> &'a [u8] {
+        self.buf
+    }
+
+    /// The bytes of a vector of structs of `size` bytes each; `None` when absent.
+    pub fn structs(&self, index: usize, size: usize) -> Result<Option<&'a [u8]>> {
+        let Some(pos) = self.field(index)? else {
+            return Ok(None);
+        };
+        let start = self.follow(pos)?;
+        let len = read_u32(self.buf, start)? as usize;
+        let bytes = len.checked_mul(size).context("flatbuffer vector too long")?;
+        Ok(Some(slice(self.buf, start + 4, bytes)?))
+    }
+
+    /// Each field stored in the table (not left at its default), by index,
+    /// with the bytes from it to the next stored field or the table's end:
+    /// its value and any padding, for tables of scalars.
+    pub fn stored_fields(&self) -> Result<Vec<(usize, &'a [u8])>> {
+        let vtable = self.vtable()?;
+        let vtable_len = read_u16(self.buf, vtable)? as usize;
+        let object_len = read_u16(self.buf, vtable + 2)? as usize;
+        let mut offsets: Vec<(usize, usize)> = (0..vtable_len.saturating_sub(4) / 2)
+            .map(|index| Ok((index, read_u16(self.buf, vtable + 4 + 2 * index)? as usize)))
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .filter(|&(_, offset)| offset != 0)
+            .collect();
+        offsets.sort_by_key(|&(_, offset)| offset);
+        let ends: Vec<usize> = offsets
+            .iter()
+            .skip(1)
+            .map(|&(_, offset)| offset)
+            .chain([object_len])
+            .collect();
+        let mut fields: Vec<(usize, &'a [u8])> = offsets
+            .iter()
+            .zip(ends)
+            .map(|(&(index, offset), end)| Ok((index, slice(self.buf, self.pos + offset, end.saturating_sub(offset))?)))
+            .collect::<Result<Vec<_>>>()?;
+        fields.sort_by_key(|&(index, _)| index);
+        Ok(fields)
+    }
+
     /// Where the object field `index` refers to (a table, vector or string)
     /// starts, or `None` when the field is absent.
     pub fn target(&self, index: usize) -> Result<Option<usize>> {

@@ -1,10 +1,5 @@
-//! An FBS v2 graph read for its structure (`schema_v2.fbs` at MegEngine
-//! 1.13): operators with the ids of the vars they read and write, and each
-//! var's name and shape as dumped (the `middle_tensors`).
-
-use anyhow::{bail, Context, Result};
-
-use super::flatbuffer::Table;
+//! The fields of an FBS v2 graph (`schema_v2.fbs` at MegEngine 1.13), by
+//! index: what `structure` reads and `edit` and `names` write.
 
 /// Field indices of `Model`.
 pub mod model {
@@ -48,82 +43,4 @@ pub mod output {
     pub const ORIGINAL_ID: usize = 1;
     pub const ALIAS_ID: usize = 0;
     pub const ALIAS_NAME: usize = 1;
-}
-
-pub struct Operator<'a> {
-    pub table: Table<'a>,
-    /// The type the registry knows it by (`Convolution`, `MatrixMulV2`, ...).
-    pub op_type: &'a str,
-    pub inputs: Vec<u32>,
-    pub outputs: Vec<u32>,
-}
-
-/// A var as the graph was dumped.
-pub struct Var<'a> {
-    pub name: Option<&'a str>,
-    /// Its shape at dump time, where stored.
-    pub shape: Option<Vec<usize>>,
-}
-
-pub struct Graph<'a> {
-    pub root: Table<'a>,
-    pub operators: Vec<Operator<'a>>,
-    /// By id: the ids operators' inputs and outputs hold.
-    pub vars: Vec<Var<'a>>,
-}
-
-impl<'a> Graph<'a> {
-    /// Reads the graph of an FBS v2 flatbuffer (already verified).
-    pub fn read(flatbuffer: &'a [u8]) -> Result<Graph<'a>> {
-        let root = Table::root(flatbuffer)?;
-        let operators = root
-            .tables(model::OPRS)?
-            .into_iter()
-            .map(|table| {
-                Ok(Operator {
-                    op_type: table.string(operator::TYPE)?.context("an operator has no type")?,
-                    inputs: table.u32s(operator::INPUTS)?,
-                    outputs: table.u32s(operator::OUTPUTS)?,
-                    table,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let vars = root
-            .tables(model::MIDDLE_TENSORS)?
-            .into_iter()
-            .map(|var| {
-                let shape = match var.field(tensor::SHAPE)? {
-                    Some(_) => Some(var.u32s(tensor::SHAPE)?.into_iter().map(|dim| dim as usize).collect()),
-                    None => None,
-                };
-                Ok(Var {
-                    name: var.string(tensor::NAME)?,
-                    shape,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Graph { root, operators, vars })
-    }
-
-    /// How many var ids the operators define: the id the next new var gets.
-    /// Each id is a middle tensor too, which new vars must keep so.
-    pub fn next_var_id(&self) -> Result<u32> {
-        let count = self
-            .operators
-            .iter()
-            .map(|operator| operator.outputs.len())
-            .sum::<usize>();
-        if count != self.vars.len() {
-            bail!(
-                "the graph names {} of its {count} vars (dumped with keep_var_name=0?); its vars cannot be told apart",
-                self.vars.len()
-            );
-        }
-        Ok(count as u32)
-    }
-
-    /// The shape of var `id`, where stored.
-    pub fn shape(&self, id: u32) -> Option<&[usize]> {
-        self.vars.get(id as usize)?.shape.as_deref()
-    }
 }

@@ -17,12 +17,15 @@ mod builder;
 mod cipher;
 mod cost;
 mod cut;
+pub mod diff;
 mod edit;
 mod flatbuffer;
 mod graph;
 mod names;
 pub mod pack;
 mod schema;
+mod structure;
+mod type_names;
 mod unassert;
 
 pub use assertions::{checked_output, Assertion, DEFAULT_MAXERR};
@@ -32,6 +35,7 @@ pub use cut::{CutGraph, CutPoint};
 pub use edit::TensorSpec;
 pub use names::EngineNames;
 use pack::{Pack, PACK_TAG};
+pub use structure::Structure;
 
 /// How MegEngine names the input holding an output's expected value.
 pub const EXPECTATION_SUFFIX: &str = ":expect";
@@ -77,12 +81,28 @@ pub enum Wrapping {
     Encrypted(Method),
 }
 
+/// A model graph's bytes, owned, to read its `Structure` from.
+pub struct ModelGraph {
+    pub format: GraphFormat,
+    flatbuffer: Vec<u8>,
+    /// The tensor values of an FBS v1 graph.
+    tensors: Vec<u8>,
+}
+
+impl ModelGraph {
+    pub fn structure(&self) -> Result<Structure<'_>> {
+        Structure::read(self.format, &self.flatbuffer, &self.tensors)
+    }
+}
+
 /// Where the graphs lie in the file.
 struct Graphs {
     format: GraphFormat,
     graph: Range<usize>,
     /// The flatbuffer inside the model graph.
     graph_flatbuffer: Range<usize>,
+    /// The model graph's tensor values before its flatbuffer (FBS v1; empty for FBS v2).
+    graph_tensors: Range<usize>,
     testcases: Option<Vec<Range<usize>>>,
 }
 
@@ -241,6 +261,7 @@ impl Graphs {
             format: self.format,
             graph: shift(self.graph),
             graph_flatbuffer: shift(self.graph_flatbuffer),
+            graph_tensors: shift(self.graph_tensors),
             testcases: self
                 .testcases
                 .map(|testcases| testcases.into_iter().map(shift).collect()),
@@ -258,7 +279,7 @@ impl<R: Read> Reader<R> {
         } else {
             None
         };
-        let (format, graph, graph_flatbuffer) = reader.graph("the model graph")?;
+        let (format, graph, graph_flatbuffer, graph_tensors) = reader.graph("the model graph")?;
         let testcases = match testcase_count {
             None => None,
             Some(count) => Some(
@@ -286,6 +307,7 @@ impl<R: Read> Reader<R> {
             format,
             graph,
             graph_flatbuffer,
+            graph_tensors,
             testcases,
         })
     }
@@ -408,7 +430,29 @@ impl ModelFile {
 
     /// The model's cost without running it (see `cost`).
     pub fn cost(&self) -> Result<GraphCost> {
-        cost::graph_cost(self.v2_flatbuffer("--ops")?).context("cannot read the model's operators")
+        let flatbuffer = self.v2_flatbuffer("--ops")?;
+        Ok(cost::graph_cost(&Structure::read(GraphFormat::FbsV2, flatbuffer, &[])?))
+    }
+
+    /// The model graph as the engine runs it, to read its structure: a
+    /// container's outputs are the vars its assertions check. `what` needs it.
+    pub fn model_graph(&self, what: &str) -> Result<ModelGraph> {
+        let Some(graphs) = &self.graphs else {
+            bail!(
+                "{what} reads the model's graph, and this one is {}, which only the engine decrypts: give the plain model",
+                self.format()
+            );
+        };
+        let mut flatbuffer = self.bytes[graphs.graph_flatbuffer.clone()].to_vec();
+        if graphs.testcases.is_some() {
+            unassert::rewrite(graphs.format, &mut flatbuffer)
+                .context("cannot take the model's outputs from before its AssertEqual operators")?;
+        }
+        Ok(ModelGraph {
+            format: graphs.format,
+            flatbuffer,
+            tensors: self.bytes[graphs.graph_tensors.clone()].to_vec(),
+        })
     }
 
     /// Where `--reduce` may cut the model graph (see `cut`), in the graph's order.
@@ -486,6 +530,10 @@ impl ModelFile {
     }
 }
 
+/// A serialized graph's format and where it lies: the graph, the flatbuffer
+/// inside it, the tensor values before the flatbuffer (FBS v1).
+type GraphRanges = (GraphFormat, Range<usize>, Range<usize>, Range<usize>);
+
 /// Reads graphs off a source, keeping what it read; asks the source only for
 /// what the framing read so far announces.
 struct Reader<R> {
@@ -560,14 +608,16 @@ impl<R: Read> Reader<R> {
     }
 
     /// Reads one serialized graph, in either format, and verifies its
-    /// flatbuffer; returns its byte range and that of the flatbuffer inside it.
-    fn graph(&mut self, what: &str) -> Result<(GraphFormat, Range<usize>, Range<usize>)> {
+    /// flatbuffer; returns its byte range, that of the flatbuffer inside it
+    /// and that of the tensor values before it (FBS v1).
+    fn graph(&mut self, what: &str) -> Result<GraphRanges> {
         let start = self.pos;
         let head = self.peek(12)?;
-        let (format, flatbuffer) = if head.len() == 12 && &head[8..12] == FBS_V2_IDENTIFIER {
+        let (format, tensors, flatbuffer) = if head.len() == 12 && &head[8..12] == FBS_V2_IDENTIFIER {
             // A size-prefixed flatbuffer: u32 size, then `size` bytes.
             let size = self.u32(what)? as usize;
-            (GraphFormat::FbsV2, self.take(size, what)?)
+            let flatbuffer = self.take(size, what)?;
+            (GraphFormat::FbsV2, flatbuffer.start..flatbuffer.start, flatbuffer)
         } else {
             if head.starts_with(LEGACY_MAGIC) {
                 bail!("{what} is a legacy MegBrain graph (`mgb0001`), a format MegEngine Lite 1.13 cannot load: only FBS v1 and v2 graphs (MegEngine 1.x `trace.dump`) load");
@@ -585,9 +635,9 @@ impl<R: Read> Reader<R> {
             }
             self.u32(what)?; // reserved
             let tensor_bytes = usize::try_from(self.u64(what)?).unwrap_or(usize::MAX);
-            self.take(tensor_bytes, what)?;
+            let tensors = self.take(tensor_bytes, what)?;
             let size = self.u32(what)? as usize;
-            (GraphFormat::FbsV1, self.take(size, what)?)
+            (GraphFormat::FbsV1, tensors, self.take(size, what)?)
         };
         let root = match format {
             GraphFormat::FbsV1 => &schema::GRAPH_V1,
@@ -600,7 +650,7 @@ impl<R: Read> Reader<R> {
                 GraphFormat::FbsV2 => schema::check_v2_references(bytes),
             })
             .with_context(|| format!("{what} at offset {start} is malformed"))?;
-        Ok((format, start..self.pos, flatbuffer))
+        Ok((format, start..self.pos, flatbuffer, tensors))
     }
 }
 

@@ -8,12 +8,15 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::by_op::{by_op_text, pair_by_op_text, ByOp};
 use super::junit::{Case, Outcome, Suite};
+use super::structure::structure_text;
 use super::table::Table;
 use super::Report;
 use crate::compare::{
     worst, DifferingSource, Divergence, DivergingVar, Mismatch, Rules, TensorRow, TensorStatus, Tolerance,
 };
+use crate::model::diff::StructureDiff;
 use crate::runner::rounds::median_of_rounds;
 use crate::runner::sequential::{rounds_text, Ended, Judged, Plan, RoundsNoise, Speed};
 use crate::tensor::format_shape;
@@ -269,6 +272,9 @@ pub struct TimingComparison {
     pub too_slow: bool,
     /// The rounds, start to end.
     pub seconds: f64,
+    /// `--by-op`: where the time went, from profiled rounds of their own.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub by_op: Option<ByOp>,
 }
 
 impl TimingComparison {
@@ -296,6 +302,7 @@ impl TimingComparison {
             stopped: outcome.ended,
             max_slowdown_pct: max_slowdown,
             too_slow,
+            by_op: None,
         })
     }
 
@@ -370,6 +377,9 @@ impl TimingComparison {
         if let Some(load) = self.load_text() {
             let _ = writeln!(text, "        {load}");
         }
+        if let Some(by_op) = &self.by_op {
+            text.push_str(&by_op_text(by_op));
+        }
         text
     }
 }
@@ -396,6 +406,9 @@ pub struct TwoRunReport {
     pub seconds: f64,
     /// Null with `--no-timing`.
     pub timing: Option<TimingComparison>,
+    /// How the two models' graphs differ; null for one model run twice, or
+    /// a file whose graph cannot be read (encrypted).
+    pub structure: Option<StructureDiff>,
     /// Where both runs' io dumps and outputs were kept (`--keep`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kept: Option<String>,
@@ -426,6 +439,7 @@ impl TwoRunReport {
             first_divergence: compared.first_divergence,
             seconds: compared.seconds,
             timing,
+            structure: None,
             kept: kept.map(|dir| dir.display().to_string()),
             kept_command: kept.map(|dir| {
                 let dumps = ["a", "b"].map(|run| dir.join(run).join("io"));
@@ -459,6 +473,9 @@ impl Report for TwoRunReport {
             count(TensorStatus::OnlyInB)
         );
         walk_text(&mut out, &self.differing_sources, self.first_divergence.as_ref());
+        if let Some(structure) = self.structure.as_ref().filter(|structure| !structure.same()) {
+            out.push_str(&structure_text(structure));
+        }
         if let Some(timing) = &self.timing {
             out.push_str(&timing.to_text());
         }
@@ -662,6 +679,8 @@ pub struct PairRow {
     /// Its outputs, when both runs ran.
     pub outputs: Option<PairOutputs>,
     pub timing: Option<TimingComparison>,
+    /// How its two graphs differ, where both files could be read.
+    pub structure: Option<StructureDiff>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -696,6 +715,7 @@ impl PairRow {
             error: None,
             outputs: None,
             timing: None,
+            structure: None,
         }
     }
 
@@ -736,6 +756,7 @@ impl PairRow {
             error,
             outputs: Some(outputs),
             timing,
+            structure: None,
         }
     }
 
@@ -777,7 +798,12 @@ impl PairRow {
             Some(outputs) => number(outputs.worst_err, TensorStatus::Fail),
             None => String::new(),
         };
-        let mut cells = vec![self.model.clone(), outputs.to_string(), err];
+        let graph = match &self.structure {
+            Some(structure) if structure.same() => "same",
+            Some(_) => "differs",
+            None => "",
+        };
+        let mut cells = vec![self.model.clone(), outputs.to_string(), err, graph.to_string()];
         if !timed {
             return cells;
         }
@@ -841,11 +867,11 @@ impl Report for FolderReport {
     fn to_text(&self) -> String {
         let mut out = heading(&self.a.describe(), &self.b.describe(), &self.rules);
         let timed = self.min_effect_pct.is_some();
-        let mut header = vec!["model", "outputs", "worst err"];
+        let mut header = vec!["model", "outputs", "worst err", "graph"];
         if timed {
             header.extend(["a ms", "b ms", "b/a [95%]", "rounds", "speed"]);
         }
-        let mut table = Table::new(&header, &[2, 3, 4, 6]);
+        let mut table = Table::new(&header, &[2, 4, 5, 7]);
         for pair in &self.pairs {
             table.row(pair.cells(timed));
         }
@@ -857,6 +883,11 @@ impl Report for FolderReport {
             }
             if let Some(reason) = pair.timing.as_ref().and_then(|timing| timing.reason.as_ref()) {
                 let _ = writeln!(out, "{}: timing undecided: {reason}", printable(&pair.model));
+            }
+        }
+        for pair in &self.pairs {
+            if let Some(by_op) = pair.timing.as_ref().and_then(|timing| timing.by_op.as_ref()) {
+                out.push_str(&pair_by_op_text(&pair.model, by_op));
             }
         }
         let _ = writeln!(

@@ -1,5 +1,6 @@
 //! Presentation: tables, progress and files written for people and machines.
 
+pub mod by_op;
 pub mod check;
 pub mod compare;
 pub mod dump;
@@ -11,6 +12,7 @@ pub mod progress;
 pub mod repro;
 pub mod run;
 pub mod runtime;
+pub mod structure;
 pub mod sweep;
 pub mod table;
 pub mod trace;

@@ -56,12 +56,12 @@ struct NoiseFigures {
 }
 
 impl Measured {
-    fn of(report: &TimedReport) -> Measured {
-        let timing = &report.timing_ms;
+    /// A contender's timed runs, with nothing known of the machine meanwhile.
+    pub fn of(timing: &Timing) -> Measured {
         Measured {
-            other_load_cores: report.noise.as_ref().and_then(|noise| noise.other_load_cores),
-            spread_percent: report.noise.as_ref().and_then(|noise| noise.spread_percent),
-            window: Duration::from_secs_f64(report.noise.as_ref().map_or(0.0, |noise| noise.window_s.max(0.0))),
+            other_load_cores: None,
+            spread_percent: None,
+            window: Duration::ZERO,
             median_ms: timing.median,
             mean_ms: timing.mean,
             interval_ms: timing.median_ci95,
@@ -72,6 +72,17 @@ impl Measured {
                 .as_ref()
                 .and_then(|cold| cold.profiling)
                 .map(|ms| Duration::from_secs_f64(ms / 1e3)),
+        }
+    }
+
+    /// A timed child's runs, with the load and spread it measured.
+    fn reported(report: &TimedReport) -> Measured {
+        let noise = report.noise.as_ref();
+        Measured {
+            other_load_cores: noise.and_then(|noise| noise.other_load_cores),
+            spread_percent: noise.and_then(|noise| noise.spread_percent),
+            window: Duration::from_secs_f64(noise.map_or(0.0, |noise| noise.window_s.max(0.0))),
+            ..Measured::of(&report.timing_ms)
         }
     }
 
@@ -94,10 +105,18 @@ pub enum TimedRun {
     Died(Failure),
 }
 
-/// Runs `command`, an `mge run` with `MgeCommand::measured`, supervised
-/// until `deadline`, and reads its timed runs from its report. Its report
-/// and what it says are not passed on; an interruption is the caller's error.
-pub fn timed_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) -> Result<TimedRun> {
+/// How a supervised child that reports in JSON ended.
+pub enum Reported {
+    /// It exited 0; what it printed on stdout.
+    Report(String),
+    Failed(String),
+    Died(Failure),
+}
+
+/// Runs `command`, an `mge` command with `--json`, supervised until
+/// `deadline`, and keeps what it printed. What it says is not passed on; an
+/// interruption is the caller's error.
+pub fn reporting_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) -> Result<Reported> {
     let mut child = Supervisor::spawn(command, false, true)?;
     let mut report = String::new();
     let ended = loop {
@@ -110,17 +129,27 @@ pub fn timed_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) 
         }
     };
     Ok(match ended {
-        Next::Exited(0) => {
-            let timed: TimedReport = serde_json::from_str(&report)
-                .context("the run's JSON report has no timing_ms as `mge run --json` writes it")?;
-            TimedRun::Measured(Measured::of(&timed))
-        }
-        Next::Exited(code) => TimedRun::Failed(child.why_it_exited(code)),
+        Next::Exited(0) => Reported::Report(report),
+        Next::Exited(code) => Reported::Failed(child.why_it_exited(code)),
         Next::Failed(failure) => match failure.how {
             How::Interrupted(signal) => return Err(Interrupted(signal).into()),
-            _ => TimedRun::Died(failure),
+            _ => Reported::Died(failure),
         },
         Next::Reply(_) => unreachable!("replies are read in the loop above"),
+    })
+}
+
+/// Runs `command`, an `mge run` with `MgeCommand::measured`, supervised
+/// until `deadline`, and reads its timed runs and the load meanwhile from its report.
+pub fn timed_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) -> Result<TimedRun> {
+    Ok(match reporting_child(command, deadline)? {
+        Reported::Report(report) => {
+            let timed: TimedReport = serde_json::from_str(&report)
+                .context("the run's JSON report has no timing_ms as `mge run --json` writes it")?;
+            TimedRun::Measured(Measured::reported(&timed))
+        }
+        Reported::Failed(reason) => TimedRun::Failed(reason),
+        Reported::Died(failure) => TimedRun::Died(failure),
     })
 }
 

@@ -146,7 +146,7 @@ fn two_folders_give_one_table_json_and_junit_with_the_right_verdicts() {
         .take_while(|line| !line.is_empty())
         .map(|line| line.split_whitespace().collect())
         .collect();
-    assert_eq!(rows[0], ["model", "outputs", "worst", "err"], "{stdout}");
+    assert_eq!(rows[0], ["model", "outputs", "worst", "err", "graph"], "{stdout}");
     assert_eq!(rows[1][..3], ["added.mge", "ONLY", "IN"], "{stdout}");
     assert_eq!(rows[2][..3], ["conv.mge", "ok", "0"], "{stdout}");
     assert_eq!(rows[4][..2], ["sub/div.mge", "DIFFER"], "{stdout}");

@@ -2,8 +2,10 @@
 //! expected verdicts follow from how each file was changed.
 
 mod artifacts;
+mod by_op;
 mod folders;
 mod rules;
+mod structure;
 mod timing;
 mod two_runs;
 

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use super::runs::TwoRuns;
+use super::structure::structure_of;
 use super::timing::time_pair;
 use crate::cli::Shard;
 use crate::commands::check::models::{find_models, shard_of};
@@ -143,6 +144,10 @@ pub fn compare_folders(
                 }
             }
         });
+        if let (Place::Both, Some(row)) = (place, rows.last_mut()) {
+            let [a, b] = models_of(model);
+            row.structure = structure_of([&a, &b]).ok();
+        }
     }
     let timing = two.timing.as_ref().map(|settings| FolderTiming {
         rounds: settings.budget.is_none().then(|| settings.looks.most()),

@@ -3,8 +3,10 @@
 //! against each other (`timing`); or two folders of models, pair by pair
 //! (`folders`).
 
+mod by_op;
 mod folders;
 mod runs;
+mod structure;
 mod timing;
 
 use std::path::{Path, PathBuf};
@@ -35,6 +37,8 @@ pub struct CompareSettings {
 enum Sides {
     /// Two sets of tensors: files, folders, io dumps.
     Tensors { a: PathBuf, b: PathBuf },
+    /// Two models' graphs, from their files (`--structure`).
+    Structures { models: [PathBuf; 2] },
     /// Two runs of models: A and B, or A twice; their runs kept in `keep`,
     /// a folder that reproduces their failure written in `repro`.
     Runs {
@@ -66,6 +70,9 @@ impl CompareSettings {
         };
         if !folders && (args.shard.is_some() || args.jobs > 1) {
             bail!("--shard and -j/--jobs share out the models of two folders; A and B are not two folders of models");
+        }
+        if args.structure {
+            return structure_settings(args);
         }
         let sides = match (folders, args.b) {
             (true, Some(b)) => {
@@ -109,6 +116,23 @@ impl CompareSettings {
             sides,
         })
     }
+}
+
+/// `--structure`: two model files, read and nothing run.
+fn structure_settings(args: CompareArgs) -> Result<CompareSettings> {
+    let b = match args.b {
+        Some(b) if runs::is_model(&args.a) && runs::is_model(&b) => b,
+        _ => bail!("--structure compares the graphs of two model files: give A.mge and B.mge"),
+    };
+    if runs::wants_runs(&args.runs) || args.junit.is_some() || args.runs.by_op.is_some() {
+        bail!("--structure reads the two files and runs nothing: feeds, engine options, timing, --by-op and --junit are for runs");
+    }
+    Ok(CompareSettings {
+        rules: Rules::default(),
+        json: args.json,
+        junit: None,
+        sides: Sides::Structures { models: [args.a, b] },
+    })
 }
 
 pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
@@ -156,6 +180,7 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
             }
             Ok(())
         }
+        Sides::Structures { models } => structure::compare_structures([models[0].as_path(), models[1].as_path()], json),
         Sides::Tensors { a, b } => {
             let (a_side, b_side) = (Side::open(&a)?, Side::open(&b)?);
             let report = compare_opened(&a_side, &b_side, rules, (a.display(), b.display()))?;

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use super::structure::structure_of;
 use super::timing::{time_pair, TimingSettings};
 use crate::cli::{parse_side_options, TwoRunArgs};
 use crate::commands::settings::{EngineSettings, FeedSettings};
@@ -142,6 +143,7 @@ pub fn wants_runs(runs: &TwoRunArgs) -> bool {
         || runs.timing_budget.is_some()
         || runs.min_effect.is_some()
         || runs.max_slowdown.is_some()
+        || runs.by_op.is_some()
         || runs.deadline.timeout.is_some()
         || runs.repro.dir.is_some()
         || !runs.feeds.inputs.is_empty()
@@ -152,6 +154,9 @@ impl TwoRuns {
     /// Both sides as `runs` ask: the options of both with each side's own,
     /// each side's runtime located.
     pub fn from_args(runs: &TwoRunArgs, global: &Global) -> Result<TwoRuns> {
+        if runs.by_op.is_some() && runs.b_naive {
+            bail!("--by-op profiles both sides' speed, and --b-naive runs are not timed (megdnn's naive kernels are a reference for outputs)");
+        }
         let common = &runs.engine.given;
         let a = Run::new("a", common, &runs.a_options, &runs.a_runtime, false, global)?;
         let b = Run::new("b", common, &runs.b_options, &runs.b_runtime, runs.b_naive, global)?;
@@ -393,13 +398,19 @@ pub fn compare_runs(
     if let (Some(staged), Some(dir)) = (staged, keep) {
         staged.commit().with_context(|| format!("--keep {}", dir.display()))?;
     }
-    Ok(TwoRunReport::new(
+    let mut report = TwoRunReport::new(
         (two.side(0, models[0]), two.side(1, models[1])),
         rules,
         compared,
         timing,
         keep,
-    ))
+    );
+    if models[0] != models[1] {
+        report.structure = structure_of(models)
+            .map_err(|err| global.note(format!("the graphs are not compared: {err:#}")))
+            .ok();
+    }
+    Ok(report)
 }
 
 /// The two models to run: A and B, or A twice under two configurations.

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use super::by_op;
 use super::runs::TwoRuns;
 use crate::cli::TwoRunArgs;
 use crate::commands::Global;
@@ -49,6 +50,8 @@ pub struct TimingSettings {
     pub max_slowdown: Option<f64>,
     /// No progress on the terminal (`-q`).
     pub quiet: bool,
+    /// `--by-op N`: the operators whose time changed most, profiled after the timed rounds.
+    pub by_op: Option<usize>,
 }
 
 impl TimingSettings {
@@ -77,6 +80,7 @@ impl TimingSettings {
             min_effect: runs.min_effect.unwrap_or(MIN_EFFECT_PERCENT),
             max_slowdown: runs.max_slowdown,
             quiet: global.quiet,
+            by_op: runs.by_op.map(|top| usize::try_from(top).unwrap_or(usize::MAX)),
         })
     }
 
@@ -126,10 +130,18 @@ pub fn time_pair(
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let outcome = rounds_until_decided(&mut sides, &plan, cores, |rounds| progress.round(rounds))?;
     drop(progress);
-    Ok(match sides.failure {
-        Some(failure) => Err(failure),
-        None => Ok(TimingComparison::new(&outcome, &plan, settings.max_slowdown)),
-    })
+    if let Some(failure) = sides.failure {
+        return Ok(Err(failure));
+    }
+    let mut comparison = TimingComparison::new(&outcome, &plan, settings.max_slowdown);
+    if let (Some(top), Some(timing)) = (settings.by_op, comparison.as_mut()) {
+        let difference = timing.b_ms - timing.a_ms;
+        match by_op::attribute(two, models, timing.rounds, top, Some(difference))? {
+            Ok(by_op) => timing.by_op = Some(by_op),
+            Err(failure) => return Ok(Err(failure)),
+        }
+    }
+    Ok(Ok(comparison))
 }
 
 /// The two sides' timed children, and why one was not measured.

@@ -1,0 +1,151 @@
+//! `mge compare ... --by-op`: where the time went, on the variants of a small
+//! CNN that `fixtures/make_whatchanged_fixtures.py` dumped. What is asserted
+//! holds on any machine: a 9x9 kernel does 9 times the work of the 3x3 one it
+//! replaces (the engine's own algorithms take it many times longer), an
+//! operator B alone has is B's alone however fast it runs, and a model
+//! against itself has nothing to attribute.
+
+use crate::common::*;
+use serde_json::Value;
+
+const CNN: &str = "fixtures/whatchanged/cnn.mge";
+
+fn rows(timing: &Value) -> &Vec<Value> {
+    timing["by_op"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no by_op: {timing}"))
+}
+
+/// Two folders, one pair: the small CNN against itself with conv2's kernel
+/// made 9x9. That convolution heads the list, slower by a whole interval
+/// well above 1.
+#[test]
+fn the_slowed_convolution_heads_the_list_with_its_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for (folder, model) in [(&a, CNN), (&b, "fixtures/whatchanged/cnn_conv9x9.mge")] {
+        std::fs::create_dir(folder).unwrap();
+        std::fs::copy(root().join(model), folder.join("net.mge")).unwrap();
+    }
+    let (stdout, _) = run_expecting(
+        mge()
+            .args(["compare", "-q", "--json", "--rounds", "6", "--by-op", "3"])
+            .arg(&a)
+            .arg(&b),
+        1,
+    );
+    let report = json_of(&stdout);
+    let timing = &report["pairs"][0]["timing"];
+    let first = &rows(timing)[0];
+    for side in ["a_name", "b_name"] {
+        assert!(first[side].as_str().unwrap().contains("conv2.weight"), "{first}");
+    }
+    assert_eq!(first["type"], "ConvolutionForward");
+    assert_eq!(first["speed"], "slower", "{first}");
+    let low = first["ci95"][0].as_f64().unwrap();
+    assert!(low > 2.0, "9 times the work, at least twice the time: {first}");
+    assert!(first["b_ms"].as_f64().unwrap() > first["a_ms"].as_f64().unwrap());
+    assert!(rows(timing).len() <= 3 + 3, "{timing}");
+    let totals = &timing["by_op_totals"];
+    assert!(totals["rounds"].as_u64().unwrap() >= 6, "{totals}");
+    // The pair's graphs differ in that convolution alone.
+    let structure = &report["pairs"][0]["structure"];
+    assert_eq!(structure["ops_changed"].as_array().unwrap().len(), 1, "{structure}");
+    assert_eq!(
+        (totals["only_a"].as_u64(), totals["only_b"].as_u64()),
+        (Some(0), Some(0))
+    );
+}
+
+/// Two models: the extra convolution (and its ReLU) are B's alone; every
+/// convolution of A is matched.
+#[test]
+fn an_extra_convolution_is_listed_as_b_s_alone() {
+    let (stdout, _) = run_expecting(
+        mge().args([
+            "compare",
+            "-q",
+            "--json",
+            "--rounds",
+            "6",
+            "--by-op",
+            "20",
+            CNN,
+            "fixtures/whatchanged/cnn_extra_conv.mge",
+        ]),
+        1,
+    );
+    let report = json_of(&stdout);
+    let timing = report["timing"].clone();
+    // Two models: how their graphs differ is in the report.
+    assert_eq!(
+        report["structure"]["ops_only_b"].as_array().unwrap().len(),
+        2,
+        "{report}"
+    );
+    let only_b: Vec<&Value> = rows(&timing).iter().filter(|row| row["a_name"].is_null()).collect();
+    let extra = only_b
+        .iter()
+        .find(|row| row["b_name"].as_str().unwrap().contains("extra.weight"))
+        .unwrap_or_else(|| panic!("the extra convolution is B's alone: {timing}"));
+    assert_eq!(extra["type"], "ConvolutionForward");
+    assert_eq!(extra["speed"], "undecided");
+    assert!(extra["a_ms"].is_null() && extra["ratio"].is_null(), "{extra}");
+    assert!(
+        rows(&timing).iter().all(|row| !row["b_name"].is_null()),
+        "A has nothing alone: {timing}"
+    );
+    let convolutions = rows(&timing)
+        .iter()
+        .filter(|row| row["type"] == "ConvolutionForward" && !row["a_name"].is_null())
+        .count();
+    assert_eq!(convolutions, 3, "{timing}");
+}
+
+/// One model under two sets of the same options: no operator changed, as
+/// far as the profiled rounds can tell.
+#[test]
+fn the_model_against_itself_attributes_no_change() {
+    let (stdout, _) = run_expecting(
+        mge().args([
+            "compare",
+            "-q",
+            "--json",
+            "--rounds",
+            "6",
+            "--by-op",
+            "50",
+            CNN,
+            "--a-options",
+            "--threads 1",
+            "--b-options",
+            "--threads 1",
+        ]),
+        0,
+    );
+    let timing = json_of(&stdout)["timing"].clone();
+    let totals = &timing["by_op_totals"];
+    assert_eq!(
+        (totals["only_a"].as_u64(), totals["only_b"].as_u64()),
+        (Some(0), Some(0)),
+        "{totals}"
+    );
+    assert!(
+        totals["judged"].as_u64().unwrap() >= 3,
+        "the convolutions are judged: {totals}"
+    );
+    for row in rows(&timing) {
+        assert_eq!(row["a_name"], row["b_name"], "{row}");
+        let speed = row["speed"].as_str().unwrap();
+        assert!(speed == "same" || speed == "undecided", "{row}");
+    }
+}
+
+#[test]
+fn by_op_needs_timed_runs() {
+    let (_, stderr) = run_expecting(mge().args(["compare", CNN, CNN, "--by-op", "--no-timing"]), 2);
+    assert!(stderr.contains("cannot be used with '--no-timing'"), "{stderr}");
+    let (_, stderr) = run_expecting(mge().args(["compare", CNN, "--by-op", "--b-naive"]), 2);
+    assert!(stderr.contains("--b-naive runs are not timed"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}

@@ -1,0 +1,239 @@
+//! `mge compare A.mge B.mge --structure`: the graphs compared from the files,
+//! against what MegEngine's own graph reader (`Network.load`) says differs
+//! between the variants `fixtures/make_whatchanged_fixtures.py` dumped.
+
+use crate::common::*;
+use serde_json::Value;
+
+fn whatchanged_manifest() -> Value {
+    let text = std::fs::read_to_string(root().join("fixtures/whatchanged_manifest.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The structure of the small CNN against `variant`, and what the manifest says of it.
+fn structure(variant: &str, code: i32) -> (Value, Value) {
+    let manifest = whatchanged_manifest();
+    let model = |key: &str| manifest["models"][key].as_str().unwrap().to_string();
+    let (stdout, _) = run_expecting(
+        mge()
+            .args(["compare", "--structure", "--json"])
+            .arg(model("cnn"))
+            .arg(model(variant)),
+        code,
+    );
+    let expected = manifest["against_cnn"][variant].clone();
+    (json_of(&stdout)["structure"].clone(), expected)
+}
+
+/// The `{var, type}` of each operator listed.
+fn ops(list: &Value) -> Vec<(String, String)> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|op| {
+            (
+                op["var"].as_str().unwrap().to_string(),
+                op["type"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Parameters and MACs of both sides as MegEngine's graph gives them.
+fn assert_totals(got: &Value, expected: &Value) {
+    for side in ["a", "b"] {
+        assert_eq!(got["params"][side]["count"], expected["params"][side]["count"], "{got}");
+        assert_eq!(
+            got["params"][side]["tensors"], expected["params"][side]["tensors"],
+            "{got}"
+        );
+        assert_eq!(got["macs"][side], expected["macs"][side], "{got}");
+    }
+}
+
+fn assert_no_difference(got: &Value) {
+    for list in ["ops_only_a", "ops_only_b", "ops_changed", "inputs", "outputs", "types"] {
+        assert_eq!(got[list], serde_json::json!([]), "{list}: {got}");
+    }
+    assert_eq!(got["params"]["differing_tensors"], 0, "{got}");
+}
+
+#[test]
+fn the_model_against_itself_is_the_same_graph() {
+    let (got, expected) = structure("cnn", 0);
+    assert_no_difference(&got);
+    assert_totals(&got, &expected);
+    assert_eq!(got["ops_matched"], 12, "{got}");
+    let (stdout, _) = run_expecting(
+        mge().args([
+            "compare",
+            "--structure",
+            "fixtures/whatchanged/cnn.mge",
+            "fixtures/whatchanged/cnn.mge",
+        ]),
+        0,
+    );
+    assert!(
+        stdout.contains("graph       same graph: 12 operators matched"),
+        "{stdout}"
+    );
+}
+
+/// FBS v1 names neither types nor most vars, and stores no shapes: the
+/// graph is still the same, operator for operator and weight for weight.
+#[test]
+fn the_model_against_its_fbs_v1_dump_is_the_same_graph() {
+    let (got, _) = structure("cnn_fbs1", 0);
+    let expected = &whatchanged_manifest()["against_cnn"]["cnn"];
+    assert_no_difference(&got);
+    assert_eq!(got["ops_matched"], 12, "{got}");
+    assert_eq!(got["params"]["a"], got["params"]["b"], "{got}");
+    assert_eq!(got["params"]["a"]["count"], expected["params"]["a"]["count"], "{got}");
+    assert_eq!(got["dumped"]["a"]["format"], "fbs-v2");
+    assert_eq!(got["dumped"]["b"]["format"], "fbs-v1");
+    // No shapes in FBS v1: its MACs are not counted, rather than counted wrong.
+    assert_eq!(got["macs"]["b"], Value::Null, "{got}");
+}
+
+#[test]
+fn a_kernel_made_9x9_changes_one_convolution_and_its_weights() {
+    let (got, expected) = structure("cnn_conv9x9", 1);
+    assert_eq!(ops(&got["ops_only_a"]), ops(&expected["ops_only_a"]));
+    assert_eq!(ops(&got["ops_only_b"]), ops(&expected["ops_only_b"]));
+    let [changed] = got["ops_changed"].as_array().unwrap().as_slice() else {
+        panic!("one changed operator: {got}");
+    };
+    let [wanted] = expected["ops_changed"].as_array().unwrap().as_slice() else {
+        panic!("{expected}");
+    };
+    assert_eq!(changed["a_name"], wanted["var"]);
+    assert_eq!(changed["type"], wanted["type"]);
+    assert_eq!(changed["changes"], wanted["changes"], "{got}");
+    // The padding MegEngine's param says changed, each field from and to.
+    let details: Vec<&str> = changed["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|detail| detail["detail"].as_str().unwrap())
+        .collect();
+    for (field, values) in wanted["params"].as_object().unwrap() {
+        let line = format!("{field} {} -> {}", values[0], values[1]);
+        assert!(details.contains(&line.as_str()), "{line} in {details:?}");
+    }
+    let weight = &expected["differing_weights"][0];
+    let shape = |at: usize| {
+        let dims: Vec<String> = weight["shapes"][at]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|dim| dim.to_string())
+            .collect();
+        format!("({})", dims.join(","))
+    };
+    let line = format!("{} {} -> {}", weight["var"].as_str().unwrap(), shape(0), shape(1));
+    assert!(details.contains(&line.as_str()), "{line} in {details:?}");
+    assert_eq!(got["params"]["differing_tensors"], 1);
+    assert_totals(&got, &expected);
+}
+
+#[test]
+fn an_extra_convolution_is_b_s_alone() {
+    let (got, expected) = structure("cnn_extra_conv", 1);
+    assert_eq!(ops(&got["ops_only_a"]), ops(&expected["ops_only_a"]));
+    assert_eq!(ops(&got["ops_only_b"]), ops(&expected["ops_only_b"]));
+    assert_eq!(got["ops_changed"], serde_json::json!([]), "{got}");
+    assert_eq!(got["params"]["differing_tensors"], 0);
+    assert_totals(&got, &expected);
+    let convolution = got["types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["type"] == "Convolution")
+        .unwrap();
+    assert_eq!(
+        (convolution["count"]["a"].as_u64(), convolution["count"]["b"].as_u64()),
+        (Some(3), Some(4))
+    );
+}
+
+#[test]
+fn other_weights_in_one_layer_are_that_layer_s_change_with_the_largest_difference() {
+    let (got, expected) = structure("cnn_weights", 1);
+    assert_eq!(ops(&got["ops_only_a"]), Vec::new());
+    assert_eq!(ops(&got["ops_only_b"]), Vec::new());
+    let [changed] = got["ops_changed"].as_array().unwrap().as_slice() else {
+        panic!("one changed operator: {got}");
+    };
+    assert_eq!(changed["a_name"], expected["ops_changed"][0]["var"]);
+    assert_eq!(changed["changes"], serde_json::json!(["weights"]));
+    let weight = &expected["differing_weights"][0];
+    let largest = &got["params"]["largest_difference"];
+    assert_eq!(largest["b_var"], weight["var"]);
+    assert_eq!(
+        largest["max_abs_diff"].as_f64(),
+        weight["max_abs_diff"].as_f64(),
+        "{got}"
+    );
+    assert_eq!(got["params"]["differing_tensors"], 1);
+    assert_totals(&got, &expected);
+}
+
+/// A container's graph is its model's once its outputs are the vars its
+/// assertions check; a packed model's is the graph it packs.
+#[test]
+fn containers_and_packed_models_are_read_for_their_graph() {
+    for other in [
+        "fixtures/conv_float_tc1.mge",
+        "fixtures/deploy/conv_float_packed.pack",
+        "fixtures/conv_float_fbs1_tc1.mge",
+    ] {
+        let (stdout, _) = run_expecting(
+            mge().args(["compare", "--structure", "--json", "fixtures/conv_float.mge", other]),
+            0,
+        );
+        assert_no_difference(&json_of(&stdout)["structure"]);
+    }
+}
+
+#[test]
+fn what_the_structure_cannot_read_is_one_line() {
+    let (_, stderr) = run_expecting(
+        mge().args([
+            "compare",
+            "--structure",
+            "fixtures/conv_float.mge",
+            "fixtures/deploy/conv_float_packed_rc4.pack",
+        ]),
+        2,
+    );
+    assert!(
+        stderr.contains("RC4_default-encrypted, which only the engine decrypts"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let (_, stderr) = run_expecting(
+        mge().args([
+            "compare",
+            "--structure",
+            "fixtures/conv_float.mge",
+            "fixtures/feeds/conv_data.npy",
+        ]),
+        2,
+    );
+    assert!(
+        stderr.contains("--structure compares the graphs of two model files"),
+        "{stderr}"
+    );
+    let (_, stderr) = run_expecting(
+        mge().args([
+            "compare",
+            "--structure",
+            "fixtures/conv_float.mge",
+            "fixtures/conv_float.mge",
+            "--threads",
+            "2",
+        ]),
+        2,
+    );
+    assert!(stderr.contains("runs nothing"), "{stderr}");
+}
