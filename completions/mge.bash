@@ -1403,7 +1403,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__runtime__subcmd__info)
-            opts="-v -q -h --json --lite-lib --runtime-version --verbose --quiet --help"
+            opts="-v -q -h --json --probe --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

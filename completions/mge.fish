@@ -514,6 +514,7 @@ complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcomm
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -l json -d 'Print one JSON document on stdout'
+complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -l probe -d 'Serve as the supervised child that loads the runtime for `runtime info` and `runtime install`: its version and device counts, as one JSON line on stdout'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -s h -l help -d 'Print help'

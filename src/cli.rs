@@ -1053,6 +1053,9 @@ pub enum RuntimeCommand {
         /// Print one JSON document on stdout
         #[arg(long)]
         json: bool,
+        /// Serve as the supervised child that loads the runtime for `runtime info` and `runtime install`: its version and device counts, as one JSON line on stdout
+        #[arg(long, hide = true)]
+        probe: bool,
     },
 }
 

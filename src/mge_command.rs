@@ -81,6 +81,12 @@ impl MgeCommand {
         MgeCommand::check().arg("--worker")
     }
 
+    /// `mge runtime info --probe`: the supervised child that loads the runtime
+    /// handed down to it (`runtime`) and says what the engine reports of it.
+    pub fn runtime_probe() -> MgeCommand {
+        MgeCommand::new(["runtime".into(), "info".into(), "--probe".into()])
+    }
+
     /// `mge check`.
     pub fn check() -> MgeCommand {
         MgeCommand::new(["check".into()])

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::fmt::Write;
 use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 /// Writes `line` on stderr. A stderr that is gone (`2>&-`, a reader that
 /// quit) loses it and ends nothing: the command still ends with its own code.
@@ -41,6 +42,40 @@ pub fn printable(text: &str) -> Cow<'_, str> {
         push_printable(&mut shown, c);
     }
     Cow::Owned(shown)
+}
+
+/// `path` as text: its UTF-8 as it is, each byte that is not UTF-8 as
+/// `\xHH`, as printed commands write such bytes, so that paths that differ
+/// only there read differently (`Path::display` shows each as U+FFFD).
+pub fn path_text(path: &Path) -> String {
+    let mut text = String::new();
+    for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+        text.push_str(chunk.valid());
+        for byte in chunk.invalid() {
+            let _ = write!(text, "\\x{byte:02x}");
+        }
+    }
+    text
+}
+
+/// `text` within about `bound` bytes: as it is when it fits, else its
+/// first and last halves around a mark of how many bytes were left out, so
+/// that a name of any length leaves the message around it whole.
+pub fn cut(text: &str, bound: usize) -> Cow<'_, str> {
+    if text.len() <= bound {
+        return Cow::Borrowed(text);
+    }
+    let half = bound / 2;
+    let head_end = (0..=half).rev().find(|at| text.is_char_boundary(*at)).unwrap_or(0);
+    let tail_start = (text.len() - half..text.len())
+        .find(|at| text.is_char_boundary(*at))
+        .unwrap_or(text.len());
+    let left_out = tail_start - head_end;
+    Cow::Owned(format!(
+        "{}[... {left_out} bytes left out ...]{}",
+        &text[..head_end],
+        &text[tail_start..]
+    ))
 }
 
 /// Lines of text output (a report) with their hidden characters but the
@@ -161,5 +196,26 @@ mod tests {
         let read: Vec<&[u8]> = output.stdout.split(|&byte| byte == 0).collect();
         let expected: Vec<&[u8]> = words.iter().map(|word| word.as_bytes()).chain([&b""[..]]).collect();
         assert_eq!(read, expected, "{line}");
+    }
+
+    #[test]
+    fn cut_keeps_both_ends_of_what_is_too_long() {
+        assert_eq!(cut("short", 8), "short");
+        let long = format!("head{}tail", "é".repeat(100));
+        let shown = cut(&long, 16);
+        assert!(shown.starts_with("head") && shown.ends_with("tail"), "{shown}");
+        assert!(shown.contains(" bytes left out ...]"), "{shown}");
+        let (start, end) = (shown.find("[... ").unwrap(), shown.find(" ...]").unwrap() + 5);
+        let left_out: usize = shown[start + 5..].split(' ').next().unwrap().parse().unwrap();
+        let kept = start + (shown.len() - end);
+        assert!(kept <= 16, "{shown}");
+        assert_eq!(kept + left_out, long.len());
+    }
+    #[test]
+    fn paths_that_differ_in_bytes_that_are_not_utf8_read_apart() {
+        let path = |bytes: &[u8]| std::path::PathBuf::from(OsString::from_vec(bytes.to_vec()));
+        assert_eq!(path_text(&path(b"dir/bad\xff.mge")), r"dir/bad\xff.mge");
+        assert_eq!(path_text(&path(b"bad\xfe.mge")), r"bad\xfe.mge");
+        assert_eq!(path_text(&path("输入/é.mge".as_bytes())), "输入/é.mge");
     }
 }

@@ -85,6 +85,7 @@ fn packing(model: &ModelFile) -> Result<Option<Packing>> {
         return Ok(None);
     };
     let carried = Carried::of(model)?;
+    let refused = carried.by_mge().err().map(|refusal| format!("{refusal:#}"));
     let header = &pack.header;
     Ok(Some(Packing {
         name: header.name.clone(),
@@ -97,7 +98,8 @@ fn packing(model: &ModelFile) -> Result<Option<Packing>> {
             .flat_map(EngineOption::args)
             .chain(carried.unnamed)
             .collect(),
-        mge_options: carried.by_mge,
+        mge_options: carried.mge_words,
+        mge_options_refused: refused,
         info_encrypted: carried.encrypted_info.is_some(),
         fast_run_cache_bytes: carried.fast_run_cache,
     }))

@@ -125,7 +125,8 @@ pub fn dispatch(cli: Cli) -> Result<()> {
             find_links,
             force,
         }) => runtime::install(version.as_deref(), wheel, find_links, force, &global),
-        Command::Runtime(RuntimeCommand::Info { json }) => runtime::info(json, &global),
+        Command::Runtime(RuntimeCommand::Info { probe: true, .. }) => runtime::serve_probe(&global),
+        Command::Runtime(RuntimeCommand::Info { json, .. }) => runtime::info(json, &global),
         Command::Completions { shell } => completions::completions(shell),
         Command::Man { dir } => man::man(&dir),
     }

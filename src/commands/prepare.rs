@@ -13,7 +13,6 @@ use anyhow::{bail, Context, Result};
 use super::algo_cache;
 use super::settings::{EngineSettings, ModelSettings};
 use super::Global;
-use crate::cli::parse_engine_words;
 use crate::engine::{silence_stdout, AlgoSearch, Device, Lite, NetworkOptions, StdoutSilenced};
 use crate::feeds::{self, Feed, FeedSpec};
 use crate::input_files;
@@ -209,8 +208,10 @@ pub fn read_model(path: &Path, engine: &EngineSettings) -> Result<ModelFile> {
 /// `engine` with the options `model` carries (see `packed_options`): those of its
 /// info, which the engine applies over the command line's (a warning says
 /// which it replaces), and `mge`'s own from its `extra_info`, where the
-/// command line gives none that clashes. An embedded fast-run cache is read
-/// as `--fast-run-cache` alone reads one. A note says what was applied.
+/// command line gives none that clashes; a pack that carries an option no
+/// model may (one that names a file, a library or a cache) is refused. An
+/// embedded fast-run cache is read as `--fast-run-cache` alone reads one. A
+/// note says what was applied.
 pub fn with_carried(
     engine: &EngineSettings,
     model: &ModelFile,
@@ -238,9 +239,7 @@ pub fn with_carried(
         }
     }
     given.extend(carried.by_lite.iter().cloned());
-    let by_mge = parse_engine_words(carried.by_mge.iter().cloned())
-        .map_err(anyhow::Error::msg)
-        .context("the options in the pack's extra_info")?;
+    let by_mge = carried.by_mge().with_context(|| path.display().to_string())?;
     let (applied, left_out): (Vec<_>, Vec<_>) = by_mge
         .into_iter()
         .partition(|option| !given.iter().any(|given| overrides(given, option)));

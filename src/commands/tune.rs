@@ -14,7 +14,7 @@ use crate::mge_command::MgeCommand;
 use crate::model::ModelFile;
 use crate::options::EngineOption;
 use crate::output_files::{claim_file, write_atomically};
-use crate::packed_options;
+use crate::packed_options::{self, Carried};
 use crate::report::print;
 use crate::report::progress::TuneProgress;
 use crate::report::tune::TuneReport;
@@ -76,6 +76,10 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
     }
     // A model that cannot be read fails here, in one line, not in every candidate.
     let opened = read_model(&model.path, &model.engine)?;
+    // So is a pack that carries an option no model may.
+    Carried::of(&opened)?
+        .by_mge()
+        .with_context(|| model.path.display().to_string())?;
     if settings.save_model.is_some() {
         packed_options::ensure_packable(&opened)?;
     }

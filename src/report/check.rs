@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::junit::{Case, Outcome, Suite};
 use super::Report;
 use crate::runner::testcase::{OutputCheck, TestcaseRun, TestcaseStatus};
-use crate::text::printable;
+use crate::text::{path_text, printable};
 
 /// `mge check`'s result: as text only the closing count, since each model's
 /// lines were printed as it was checked (`ModelCheck::to_text`).
@@ -49,7 +49,7 @@ impl ModelCheck {
     /// A model none of whose testcases could run.
     pub fn unchecked(model: &Path, error: String) -> ModelCheck {
         ModelCheck {
-            model: model.display().to_string(),
+            model: path_text(model),
             error: Some(error),
             engine_failed: false,
             load_s: None,

@@ -70,6 +70,9 @@ pub struct Packing {
     pub info_options: Vec<String>,
     /// `mge`'s options in the info's `extra_info`.
     pub mge_options: Vec<String>,
+    /// Why a run refuses them (one names a file of this machine), if it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mge_options_refused: Option<String>,
     /// Its info is encrypted, so its options cannot be shown.
     pub info_encrypted: bool,
     pub fast_run_cache_bytes: Option<usize>,
@@ -100,7 +103,13 @@ impl Packing {
                 printable(&self.info_options.join(" "))
             );
         }
-        if !self.mge_options.is_empty() {
+        if let Some(refusal) = &self.mge_options_refused {
+            text += &format!(
+                "  mge options (extra_info, refused by every command that runs it): {}\n    {}\n",
+                printable(&self.mge_options.join(" ")),
+                printable(refusal)
+            );
+        } else if !self.mge_options.is_empty() {
             text += &format!(
                 "  mge options (extra_info, applied by mge run): {}\n",
                 printable(&self.mge_options.join(" "))

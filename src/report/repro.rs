@@ -39,7 +39,7 @@ use crate::mge_command::MgeCommand;
 use crate::mge_command::RECORD_ENV;
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, npy_file_stem, StagedSet};
-use crate::runtime::{Choice, FileRecord, Hashing, Located, Record};
+use crate::runtime::{self, Choice, FileRecord, Hashing, Located, Record};
 use crate::supervise::record::Recorded;
 use crate::text::{printable, printable_lines};
 
@@ -47,11 +47,14 @@ use crate::text::{printable, printable_lines};
 /// by their path and SHA-256 (a model zoo's failures would fill the disk).
 const COPY_LIMIT: u64 = 256 << 20;
 
+/// Where a reproducing command reads a key given inline, which the folder does not hold.
+const KEY_FILE: &str = "model.key";
+
 /// The folder, inside the staging folder, where the children record.
 const RECORDS: &str = ".records";
 
-/// Variables of these prefixes are the engine's and the runtime's (and the
-/// test faults'), which a reproducing command sets as they were.
+/// Variables of these prefixes are the engine's families: those the runtime
+/// reads (the test faults' stand-in included) a reproducing command sets as they were.
 const ENGINE_VARIABLES: [&str; 4] = ["MGB_", "MGE_", "MEGDNN_", "MEGENGINE_"];
 
 /// Of those, the ones the command does not carry: the runtime chosen goes
@@ -186,9 +189,8 @@ impl Repro {
             placed: Vec::new(),
             reduction: None,
         };
-        let command = command(&mut folder)?
-            .user_runtime(case.choice)?
-            .user_env(engine_environment());
+        let env = engine_environment(case.runtime)?;
+        let command = command(&mut folder)?.user_runtime(case.choice)?.user_env(env.clone());
         let full_line = command.shell_line();
         let Folder {
             options,
@@ -196,7 +198,7 @@ impl Repro {
             reduction,
             ..
         } = folder;
-        let (line, reduced) = self.add_reduction(&name, reduction, &full_line, case.choice, &mut files)?;
+        let (line, reduced) = self.add_reduction(&name, reduction, &full_line, (case.choice, env), &mut files)?;
         let version = recorded
             .as_ref()
             .and_then(|record| record.runtime_version.clone())
@@ -222,14 +224,15 @@ impl Repro {
     }
 
     /// `--reduce`'s files in the folder `name`: `reduced.mge` and `full-command.sh`
-    /// (`full_line`) where it found a smaller reproducer. Returns the line
+    /// (`full_line`) where it found a smaller reproducer, whose line has the
+    /// runtime the user chose and the variables `env`. Returns the line
     /// `command.sh` runs, and what README says of the reduction.
     fn add_reduction(
         &mut self,
         name: &str,
         reduction: Option<Reduction>,
         full_line: &str,
-        choice: &Choice,
+        (choice, env): (&Choice, Vec<(OsString, OsString)>),
         files: &mut Vec<String>,
     ) -> Result<(String, String)> {
         let (graph, command, about) = match reduction {
@@ -242,10 +245,7 @@ impl Repro {
             }
             Some(Reduction::Reduced { graph, command, about }) => (graph, command, about),
         };
-        let line = command
-            .user_runtime(choice)?
-            .user_env(engine_environment())
-            .shell_line();
+        let line = command.user_runtime(choice)?.user_env(env).shell_line();
         self.set.add(Path::new(name).join("reduced.mge"), &graph)?;
         let script = format!("#!/usr/bin/env bash\n# Runs the whole model, which fails as README.txt says; run it from inside this folder.\n{full_line}\n");
         self.set
@@ -352,7 +352,7 @@ impl Folder<'_> {
                 EngineOption::COprLib(library) => EngineOption::COprLib(std::path::absolute(library)?),
                 EngineOption::ModelKey(key) => match key.strip_prefix('@') {
                     Some(file) => EngineOption::ModelKey(format!("@{}", std::path::absolute(file)?.display())),
-                    None => option.clone(),
+                    None => self.key_to_supply(),
                 },
                 other => other.clone(),
             });
@@ -368,6 +368,18 @@ impl Folder<'_> {
             None => line,
         });
         Ok(placed)
+    }
+
+    /// `--model-key @model.key` for a key given inline: a report meant to be
+    /// shared holds no key, so the folder says to supply it.
+    fn key_to_supply(&mut self) -> EngineOption {
+        if !self.files.iter().any(|listed| listed.starts_with(KEY_FILE)) {
+            self.files.push(format!(
+                "{KEY_FILE}  not here: the model's key, which a report meant to be shared does not hold; \
+                 write its raw bytes here (from hex: xxd -r -p <<< HEX > {KEY_FILE}) before running command.sh"
+            ));
+        }
+        EngineOption::ModelKey(format!("@{KEY_FILE}"))
     }
 
     /// The engine options as `options` placed them last: what a command from
@@ -410,16 +422,29 @@ pub fn feed_specs_in(folder: &str, fed: &[(String, String)]) -> Vec<String> {
         .collect()
 }
 
-/// The engine's and the runtime's variables in this process's environment, by name.
-fn engine_environment() -> Vec<(OsString, OsString)> {
-    let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(name, _)| {
-            let name = name.to_string_lossy();
-            ENGINE_VARIABLES.iter().any(|prefix| name.starts_with(prefix)) && !LOCAL_VARIABLES.contains(&name.as_ref())
+/// The variables of this process's environment that the runtime reads
+/// (named in its libraries: see `runtime::variables_read`), of the engine's
+/// families, by name; none where no runtime was found. Any other, such as a
+/// token that merely shares a prefix, stays out of a report meant to be shared.
+fn engine_environment(runtime: Option<&Located>) -> Result<Vec<(OsString, OsString)>> {
+    let Some(located) = runtime else {
+        return Ok(Vec::new());
+    };
+    let candidates: Vec<String> = std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .filter(|name| {
+            ENGINE_VARIABLES.iter().any(|prefix| name.starts_with(prefix)) && !LOCAL_VARIABLES.contains(&name.as_str())
+        })
+        .collect();
+    let mut vars: Vec<(OsString, OsString)> = runtime::variables_read(&located.path, &candidates)?
+        .into_iter()
+        .filter_map(|name| {
+            let value = std::env::var_os(&name)?;
+            Some((OsString::from(name), value))
         })
         .collect();
     vars.sort();
-    vars
+    Ok(vars)
 }
 
 /// `engine.log`: what failed, what the engine's process printed on stderr,

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::timing::{median, median_interval_at, Timing};
 use crate::interrupt::Interrupted;
 use crate::mge_command::MgeCommand;
-use crate::supervise::parent::{Failure, How, Muted, Next, Supervisor};
+use crate::supervise::parent::{ChildStdout, Failure, How, Muted, Next, Supervisor};
 
 /// A contender's timed runs in one child: their median and its 95% confidence interval.
 #[derive(Clone, Copy, Debug)]
@@ -117,7 +117,7 @@ pub enum Reported {
 /// `deadline`, and keeps what it printed. What it says is not passed on; an
 /// interruption is the caller's error.
 pub fn reporting_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) -> Result<Reported> {
-    let mut child = Supervisor::spawn(command, false, true)?;
+    let mut child = Supervisor::spawn(command, false, ChildStdout::Replies)?;
     let mut report = String::new();
     let ended = loop {
         match child.next(deadline, &mut Muted) {

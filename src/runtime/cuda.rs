@@ -5,17 +5,15 @@
 //! from that string read out of the library file and from the capability the
 //! CUDA driver reports (`engine::cuda_driver`).
 
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::LazyLock;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use regex::bytes::Regex as BytesRegex;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use super::installed::{installed, Installed};
+use super::installed::{installed, with_its_engine, Installed};
 use super::record::Record;
 use super::version::Version;
 use super::{elf, Located, Origin};
@@ -33,10 +31,6 @@ const RELEASED_BUILDS: &[(&str, &[u32])] = &[
     ("cu114", &[61, 70, 75, 80, 86]),
     ("cu118", &[61, 70, 75, 80, 86, 89]),
 ];
-
-/// The engine library beside the Lite library, in the wheel's layout (the Lite
-/// library's RPATH): where the architecture list is when the Lite library has none.
-const ENGINE_FROM_LITE: &str = "../../megengine/core/lib/libmegengine_shared.so";
 
 /// The CUDA architectures an engine was built for.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,11 +95,7 @@ impl Architectures {
 /// engine), and only up to the list, a quarter of a megabyte into it there.
 /// Empty when neither carries one (a build without CUDA, or a layout of its own).
 pub fn scan(lite_library: &Path) -> Result<Architectures> {
-    let engine = lite_library.parent().map(|libs| libs.join(ENGINE_FROM_LITE));
-    for library in std::iter::once(lite_library.to_path_buf()).chain(engine) {
-        if !library.is_file() {
-            continue;
-        }
+    for library in with_its_engine(lite_library) {
         if let Some(gencode) = gencode_in(&library)? {
             return Ok(Architectures::parse(&gencode));
         }
@@ -113,56 +103,28 @@ pub fn scan(lite_library: &Path) -> Result<Architectures> {
     Ok(Architectures::default())
 }
 
-/// The longest `-gencode` string taken, and the size of the reads.
+/// The longest `-gencode` string taken.
 const MAX_GENCODE: usize = 4096;
-const CHUNK: usize = 1 << 20;
 
 /// The NUL-terminated string holding the first `-gencode` flag in the
 /// library's `.rodata` (the whole file where it has none).
 fn gencode_in(library: &Path) -> Result<Option<String>> {
     static FLAG: LazyLock<BytesRegex> =
         LazyLock::new(|| BytesRegex::new(r"(-gencode|--generate-code)[ =]arch=compute_[0-9]").expect("valid"));
-    let cannot_read = || format!("cannot read {}", library.display());
-    let mut file = File::open(library).with_context(cannot_read)?;
-    let (offset, size) = match elf::section(library, ".rodata")? {
-        Some(place) => place,
-        None => (0, file.metadata().with_context(cannot_read)?.len()),
-    };
-    file.seek(SeekFrom::Start(offset)).with_context(cannot_read)?;
-    let mut section = file.take(size);
-    // Read in chunks, the last bytes of each kept before the next, so that a
-    // string across two chunks is whole in one window.
-    let mut window = Vec::with_capacity(CHUNK + 2 * MAX_GENCODE);
-    loop {
-        let before = window.len();
-        (&mut section)
-            .take(CHUNK as u64)
-            .read_to_end(&mut window)
-            .with_context(cannot_read)?;
-        let at_end = window.len() == before;
-        // A string that may go on past the window waits for the next one.
-        let settled = match at_end {
-            true => window.len(),
-            false => window.len().saturating_sub(MAX_GENCODE),
-        };
-        if let Some(flag) = FLAG.find(&window).filter(|flag| flag.start() < settled) {
-            let start = window[..flag.start()]
-                .iter()
-                .rposition(|&b| b == 0)
-                .map_or(0, |nul| nul + 1)
-                .max(flag.start().saturating_sub(MAX_GENCODE));
-            let end = window[flag.start()..]
-                .iter()
-                .position(|&b| b == 0)
-                .map_or(window.len(), |nul| flag.start() + nul)
-                .min(flag.start() + MAX_GENCODE);
-            return Ok(Some(String::from_utf8_lossy(&window[start..end]).trim().to_string()));
-        }
-        if at_end {
-            return Ok(None);
-        }
-        window.drain(..window.len().saturating_sub(2 * MAX_GENCODE));
-    }
+    elf::scan_rodata(library, MAX_GENCODE, |window, settled| {
+        let flag = FLAG.find(window).filter(|flag| flag.start() < settled)?;
+        let start = window[..flag.start()]
+            .iter()
+            .rposition(|&b| b == 0)
+            .map_or(0, |nul| nul + 1)
+            .max(flag.start().saturating_sub(MAX_GENCODE));
+        let end = window[flag.start()..]
+            .iter()
+            .position(|&b| b == 0)
+            .map_or(window.len(), |nul| flag.start() + nul)
+            .min(flag.start() + MAX_GENCODE);
+        Some(String::from_utf8_lossy(&window[start..end]).trim().to_string())
+    })
 }
 
 /// The list of the install in `dir` as its record keeps it, else read from its library.
@@ -275,6 +237,7 @@ fn way_out(gpu: &Gpu, located: &Located) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::elf::CHUNK;
 
     /// The registry's 1.13.0, as its engine carries it.
     const CU101: &str = " -gencode arch=compute_52,code=sm_52 -gencode arch=compute_60,code=sm_60 -gencode arch=compute_61,code=sm_61 -gencode arch=compute_70,code=sm_70 -gencode arch=compute_75,code=sm_75 -gencode arch=compute_75,code=compute_75";

@@ -13,12 +13,12 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::cuda;
-use super::installed::{install_dir, lite_library_in};
+use super::installed::{lite_library_in, place_of};
 use super::record::{Damage, Scrutiny};
 use super::version::Version;
 use super::wheel::Wheel;
 use super::{files_in, home, python, trust, Files};
-use crate::engine::{Lite, ProcessGroup};
+use crate::engine::ProcessGroup;
 use crate::interrupt::{catch_interruptions, interruption};
 use crate::text::to_stderr;
 
@@ -45,15 +45,21 @@ pub enum Source {
     Wheel(PathBuf),
 }
 
+/// Loads the Lite library at a path and says the version it reports.
+pub type VersionOf<'a> = dyn Fn(&Path) -> Result<(i32, i32, i32)> + 'a;
+
 /// Installs `version` (for a wheel file, its own, which `version` must match)
 /// unless it is present and intact (or `force`); repairs a damaged one;
 /// returns the library's path. Runtimes of other versions stay beside it.
+/// `version_of` loads a library and says the version it reports (in a
+/// supervised child: the engine may crash as it loads).
 pub fn install(
     version: Option<&str>,
     source: &Source,
     force: bool,
     quiet: bool,
     watcher: &mut dyn InstallWatcher,
+    version_of: &VersionOf<'_>,
 ) -> Result<PathBuf> {
     // The version names a folder: nothing but a version number may reach the path.
     let asked = version
@@ -76,7 +82,8 @@ pub fn install(
         (None, Some(asked)) => asked,
         (None, None) => Version::parse(super::DEFAULT_VERSION).expect("a version"),
     };
-    let target = install_dir(&home, &version);
+    // An installed release is looked for before any download, however it is spelled.
+    let (version, target) = place_of(&home, &version);
     let runtime_root = target.parent().expect("install_dir has a parent").to_path_buf();
     // An intact install needs no lock, so a read-only cache folder holding one is fine.
     if !force {
@@ -114,20 +121,19 @@ pub fn install(
     };
     // pip may answer `1.13.2` with a build of it (`1.13.2+cu118`): the wheel names the folder.
     if wheel.version != version {
-        let target = install_dir(&home, &wheel.version);
-        if let Some(library) = examine(&home, &wheel.version, &target, force, quiet)? {
+        let (version, target) = place_of(&home, &wheel.version);
+        if let Some(library) = examine(&home, &version, &target, force, quiet)? {
             return Ok(library);
         }
     }
-    let version = wheel.version.clone();
-    let target = install_dir(&home, &version);
+    let (version, target) = place_of(&home, &wheel.version);
     let extracted = staging.path().join("runtime");
     let mut record = wheel.extract(&extracted, watcher)?;
     if let Some(downloaded) = downloaded {
         fs::remove_file(downloaded).ok();
     }
     let library = extracted.join(&record.lite_library);
-    check_version(&library, &version)?;
+    check_version(&library, &version, version_of)?;
     // Read once here, so that no later command reads the engine for it.
     record.cuda_architectures = Some(cuda::scan(&library)?);
     record.write(&extracted)?;
@@ -343,9 +349,8 @@ const NO_PYTHON: &str = "`mge runtime install` needs python3 with pip on PATH to
 
 /// Loads the freshly extracted library before it replaces anything: it must
 /// report the wheel's release (a local tag is the build's, unseen by the library).
-fn check_version(library: &Path, version: &Version) -> Result<()> {
-    let lite = Lite::load(library, false).context("the extracted runtime does not load")?;
-    let (major, minor, patch) = lite.version()?;
+fn check_version(library: &Path, version: &Version, version_of: &VersionOf) -> Result<()> {
+    let (major, minor, patch) = version_of(library).context("the extracted runtime does not load")?;
     let found = format!("{major}.{minor}.{patch}");
     let (major, minor, patch) = version.release_triple();
     if found != format!("{major}.{minor}.{patch}") {

@@ -39,9 +39,36 @@ pub fn lite_library_in(dir: &Path) -> PathBuf {
     dir.join(recorded.as_deref().unwrap_or(LITE_LIB_IN_WHEEL))
 }
 
+/// The engine library beside a Lite library, in the wheel's layout (the Lite
+/// library's RPATH).
+const ENGINE_FROM_LITE: &str = "../../megengine/core/lib/libmegengine_shared.so";
+
+/// The files of the runtime whose Lite library is `lite_library`: it, and
+/// the engine beside it where there is one.
+pub fn with_its_engine(lite_library: &Path) -> impl Iterator<Item = PathBuf> {
+    let engine = lite_library.parent().map(|libs| libs.join(ENGINE_FROM_LITE));
+    std::iter::once(lite_library.to_path_buf())
+        .chain(engine)
+        .filter(|library| library.is_file())
+}
+
 /// The folder of `version` in the cache folder `home`.
 pub fn install_dir(home: &Path, version: &Version) -> PathBuf {
     home.join("runtime").join(version.as_str())
+}
+
+/// Where `version` is installed in `home`: the install of that release
+/// however its folder spells it (`1.13` is `1.13.0`), with its version as
+/// the folder spells it; else the folder it gets.
+pub fn place_of(home: &Path, version: &Version) -> (Version, PathBuf) {
+    match installed(home)
+        .into_iter()
+        .rev()
+        .find(|install| install.version == *version)
+    {
+        Some(install) => (install.version, install.dir),
+        None => (version.clone(), install_dir(home, version)),
+    }
 }
 
 /// Every install in the cache folder `home`, oldest first: folders named by a

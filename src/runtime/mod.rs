@@ -9,6 +9,7 @@ mod installed;
 mod python;
 mod record;
 mod trust;
+mod variables;
 mod version;
 mod wheel;
 
@@ -27,6 +28,7 @@ pub use install::{install, list, InstallWatcher, Source};
 pub use installed::installed;
 pub use record::{Damage, FileRecord, Hashing, Record, Scrutiny};
 pub use trust::ensure_trusted_library_path;
+pub use variables::variables_read;
 pub use version::Version;
 
 /// The one MegEngine release the package registry serves.

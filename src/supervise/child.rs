@@ -119,8 +119,7 @@ impl RunCounter {
 }
 
 fn event_line(event: &Event) -> String {
-    let json = serde_json::to_string(event).expect("events serialize");
-    format!("{json}\n")
+    super::json_line(event).expect("events serialize")
 }
 
 /// One whole line at a time, whichever thread sends. A parent that is gone

@@ -15,6 +15,7 @@ use crate::common::*;
 
 mod aliases;
 mod names;
+mod packs;
 
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(root().join("fixtures").join(name)).unwrap()

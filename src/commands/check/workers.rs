@@ -23,8 +23,9 @@ use crate::runner::testcase::{run_testcases, Judge};
 use crate::runner::{Plan, Session};
 use crate::runtime;
 use crate::runtime::algo_cache::ModelRecord;
-use crate::supervise::parent::{Next, PassThrough, Supervisor};
-use crate::supervise::record;
+use crate::supervise::parent::{ChildStdout, Next, PassThrough, Supervisor};
+use crate::supervise::{json_line, record};
+use crate::text::path_text;
 
 /// What every worker process is started with.
 pub struct Workers<'a> {
@@ -82,7 +83,7 @@ impl Workers<'_> {
         if let Some(record) = &self.record {
             command = command.record_for_repro(record);
         }
-        let mut worker = Supervisor::spawn(&command, true, true)?;
+        let mut worker = Supervisor::spawn(&command, true, ChildStdout::Replies)?;
         if self.verbose {
             worker.show_engine_output();
         }
@@ -158,7 +159,7 @@ pub fn serve(
             Ok(lite) => check_model(lite, path, engine, judging, global),
             Err(error) => ModelCheck::unchecked(path, error.clone()),
         };
-        writeln!(replies, "{}", serde_json::to_string(&check)?)?;
+        replies.write_all(json_line(&check)?.as_bytes())?;
         replies.flush()?;
     }
     Ok(())
@@ -178,7 +179,7 @@ fn check_model(lite: &Lite, path: &Path, engine: &EngineSettings, judging: Judgi
     let mut load_s = None;
     match check_testcases(lite, path, engine, judging, global, &mut load_s) {
         Ok(testcases) => ModelCheck {
-            model: path.display().to_string(),
+            model: path_text(path),
             error: None,
             engine_failed: false,
             load_s,

@@ -22,6 +22,7 @@ use crate::interrupt::Interrupted;
 use crate::report::compare::{FolderReport, FolderTiming, PairRow, PairStatus, RunsCompared};
 use crate::supervise::parent::hint_on_the_line;
 use crate::supervise::Scratch;
+use crate::text::path_text;
 
 /// Whether `a` and `b` are two folders of models rather than of tensors: both
 /// folders, and a `*.mge` file under either (a folder of tensors or an io
@@ -123,7 +124,7 @@ pub fn compare_folders(
     let mut outcomes = paired.iter().zip(compared);
     let mut rows = Vec::new();
     for (model, place) in &places {
-        let name = model.display().to_string();
+        let name = path_text(model);
         rows.push(match place {
             Place::OnlyInA => PairRow::one_sided(name, PairStatus::OnlyInA),
             Place::OnlyInB => PairRow::one_sided(name, PairStatus::OnlyInB),

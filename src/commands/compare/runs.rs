@@ -27,9 +27,9 @@ use crate::report::compare::{RunSide, RunsCompared, TwoRunReport};
 use crate::report::repro::{self, Case, Folder, Repro};
 use crate::runtime::{self, Choice, Located};
 use crate::supervise::child::say;
-use crate::supervise::parent::{Failure, How, Muted, Next, Supervisor};
+use crate::supervise::parent::{ChildStdout, Failure, How, Muted, Next, Supervisor};
 use crate::supervise::Scratch;
-use crate::text::quoted_list;
+use crate::text::{path_text, quoted_list};
 
 /// How one side runs, whatever model it runs.
 pub struct Run {
@@ -189,8 +189,8 @@ impl TwoRuns {
     pub fn side(&self, at: usize, model: &Path) -> RunSide {
         let run = &self.runs[at];
         RunSide {
-            model: model.display().to_string(),
-            options: run.options.iter().flat_map(EngineOption::args).collect(),
+            model: path_text(model),
+            options: run.options.iter().flat_map(EngineOption::shown).collect(),
             naive_kernels: run.naive,
             runtime: run.own_runtime.as_ref().map(|_| run.runtime.path.display().to_string()),
         }
@@ -268,27 +268,24 @@ impl TwoRuns {
     /// Runs one side's child to its end: its error says `what` it was, as
     /// does its death (crashed, hung, exited from inside the engine).
     fn supervise(&self, command: &MgeCommand, what: &str) -> Result<Ran> {
-        let mut child = Supervisor::spawn(command, false, true)?;
+        let mut child = Supervisor::spawn(command, false, ChildStdout::Discarded)?;
         if self.verbose {
             child.show_engine_output();
         }
         let deadline = self.timeout.map(|limit| (Instant::now() + limit, limit));
-        loop {
-            let died = match child.next(deadline, &mut Muted) {
-                // The dump's own report: not ours to print.
-                Next::Reply(_) => continue,
-                Next::Exited(0) => None,
-                Next::Exited(code) => bail!("{what}: {}", child.why_it_exited(code)),
-                Next::Failed(failure) => match failure.how {
-                    How::Interrupted(signal) => return Err(Interrupted(signal).into()),
-                    _ => Some(failure),
-                },
-            };
-            return Ok(Ran {
-                transcript: child.transcript(),
-                died,
-            });
-        }
+        let died = match child.next(deadline, &mut Muted) {
+            Next::Reply(_) => unreachable!("its stdout is discarded"),
+            Next::Exited(0) => None,
+            Next::Exited(code) => bail!("{what}: {}", child.why_it_exited(code)),
+            Next::Failed(failure) => match failure.how {
+                How::Interrupted(signal) => return Err(Interrupted(signal).into()),
+                _ => Some(failure),
+            },
+        };
+        Ok(Ran {
+            transcript: child.transcript(),
+            died,
+        })
     }
 }
 
