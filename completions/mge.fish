@@ -357,7 +357,7 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -l a-runtime -d 'Run A 
 complete -c mge -n "__fish_mge_using_subcommand compare" -l b-runtime -d 'Run B on the runtime of MegEngine VERSION installed in the cache folder' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l rounds -d 'Time A and B in exactly N rounds, each side in a fresh process per round (A B, B A, ...); without it, rounds are added until the verdict is decided or --timing-budget is spent' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l timing-budget -d 'The most seconds the rounds of a pair may take, when --rounds does not fix them [default: 60]' -r
-complete -c mge -n "__fish_mge_using_subcommand compare" -l min-effect -d 'The smallest difference in speed that counts: B/A\'s 95% interval within ±PCT% is `same`, wholly beyond it `faster` or `slower`, else `undecided` [default: 2]' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l min-effect -d 'The smallest difference in speed that counts: B/A\'s 95% interval within ±PCT% is `same`, wholly beyond it `faster` or `slower`, else `undecided`; the pair\'s verdict and each operator\'s of --by-op [default: 2]' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l by-op -d 'Where the time went: profile both sides in rounds of their own and list the N operators whose time changed most, and those on one side only' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l max-slowdown -d 'Fail (exit 1) when B is `slower` than A by more than PCT percent, with the whole 95% interval of B/A above it' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l keep -d 'Keep both runs\' io dumps and outputs in DIR/a and DIR/b (a new or empty folder)' -r -F

@@ -566,7 +566,7 @@ pub struct TwoRunArgs {
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, conflicts_with = "no_timing", help_heading = TIMING)]
     pub timing_budget: Option<Duration>,
 
-    /// The smallest difference in speed that counts: B/A's 95% interval within ±PCT% is `same`, wholly beyond it `faster` or `slower`, else `undecided` [default: 2]
+    /// The smallest difference in speed that counts: B/A's 95% interval within ±PCT% is `same`, wholly beyond it `faster` or `slower`, else `undecided`; the pair's verdict and each operator's of --by-op [default: 2]
     #[arg(long, value_name = "PCT", value_parser = parse_min_effect, conflicts_with = "no_timing", help_heading = TIMING)]
     pub min_effect: Option<f64>,
 

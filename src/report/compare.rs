@@ -220,6 +220,11 @@ pub struct RunsCompared {
 }
 
 impl RunsCompared {
+    /// The names of every tensor compared, outputs and vars (what a rule may name).
+    pub fn names(&self) -> impl Iterator<Item = &str> + Clone {
+        self.outputs.iter().chain(&self.vars).map(|row| row.name.as_str())
+    }
+
     /// The largest AssertEqual error of the outputs; `None` where one could
     /// not be compared (NaN on one side, a shape that differs).
     fn worst_err(&self) -> Option<f64> {

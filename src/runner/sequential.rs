@@ -35,7 +35,13 @@ pub const ALPHA: f64 = 0.05;
 /// cores during the rounds: a second process on each core's every fourth moment.
 const LOADED_SHARE: f64 = 0.25;
 
-/// B against A: B/A's interval against ±min-effect.
+/// B/A within ±2% is the same speed where the user names no other smallest
+/// effect: `compare`'s `--min-effect` (the pair's timing and each
+/// operator's), tune's winners.
+pub const MIN_EFFECT_PERCENT: f64 = 2.0;
+
+/// B against A: B/A's interval against ±min-effect: a pair's timing, tune's
+/// winners, an operator of `compare --by-op`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Speed {
@@ -50,8 +56,9 @@ pub enum Speed {
 }
 
 impl Speed {
-    /// The verdict of `interval` (B/A) against ±`min_effect` (a fraction).
-    pub fn of(interval: Option<[f64; 2]>, min_effect: f64) -> Speed {
+    /// The verdict of `interval` (B/A) against ±`min_effect_percent`.
+    pub fn of(interval: Option<[f64; 2]>, min_effect_percent: f64) -> Speed {
+        let min_effect = min_effect_percent / 100.0;
         match interval {
             Some([low, high]) if low >= 1.0 - min_effect && high <= 1.0 + min_effect => Speed::Same,
             Some([_, high]) if high < 1.0 - min_effect => Speed::Faster,
@@ -113,7 +120,8 @@ impl Looks {
 /// How the rounds are taken and judged.
 pub struct Plan {
     pub looks: Looks,
-    /// ±min-effect, in percent (2): the verdict's bounds around 1.
+    /// ±min-effect, in percent (`MIN_EFFECT_PERCENT` unless the user names
+    /// another): the verdict's bounds around 1.
     pub min_effect_percent: f64,
     /// A verdict of `faster` or `slower` decides only with its interval
     /// within this factor (high/low) too: tune's headline needs the size of
@@ -269,7 +277,7 @@ impl Plan {
 
     /// The speed an interval says, with the interval too wide for `precision` said.
     fn speed_of(&self, interval: Option<[f64; 2]>) -> (Speed, Option<String>) {
-        let speed = Speed::of(interval, self.min_effect_percent / 100.0);
+        let speed = Speed::of(interval, self.min_effect_percent);
         match (speed, interval, self.precision) {
             (Speed::Faster | Speed::Slower, Some([low, high]), Some(factor)) if high > low * factor => (
                 Speed::Undecided,

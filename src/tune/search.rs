@@ -36,7 +36,7 @@ use super::trial::{compare_outputs, Runner, Trial, TrialStatus};
 use super::{best_of, Confirmation, Contender, Row, Skipped, TuneOptions, TuneWatcher, Tuning, Untried};
 use crate::options::EngineOption;
 use crate::runner::rounds::{Lineup, Measured};
-use crate::runner::sequential::{rounds_until_decided, Looks, Plan};
+use crate::runner::sequential::{rounds_until_decided, Looks, Plan, MIN_EFFECT_PERCENT};
 
 /// Seconds of timed runs each candidate gets (the run count follows from the
 /// baseline): a trial only screens, the confirmation's rounds decide.
@@ -52,10 +52,9 @@ const CALIBRATION_RUNS: u64 = 3;
 const CONTENDERS: usize = 2;
 const LOOKS: u32 = 3;
 
-/// A winner's speed-up counts from 2% on (as compare's `--min-effect`), and
-/// its interval must lie within a factor of 1.5 (high/low): the headline
-/// gives the size of the gain.
-const MIN_EFFECT_PERCENT: f64 = 2.0;
+/// A winner's speed-up counts beyond `MIN_EFFECT_PERCENT` (compare's
+/// `--min-effect` default), and its interval must lie within a factor of 1.5
+/// (high/low): the headline gives the size of the gain.
 const PRECISION: f64 = 1.5;
 
 /// Runs per candidate: a 95% interval of the median needs 6 at least.

@@ -141,6 +141,50 @@ fn the_model_against_itself_attributes_no_change() {
     }
 }
 
+/// Each operator is judged as the pair is, against the same `--min-effect`:
+/// `same` only with its whole interval within ±PCT, `faster` or `slower`
+/// only wholly beyond, else `undecided`.
+#[test]
+fn operators_are_judged_against_the_pair_s_min_effect() {
+    let (stdout, _) = run_expecting(
+        mge().args([
+            "compare",
+            "-q",
+            "--json",
+            "--rounds",
+            "6",
+            "--by-op",
+            "50",
+            "--min-effect",
+            "40",
+            CNN,
+            "--a-options",
+            "--threads 1",
+            "--b-options",
+            "--threads 1",
+        ]),
+        0,
+    );
+    let timing = json_of(&stdout)["timing"].clone();
+    assert_eq!(timing["min_effect_pct"], 40.0, "{timing}");
+    assert_eq!(timing["by_op_totals"]["min_effect_pct"], 40.0, "{timing}");
+    let judged: Vec<&Value> = rows(&timing).iter().filter(|row| !row["ci95"].is_null()).collect();
+    assert!(judged.len() >= 3, "the convolutions are judged: {timing}");
+    for row in judged {
+        let (low, high) = (row["ci95"][0].as_f64().unwrap(), row["ci95"][1].as_f64().unwrap());
+        let expected = if low >= 0.6 && high <= 1.4 {
+            "same"
+        } else if high < 0.6 {
+            "faster"
+        } else if low > 1.4 {
+            "slower"
+        } else {
+            "undecided"
+        };
+        assert_eq!(row["speed"], expected, "{row}");
+    }
+}
+
 #[test]
 fn by_op_needs_timed_runs() {
     let (_, stderr) = run_expecting(mge().args(["compare", CNN, CNN, "--by-op", "--no-timing"]), 2);

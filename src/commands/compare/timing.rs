@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use super::by_op;
-use super::runs::TwoRuns;
+use super::two_runs::TwoRuns;
 use crate::cli::TwoRunArgs;
 use crate::commands::Global;
 use crate::mge_command::MgeCommand;
 use crate::report::compare::TimingComparison;
 use crate::report::progress::RoundsProgress;
 use crate::runner::rounds::{timed_child, Lineup, Measured, TimedRun};
-use crate::runner::sequential::{rounds_until_decided, Looks, Plan};
+use crate::runner::sequential::{rounds_until_decided, Looks, Plan, MIN_EFFECT_PERCENT};
 
 /// Looks at the rounds when `--rounds` does not fix them: after 8, 16, 32
 /// and 64 rounds (`Looks::doubling`), each at 98.75%.
@@ -24,9 +24,6 @@ const LOOKS: u32 = 4;
 
 /// The time the rounds of a pair may take when `--timing-budget` is not given.
 const TIMING_BUDGET: Duration = Duration::from_secs(60);
-
-/// B/A within ±2% is the same speed when `--min-effect` is not given.
-const MIN_EFFECT_PERCENT: f64 = 2.0;
 
 /// Untimed runs of each side in each round: the first runs allocate and fill caches.
 const WARMUP: usize = 2;
@@ -44,7 +41,8 @@ pub struct TimingSettings {
     pub looks: Looks,
     /// `--timing-budget`; `None` with `--rounds`.
     pub budget: Option<Duration>,
-    /// `--min-effect`, in percent.
+    /// `--min-effect`, in percent (`MIN_EFFECT_PERCENT` unless given): the
+    /// pair's verdict and each operator's of `--by-op`.
     pub min_effect: f64,
     /// `--max-slowdown PCT`: B `slower` than A beyond it fails the check.
     pub max_slowdown: Option<f64>,
@@ -136,7 +134,7 @@ pub fn time_pair(
     let mut comparison = TimingComparison::new(&outcome, &plan, settings.max_slowdown);
     if let (Some(top), Some(timing)) = (settings.by_op, comparison.as_mut()) {
         let difference = timing.b_ms - timing.a_ms;
-        match by_op::attribute(two, models, timing.rounds, top, Some(difference))? {
+        match by_op::attribute(two, models, timing.rounds, top, Some(difference), settings.min_effect)? {
             Ok(by_op) => timing.by_op = Some(by_op),
             Err(failure) => return Ok(Err(failure)),
         }
@@ -166,5 +164,34 @@ impl Lineup for TimedPair {
         };
         self.failure = Some(format!("{}, timed: {why}", self.what[at]));
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+    use crate::cli::Cli;
+
+    /// The help's defaults are the ones the timing takes: one definition each.
+    #[test]
+    fn the_help_says_the_defaults_the_timing_takes() {
+        let cli = Cli::command();
+        let compare = cli.find_subcommand("compare").expect("mge compare");
+        let help = |id: &str| {
+            let arg = compare.get_arguments().find(|arg| arg.get_id() == id);
+            arg.and_then(clap::Arg::get_help).expect("a help line").to_string()
+        };
+        let min_effect = help("min_effect");
+        assert!(
+            min_effect.ends_with(&format!("[default: {MIN_EFFECT_PERCENT}]")),
+            "{min_effect}"
+        );
+        let budget = help("timing_budget");
+        assert!(
+            budget.ends_with(&format!("[default: {}]", TIMING_BUDGET.as_secs())),
+            "{budget}"
+        );
     }
 }

@@ -92,7 +92,7 @@ fn judged(lineup: &mut dyn Lineup, plan: &Plan) -> Judged {
 
 #[test]
 fn the_verdict_is_the_interval_against_the_minimum_effect() {
-    let speed = |low, high| Speed::of(Some([low, high]), 0.02);
+    let speed = |low, high| Speed::of(Some([low, high]), 2.0);
     assert_eq!(speed(0.985, 1.019), Speed::Same);
     assert_eq!(speed(0.98, 1.02), Speed::Same);
     assert_eq!(speed(0.5, 0.979), Speed::Faster);
@@ -102,7 +102,7 @@ fn the_verdict_is_the_interval_against_the_minimum_effect() {
     assert_eq!(speed(0.978, 0.997), Speed::Undecided);
     // Nothing learnt.
     assert_eq!(speed(0.002, 2.294), Speed::Undecided);
-    assert_eq!(Speed::of(None, 0.02), Speed::Undecided);
+    assert_eq!(Speed::of(None, 2.0), Speed::Undecided);
 }
 
 #[test]
