@@ -102,28 +102,24 @@ fn an_extra_convolution_is_listed_as_b_s_alone() {
     assert_eq!(convolutions, 3, "{timing}");
 }
 
+/// The timing of the small CNN against itself (one model under two sets of
+/// the same options), every operator listed, with `extra` arguments.
+fn against_itself(extra: &[&str]) -> Value {
+    let (stdout, _) = run_expecting(
+        mge()
+            .args(["compare", "-q", "--json", "--rounds", "6", "--by-op", "50"])
+            .args(extra)
+            .args([CNN, "--a-options", "--threads 1", "--b-options", "--threads 1"]),
+        0,
+    );
+    json_of(&stdout)["timing"].clone()
+}
+
 /// One model under two sets of the same options: no operator changed, as
 /// far as the profiled rounds can tell.
 #[test]
 fn the_model_against_itself_attributes_no_change() {
-    let (stdout, _) = run_expecting(
-        mge().args([
-            "compare",
-            "-q",
-            "--json",
-            "--rounds",
-            "6",
-            "--by-op",
-            "50",
-            CNN,
-            "--a-options",
-            "--threads 1",
-            "--b-options",
-            "--threads 1",
-        ]),
-        0,
-    );
-    let timing = json_of(&stdout)["timing"].clone();
+    let timing = against_itself(&[]);
     let totals = &timing["by_op_totals"];
     assert_eq!(
         (totals["only_a"].as_u64(), totals["only_b"].as_u64()),
@@ -146,26 +142,7 @@ fn the_model_against_itself_attributes_no_change() {
 /// only wholly beyond, else `undecided`.
 #[test]
 fn operators_are_judged_against_the_pair_s_min_effect() {
-    let (stdout, _) = run_expecting(
-        mge().args([
-            "compare",
-            "-q",
-            "--json",
-            "--rounds",
-            "6",
-            "--by-op",
-            "50",
-            "--min-effect",
-            "40",
-            CNN,
-            "--a-options",
-            "--threads 1",
-            "--b-options",
-            "--threads 1",
-        ]),
-        0,
-    );
-    let timing = json_of(&stdout)["timing"].clone();
+    let timing = against_itself(&["--min-effect", "40"]);
     assert_eq!(timing["min_effect_pct"], 40.0, "{timing}");
     assert_eq!(timing["by_op_totals"]["min_effect_pct"], 40.0, "{timing}");
     let judged: Vec<&Value> = rows(&timing).iter().filter(|row| !row["ci95"].is_null()).collect();
