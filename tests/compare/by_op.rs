@@ -102,24 +102,29 @@ fn an_extra_convolution_is_listed_as_b_s_alone() {
     assert_eq!(convolutions, 3, "{timing}");
 }
 
-/// The timing of the small CNN against itself (one model under two sets of
-/// the same options), every operator listed, with `extra` arguments.
+/// The report of the small CNN against itself, every operator listed, with
+/// `extra` arguments: one model on two runtimes that are the same engine (A
+/// on the install of 1.13.0 in the cache folder, B on the one `mge` uses,
+/// with its own options the same as the default).
 fn against_itself(extra: &[&str]) -> Value {
     let (stdout, _) = run_expecting(
         mge()
             .args(["compare", "-q", "--json", "--rounds", "6", "--by-op", "50"])
             .args(extra)
-            .args([CNN, "--a-options", "--threads 1", "--b-options", "--threads 1"]),
+            .args([CNN, "--a-runtime", "1.13.0", "--b-options", "--threads 1"]),
         0,
     );
-    json_of(&stdout)["timing"].clone()
+    json_of(&stdout)
 }
 
-/// One model under two sets of the same options: no operator changed, as
-/// far as the profiled rounds can tell.
+/// One model on two runtimes that are the same engine: no operator
+/// changed, as far as the profiled rounds can tell.
 #[test]
 fn the_model_against_itself_attributes_no_change() {
-    let timing = against_itself(&[]);
+    let report = against_itself(&[]);
+    let runtime = report["a"]["runtime"].as_str().unwrap_or_default();
+    assert!(runtime.contains("/runtime/1.13.0/"), "{report}");
+    let timing = report["timing"].clone();
     let totals = &timing["by_op_totals"];
     assert_eq!(
         (totals["only_a"].as_u64(), totals["only_b"].as_u64()),
@@ -142,7 +147,7 @@ fn the_model_against_itself_attributes_no_change() {
 /// only wholly beyond, else `undecided`.
 #[test]
 fn operators_are_judged_against_the_pair_s_min_effect() {
-    let timing = against_itself(&["--min-effect", "40"]);
+    let timing = against_itself(&["--min-effect", "40"])["timing"].clone();
     assert_eq!(timing["min_effect_pct"], 40.0, "{timing}");
     assert_eq!(timing["by_op_totals"]["min_effect_pct"], 40.0, "{timing}");
     let judged: Vec<&Value> = rows(&timing).iter().filter(|row| !row["ci95"].is_null()).collect();

@@ -144,7 +144,7 @@ pub fn compare_folders(
         });
         if let (Place::Both, Some(row)) = (place, rows.last_mut()) {
             let [a, b] = models_of(model);
-            row.structure = structure_of([&a, &b]).ok();
+            row.structure = structure_of([&a, &b], two.openings()).ok();
         }
     }
     let timing = settings.timing.as_ref().map(|timing| FolderTiming {

@@ -15,16 +15,18 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use super::settings::comparison_rules;
+use super::settings::{comparison_rules, EngineSettings};
 use super::{CheckFailed, Global};
 use crate::cli::{CompareArgs, Shard};
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, Rules, Tolerance};
+use crate::options::EngineOption;
 use crate::output_files::{claim_file, write_atomically};
 use crate::report::compare::{CompareReport, Walk};
 use crate::report::junit::{junit_xml, Suite};
 use crate::report::print;
 use runs::RunsSettings;
+use structure::Opening;
 
 /// What `mge compare` was asked, turned once from `CompareArgs`.
 pub struct CompareSettings {
@@ -39,8 +41,12 @@ pub struct CompareSettings {
 enum Sides {
     /// Two sets of tensors: files, folders, io dumps.
     Tensors { a: PathBuf, b: PathBuf },
-    /// Two models' graphs, from their files (`--structure`).
-    Structures { models: [PathBuf; 2] },
+    /// Two models' graphs, from their files (`--structure`), each opened
+    /// with its side's key.
+    Structures {
+        models: [PathBuf; 2],
+        openings: [Opening; 2],
+    },
     /// Two runs of models: A and B, or A twice; their runs kept in `keep`,
     /// a folder that reproduces their failure written in `repro`.
     Runs {
@@ -74,7 +80,7 @@ impl CompareSettings {
             bail!("--shard and -j/--jobs share out the models of two folders; A and B are not two folders of models");
         }
         if args.structure {
-            return structure_settings(args);
+            return structure_settings(args, global);
         }
         let sides = match (folders, args.b) {
             (true, Some(b)) => {
@@ -120,20 +126,44 @@ impl CompareSettings {
     }
 }
 
-/// `--structure`: two model files, read and nothing run.
-fn structure_settings(args: CompareArgs) -> Result<CompareSettings> {
+/// `--structure`: two model files, read and nothing run; of the engine
+/// options (both sides' and each one's own), only those that open a file.
+fn structure_settings(args: CompareArgs, global: &Global) -> Result<CompareSettings> {
     let b = match args.b {
         Some(b) if runs::is_model(&args.a) && runs::is_model(&b) => b,
         _ => bail!("--structure compares the graphs of two model files: give A.mge and B.mge"),
     };
-    if runs::wants_runs(&args.runs) || args.junit.is_some() || args.runs.by_op.is_some() {
-        bail!("--structure reads the two files and runs nothing: feeds, engine options, timing, --by-op and --junit are for runs");
+    let runs_nothing = "--structure reads the two files and runs nothing";
+    if runs::runs_alone(&args.runs) || args.junit.is_some() {
+        bail!("{runs_nothing}: feeds, runtimes, timing, --by-op and --junit are for runs");
     }
+    let runs = &args.runs;
+    let opening = |name: &str, words: &Option<String>| -> Result<Opening> {
+        let (options, lite_lib) = two_runs::side_options(name, &runs.engine.given, words)?;
+        if lite_lib.is_some() {
+            bail!("{runs_nothing}: --lite-lib in --{name}-options is for runs");
+        }
+        if let Some(option) = options
+            .iter()
+            .find(|option| !matches!(option, EngineOption::ModelKey(_) | EngineOption::ModelDecryption(_)))
+        {
+            bail!(
+                "{runs_nothing}: {} is for runs (of the engine options, --model-key and --model-decryption open the files)",
+                option.flag_and_value().0
+            );
+        }
+        let settings = EngineSettings::from_given(options, global).with_context(|| format!("side {name}"))?;
+        Ok(Opening::of(&settings))
+    };
+    let openings = [opening("a", &runs.a_options)?, opening("b", &runs.b_options)?];
     Ok(CompareSettings {
         rules: Rules::default(),
         json: args.json,
         junit: None,
-        sides: Sides::Structures { models: [args.a, b] },
+        sides: Sides::Structures {
+            models: [args.a, b],
+            openings,
+        },
     })
 }
 
@@ -183,7 +213,10 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
             }
             Ok(())
         }
-        Sides::Structures { models } => structure::compare_structures([models[0].as_path(), models[1].as_path()], json),
+        Sides::Structures { models, openings } => {
+            let [a, b] = &openings;
+            structure::compare_structures([models[0].as_path(), models[1].as_path()], [a, b], json)
+        }
         Sides::Tensors { a, b } => {
             let (a_side, b_side) = (Side::open(&a)?, Side::open(&b)?);
             let report = compare_opened(&a_side, &b_side, rules, (a.display(), b.display()))?;

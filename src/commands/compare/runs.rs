@@ -54,9 +54,13 @@ pub fn is_model(path: &Path) -> bool {
 
 /// Whether any option that only runs of models take was given.
 pub fn wants_runs(runs: &TwoRunArgs) -> bool {
-    runs.a_options.is_some()
-        || runs.b_options.is_some()
-        || runs.b_naive
+    runs.a_options.is_some() || runs.b_options.is_some() || !runs.engine.given.is_empty() || runs_alone(runs)
+}
+
+/// Whether an option was given that runs of models take and the files'
+/// structure does not (engine options aside: the key opens a file).
+pub fn runs_alone(runs: &TwoRunArgs) -> bool {
+    runs.b_naive
         || runs.a_runtime.is_some()
         || runs.b_runtime.is_some()
         || runs.keep.is_some()
@@ -70,7 +74,6 @@ pub fn wants_runs(runs: &TwoRunArgs) -> bool {
         || runs.deadline.timeout.is_some()
         || runs.repro.dir.is_some()
         || !runs.feeds.inputs.is_empty()
-        || !runs.engine.given.is_empty()
 }
 
 /// Claims what one pair reads (the models, the feeds' files) and writes
@@ -169,7 +172,7 @@ pub fn compare_runs(
         keep,
     );
     if models[0] != models[1] {
-        report.structure = structure_of(models)
+        report.structure = structure_of(models, two.openings())
             .map_err(|err| global.note(format!("the graphs are not compared: {err:#}")))
             .ok();
     }
@@ -207,9 +210,16 @@ pub fn two_models(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs) -> Result<[
             }
             b
         }
-        None if runs.a_options.is_none() && runs.b_options.is_none() && !runs.b_naive => bail!(
-            "one model runs twice only under two configurations: add --a-options ARGS, --b-options ARGS or --b-naive (or give model B)"
-        ),
+        None if runs.a_options.is_none()
+            && runs.b_options.is_none()
+            && !runs.b_naive
+            && runs.a_runtime.is_none()
+            && runs.b_runtime.is_none() =>
+        {
+            bail!(
+                "one model runs twice only under two configurations: add --a-options ARGS, --b-options ARGS, --b-naive, or --a-runtime/--b-runtime VERSION (or give model B)"
+            )
+        }
         None => a.clone(),
     };
     Ok([a, model_b])

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use super::structure::Opening;
+
 use crate::cli::{parse_side_options, TwoRunArgs};
 use crate::commands::settings::{EngineSettings, FeedSettings};
 use crate::commands::Global;
@@ -33,6 +35,8 @@ pub struct Run {
     pub(super) runtime: Located,
     /// The side's own runtime, where it names one (`--lite-lib` in its options, `--a-runtime VERSION`).
     pub(super) own_runtime: Option<Choice>,
+    /// How its model is opened for the structural diff: its key, as the engine gets it.
+    pub opening: Opening,
 }
 
 impl Run {
@@ -47,14 +51,7 @@ impl Run {
         naive: bool,
         global: &Global,
     ) -> Result<Run> {
-        let (own, lite_lib) = match words {
-            Some(text) => {
-                let words = parse_side_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?;
-                (words.engine.given, words.lite_lib)
-            }
-            None => (Vec::new(), None),
-        };
-        let options = merged(common, own);
+        let (options, lite_lib) = side_options(name, common, words)?;
         let settings = EngineSettings::from_given(options.clone(), global).with_context(|| format!("run {name}"))?;
         if naive && settings.network.device != Device::Cpu {
             bail!(
@@ -98,8 +95,26 @@ impl Run {
             naive,
             runtime,
             own_runtime: own,
+            opening: Opening::of(&settings),
         })
     }
+}
+
+/// Side `name`'s engine options: those of both runs (`common`) with its own
+/// words (`--a-options`), and the runtime library those name.
+pub fn side_options(
+    name: &str,
+    common: &[EngineOption],
+    words: &Option<String>,
+) -> Result<(Vec<EngineOption>, Option<PathBuf>)> {
+    let (own, lite_lib) = match words {
+        Some(text) => {
+            let words = parse_side_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?;
+            (words.engine.given, words.lite_lib)
+        }
+        None => (Vec::new(), None),
+    };
+    Ok((merged(common, own), lite_lib))
 }
 
 /// Both sides, and what they share.
@@ -126,6 +141,11 @@ impl TwoRuns {
             timeout: runs.deadline.timeout,
             verbose: global.verbose,
         })
+    }
+
+    /// How each side's model is opened for the structural diff.
+    pub fn openings(&self) -> [&Opening; 2] {
+        self.runs.each_ref().map(|run| &run.opening)
     }
 
     /// Claims the files the feeds read as inputs, so that no output replaces one.
