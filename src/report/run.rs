@@ -463,8 +463,10 @@ impl TensorStats {
             name: name.to_string(),
             shape: value.shape.clone(),
             dtype: value.dtype.to_string(),
-            min: if count == 0 { f64::NAN } else { min },
-            max: if count == 0 { f64::NAN } else { max },
+            // f64::min and max pass over NaN: a tensor of NaN alone (or of
+            // nothing) has no min or max, not `inf` and `-inf`.
+            min: if min > max { f64::NAN } else { min },
+            max: if min > max { f64::NAN } else { max },
             mean: sum / count as f64,
             nan: non_finite.nan,
             inf: non_finite.inf,

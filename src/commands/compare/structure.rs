@@ -14,6 +14,7 @@ use crate::model::diff::{diff_graphs, StructureDiff};
 use crate::model::{Method, ModelFile, ModelGraph};
 use crate::report::print;
 use crate::report::structure::StructureReport;
+use crate::text::path_text;
 
 /// What opens one side's model for its graph, as the engine gets it: the
 /// method of a bare encrypted model (`--model-decryption`) and the user's
@@ -49,7 +50,7 @@ pub fn structure_of(models: [&Path; 2], openings: [&Opening; 2]) -> Result<Struc
     let graph = |at: usize| {
         openings[at]
             .graph(models[at])
-            .with_context(|| format!("the structure of {}", models[at].display()))
+            .with_context(|| format!("the structure of {}", path_text(models[at])))
     };
     diff_graphs(&graph(0)?, &graph(1)?)
 }
@@ -63,8 +64,8 @@ pub fn compare_structures(models: [&Path; 2], openings: [&Opening; 2], json: boo
     let structure = structure_of(models, openings)?;
     let same = structure.same();
     let report = StructureReport {
-        a: models[0].display().to_string(),
-        b: models[1].display().to_string(),
+        a: path_text(models[0]),
+        b: path_text(models[1]),
         structure,
         seconds: started.elapsed().as_secs_f64(),
     };
