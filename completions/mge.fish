@@ -103,6 +103,7 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l no-sanity-check -d 'Skip
 complete -c mge -n "__fish_mge_using_subcommand run" -l tensorrt -d 'Run through TensorRT (CUDA only)'
 complete -c mge -n "__fish_mge_using_subcommand run" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand run" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
+complete -c mge -n "__fish_mge_using_subcommand run" -l no-algo-cache -d 'Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time'
 complete -c mge -n "__fish_mge_using_subcommand run" -l no-testcase -d 'Run a testcase container with feeds (--input or #rand) instead of its embedded testcases'
 complete -c mge -n "__fish_mge_using_subcommand run" -l all-times -d 'With --json, list every timed run\'s time under timing_ms.iterations_ms'
 complete -c mge -n "__fish_mge_using_subcommand run" -l json -d 'Print one JSON document on stdout instead of the report'
@@ -176,6 +177,7 @@ complete -c mge -n "__fish_mge_using_subcommand check" -l no-sanity-check -d 'Sk
 complete -c mge -n "__fish_mge_using_subcommand check" -l tensorrt -d 'Run through TensorRT (CUDA only)'
 complete -c mge -n "__fish_mge_using_subcommand check" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand check" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
+complete -c mge -n "__fish_mge_using_subcommand check" -l no-algo-cache -d 'Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time'
 complete -c mge -n "__fish_mge_using_subcommand check" -l check-finite -d 'Fail (exit 1) when an output holds NaN or an infinity (said on stderr either way)'
 complete -c mge -n "__fish_mge_using_subcommand check" -l require-testcases -d 'Fail (exit 1) for a plain model, which embeds no testcases, rather than report it as having none'
 complete -c mge -n "__fish_mge_using_subcommand check" -l reduce -d 'With --repro: also write reduced.mge into each folder, the smallest part of the model found to fail alike (a crash, exit or hang: the shortest prefix of its operators, by bisection; NaN or infinities under --check-finite: up to the first var holding them), which command.sh runs'
@@ -246,6 +248,7 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -l no-sanity-check -d '
 complete -c mge -n "__fish_mge_using_subcommand profile" -l tensorrt -d 'Run through TensorRT (CUDA only)'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l no-algo-cache -d 'Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l all-times -d 'With --json, list every timed run\'s time under timing_ms.iterations_ms'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l no-testcase -d 'Feed a testcase container #rand instead of its first testcase when there is no --input'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l json -d 'Print one JSON document on stdout instead of the table'
@@ -303,6 +306,7 @@ complete -c mge -n "__fish_mge_using_subcommand dump" -l no-sanity-check -d 'Ski
 complete -c mge -n "__fish_mge_using_subcommand dump" -l tensorrt -d 'Run through TensorRT (CUDA only)'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l no-algo-cache -d 'Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l no-testcase -d 'Feed a testcase container #rand instead of its first testcase when there is no --input'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l check-finite -d 'Fail (exit 1) when an output, or with --io any var, holds NaN or an infinity (said on stderr either way)'
 complete -c mge -n "__fish_mge_using_subcommand dump" -s v -l verbose -d 'Show engine logs and backtraces'
@@ -352,9 +356,11 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -l a-options -d 'Engine
 complete -c mge -n "__fish_mge_using_subcommand compare" -l b-options -d 'Engine options of run B only, e.g. \'--layout nchw44\' or \'--fast-run\'' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l a-runtime -d 'Run A on the runtime of MegEngine VERSION installed in the cache folder' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l b-runtime -d 'Run B on the runtime of MegEngine VERSION installed in the cache folder' -r
-complete -c mge -n "__fish_mge_using_subcommand compare" -l rounds -d 'Time A and B in N rounds, each side in a fresh process per round (A B, B A, ...) [default: 10]' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l rounds -d 'Time A and B in exactly N rounds, each side in a fresh process per round (A B, B A, ...); without it, rounds are added until the verdict is decided or --timing-budget is spent' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l timing-budget -d 'The most seconds the rounds of a pair may take, when --rounds does not fix them [default: 60]' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l min-effect -d 'The smallest difference in speed that counts: B/A\'s 95% interval within ±PCT% is `same`, wholly beyond it `faster` or `slower`, else `undecided`; the pair\'s verdict and each operator\'s of --by-op [default: 2]' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l by-op -d 'Where the time went: profile both sides in rounds of their own and list the N operators whose time changed most, and those on one side only' -r
-complete -c mge -n "__fish_mge_using_subcommand compare" -l max-slowdown -d 'Fail (exit 1) when B is slower than A by more than PCT percent, with the whole 95% interval of B/A above it' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l max-slowdown -d 'Fail (exit 1) when B is `slower` than A by more than PCT percent, with the whole 95% interval of B/A above it' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l keep -d 'Keep both runs\' io dumps and outputs in DIR/a and DIR/b (a new or empty folder)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand compare" -l repro -d 'For each model that crashed, hung, exited or failed its outputs, write a folder DIR/NAME that reproduces it: the model, its exact feeds, the options, the runtime, the CPU, the engine\'s messages and the command line (a bug report in a folder)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand compare" -l timeout -d 'Stop a run of A or B (each run, and each timed process) after SECONDS and fail' -r
@@ -374,6 +380,7 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -l no-sanity-check -d '
 complete -c mge -n "__fish_mge_using_subcommand compare" -l tensorrt -d 'Run through TensorRT (CUDA only)'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l no-algo-cache -d 'Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l b-naive -d 'Run B on megdnn\'s naive reference kernels (CPU; not timed)'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l no-timing -d 'Do not time the two runs: compare their outputs only'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l no-testcase -d 'Feed a testcase container #rand instead of its first testcase when there is no --input'
@@ -432,6 +439,7 @@ complete -c mge -n "__fish_mge_using_subcommand tune" -l no-sanity-check -d 'Ski
 complete -c mge -n "__fish_mge_using_subcommand tune" -l tensorrt -d 'Run through TensorRT (CUDA only)'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
+complete -c mge -n "__fish_mge_using_subcommand tune" -l no-algo-cache -d 'Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l json -d 'Print one JSON document on stdout instead of the table'
 complete -c mge -n "__fish_mge_using_subcommand tune" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand tune" -s q -l quiet -d 'Print no notes or progress on stderr'
@@ -482,6 +490,7 @@ complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l no-sanity-che
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l tensorrt -d 'Run through TensorRT (CUDA only)'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l no-algo-cache -d 'Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l json -d 'Print one JSON document on stdout instead of the summary'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s q -l quiet -d 'Print no notes or progress on stderr'

@@ -714,15 +714,23 @@ pub struct TwoRunArgs {
     #[arg(long, help_heading = TIMING)]
     pub no_timing: bool,
 
-    /// Time A and B in N rounds, each side in a fresh process per round (A B, B A, ...) [default: 10]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(6..=MAX_ROUNDS), conflicts_with = "no_timing", help_heading = TIMING)]
+    /// Time A and B in exactly N rounds, each side in a fresh process per round (A B, B A, ...); without it, rounds are added until the verdict is decided or --timing-budget is spent
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(6..=MAX_ROUNDS), conflicts_with_all = ["no_timing", "timing_budget"], help_heading = TIMING)]
     pub rounds: Option<u64>,
+
+    /// The most seconds the rounds of a pair may take, when --rounds does not fix them [default: 60]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, conflicts_with = "no_timing", help_heading = TIMING)]
+    pub timing_budget: Option<Duration>,
+
+    /// The smallest difference in speed that counts: B/A's 95% interval within ±PCT% is `same`, wholly beyond it `faster` or `slower`, else `undecided`; the pair's verdict and each operator's of --by-op [default: 2]
+    #[arg(long, value_name = "PCT", value_parser = parse_min_effect, conflicts_with = "no_timing", help_heading = TIMING)]
+    pub min_effect: Option<f64>,
 
     /// Where the time went: profile both sides in rounds of their own and list the N operators whose time changed most, and those on one side only
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "no_timing", help_heading = TIMING)]
     pub by_op: Option<u64>,
 
-    /// Fail (exit 1) when B is slower than A by more than PCT percent, with the whole 95% interval of B/A above it
+    /// Fail (exit 1) when B is `slower` than A by more than PCT percent, with the whole 95% interval of B/A above it
     #[arg(long, value_name = "PCT", value_parser = parse_percent, conflicts_with = "no_timing", help_heading = CHECKS)]
     pub max_slowdown: Option<f64>,
 
@@ -750,6 +758,15 @@ fn parse_percent(text: &str) -> Result<f64, String> {
         .ok()
         .filter(|percent| percent.is_finite() && *percent >= 0.0)
         .ok_or_else(|| format!("'{text}' is not a percentage (a number, 0 or more)"))
+}
+
+/// `--min-effect`: a percentage below 100 (B/A within ±100% would hold every slowdown up to 2x).
+fn parse_min_effect(text: &str) -> Result<f64, String> {
+    parse_percent(text)?;
+    text.parse::<f64>()
+        .ok()
+        .filter(|percent| *percent < 100.0)
+        .ok_or_else(|| format!("'{text}' is not a percentage below 100"))
 }
 
 /// One side's words of `compare` (`--a-options`, `--b-options`): engine

@@ -89,6 +89,8 @@ engine_options! {
         ModelDecryption(Method),
         /// The runtime's: an extern operator library loaded before the model.
         COprLib(PathBuf),
+        /// The runtime's: fast-run neither reads nor keeps the algorithm cache.
+        NoAlgoCache,
     }
 }
 
@@ -464,6 +466,13 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
         .never_packed("names a library of this machine to load")
         .heading(Loading)
         .repeatable(),
+        switch(
+            K::NoAlgoCache,
+            "--no-algo-cache",
+            || O::NoAlgoCache,
+            "Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time",
+        )
+        .heading(FastRun),
     ]
 };
 
@@ -645,6 +654,8 @@ pub struct RuntimeOptions {
     /// `--model-key` as given: hex digits or `@FILE`.
     pub model_key: Option<String>,
     pub c_opr_libs: Vec<PathBuf>,
+    /// `--no-algo-cache`.
+    pub no_algo_cache: bool,
 }
 
 impl EngineOption {
@@ -678,7 +689,8 @@ impl EngineOption {
             | O::NoSanityCheck
             | O::TensorRt
             | O::FullRun
-            | O::BinaryEqualBetweenBatch => None,
+            | O::BinaryEqualBetweenBatch
+            | O::NoAlgoCache => None,
         }
     }
 
@@ -742,6 +754,7 @@ impl EngineOption {
             O::ModelKey(ref key) => runtime.model_key = Some(key.clone()),
             O::ModelDecryption(method) => network.bare_model_decryption = Some(method.name()),
             O::COprLib(ref library) => runtime.c_opr_libs.push(library.clone()),
+            O::NoAlgoCache => runtime.no_algo_cache = true,
         }
     }
 
@@ -875,6 +888,7 @@ pub(crate) mod tests {
             K::COprLib => (O::COprLib("libopr.so".into()), |_, r| {
                 r.c_opr_libs = vec!["libopr.so".into()]
             }),
+            K::NoAlgoCache => (O::NoAlgoCache, |_, r| r.no_algo_cache = true),
         }
     }
 

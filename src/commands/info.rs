@@ -47,7 +47,7 @@ pub fn info(settings: InfoSettings, global: &Global) -> Result<()> {
     // Read from the graph before the engine is asked anything: it runs nothing.
     let ops = settings.ops.then(|| model.cost()).transpose()?;
     let lite = load_runtime(global, Device::Cpu)?;
-    let _ready = ready_runtime(&lite, engine, &model, &engine.network)?;
+    let _ready = ready_runtime(&lite, engine, &model, &engine.network, global)?;
     let engine_output = silence_stdout(global.verbose);
     let session = Session::load(&lite, &model, Outputs::Asserted, &engine.network)?;
     let testcase_values = model

@@ -1,5 +1,6 @@
 //! One file per subcommand; `dispatch` hands each its plain options.
 
+mod algo_cache;
 mod check;
 mod child_run;
 mod compare;

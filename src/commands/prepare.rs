@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
+use super::algo_cache;
 use super::settings::{EngineSettings, ModelSettings};
 use super::Global;
 use crate::engine::{silence_stdout, AlgoSearch, Device, Lite, NetworkOptions, StdoutSilenced};
@@ -20,8 +21,9 @@ use crate::options::EngineOption;
 use crate::output_files::{staged_beside, write_atomically};
 use crate::packed_options::Carried;
 use crate::runner::testcase::testcase_feeds;
-use crate::runner::{Outputs, Plan, RunObserver, Runs, Session};
+use crate::runner::{profile_algorithms, Outputs, Plan, RunObserver, Runs, Session};
 use crate::runtime;
+use crate::runtime::algo_cache::ModelRecord;
 use crate::supervise::child::announce;
 use crate::supervise::{repro_record, Phase};
 use crate::tensor::format_shape;
@@ -101,6 +103,8 @@ pub struct Prepared<'a> {
     /// The settings' engine options with what the model carries.
     engine: EngineSettings,
     ready: Ready,
+    /// What fast-run's profiling cost, for the algorithm cache's record.
+    profiling: ModelRecord,
     global: &'a Global,
 }
 
@@ -118,12 +122,25 @@ pub fn load_runtime(global: &Global, device: Device) -> Result<Lite> {
 }
 
 /// What `ready_runtime` set up.
-#[must_use = "the staged TensorRT cache the engine was given is removed with it"]
+#[must_use = "the staged caches the engine was given are removed with it"]
 pub struct Ready {
     /// Whether the engine's algorithm choices are counted (see `Lite::watch_algorithm_choices`).
     watching: bool,
     /// TensorRT's cache as the engine reads and writes it (a staged copy), and the user's file.
     tensorrt_cache: Option<(tempfile::NamedTempFile, std::path::PathBuf)>,
+    /// The algorithm cache fast-run reads and keeps what it profiled in.
+    algo_cache: Option<algo_cache::InUse>,
+}
+
+impl Ready {
+    /// Keeps what fast-run profiled in the algorithm cache, with what it
+    /// cost (`record`), where the runtime was given it.
+    pub fn keep_algorithms(&self, lite: &Lite, record: ModelRecord, global: &Global) {
+        if let Some(in_use) = &self.algo_cache {
+            let choices = self.watching.then(|| lite.algorithm_choices());
+            in_use.keep(lite, choices, record, global);
+        }
+    }
 }
 
 /// Opens the model of `settings`, lets `adjust` (the command's hook) check
@@ -152,7 +169,7 @@ pub fn prepare<'a, T>(
     // view); after, one the engine does not see (a build without CUDA).
     let lite = load_runtime(global, options.device)?;
     lite.check_device(options.device)?;
-    let ready = ready_runtime(&lite, &engine, &opened.model, &options)?;
+    let ready = ready_runtime(&lite, &engine, &opened.model, &options, global)?;
     let engine_output = silence_stdout(global.verbose);
     let outputs = match (testcases, opened.feeding) {
         (Testcases::Run, Feeding::Testcases) => Outputs::Asserted,
@@ -174,6 +191,7 @@ pub fn prepare<'a, T>(
         settings,
         engine,
         ready,
+        profiling: ModelRecord::default(),
         global,
     };
     Ok((prepared, adjusted))
@@ -271,12 +289,14 @@ pub fn with_carried(
 }
 
 /// Readies the runtime for `model`: the extern operator libraries, the key of
-/// the methods it is encrypted with, the fast-run and TensorRT caches.
+/// the methods it is encrypted with, the fast-run (the user's file, else the
+/// algorithm cache) and TensorRT caches.
 pub fn ready_runtime(
     lite: &Lite,
     engine: &EngineSettings,
     model: &ModelFile,
     options: &NetworkOptions,
+    global: &Global,
 ) -> Result<Ready> {
     for library in engine.c_opr_libs() {
         lite.load_extern_operators(library)
@@ -297,6 +317,7 @@ pub fn ready_runtime(
     if let Some(cache) = engine.fast_run_cache() {
         lite.use_algo_cache(cache)?;
     }
+    let algo_cache = algo_cache::open(lite, engine, model, options, global)?;
     // The engine writes the cache where it read it: it gets a staged copy,
     // renamed over the user's file once written whole.
     let tensorrt_cache = match engine.tensorrt_cache() {
@@ -315,6 +336,7 @@ pub fn ready_runtime(
     Ok(Ready {
         watching: options.algo_search != AlgoSearch::Heuristic && lite.watch_algorithm_choices().is_some(),
         tensorrt_cache,
+        algo_cache,
     })
 }
 
@@ -398,6 +420,25 @@ impl Prepared<'_> {
         Ok(runs)
     }
 
+    /// Fast-run's profiling (see `runner::profile_algorithms`): the run of a
+    /// copy that profiled, in milliseconds; `None` where nothing was
+    /// profiled, the algorithm cache having held every algorithm.
+    pub fn profile_algorithms(&self, feeds: &[Feed]) -> Result<Option<f64>> {
+        let run = profile_algorithms(&self.session, &self.lite, &self.options, feeds)?;
+        let profiled = !self.ready.watching || self.lite.algorithm_choices().profiled > 0;
+        Ok(run.filter(|_| profiled))
+    }
+
+    /// What fast-run's profiling cost (`timing_ms.profiling`, measured apart)
+    /// beside the model's median run: kept in the algorithm cache's record,
+    /// from which `tune` estimates fast-run's cost on this machine.
+    pub fn profiled(&mut self, profiling_ms: Option<f64>, median_ms: f64) {
+        self.profiling = ModelRecord {
+            profiling_s: profiling_ms.map(|ms| ms / 1e3),
+            forward_ms: Some(median_ms),
+        };
+    }
+
     /// Saves the caches the engine updated, says how the fast-run cache
     /// served, and lets the network go: the engine finishes its dumps then.
     /// Returns the runtime.
@@ -422,6 +463,7 @@ impl Prepared<'_> {
                 if let Some(cache) = cache.filter(|_| choices.is_none_or(|choices| choices.profiled > 0)) {
                     save_algo_cache(&self.lite, cache)?;
                 }
+                self.ready.keep_algorithms(&self.lite, self.profiling, self.global);
             }
             AlgoSearch::Heuristic => {}
         }

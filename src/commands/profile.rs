@@ -20,7 +20,7 @@ use crate::report::profile::{
 };
 use crate::report::trace::{comp_node_name, write_trace, TraceSource};
 use crate::runner::timing::{ColdStart, Timing};
-use crate::runner::{profile_algorithms, Plan};
+use crate::runner::Plan;
 
 /// What `mge profile` was asked, turned once from `ProfileArgs`.
 pub struct ProfileSettings {
@@ -122,10 +122,12 @@ fn profile_run(run: &ModelRun, settings: &ProfileSettings, global: &Global) -> R
     capture.loaded(prepared.loading, &prepared.session)?;
     let feeds = prepared.feeds(global)?;
     prepared.session.feed(&feeds)?;
-    let profiling_run = profile_algorithms(&prepared.session, &prepared.lite, &prepared.options, &feeds)?;
+    let profiling_run = prepared.profile_algorithms(&feeds)?;
     let runs = prepared.measure(&run.plan, &mut capture)?;
+    let cold = ColdStart::new(prepared.load_ms, profiling_run, runs.first_ms, runs.warmup_ms.clone());
+    let median = Timing::from_samples(&runs.timed_ms, false).map_or(0.0, |timing| timing.median);
+    prepared.profiled(cold.profiling, median);
     let device = prepared.options.device;
-    let prepared_load_ms = prepared.load_ms;
     let lite = prepared.finish()?;
 
     let profile = capture.finish();
@@ -133,7 +135,7 @@ fn profile_run(run: &ModelRun, settings: &ProfileSettings, global: &Global) -> R
     let timing = Timing::from_samples(&runs.timed_ms, run.all_times).expect("--iter is at least 1");
     let operators = operator_ms(&profile.iterations);
     let measured = ToolTiming {
-        timing_ms: ColdStart::new(prepared_load_ms, profiling_run, runs.first_ms, runs.warmup_ms),
+        timing_ms: cold,
         operator_percent_of_iteration: 100.0 * operators / timing.mean,
         gap: explain_gap(&profile.iterations, operators, timing.mean),
         iteration_ms: timing,

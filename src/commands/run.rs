@@ -36,7 +36,7 @@ use crate::runner::noise::Noise;
 use crate::runner::pinning::pinned_threads;
 use crate::runner::testcase::{run_testcases, Judge, TestcaseRun};
 use crate::runner::timing::{ColdStart, Timing};
-use crate::runner::{profile_algorithms, Plan, Runs};
+use crate::runner::{Plan, Runs};
 use crate::runtime::Located;
 use crate::supervise::parent::Rerun;
 use crate::tensor::HostTensor;
@@ -230,12 +230,15 @@ impl Run<'_> {
             session.fed_as_declared(),
             &settings.rules,
         )?;
-        let profiling_run = profile_algorithms(&prepared.session, &prepared.lite, &prepared.options, &feeds)?;
+        let profiling_run = prepared.profile_algorithms(&feeds)?;
         let (mut capture, copy_options) = profile.unzip();
         let measured = match settings.instances.count {
             1 => self.measure_one(&mut prepared, &feeds, profiling_run, capture.as_mut())?,
             _ => self.measure_instances(&mut prepared, &feeds, profiling_run)?,
         };
+        let timing = &measured.measurement.timing.timing_ms;
+        let profiling = timing.cold_start.as_ref().and_then(|cold| cold.profiling);
+        prepared.profiled(profiling, timing.median);
         let memory = PeakMemory::now(self.peak_after_load);
         // Empty unless --cpu-cores pinned the engine's threads.
         let pinned = pinned_threads();

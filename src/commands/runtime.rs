@@ -11,8 +11,9 @@ use crate::interrupt::Interrupted;
 use crate::mge_command::MgeCommand;
 use crate::report::made_by::Making;
 use crate::report::progress::InstallProgress;
-use crate::report::runtime::{CudaDriver, GpuInfo, InstalledRuntime, RuntimeInfo};
+use crate::report::runtime::{AlgoCacheInfo, CudaDriver, GpuInfo, InstalledRuntime, RuntimeInfo};
 use crate::report::{emit, print};
+use crate::runtime::algo_cache::{opted_out_by_environment, AlgoCache};
 use crate::runtime::{self as lite_runtime, Files, Located, Origin, Scrutiny, WheelSource};
 use crate::supervise::parent::{ChildStdout, ErrorReturned, How, Next, Supervisor};
 
@@ -84,6 +85,7 @@ pub fn info(json: bool, global: &Global) -> Result<()> {
             Origin::Cache | Origin::Version => None,
             _ => lite_runtime::home().ok().map(|home| home.display().to_string()),
         },
+        algo_cache: algo_cache(),
     };
     let mut version = None;
     if !unloadable {
@@ -102,6 +104,18 @@ pub fn info(json: bool, global: &Global) -> Result<()> {
         (Files::Damaged(damage), Some(dir)) => Err(lite_runtime::damaged(dir, damage)),
         (Files::Unrecorded, Some(dir)) => Err(lite_runtime::unrecorded(dir)),
         _ => Ok(()),
+    }
+}
+
+/// The algorithm cache's place and size.
+fn algo_cache() -> AlgoCacheInfo {
+    let cache = AlgoCache::at_home().ok();
+    let (files, bytes) = cache.as_ref().map_or((0, 0), AlgoCache::usage);
+    AlgoCacheInfo {
+        path: cache.map(|cache| cache.dir().display().to_string()),
+        files,
+        bytes,
+        disabled: opted_out_by_environment(),
     }
 }
 

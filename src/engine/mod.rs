@@ -2,7 +2,7 @@
 //! `stdio` and `process`) holds the only `unsafe` code of the crate.
 
 mod affinity;
-mod algo_cache;
+pub mod algo_cache;
 mod cuda_driver;
 mod env_numbers;
 mod exit_trap;

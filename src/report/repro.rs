@@ -59,9 +59,16 @@ const RECORDS: &str = ".records";
 const ENGINE_VARIABLES: [&str; 4] = ["MGB_", "MGE_", "MEGDNN_", "MEGENGINE_"];
 
 /// Of those, the ones the command does not carry: the runtime chosen goes
-/// as `--lite-lib` or `--runtime-version`, where the runtimes are kept is the
-/// machine's own, and the record folder is a parent's for its child.
-const LOCAL_VARIABLES: [&str; 4] = ["MGE_LITE_LIB", "MGE_RUNTIME_VERSION", "MGE_HOME", RECORD_ENV];
+/// as `--lite-lib` or `--runtime-version`, where the runtimes and the
+/// algorithm cache are kept and whether the cache is used are the machine's
+/// own, and the record folder is a parent's for its child.
+const LOCAL_VARIABLES: [&str; 5] = [
+    "MGE_LITE_LIB",
+    "MGE_RUNTIME_VERSION",
+    "MGE_HOME",
+    "MGE_NO_ALGO_CACHE",
+    RECORD_ENV,
+];
 
 /// Claims `dir` for `--repro`, in a command's settings: after the command's
 /// inputs and other outputs, before any work.

@@ -6,6 +6,7 @@ pub mod memory;
 pub mod noise;
 pub mod pinning;
 pub mod rounds;
+pub mod sequential;
 pub mod testcase;
 pub mod timing;
 

@@ -1,6 +1,7 @@
 //! Where the MegEngine Lite library comes from: finding it, and installing it
 //! from MegEngine's wheel into the cache folder.
 
+pub mod algo_cache;
 mod architectures;
 mod cuda;
 mod elf;

@@ -19,10 +19,42 @@ pub fn root() -> PathBuf {
 /// engine fails its test instead of stalling the suite.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// `mge` run from the repository root, so manifest paths resolve, with a deadline.
+/// `mge` run from the repository root, so manifest paths resolve, with a
+/// deadline. Fast-run neither reads nor keeps the cache folder's algorithm
+/// cache (`MGE_NO_ALGO_CACHE`): what one test profiled never changes what
+/// another measures, and the shared cache folder is not written
+/// (`mge_with_algo_cache` gives a test one of its own).
 pub fn mge() -> Command {
     let mut command = Command::cargo_bin("mge").expect("the mge binary is built");
-    command.current_dir(root()).timeout(COMMAND_TIMEOUT);
+    command
+        .current_dir(root())
+        .timeout(COMMAND_TIMEOUT)
+        .env("MGE_NO_ALGO_CACHE", "1");
+    command
+}
+
+/// The Lite library of the runtime the tests run on, as `runtime info` finds it.
+pub fn installed_lite_library() -> &'static Path {
+    static LIBRARY: OnceLock<PathBuf> = OnceLock::new();
+    LIBRARY.get_or_init(|| {
+        let (stdout, _) = run_expecting(mge().args(["runtime", "info", "--json"]), 0);
+        PathBuf::from(
+            json_of(&stdout)["path"]
+                .as_str()
+                .expect("runtime info names the library"),
+        )
+    })
+}
+
+/// `mge` with the algorithm cache of the cache folder `home` (the runtime
+/// named by `MGE_LITE_LIB`, the one the tests run on).
+pub fn mge_with_algo_cache(home: &Path) -> Command {
+    let mut command = mge();
+    command
+        .env("MGE_HOME", home)
+        .env("MGE_LITE_LIB", installed_lite_library())
+        .env_remove("MGE_NO_ALGO_CACHE")
+        .env_remove("MGE_RUNTIME_VERSION");
     command
 }
 

@@ -93,6 +93,8 @@ fn two_folders_give_one_table_json_and_junit_with_the_right_verdicts() {
         ],
         [2, 1, 1, 1]
     );
+    assert_eq!((&report["rounds"], &report["min_effect_pct"]), (&6.into(), &2.0.into()));
+    assert!(report["timing_budget_s"].is_null(), "{report}");
     let pairs = report["pairs"].as_array().unwrap();
     let div = &pairs[3];
     assert_eq!(div["outputs"]["failed"], 1, "{div}");
@@ -106,7 +108,7 @@ fn two_folders_give_one_table_json_and_junit_with_the_right_verdicts() {
         let timing = &pair["timing"];
         assert_eq!(timing["rounds"], 6, "{pair}");
         assert!(
-            ["faster", "same", "slower"].contains(&timing["speed"].as_str().unwrap()),
+            ["faster", "same", "slower", "undecided"].contains(&timing["speed"].as_str().unwrap()),
             "{pair}"
         );
         assert!(pair["error"].is_null(), "{pair}");

@@ -1,5 +1,6 @@
 //! `mge run` on the real engine against MegEngine's reference outputs.
 
+mod algo_cache;
 mod deploy;
 mod errors;
 mod measure;

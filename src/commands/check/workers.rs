@@ -22,6 +22,7 @@ use crate::report::check::{ModelCheck, TestcaseCheck};
 use crate::runner::testcase::{run_testcases, Judge};
 use crate::runner::{Plan, Session};
 use crate::runtime;
+use crate::runtime::algo_cache::ModelRecord;
 use crate::supervise::parent::{ChildStdout, Next, PassThrough, Supervisor};
 use crate::supervise::{json_line, repro_record};
 use crate::text::path_text;
@@ -218,13 +219,14 @@ fn check_testcases(
         mute: false,
     };
     let engine = with_carried(engine, &model, path, &quiet)?;
-    let _ready = ready_runtime(lite, &engine, &model, &engine.network)?;
+    let ready = ready_runtime(lite, &engine, &model, &engine.network, global)?;
     let verbose = global.verbose;
     let _engine_output = silence_stdout(verbose);
     let judge = judging.judge;
     let mut session = Session::load(lite, &model, judge.outputs(), &engine.network)?;
     *load_s = Some(loading.elapsed().as_secs_f64());
     let mut runs = run_testcases(lite, &model, &mut session, &Plan::once(verbose), judge)?;
+    ready.keep_algorithms(lite, ModelRecord::default(), global);
     judge_testcases(
         &mut runs,
         &format!("{} #", path.display()),

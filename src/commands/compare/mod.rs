@@ -1,13 +1,15 @@
 //! `mge compare`: two sets of tensors, a row each, and for two io dumps the
 //! first var where the runs part ways; or two runs of models (`runs`), timed
 //! against each other (`timing`); or two folders of models, pair by pair
-//! (`folders`).
+//! (`folders`). The modules look down only: `two_runs` (the sides) below
+//! `by_op`, below `timing`, below `runs`, below `folders`.
 
 mod by_op;
 mod folders;
 mod runs;
 mod structure;
 mod timing;
+mod two_runs;
 
 use std::path::{Path, PathBuf};
 
@@ -25,7 +27,7 @@ use crate::report::junit::{junit_xml, Suite};
 use crate::report::made_by::Making;
 use crate::report::print;
 use crate::text::{differ, part_of};
-use runs::TwoRuns;
+use runs::RunsSettings;
 use structure::Opening;
 
 /// What `mge compare` was asked, turned once from `CompareArgs`.
@@ -50,7 +52,7 @@ enum Sides {
     /// Two runs of models: A and B, or A twice; their runs kept in `keep`,
     /// a folder that reproduces their failure written in `repro`.
     Runs {
-        two: Box<TwoRuns>,
+        runs: Box<RunsSettings>,
         models: [PathBuf; 2],
         keep: Option<PathBuf>,
         repro: Option<PathBuf>,
@@ -58,7 +60,7 @@ enum Sides {
     /// Two folders of models, pair by pair: `jobs` pairs' outputs at a time,
     /// the pairs of `shard` only.
     Folders {
-        two: Box<TwoRuns>,
+        runs: Box<RunsSettings>,
         folders: [PathBuf; 2],
         jobs: usize,
         shard: Option<Shard>,
@@ -91,7 +93,7 @@ impl CompareSettings {
                     bail!("--repro writes the folder of one pair: compare the failing pair's models alone to write it");
                 }
                 Sides::Folders {
-                    two: Box::new(TwoRuns::from_args(&args.runs, global)?),
+                    runs: Box::new(RunsSettings::from_args(&args.runs, global)?),
                     folders: [args.a, b],
                     jobs: usize::try_from(args.jobs).unwrap_or(usize::MAX),
                     shard: args.shard,
@@ -99,7 +101,7 @@ impl CompareSettings {
             }
             (_, b) if runs::is_model(&args.a) => Sides::Runs {
                 models: runs::two_models(args.a, b, &args.runs)?,
-                two: Box::new(TwoRuns::from_args(&args.runs, global)?),
+                runs: Box::new(RunsSettings::from_args(&args.runs, global)?),
                 keep: args.runs.keep,
                 repro: args.runs.repro.dir,
             },
@@ -139,7 +141,7 @@ fn structure_settings(args: CompareArgs, global: &Global) -> Result<CompareSetti
     }
     let runs = &args.runs;
     let opening = |name: &str, words: &Option<String>| -> Result<Opening> {
-        let (options, lite_lib) = runs::side_options(name, &runs.engine.given, words)?;
+        let (options, lite_lib) = two_runs::side_options(name, &runs.engine.given, words)?;
         if lite_lib.is_some() {
             bail!("{runs_nothing}: --lite-lib in --{name}-options is for runs");
         }
@@ -176,12 +178,13 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
     } = settings;
     match sides {
         Sides::Folders {
-            two,
+            runs: run_settings,
             folders,
             jobs,
             shard,
         } => {
-            let report = folders::compare_folders(&two, &folders, jobs, shard, rules, junit.as_deref(), global)?;
+            let report =
+                folders::compare_folders(&run_settings, &folders, jobs, shard, rules, junit.as_deref(), global)?;
             write_junit(junit.as_deref(), &report.junit_suites())?;
             print(&report, json, &Making::new(&global.runtime, None, &[]))?;
             if report.failed > 0 {
@@ -191,13 +194,13 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
             Ok(())
         }
         Sides::Runs {
-            two,
+            runs: run_settings,
             models,
             keep,
             repro,
         } => {
             let report = runs::compare_runs(
-                &two,
+                &run_settings,
                 &models,
                 keep.as_deref(),
                 repro.as_deref(),
