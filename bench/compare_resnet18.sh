@@ -1,36 +1,100 @@
 #!/usr/bin/env bash
-# `mge compare`'s timing on ResNet-18 (issue 26's checks): a regression it must find, and no
-# false one. `--a-options '--threads 2' --b-options '--threads 1' --max-slowdown 10` should
-# exit 1 with B slower and B/A's interval above 1; the model against itself with
-# `--max-slowdown 5` should exit 0, every time. Prints each run's exit code, A's and B's
-# medians, B/A with its 95% interval, the verdict, the seconds it took and the load average.
+# `mge compare`'s timing verdicts on ResNet-18: how often the model against itself gets a false
+# verdict (`faster` or `slower`), quiet and with BURNERS processes burning the CPU, and whether
+# `--threads 2` against `--threads 1` is still found `slower`. Prints a line per compare (exit
+# code, verdict, B/A with its interval, rounds, seconds, the load compare measured, why it is
+# undecided), then a summary per phase: the counts of same/undecided/faster/slower, the seconds
+# (least, median, most), and the widest interval of a `same`. Runs unattended.
 #
 #   bench/compare_resnet18.sh        # from the repository root; see bench/lib.sh for the environment
 #
-# Environment: SLOWER (3: runs of the threads check), SAME (10: runs of the model against
-# itself), ROUNDS (10).
+# Environment: SAME (20: runs of the model against itself in each of the quiet and loaded
+# phases), SLOWER (3: runs of threads 2 against 1, quiet), BURNERS (2: CPU-burning processes in
+# the loaded phase), PHASES ("quiet loaded threads": which to run), ARGS (more compare options,
+# e.g. "--rounds 10" or "--timing-budget 120"; empty: compare's defaults). MGE_BIN may be an
+# older mge: its verdicts are read from the same JSON (`timing.speed`).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source bench/lib.sh
+SAME=${SAME:-20}
 SLOWER=${SLOWER:-3}
-SAME=${SAME:-10}
-ROUNDS=${ROUNDS:-10}
+BURNERS=${BURNERS:-2}
+PHASES=${PHASES:-quiet loaded threads}
+ARGS=${ARGS:-}
+RESULTS=bench/out/compare_resnet18.tsv
+: >"$RESULTS"
 
-compare() { # NAME ARGS...: one compare, its line
-    local name=$1 started report code
+burners=()
+stop_burning() {
+    for pid in "${burners[@]}"; do kill "$pid" 2>/dev/null; done
+    for pid in "${burners[@]}"; do wait "$pid" 2>/dev/null; done
+    burners=()
+}
+trap stop_burning EXIT
+
+compare() { # PHASE ARGS...: one compare, its line, and a row of $RESULTS
+    local phase=$1 started report code line
     shift
-    started=$(date +%s)
-    report=$("$MGE_BIN" compare "$RESNET" "$@" --rounds "$ROUNDS" -q --json 2>>"$LOG")
+    started=$(date +%s.%N)
+    # shellcheck disable=SC2086 # ARGS is a list of options
+    report=$("$MGE_BIN" compare "$RESNET" "$@" $ARGS -q --json 2>>"$LOG")
     code=$?
-    printf '%-8s exit %d  %s  %3ds  load %s\n' "$name" "$code" \
-        "$(field '"a %.1f ms  b %.1f ms  b/a %.3f [%.3f, %.3f]  %s" % (d["timing"]["a_ms"], d["timing"]["b_ms"], d["timing"]["ratio"], *d["timing"]["ci95"], d["timing"]["speed"])' <<<"$report")" \
-        "$(($(date +%s) - started))" "$(cut -d' ' -f1-3 /proc/loadavg)"
+    local seconds
+    seconds=$("$PY" -c 'import sys; print("%.1f" % (float(sys.argv[2]) - float(sys.argv[1])))' "$started" "$(date +%s.%N)")
+    line=$("$PY" -c '
+import json, sys
+try:
+    t = json.loads(sys.stdin.read())["timing"]
+except (ValueError, KeyError, TypeError):
+    sys.exit(0)
+noise, ci = t.get("noise") or {}, t.get("ci95") or [float("nan")] * 2
+load = noise.get("other_load_cores")
+print("\t".join(map(str, [t["speed"], "%.3f" % t["ratio"], "%.3f" % ci[0], "%.3f" % ci[1], t["rounds"],
+                          "nan" if load is None else "%.2f" % load, t.get("reason") or ""])))' <<<"$report")
+    [[ -n $line ]] || line=$'error\tnan\tnan\tnan\t0\tnan\t'
+    printf '%s\t%s\t%s\t%s\n' "$phase" "$code" "$seconds" "$line" >>"$RESULTS"
+    IFS=$'\t' read -r speed ratio low high rounds load reason <<<"$line"
+    printf '%-7s exit %d  %-9s b/a %s [%s, %s]  %3s rounds  %6ss  load %s  %s\n' \
+        "$phase" "$code" "$speed" "$ratio" "$low" "$high" "$rounds" "$seconds" "$load" "$reason"
 }
 
-for ((r = 1; r <= SLOWER; r++)); do
-    compare "threads" --a-options '--threads 2' --b-options '--threads 1' --max-slowdown 10
+for phase in $PHASES; do
+    case $phase in
+        quiet)
+            echo "quiet: the model against itself, $SAME times; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+            for ((r = 1; r <= SAME; r++)); do compare quiet "$RESNET"; done
+            ;;
+        loaded)
+            for ((b = 0; b < BURNERS; b++)); do
+                bash -c 'while :; do :; done' &
+                burners+=($!)
+            done
+            echo "loaded: the model against itself, $SAME times, $BURNERS processes burning the CPU"
+            for ((r = 1; r <= SAME; r++)); do compare loaded "$RESNET"; done
+            stop_burning
+            ;;
+        threads)
+            echo "threads: --threads 2 against --threads 1 (B slower), $SLOWER times; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+            for ((r = 1; r <= SLOWER; r++)); do
+                compare threads --a-options '--threads 2' --b-options '--threads 1' --max-slowdown 10
+            done
+            ;;
+    esac
 done
-for ((r = 1; r <= SAME; r++)); do
-    compare "same" "$RESNET" --max-slowdown 5
-done
-echo "exit 1 expected of threads (B, 1 thread, slower beyond 10%), 0 of same; $ROUNDS rounds each; model $RESNET"
+
+"$PY" - "$RESULTS" <<'PY'
+import statistics, sys
+rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1]) if line.strip()]
+print("\nsummary (ResNet-18; verdicts of B/A; seconds a compare, outputs included):")
+for phase in dict.fromkeys(row[0] for row in rows):
+    mine = [row for row in rows if row[0] == phase]
+    counts = {word: sum(row[3] == word for row in mine) for word in ("same", "undecided", "faster", "slower", "error")}
+    seconds = sorted(float(row[2]) for row in mine)
+    widest = max((max(abs(float(row[5]) - 1), abs(float(row[6]) - 1)) for row in mine if row[3] == "same"), default=None)
+    loads = [float(row[8]) for row in mine if row[8] != "nan"]
+    print(f"  {phase:7} {len(mine):2} runs: " + ", ".join(f"{n} {w}" for w, n in counts.items() if n or w != "error")
+          + f"; {seconds[0]:.0f} / {statistics.median(seconds):.0f} / {seconds[-1]:.0f} s (least / median / most)"
+          + (f"; a `same` interval reaches at most {100 * widest:.1f}% from 1" if widest is not None else "")
+          + (f"; other processes used {min(loads):.2f} to {max(loads):.2f} cores" if loads else ""))
+print("expected: the model against itself never faster or slower; `same` under load only within ±5%; threads slower (exit 1)")
+PY

@@ -76,7 +76,7 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l iter -d 'Timed runs (at 
 complete -c mge -n "__fish_mge_using_subcommand run" -l duration -d 'Keep running timed runs until they took SECONDS in all (at most 1000000 runs)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l max-duration -d 'Stop the timed runs once they took SECONDS, even short of --iter' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l outputs -d 'Write each output to DIR/NAME.npy (DIR/INDEX/NAME.npy per embedded testcase)' -r -F
-complete -c mge -n "__fish_mge_using_subcommand run" -l expect -d 'Compare output NAME with FILE.npy, or every output with the array of its name in FILE.npz (repeatable)' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l expect -d 'Compare output NAME with FILE.npy (a model\'s one output: FILE.npy alone), every output with the array of its name in FILE.npz, or with DIR/NAME.npy as --outputs DIR wrote it (repeatable); checked against the model\'s outputs before any run' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l maxerr -d 'The largest AssertEqual error |a-b| / max(min(|a|,|b|), 1) accepted [default: 1e-4]; NAME:X for tensor NAME only (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l stat -d 'The statistic of a tensor\'s element errors held against --maxerr' -r -f -a "max\t'Every element within the bound (the engine\'s AssertEqual)'
 mean\t'The mean element error'
@@ -84,8 +84,8 @@ median\t'The median element error'"
 complete -c mge -n "__fish_mge_using_subcommand run" -l allow-outliers -d 'The fraction of a tensor\'s elements whose errors may exceed the tolerance (e.g. 0.001)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l topk -d 'Judge each tensor by its K largest indices along the last axis instead of its values (classifiers)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l profile -d 'Write a Chrome trace of separate profiled runs, after the timed ones, to FILE' -r -F
-complete -c mge -n "__fish_mge_using_subcommand run" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
-complete -c mge -n "__fish_mge_using_subcommand run" -l output -d 'Make the internal var VAR an output too, by its name in `mge dump --io`\'s index (repeatable)' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l timeout -d 'Stop the engine\'s work (loading, running) after SECONDS and fail' -r
+complete -c mge -n "__fish_mge_using_subcommand run" -l extra-output -d 'Make the internal var VAR an output too, by its name in `mge dump --io`\'s index (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l instances -d 'Run N copies of the network at once, each on a thread and an engine worker of its own, sharing weights' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l repro -d 'For each model that crashed, hung, exited or failed its outputs, write a folder DIR/NAME that reproduces it: the model, its exact feeds, the options, the runtime, the CPU, the engine\'s messages and the command line (a bug report in a folder)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l sweep -d 'Run input NAME at each SHAPE (e.g. data:1x3x224x224,8x3x224x224), each in a process of its own, and report a row per shape; repeated for several inputs, which vary together' -r
@@ -103,6 +103,7 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l no-sanity-check -d 'Skip
 complete -c mge -n "__fish_mge_using_subcommand run" -l tensorrt -d 'Run through TensorRT (CUDA only)'
 complete -c mge -n "__fish_mge_using_subcommand run" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand run" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
+complete -c mge -n "__fish_mge_using_subcommand run" -l no-algo-cache -d 'Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time'
 complete -c mge -n "__fish_mge_using_subcommand run" -l no-testcase -d 'Run a testcase container with feeds (--input or #rand) instead of its embedded testcases'
 complete -c mge -n "__fish_mge_using_subcommand run" -l all-times -d 'With --json, list every timed run\'s time under timing_ms.iterations_ms'
 complete -c mge -n "__fish_mge_using_subcommand run" -l json -d 'Print one JSON document on stdout instead of the report'
@@ -154,7 +155,6 @@ complete -c mge -n "__fish_mge_using_subcommand check" -l model-decryption -d 'T
 RC4_default\t''
 SIMPLE_FAST_RC4_default\t''"
 complete -c mge -n "__fish_mge_using_subcommand check" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
-complete -c mge -n "__fish_mge_using_subcommand check" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l maxerr -d 'The largest AssertEqual error |a-b| / max(min(|a|,|b|), 1) accepted [default: 1e-4]; NAME:X for tensor NAME only (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l stat -d 'The statistic of a tensor\'s element errors held against --maxerr' -r -f -a "max\t'Every element within the bound (the engine\'s AssertEqual)'
 mean\t'The mean element error'
@@ -162,6 +162,7 @@ median\t'The median element error'"
 complete -c mge -n "__fish_mge_using_subcommand check" -l allow-outliers -d 'The fraction of a tensor\'s elements whose errors may exceed the tolerance (e.g. 0.001)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l topk -d 'Judge each tensor by its K largest indices along the last axis instead of its values (classifiers)' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l repro -d 'For each model that crashed, hung, exited or failed its outputs, write a folder DIR/NAME that reproduces it: the model, its exact feeds, the options, the runtime, the CPU, the engine\'s messages and the command line (a bug report in a folder)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l timeout -d 'Stop a model\'s check after SECONDS: the model fails and the others go on' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l json -d 'Print one JSON document on stdout instead of a line per testcase'
@@ -176,7 +177,9 @@ complete -c mge -n "__fish_mge_using_subcommand check" -l no-sanity-check -d 'Sk
 complete -c mge -n "__fish_mge_using_subcommand check" -l tensorrt -d 'Run through TensorRT (CUDA only)'
 complete -c mge -n "__fish_mge_using_subcommand check" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand check" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
+complete -c mge -n "__fish_mge_using_subcommand check" -l no-algo-cache -d 'Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time'
 complete -c mge -n "__fish_mge_using_subcommand check" -l check-finite -d 'Fail (exit 1) when an output holds NaN or an infinity (said on stderr either way)'
+complete -c mge -n "__fish_mge_using_subcommand check" -l require-testcases -d 'Fail (exit 1) for a plain model, which embeds no testcases, rather than report it as having none'
 complete -c mge -n "__fish_mge_using_subcommand check" -l reduce -d 'With --repro: also write reduced.mge into each folder, the smallest part of the model found to fail alike (a crash, exit or hang: the shortest prefix of its operators, by bisection; NaN or infinities under --check-finite: up to the first var holding them), which command.sh runs'
 complete -c mge -n "__fish_mge_using_subcommand check" -l worker -d 'Serve as a worker process of `check`: indices into MODELS on stdin, results on stdout'
 complete -c mge -n "__fish_mge_using_subcommand check" -s v -l verbose -d 'Show engine logs and backtraces'
@@ -215,11 +218,11 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -l warmup -d 'Untimed r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l iter -d 'Timed runs (at least this many with --duration, at most as many as fit in --max-duration)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l duration -d 'Keep running timed runs until they took SECONDS in all (at most 1000000 runs)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l max-duration -d 'Stop the timed runs once they took SECONDS, even short of --iter' -r
-complete -c mge -n "__fish_mge_using_subcommand profile" -s o -l output -d 'Write the Chrome trace to FILE [default: <model stem>.trace.json]' -r -F
+complete -c mge -n "__fish_mge_using_subcommand profile" -s o -l trace -d 'Write the Chrome trace to FILE [default: <model stem>.trace.json; with --analyze, none]' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l top -d 'Rows to list, largest time first' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l by -d 'One row per operator or per operator type' -r -f -a "opr\t''
 type\t''"
-complete -c mge -n "__fish_mge_using_subcommand profile" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
+complete -c mge -n "__fish_mge_using_subcommand profile" -l timeout -d 'Stop the engine\'s work (loading, running) after SECONDS and fail' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l analyze -d 'Read an engine profile written elsewhere (load_and_run --profile, megenginelite) instead of running a model' -r -F
 complete -c mge -n "__fish_mge_using_subcommand profile" -l type -d 'Only operators of type T, e.g. ConvolutionForward (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand profile" -l opr-name -d 'Only operators whose name matches REGEX from its start (Python\'s re.match)' -r
@@ -245,6 +248,7 @@ complete -c mge -n "__fish_mge_using_subcommand profile" -l no-sanity-check -d '
 complete -c mge -n "__fish_mge_using_subcommand profile" -l tensorrt -d 'Run through TensorRT (CUDA only)'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
+complete -c mge -n "__fish_mge_using_subcommand profile" -l no-algo-cache -d 'Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l all-times -d 'With --json, list every timed run\'s time under timing_ms.iterations_ms'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l no-testcase -d 'Feed a testcase container #rand instead of its first testcase when there is no --input'
 complete -c mge -n "__fish_mge_using_subcommand profile" -l json -d 'Print one JSON document on stdout instead of the table'
@@ -286,7 +290,7 @@ txt\t''"
 complete -c mge -n "__fish_mge_using_subcommand dump" -l testcases -d 'Write each embedded testcase\'s tensors to DIR/INDEX/INPUT.npy (expectations as OUTPUT.expect.npy)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l layout-transform-model -d 'Write the model after the engine\'s global layout transform to FILE' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l convert -d 'Convert the raw io dump in RAW_DIR (load_and_run --bin-io-dump, megenginelite\'s io_bin_dump) to --io DIR instead of running a model' -r -F
-complete -c mge -n "__fish_mge_using_subcommand dump" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
+complete -c mge -n "__fish_mge_using_subcommand dump" -l timeout -d 'Stop the engine\'s work (loading, running) after SECONDS and fail' -r
 complete -c mge -n "__fish_mge_using_subcommand dump" -l outputs -d 'Write each output to DIR/NAME.npy, as `run --outputs` does' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand dump" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
@@ -302,6 +306,7 @@ complete -c mge -n "__fish_mge_using_subcommand dump" -l no-sanity-check -d 'Ski
 complete -c mge -n "__fish_mge_using_subcommand dump" -l tensorrt -d 'Run through TensorRT (CUDA only)'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
+complete -c mge -n "__fish_mge_using_subcommand dump" -l no-algo-cache -d 'Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l no-testcase -d 'Feed a testcase container #rand instead of its first testcase when there is no --input'
 complete -c mge -n "__fish_mge_using_subcommand dump" -l check-finite -d 'Fail (exit 1) when an output, or with --io any var, holds NaN or an infinity (said on stderr either way)'
 complete -c mge -n "__fish_mge_using_subcommand dump" -s v -l verbose -d 'Show engine logs and backtraces'
@@ -351,12 +356,14 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -l a-options -d 'Engine
 complete -c mge -n "__fish_mge_using_subcommand compare" -l b-options -d 'Engine options of run B only, e.g. \'--layout nchw44\' or \'--fast-run\'' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l a-runtime -d 'Run A on the runtime of MegEngine VERSION installed in the cache folder' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l b-runtime -d 'Run B on the runtime of MegEngine VERSION installed in the cache folder' -r
-complete -c mge -n "__fish_mge_using_subcommand compare" -l rounds -d 'Time A and B in N rounds, each side in a fresh process per round (A B, B A, ...) [default: 10]' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l rounds -d 'Time A and B in exactly N rounds, each side in a fresh process per round (A B, B A, ...); without it, rounds are added until the verdict is decided or --timing-budget is spent' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l timing-budget -d 'The most seconds the rounds of a pair may take, when --rounds does not fix them [default: 60]' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l min-effect -d 'The smallest difference in speed that counts: B/A\'s 95% interval within ±PCT% is `same`, wholly beyond it `faster` or `slower`, else `undecided`; the pair\'s verdict and each operator\'s of --by-op [default: 2]' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l by-op -d 'Where the time went: profile both sides in rounds of their own and list the N operators whose time changed most, and those on one side only' -r
-complete -c mge -n "__fish_mge_using_subcommand compare" -l max-slowdown -d 'Fail (exit 1) when B is slower than A by more than PCT percent, with the whole 95% interval of B/A above it' -r
+complete -c mge -n "__fish_mge_using_subcommand compare" -l max-slowdown -d 'Fail (exit 1) when B is `slower` than A by more than PCT percent, with the whole 95% interval of B/A above it' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l keep -d 'Keep both runs\' io dumps and outputs in DIR/a and DIR/b (a new or empty folder)' -r -F
-complete -c mge -n "__fish_mge_using_subcommand compare" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l repro -d 'For each model that crashed, hung, exited or failed its outputs, write a folder DIR/NAME that reproduces it: the model, its exact feeds, the options, the runtime, the CPU, the engine\'s messages and the command line (a bug report in a folder)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand compare" -l timeout -d 'Stop a run of A or B (each run, and each timed process) after SECONDS and fail' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand compare" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l json -d 'Print one JSON document on stdout instead of the table'
@@ -373,6 +380,7 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -l no-sanity-check -d '
 complete -c mge -n "__fish_mge_using_subcommand compare" -l tensorrt -d 'Run through TensorRT (CUDA only)'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l no-algo-cache -d 'Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l b-naive -d 'Run B on megdnn\'s naive reference kernels (CPU; not timed)'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l no-timing -d 'Do not time the two runs: compare their outputs only'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l no-testcase -d 'Feed a testcase container #rand instead of its first testcase when there is no --input'
@@ -431,6 +439,7 @@ complete -c mge -n "__fish_mge_using_subcommand tune" -l no-sanity-check -d 'Ski
 complete -c mge -n "__fish_mge_using_subcommand tune" -l tensorrt -d 'Run through TensorRT (CUDA only)'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
+complete -c mge -n "__fish_mge_using_subcommand tune" -l no-algo-cache -d 'Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l json -d 'Print one JSON document on stdout instead of the table'
 complete -c mge -n "__fish_mge_using_subcommand tune" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand tune" -s q -l quiet -d 'Print no notes or progress on stderr'
@@ -466,7 +475,7 @@ SIMPLE_FAST_RC4_default\t''"
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l c-opr-lib -d 'Load an extern C operator library (MegEngine\'s extern_c_opr.h) before the model; repeatable' -r -F
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s o -l output -d 'The testcase container to write (.mge)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l maxerr -d 'The largest AssertEqual error the container\'s assertions accept' -r
-complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l timeout -d 'Stop the engine\'s work after SECONDS and fail (for check: per model)' -r
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l timeout -d 'Stop the engine\'s work (loading, running) after SECONDS and fail' -r
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l resize-input -d 'Resize images to the input\'s height and width'
@@ -481,6 +490,7 @@ complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l no-sanity-che
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l tensorrt -d 'Run through TensorRT (CUDA only)'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
+complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l no-algo-cache -d 'Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -l json -d 'Print one JSON document on stdout instead of the summary'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand pack-testcases" -s q -l quiet -d 'Print no notes or progress on stderr'
@@ -505,6 +515,7 @@ complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcomm
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -l lite-lib -d 'The MegEngine Lite shared library to use instead of the installed runtime' -r -F
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -l runtime-version -d 'The installed runtime to use (e.g. 1.13.2+cu118) instead of the newest; --lite-lib wins over it' -r
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -l json -d 'Print one JSON document on stdout'
+complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -l probe -d 'Serve as the supervised child that loads the runtime for `runtime info` and `runtime install`: its version and device counts, as one JSON line on stdout'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -s q -l quiet -d 'Print no notes or progress on stderr'
 complete -c mge -n "__fish_mge_using_subcommand runtime; and __fish_seen_subcommand_from info" -s h -l help -d 'Print help'

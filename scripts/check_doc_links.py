@@ -1,8 +1,8 @@
-"""Check the links between the documentation's pages: every relative link in README.md,
+"""Check the links between the documentation's pages: every relative link in README.md, CHANGELOG.md,
 ARCHITECTURE.md, docs/*.md and bench/README.md names a file or folder that exists, and every
 #anchor a heading of the page it points into, as GitHub makes heading anchors.
 
-    python3 scripts/check_doc_links.py        # from the repository root; exit 1 on a broken link
+    python3 scripts/check_doc_links.py        # from any folder; exit 1 on a broken link
 """
 
 import glob
@@ -10,7 +10,7 @@ import os
 import re
 import sys
 
-PAGES = ["README.md", "ARCHITECTURE.md", "bench/README.md", *sorted(glob.glob("docs/*.md"))]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 
@@ -43,8 +43,11 @@ def anchors(path):
 
 
 def main():
+    # Pages and links are relative to the repository root, wherever this runs from.
+    os.chdir(ROOT)
+    pages = ["README.md", "ARCHITECTURE.md", "CHANGELOG.md", "bench/README.md", *sorted(glob.glob("docs/*.md"))]
     broken = []
-    for page in PAGES:
+    for page in pages:
         for number, line in prose(page):
             for target in LINK.findall(line):
                 if re.match(r"[a-z]+:", target):
@@ -55,7 +58,7 @@ def main():
                     broken.append(f"{page}:{number}: {target}: no file {resolved}")
                 elif anchor and anchor not in set(anchors(resolved)):
                     broken.append(f"{page}:{number}: {target}: no heading #{anchor} in {resolved}")
-    print("\n".join(broken) if broken else f"links resolve in {len(PAGES)} pages")
+    print("\n".join(broken) if broken else f"links resolve in {len(pages)} pages")
     return 1 if broken else 0
 
 

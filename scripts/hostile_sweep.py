@@ -24,6 +24,24 @@ line on stderr (silent exit). A signal of the case's own CPU limit (`ulimit
 -t`) and the dynamic loader's exit 127 where `ulimit -n` leaves it no
 descriptor happen before or beyond mge: they are no failure.
 
+Round five (issue 32: nothing a model, a wheel, a dump or a long name
+carries takes mge over) adds a group per class: packed-options (a pack whose
+extra_info names a library, a cache, cores or a key: refused by every
+command that loads models, info showing it; the planted library's marker and
+the files it names must not appear), long-names (names of 400 KB to 1.2 MB:
+no hang, a bounded error), repro-secrets (no key or token in the reproducer
+or on the streams), image-headers (headers that claim billions of pixels:
+refused from the header, memory bounded), long-records (a reproducer is
+written after the engine printed much), unsupervised-loads (runtime info and
+install over a runtime that aborts, crashes, exits or deadlocks as it loads,
+and the engine's numeric variables holding what it cannot read: the tests'
+fault library, built by the sweep), version-spellings (one release however
+PEP 440 spells it, no download), dump-indexes (an index that names files
+outside its folder, one behind a FIFO that would hang a reader) and
+non-utf8-folders (models, feeds and outputs in folders not named in UTF-8;
+compare's rows stay apart). Checks added: files that must stay absent or
+appear, secrets, stderr's size, rows shown once each.
+
 Mutations come from one seeded generator, so every run makes the same cases.
 """
 
@@ -103,6 +121,17 @@ class Case:
     # 16 KiB stack it now and then overflows (SIGSEGV in ld-linux, as dmesg
     # shows, without a word).
     loader_may_fail: bool = False
+    # Files (relative to the case's folder) that must not be there after it:
+    # what a model named, and no command may write.
+    absent: tuple = ()
+    # Files that must be there after it (a reproducer the case must write).
+    present: tuple = ()
+    # Strings that neither its streams nor any file under out/ may hold (keys, tokens).
+    secrets: tuple = ()
+    # The most bytes its stderr may hold.
+    max_stderr: int = None
+    # Strings that must each appear on its stdout (rows that must stay apart).
+    shown_apart: tuple = ()
 
 
 def fixture(rel):
@@ -751,6 +780,15 @@ def plant(d, folder, kinds):
             shutil.copyfile(PLANTED_LIB, os.path.join(lite_libs, name))
 
 
+def secret_in(path, secrets):
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return False
+    return any(secret.encode() in data for secret in secrets)
+
+
 def planted_markers(d):
     found = []
     for base, dirs, names in os.walk(d):
@@ -1150,6 +1188,416 @@ def install_signal_cases():
     return cases
 
 
+# ------------------------------------------------- round five (issue 32)
+# Nothing a model, a wheel, a dump or a long name carries takes mge over.
+
+FAULT_LIB = None  # the tests' stand-in Lite library, built once by `build_fault_library`
+
+
+def build_fault_library(work):
+    global FAULT_LIB
+    FAULT_LIB = os.path.join(work, "libfault_lite.so")
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", FAULT_LIB, os.path.join(ROOT, "tests/faults/fault_lite.c"),
+                    "-lpthread"], check=True)
+
+
+PACK = "fixtures/deploy/conv_float_packed_options.pack"
+
+
+def packed_with(options):
+    """The fixture's pack with an info that carries `options` as mge's (in
+    the fixture's info slot, padded with spaces, which Lite's JSON parser
+    skips); None where they do not fit."""
+    data = bytearray(read_fixture(PACK))
+    start = data.find(b'{"name":"conv_float"')
+    length = int.from_bytes(data[start - 4:start], "little")
+    info = json.dumps({"name": "conv_float", "valid": True, "version": "1.13.0", "backend": "MGE",
+                       "extra_info": {"mge": {"options": options}}}).encode()
+    if len(info) > length:
+        return None
+    data[start:start + length] = info + b" " * (length - len(info))
+    return bytes(data)
+
+
+def packed_cases():
+    """Packs whose extra_info carries options that name a file, a library,
+    a cache, cores or a key, through every command that loads models: each
+    is refused, and nothing it names is loaded (a planted library writes a
+    marker) or written."""
+    carried = {
+        "c-opr-lib here": ["--c-opr-lib", "./libx.so"],
+        "c-opr-lib in/": ["--c-opr-lib", "in/libx.so"],
+        "c-opr-lib absolute": ["--c-opr-lib", "{D}/in/libx.so"],
+        "c-opr-lib twice": ["--layout", "nchw44", "--c-opr-lib", "in/libx.so", "--c-opr-lib=./libx.so"],
+        "fast-run-cache": ["--fast-run", "--fast-run-cache", "out/written.cache"],
+        "fast-run-cache=": ["--fast-run-cache=out/written.cache"],
+        "full-run fast-run-cache": ["--full-run", "--fast-run-cache", "{D}/out/written.cache"],
+        "tensorrt-cache": ["--tensorrt", "--tensorrt-cache", "out/written.cache"],
+        "cpu-cores": ["--cpu-cores", "0"],
+        "model-key file": ["--model-key", "@/etc/passwd"],
+        "model-key hex": ["--model-key", "00112233445566778899aabbccddeeff"],
+        "model-decryption": ["--model-decryption", "RC4_default"],
+        "options file": ["--options", "in/opts.txt"],
+        "lite-lib": ["--lite-lib", "in/libx.so"],
+        "an unknown flag": ["--not-an-option", "x"],
+        "a non-string": [1, "--threads"],
+        "control characters": ["--c-opr-lib", "in/\x1b[31mlib\x07.so"],
+    }
+    commands = {
+        "run": ["run", "in/p.mge", "--iter", "1", "-q"],
+        "run -v": ["run", "in/p.mge", "--iter", "1", "-v"],
+        "profile": ["profile", "in/p.mge", "--iter", "1", "-o", "out/p.json"],
+        "dump --outputs": ["dump", "in/p.mge", "--outputs", "out/o"],
+        "dump --io": ["dump", "in/p.mge", "--io", "out/io"],
+        "compare": ["compare", "in/p.mge", MODEL, "--no-timing"],
+        "compare --b-naive": ["compare", "in/p.mge", "--b-naive", "--no-timing"],
+        "tune": ["tune", "in/p.mge", "--budget", "5"],
+        "check": ["check", "in/p.mge"],
+        "pack-testcases": ["pack-testcases", "in/p.mge", "-o", "out/tc.mge"],
+        "info": ["info", "in/p.mge"],
+        "info --json": ["info", "in/p.mge", "--json"],
+    }
+    cases = []
+    for label, options in carried.items():
+        setup = BASE_SETUP + [("pack", "in/p.mge", options), ("planted", "in/libx.so", None), ("planted", "libx.so", None),
+                              ("bytes", "in/opts.txt", b"--c-opr-lib ./libx.so\n")]
+        for command, argv in commands.items():
+            # A list that holds a non-string is no pack's options: info refuses it too.
+            expect = 0 if command.startswith("info") else 2
+            if label == "a non-string" and command.startswith("info"):
+                expect = None
+            cases.append(Case("packed-options", f"{label}: {command}", argv, setup, expect_rc=expect,
+                              absent=("out/written.cache", "out/o", "out/io", "out/tc.mge"), timeout=90,
+                              hostile_text="control" in label))
+    return cases
+
+
+def lengthened(data, needle, long):
+    """`data` (a graph or a container) with every name of its model graph
+    that holds `needle` holding `long` instead: each such flatbuffer string
+    written anew at the graph's end, the offsets to it turned there."""
+    data = bytearray(data)
+    base = 12 if data[:8] == b"mgbtest0" else 0
+    end = base + 4 + struct.unpack_from("<I", data, base)[0]
+    graph = data[base + 4:end]
+    strings, at = set(), 0
+    while (at := graph.find(needle, at)) >= 0:
+        for start in range(at - 4 - (at % 4), max(-1, at - 65536), -4):
+            n = struct.unpack_from("<I", graph, start)[0]
+            if start + 4 + n >= at + len(needle) and start + 4 + n < len(graph) and graph[start + 4 + n] == 0:
+                strings.add((start, n))
+                break
+        at += len(needle)
+    for start, n in sorted(strings):
+        text = bytes(graph[start + 4:start + 4 + n]).replace(needle, long)
+        graph += b"\0" * (-len(graph) % 4)
+        moved = len(graph)
+        graph += struct.pack("<I", len(text)) + text + b"\0"
+        for field in range(0, start, 4):
+            if field + struct.unpack_from("<I", graph, field)[0] == start:
+                struct.pack_into("<I", graph, field, moved - field)
+    graph += b"\0" * (-len(graph) % 8)
+    return bytes(data[:base]) + struct.pack("<I", len(graph)) + bytes(graph) + bytes(data[end:])
+
+
+def long_name_cases():
+    """Names longer than a line of the channel (1 MiB) and just below it,
+    of inputs and outputs, through every command that starts a child: none
+    hangs, none hides its error, none prints more than a bounded error."""
+    odd = read_fixture("fixtures/named/odd.mge")
+    control = read_fixture("fixtures/named/control_tc1.mge")
+    odd_input = "a\"b'c\\d%s/e".encode()
+    models = {
+        "input 1.2 MB": ("in/l.mge", lengthened(odd, odd_input, b"i" * 1_200_000)),
+        "input 1 MiB - 40": ("in/l.mge", lengthened(odd, odd_input, b"i" * ((1 << 20) - 40))),
+        "output 1.1 MB": ("in/l.mge", lengthened(odd, b"n" * 10000, b"o" * 1_100_000)),
+        "escaped output 400 KB": ("in/l.mge", lengthened(odd, b"n" * 10000, b"\x01" * 400_000)),
+        "container output 1.1 MB": ("in/l.mge", lengthened(control, b"line1\nline2", b"o" * 1_100_000)),
+        "container output 400 KB of breaks": ("in/l.mge", lengthened(control, b"line1\nline2", b"\n" * 400_000)),
+    }
+    commands = dict(child_commands("in/l.mge"))
+    del commands["runtime info"]
+    commands.update({
+        "run -i nope:1": ["run", "in/l.mge", "-i", "nope:1"],
+        "run --output nope": ["run", "in/l.mge", "--output", "nope"],
+        "check --timeout": ["check", "in/l.mge", "--timeout", "60"],
+        "check --json": ["check", "in/l.mge", "--json"],
+        "run --repro": ["run", "in/l.mge", "--iter", "1", "--repro", "out/r"],
+    })
+    cases = []
+    for label, (rel, data) in models.items():
+        setup = BASE_SETUP + [("bytes", rel, data)]
+        for command, argv in commands.items():
+            cases.append(Case("long-names", f"{label}: {command}", argv, setup, timeout=120, max_stderr=1 << 20,
+                              hostile_text="escaped" in label))
+    return cases
+
+
+def repro_secret_cases():
+    """--repro with a key given inline and variables that share the engine's
+    prefixes: no file of the reproducer, and no line of mge's, holds them."""
+    key = read_fixture("fixtures/deploy/user_rc4.key")
+    hexkey = key.hex()
+    wrong = npy("<f4", (1, 8), data=b"\0" * 32)
+    secrets = {"MGE_API_TOKEN": "s3cret-token-1", "MGB_TOKEN": "s3cret-token-2", "MEGENGINE_PASSWORD": "s3cret-token-3",
+               "MEGDNN_SECRET": "s3cret-token-4"}
+    setup = BASE_SETUP + [("copy", "in/k.pack", "fixtures/deploy/conv_float_packed_rc4_userkey.pack"),
+                          ("bytes", "in/wrong.npy", wrong), ("copy", "in/tc3w.mge", "fixtures/conv_float_tc3_wrong.mge")]
+    commands = {
+        "run --expect": ["run", "in/k.pack", "--model-key", hexkey, "--expect", "feat:in/wrong.npy", "--repro", "out/r"],
+        "run --expect -v": ["run", "in/k.pack", "--model-key", hexkey.upper(), "--expect", "feat:in/wrong.npy", "-v",
+                            "--repro", "out/r"],
+        "run --model-key=": ["run", "in/k.pack", f"--model-key={hexkey}", "--expect", "feat:in/wrong.npy", "--repro", "out/r"],
+        "run --options file": ["run", "in/k.pack", "--options", "in/opts.txt", "--expect", "feat:in/wrong.npy",
+                               "--repro", "out/r"],
+        "compare": ["compare", "in/k.pack", MODEL, "--model-key", hexkey, "--no-timing", "--repro", "out/r"],
+        "compare --a-options": ["compare", "in/k.pack", MODEL, "--a-options", f"--model-key {hexkey}", "--no-timing",
+                                "--repro", "out/r"],
+        "check": ["check", "in/tc3w.mge", "--repro", "out/r"],
+    }
+    cases = []
+    for command, argv in commands.items():
+        for env_label, env in (("", {}), (" with tokens in the environment", secrets)):
+            cases.append(Case("repro-secrets", command + env_label, argv,
+                              setup + [("bytes", "in/opts.txt", f"--model-key {hexkey}\n".encode())], env=dict(env),
+                              secrets=(hexkey, hexkey.upper()) + tuple(env.values()), timeout=120))
+    return cases
+
+
+def image_header_cases():
+    """Images whose headers claim what their bytes do not hold: each is held
+    to the feed's bound from its header, before any pixel is decoded, with and
+    without --resize-input (peak memory bounded)."""
+    jpeg = lambda w, h: (b"\xff\xd8\xff\xc0\x00\x11\x08" + struct.pack(">HH", h, w) + b"\x03\x01\x11\x00\x02\x11\x00\x03\x11\x00"
+                         + b"\xff\xda\x00\x0c\x03\x01\x00\x02\x11\x03\x11\x00\x3f\x00\xff\xd9")
+    images = {
+        "png 6000x6000": ("png", 6000 * 6000, png(6000, 6000, zlib.compress(b"\0" * (1 << 20)))),
+        "png 65535x65535": ("png", 65535 * 65535, png(65535, 65535)),
+        "png 1x2147483647": ("png", 2147483647, png(1, 2147483647)),
+        "png 100000x1 gray": ("png", 100000, png(100000, 1, color_type=0)),
+        "jpeg 6000x6000": ("jpg", 6000 * 6000, jpeg(6000, 6000)),
+        "jpeg 65535x65535": ("jpg", 65535 * 65535, jpeg(65535, 65535)),
+        "bmp 30000x30000": ("bmp", 30000 * 30000, bmp(30000, 30000)),
+        "bmp -30000 rows": ("bmp", 30000 * 30000, bmp(30000, -30000)),
+        "ppm 9000x9000": ("ppm", 9000 * 9000, b"P6\n9000 9000\n255\n"),
+        "pgm 99999x99999": ("pgm", 99999 * 99999, b"P5\n99999 99999\n255\n"),
+        "ppm 16-bit 9000x9000": ("ppm", 9000 * 9000, b"P6\n9000 9000\n65535\n"),
+    }
+    cases = []
+    for label, (ext, pixels, data) in images.items():
+        setup = BASE_SETUP + [("bytes", f"in/i.{ext}", data), ("copy", "in/u8.mge", "fixtures/image_uint8.mge")]
+        for model in (MODEL, "in/u8.mge"):
+            for resize in ([], ["--resize-input"]):
+                argv = ["run", model, "-i", f"in/i.{ext}", "--iter", "1"] + resize
+                # What --resize-input resizes may have 64 megapixels, decoded: bounded, not by 200 MB.
+                decoded = bool(resize) and pixels <= 64 << 20
+                cases.append(Case("image-headers", f"{label}: {model} {' '.join(resize)}".strip(), argv, setup,
+                                  rss_bound=not decoded, expect_rc=None if decoded else 2))
+    return cases
+
+
+def long_record_cases():
+    """Runs that fail after the engine printed much, with --repro: the
+    reproducer is written, its records bounded."""
+    setup = BASE_SETUP + [("copy", "in/tc3w.mge", "fixtures/conv_float_tc3_wrong.mge")]
+    commands = {
+        "run -v": ["run", "in/tc3w.mge", "-v", "--repro", "out/r"],
+        "run -v --iter 2000": ["run", "in/tc3w.mge", "-v", "--iter", "2000", "--repro", "out/r"],
+        "check -v": ["check", "in/tc3w.mge", "-v", "--repro", "out/r"],
+        "check -v -j2": ["check", "in/tc3w.mge", "in/tc3w.mge", "-j", "2", "-v", "--repro", "out/r"],
+    }
+    cases = []
+    for command, argv in commands.items():
+        for env_label, env in (("", {}), (" RUNTIME_OVERRIDE_LOG_LEVEL=0", {"RUNTIME_OVERRIDE_LOG_LEVEL": "0"})):
+            cases.append(Case("long-records", command + env_label, argv, setup, env=env, expect_rc=1,
+                              present=("out/r/tc3w/README.txt", "out/r/tc3w/engine.log"), timeout=180))
+    return cases
+
+
+def wheel_of(lite):
+    """A MegEngine 1.13.0 wheel for CPython 3.10 whose Lite library is `lite`."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as wheel:
+        wheel.writestr("megenginelite/libs/liblite_shared_whl.cpython-310-x86_64-linux-gnu.so", lite)
+        wheel.writestr(LIB, b"\x07" * 4096)
+        wheel.writestr("megengine-1.13.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: MegEngine\nVersion: 1.13.0\n")
+        wheel.writestr("megengine-1.13.0.dist-info/WHEEL",
+                       "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp310-cp310-manylinux2014_x86_64\n")
+        wheel.writestr("megengine-1.13.0.dist-info/RECORD", "")
+    return buffer.getvalue()
+
+
+def unsupervised_load_cases():
+    """runtime info and runtime install, whose engine loads were not
+    supervised: a runtime that aborts, crashes, exits or hangs as it loads or
+    counts its devices, and variables the engine cannot read. One line, exit
+    2, nothing left (runtime/.install-*)."""
+    wheel = "in/MegEngine-1.13.0-cp310-cp310-manylinux2014_x86_64.whl"
+    setup = BASE_SETUP + [("fault", "in/lite.so", None), ("faultwheel", wheel, None), ("dir", "home", None),
+                          ("dir", "nowheels", None)]
+    commands = {
+        "runtime info": ["runtime", "info"],
+        "runtime info --json": ["runtime", "info", "--json"],
+        "runtime install --wheel": ["runtime", "install", "--wheel", wheel],
+        "runtime install --wheel --force": ["runtime", "install", "--wheel", wheel, "--force"],
+    }
+    faults = [(fault, at) for fault in ("abort", "segv", "exit", "quit", "signal", "deadlock") for at in ("open", "count")]
+    cases = []
+    for fault, at in faults:
+        env = {"MGE_FAULT": fault, "MGE_FAULT_AT": at, "MGE_HOME": "{D}/home", "PIP_NO_INDEX": "1",
+               "PIP_FIND_LINKS": "{D}/nowheels"}
+        for command, argv in commands.items():
+            lite = [] if command.startswith("runtime install") else ["--lite-lib", "in/lite.so"]
+            cases.append(Case("unsupervised-loads", f"{fault} at {at}: {command}", argv + lite, setup, env=env,
+                              expect_rc=2, timeout=120))
+    variables = {
+        "RUNTIME_OVERRIDE_LOG_LEVEL": ["abc", "", "99999999999"],
+        "MGB_CONV_PROFILING_TIMEOUT": ["abc", "", "1e999", "-"],
+        "MGB_LOG_VAR_SIZE_MB": ["abc", "x1"],
+        "MGB_WORKER_MAX_SPIN": ["abc", "4294967296"],
+        "MGB_USE_MEGDNN_DBG": ["abc", "99999999999999999999"],
+        "MGB_SUBLINEAR_MEMORY_WORKERS": ["abc"],
+        "MGB_SUBLINEAR_MEMORY_THRESH_NR_TRY": ["abc"],
+        "MGB_CUDA_RESERVE_MEMORY": ["b:", "b:x", "b:99999999999999999999999"],
+    }
+    for name, values in variables.items():
+        for value in values:
+            for command, argv in {"runtime info": ["runtime", "info"], "run": ["run", MODEL, "--iter", "1", "-q"],
+                                  "info": ["info", MODEL], "check": ["check", CONTAINER]}.items():
+                # check too: no testcase could run.
+                cases.append(Case("unsupervised-loads", f"{name}={value!r}: {command}", argv, BASE_SETUP,
+                                  env={name: value}, expect_rc=2, timeout=90))
+    return cases
+
+
+def version_spelling_cases():
+    """Versions spelled as PEP 440 allows (one release) and as it does not:
+    an installed release answers under any spelling, with no download;
+    anything else is refused in one line."""
+    same = ["1.13", "1.13.0", "01.13.0", "1.13.0.0", "1.013.00", "1.13.0.0.0.0"]
+    refused = ["1.13.0+", "v1.13.0", "1.13.0rc1", "99", "1.14", " 1.13", "1.13\n", "../1.13.0", "1.13.0/..", "1" * 70,
+               "1.13.0+cu/118", "18446744073709551616.13", "1.13.0+CU118", ""]
+    commands = {
+        "run --runtime-version": lambda v: ["run", MODEL, "--iter", "1", "-q", "--runtime-version", v],
+        "MGE_RUNTIME_VERSION run": lambda v: ["run", MODEL, "--iter", "1", "-q"],
+        "compare --a-runtime": lambda v: ["compare", MODEL, MODEL, "--no-timing", "--a-runtime", v],
+        "runtime install --version": lambda v: ["runtime", "install", "--version", v],
+        "runtime info --runtime-version": lambda v: ["runtime", "info", "--runtime-version", v],
+    }
+    cases = []
+    for version in same + refused:
+        for command, argv in commands.items():
+            # The installed runtime, read only; an install into a stand-in of it, offline.
+            env = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "{D}/nowheels"}
+            setup = BASE_SETUP + [("dir", "nowheels", None)]
+            if command.startswith("runtime install"):
+                env["MGE_HOME"] = "{D}/home"
+                setup += [("standin", "home", None)]
+            if command.startswith("MGE_RUNTIME_VERSION"):
+                env["MGE_RUNTIME_VERSION"] = version
+            expect = 0 if version in same else 2
+            cases.append(Case("version-spellings", f"{version!r}: {command}", argv(version), setup, env=env,
+                              expect_rc=expect, timeout=120))
+    return cases
+
+
+def stand_in_install(home):
+    """An intact install of 1.13.0 in the folder `home` whose Lite library is
+    the fault library, with its record, as `runtime install` leaves one."""
+    files = {LITE: fault_library_bytes(), LIB: b"\x07" * 4096}
+    record = {"version": "1.13.0", "lite_library": LITE,
+              "files": [{"path": path, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+                        for path, data in sorted(files.items())]}
+    for path, data in list(files.items()) + [("files.json", json.dumps(record).encode())]:
+        target = os.path.join(home, "runtime", "1.13.0", path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as f:
+            f.write(data)
+
+
+def fault_library_bytes():
+    with open(FAULT_LIB, "rb") as f:
+        return f.read()
+
+
+def dump_index_cases():
+    """io dumps whose index names files outside its folder (one behind a FIFO,
+    which would hang the reader), absolute paths, devices, or nothing sane:
+    refused in one line, before anything is read."""
+    def index(file):
+        var = {"name": "feat", "id": 1, "operator": "feat", "type": "Host2DeviceCopy", "inputs": [], "shape": [1, 8],
+               "dtype": "float32", "file": file}
+        return json.dumps({"model": "m.mge", "format": "bin", "vars": [var]}).encode()
+    feat = read_fixture(REF)
+    files = {
+        "../secret.npy": "the FIFO beside the folder",
+        "../../in/feat.npy": "an input two folders up",
+        "/etc/passwd": "an absolute path",
+        "/dev/zero": "a device",
+        "sub/feat.npy": "a subfolder",
+        "..": "the parent",
+        ".": "the folder",
+        "": "nothing",
+        "feat.npy/": "a folder's name",
+        "fifo.npy": "a FIFO in the folder",
+    }
+    cases = []
+    for file, label in files.items():
+        setup = BASE_SETUP + [("bytes", "in/a/index.json", index(file)), ("bytes", "in/b/index.json", index("feat.npy")),
+                              ("bytes", "in/b/feat.npy", feat), ("bytes", "in/a/sub/feat.npy", feat),
+                              ("fifo", "in/secret.npy", None), ("fifo", "in/a/fifo.npy", None),
+                              ("copy", "in/feat.npy", REF)]
+        for command, argv in {"compare": ["compare", "in/a", "in/b"], "compare reversed": ["compare", "in/b", "in/a"],
+                              "compare --json": ["compare", "in/a", "in/b", "--json"],
+                              "compare --topk 3": ["compare", "in/a", "in/b", "--topk", "3"]}.items():
+            cases.append(Case("dump-indexes", f"{label} ({file!r}): {command}", argv, setup, expect_rc=2, timeout=30))
+    return cases
+
+
+def non_utf8_folder_cases():
+    """Models, feeds, outputs and reports in folders whose names are not
+    UTF-8: nothing panics, and models that differ only in such bytes stay
+    apart in compare's and check's reports."""
+    bad = lambda b: "in/" + os.fsdecode(b"d" + bytes([b]))
+    setup = BASE_SETUP + [("copy", bad(0xfe) + "/m.mge", "fixtures/conv_float.mge"),
+                          ("copy", bad(0xfe) + "/x.npy", "fixtures/feeds/conv_data.npy"),
+                          ("copy", bad(0xfe) + "/tc.mge", "fixtures/conv_float_tc3_wrong.mge")]
+    for side in ("a", "b"):
+        for b in (0xff, 0xfe, 0xfd):
+            setup.append(("copy", f"in/{side}/" + os.fsdecode(b"bad" + bytes([b]) + b".mge"), "fixtures/conv_float.mge"))
+    out = "out/" + os.fsdecode(b"o\xfe")
+    model, feed, tc = bad(0xfe) + "/m.mge", bad(0xfe) + "/x.npy", bad(0xfe) + "/tc.mge"
+    commands = {
+        "run --outputs": ["run", model, "-i", feed, "--iter", "1", "--outputs", out + "/o"],
+        "run --profile": ["run", model, "--iter", "1", "--profile", out + "/p.json"],
+        "run --repro": ["run", tc, "--repro", out + "/r"],
+        "dump --io": ["dump", model, "--io", out + "/io"],
+        "dump --testcases": ["dump", tc, "--testcases", out + "/t"],
+        "profile": ["profile", model, "--iter", "1", "-o", out + "/p.json"],
+        "check --junit": ["check", tc, "--junit", out + "/j.xml"],
+        "check --repro": ["check", tc, "--repro", out + "/r"],
+        "compare folders": ["compare", "in/a", "in/b", "--no-timing"],
+        "compare folders --json": ["compare", "in/a", "in/b", "--no-timing", "--json"],
+        "compare folders --junit": ["compare", "in/a", "in/b", "--no-timing", "--junit", out + "/j.xml"],
+        "compare --keep": ["compare", model, model, "--no-timing", "--keep", out + "/k"],
+        "pack-testcases": ["pack-testcases", model, "-o", out + "/tc.mge"],
+        "tune --save": ["tune", model, "--budget", "3", "--save", out + "/s.json"],
+    }
+    cases = []
+    for command, argv in commands.items():
+        apart = ("bad\\xff.mge", "bad\\xfe.mge", "bad\\xfd.mge") if command.startswith("compare folders") else ()
+        if "--json" in argv:
+            apart = tuple(json.dumps(name)[1:-1] for name in apart)
+        cases.append(Case("non-utf8-folders", command, argv, setup + [("dir", out, None)], shown_apart=apart,
+                          timeout=120))
+    return cases
+
+
+def round_five_cases():
+    return (packed_cases() + long_name_cases() + repro_secret_cases() + image_header_cases() + long_record_cases()
+            + unsupervised_load_cases() + version_spelling_cases() + dump_index_cases() + non_utf8_folder_cases())
+
+
 # ---------------------------------------------------------------- running
 
 
@@ -1216,6 +1664,21 @@ def prepare(d, setup, subs=None):
             pass  # started with the command
         elif op == "plant":
             plant(d, path, arg)
+        elif op == "planted":
+            shutil.copyfile(PLANTED_LIB, path)
+        elif op == "fault":
+            shutil.copyfile(FAULT_LIB, path)
+        elif op == "faultwheel":
+            with open(path, "wb") as f:
+                f.write(wheel_of(fault_library_bytes()))
+        elif op == "standin":
+            stand_in_install(path)
+        elif op == "pack":
+            pack = packed_with([substitute(word, subs) if isinstance(word, str) else word for word in arg])
+            if pack is None:
+                raise ValueError(f"the options {arg!r} do not fit the pack's info")
+            with open(path, "wb") as f:
+                f.write(pack)
         elif op == "chmod":
             os.makedirs(path, exist_ok=True)
             os.chmod(path, arg)
@@ -1443,6 +1906,24 @@ def run_case(index, case, work):
                 failures.append("raw control characters on stdout: " + " ".join(raw))
         if rc == 0 and any(line.startswith("mge: error") for line in stderr.splitlines()):
             failures.append("an error line in a run that passed")
+    for rel in case.absent:
+        if os.path.lexists(os.path.join(d, rel)):
+            failures.append(f"written though it must not be: {rel}")
+    for rel in case.present:
+        if not os.path.exists(os.path.join(d, rel)):
+            failures.append(f"not written: {rel}")
+    if case.secrets:
+        held = [os.path.relpath(os.path.join(base, name), d) for base, _, names in os.walk(os.path.join(d, "out"))
+                for name in names if secret_in(os.path.join(base, name), case.secrets)]
+        held += [stream for stream, data in (("stdout", stdout_bytes), ("stderr", stderr_bytes))
+                 if any(secret.encode() in data for secret in case.secrets)]
+        if held:
+            failures.append("a secret written: " + ", ".join(held[:5]))
+    if case.max_stderr is not None and len(stderr_bytes) > case.max_stderr:
+        failures.append(f"stderr of {len(stderr_bytes)} bytes")
+    merged = [name for name in case.shown_apart if stdout_bytes.count(name.encode()) != 1]
+    if merged and rc in (0, 1):
+        failures.append("not shown apart once each: " + ", ".join(merged))
     planted = [m for m in planted_markers(d) if m not in case.allowed_plants]
     if planted:
         failures.append("planted code ran: " + ", ".join(planted))
@@ -1511,7 +1992,8 @@ def main():
         sys.exit(f"{MGE} is missing: cargo build --release first")
     cases = (path_cases() + mutation_cases() + feed_cases() + number_cases() + output_cases() + file_cases()
              + disk_cases() + runtime_cases() + signal_cases()
-             + cwd_cases() + env_cases() + fd_cases() + limit_cases() + name_cases() + odd_path_cases())
+             + cwd_cases() + env_cases() + fd_cases() + limit_cases() + name_cases() + odd_path_cases()
+             + round_five_cases())
     cases = [c for c in cases if args.only in c.group or args.only in c.name]
     if args.groups:
         cases = [c for c in cases if c.group in args.groups.split(",")]
@@ -1526,6 +2008,7 @@ def main():
     work = args.work or tempfile.mkdtemp(prefix="hostile-sweep-")
     os.makedirs(work, exist_ok=True)
     build_planted_library(work)
+    build_fault_library(work)
     home_cache = os.path.expanduser("~/.cache/mge")
     home_before = sorted(os.listdir(home_cache)) if os.path.isdir(home_cache) else []
     runtime_before = snapshot_sizes(RUNTIME)

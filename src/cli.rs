@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::builder::RangedU64ValueParser;
-use clap::error::ErrorKind;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 use serde::{Deserialize, Serialize};
@@ -167,8 +167,10 @@ pub struct RunArgs {
     #[command(flatten)]
     pub outputs: OutputsArg,
 
-    /// Compare output NAME with FILE.npy, or every output with the array of its name in FILE.npz (repeatable)
-    #[arg(long, value_name = "NAME:FILE.npy|FILE.npz", help_heading = CHECKS)]
+    /// Compare output NAME with FILE.npy (a model's one output: FILE.npy alone), every output with
+    /// the array of its name in FILE.npz, or with DIR/NAME.npy as --outputs DIR wrote it (repeatable);
+    /// checked against the model's outputs before any run
+    #[arg(long, value_name = "NAME:FILE.npy|FILE.npz|DIR", help_heading = CHECKS)]
     pub expect: Vec<String>,
 
     /// How --expect judges
@@ -187,7 +189,7 @@ pub struct RunArgs {
     pub deadline: DeadlineArgs,
 
     /// Make the internal var VAR an output too, by its name in `mge dump --io`'s index (repeatable)
-    #[arg(long = "output", value_name = "VAR", help_heading = OUTPUT)]
+    #[arg(long = "extra-output", alias = "output", value_name = "VAR", help_heading = OUTPUT)]
     pub extra_outputs: Vec<String>,
 
     #[command(flatten)]
@@ -237,9 +239,9 @@ pub struct ProfileArgs {
     #[arg(long, help_heading = INPUT)]
     pub no_testcase: bool,
 
-    /// Write the Chrome trace to FILE [default: <model stem>.trace.json]
-    #[arg(short, long, value_name = "FILE", help_heading = OUTPUT)]
-    pub output: Option<PathBuf>,
+    /// Write the Chrome trace to FILE [default: <model stem>.trace.json; with --analyze, none]
+    #[arg(short = 'o', long = "trace", alias = "output", value_name = "FILE", help_heading = OUTPUT)]
+    pub trace: Option<PathBuf>,
 
     /// Rows to list, largest time first
     #[arg(long, default_value_t = 20, value_name = "N", help_heading = TABLE)]
@@ -318,15 +320,15 @@ pub struct SavedOptions {
 }
 
 impl Cli {
-    /// Parses the command line; `--options FILE` adds the options the file holds.
-    /// A value out of its range is one line of error, as every error is; other
-    /// usage errors (and `--help`) are clap's own.
+    /// Parses the command line; `--options FILE` adds the options the file
+    /// holds. A usage error is one line and its hint, as every error is
+    /// (`usage_error`); `--help` and `--version` print as clap prints them.
     pub fn parse_with_saved_options() -> Result<Cli, String> {
         let args: Vec<OsString> = std::env::args_os().collect();
         let cli = match Cli::try_parse_from(&args) {
             Ok(cli) => cli,
-            Err(err) if err.kind() == ErrorKind::ValueValidation => return Err(first_line(&err)),
-            Err(err) => err.exit(),
+            Err(err) if prints_and_exits(&err) => err.exit(),
+            Err(err) => return Err(usage_error(&err, &args)),
         };
         let Some(file) = cli.options_file() else {
             return Ok(cli);
@@ -341,7 +343,7 @@ impl Cli {
             let beside = file.parent().unwrap_or(Path::new("")).join(cache);
             expanded.extend([OsString::from("--fast-run-cache"), beside.into()]);
         }
-        Cli::try_parse_from(expanded).map_err(|err| format!("--options {}: {}", file.display(), first_line(&err)))
+        Cli::try_parse_from(expanded).map_err(|err| format!("--options {}: {}", file.display(), one_line(&err)))
     }
 
     fn options_file(&self) -> Option<&Path> {
@@ -359,15 +361,168 @@ impl Cli {
     }
 }
 
-/// A clap error's first line, without its `error: `.
-fn first_line(err: &clap::Error) -> String {
-    let message = err.to_string();
-    message
-        .lines()
-        .next()
-        .unwrap_or("")
-        .trim_start_matches("error: ")
-        .to_string()
+/// What clap prints on stdout and exits with itself: `--help`, `--version`,
+/// and the help of a command given without its subcommand (`mge runtime`).
+fn prints_and_exits(err: &clap::Error) -> bool {
+    matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    )
+}
+
+/// A clap error as one line, without its `error: `: its message, with the
+/// lines clap indents under it (the missing arguments, the possible values)
+/// joined on, and neither its usage nor its tips.
+fn one_line(err: &clap::Error) -> String {
+    let rendered = err.render().to_string();
+    let mut words: Vec<String> = Vec::new();
+    for line in rendered.lines().take_while(|line| !line.trim().is_empty()) {
+        let line = line.trim().trim_start_matches("error: ");
+        words.push(match line.strip_prefix('[').and_then(|line| line.strip_suffix(']')) {
+            Some(values) => format!("({values})"),
+            None => line.to_string(),
+        });
+    }
+    words.join(" ")
+}
+
+/// A usage error as `mge` says every error: one line, then a hint: the
+/// option meant (`better_name`) or clap's own tip where there is one, and
+/// the help of the command the arguments name (`mge run --help`).
+fn usage_error(err: &clap::Error, args: &[OsString]) -> String {
+    let (path, command) = named_command(args);
+    let help = format!("see '{path} --help'");
+    let better = match err.kind() {
+        ErrorKind::UnknownArgument => better_name(err, &command),
+        _ => clap_tip(err),
+    };
+    let hint = match better {
+        Some(better) => format!("{better}; {help}"),
+        None => help,
+    };
+    format!("{}\nhint: {hint}", one_line(err))
+}
+
+/// The command the arguments name, such as `mge runtime install` (the
+/// subcommands among them, in order), and its definition.
+fn named_command(args: &[OsString]) -> (String, clap::Command) {
+    let mut command = <Cli as clap::CommandFactory>::command();
+    command.build();
+    let mut path = vec![command.get_name().to_string()];
+    for arg in args.iter().skip(1).filter_map(|arg| arg.to_str()) {
+        let Some(subcommand) = command.find_subcommand(arg).cloned() else {
+            continue;
+        };
+        path.push(subcommand.get_name().to_string());
+        command = subcommand;
+    }
+    (path.join(" "), command)
+}
+
+/// Names other tools (load_and_run, trtexec, polygraphy, hyperfine) give
+/// options, with what `mge` calls them: the option (where `command` has it)
+/// and the hint. Looked up before clap's similar names, which would lead a
+/// `--output-dir` to `--output`, run's old spelling of `--extra-output`.
+const OTHER_TOOLS_NAMES: &[(&[&str], &str, &str)] = &[
+    (
+        &[
+            "output-dir",
+            "output_dir",
+            "out-dir",
+            "outdir",
+            "out",
+            "save-dir",
+            "dump-dir",
+            "save-outputs",
+            "output-path",
+        ],
+        "outputs",
+        "to write the outputs as DIR/NAME.npy, use --outputs DIR",
+    ),
+    (
+        &["model", "model-path", "model_path", "onnx", "loadEngine"],
+        "",
+        "the model is an argument of its own, not an option: mge COMMAND MODEL",
+    ),
+    (
+        &["data", "input-data", "input_data", "inputs", "feed", "loadInputs"],
+        "input",
+        "feed an input with -i NAME:SOURCE (a .npy, .npz, image, #rand(MIN,MAX) or a JSON literal)",
+    ),
+    (
+        &[
+            "shape",
+            "shapes",
+            "input-shape",
+            "input-shapes",
+            "batch-size",
+            "batch",
+            "input_shape",
+        ],
+        "input",
+        "a feed carries its shape: -i NAME:#rand(0,1,1,3,224,224), or a .npy of that shape",
+    ),
+    (
+        &["runs", "iterations", "repeat", "loop", "number"],
+        "iter",
+        "to time N runs, use --iter N",
+    ),
+    (
+        &["trace", "trace-file", "profile-file", "exportTimes", "exportProfile"],
+        "profile",
+        "to write a Chrome trace of profiled runs, use --profile FILE",
+    ),
+    (
+        &["gpu", "device-id", "gpu-id", "cuda"],
+        "device",
+        "to run on a GPU, use --device cuda[:ID]",
+    ),
+];
+
+/// For an unknown option, the one meant: an option other tools name so
+/// (`OTHER_TOOLS_NAMES`; none where this command has no such option), else
+/// the similar name clap found (an old spelling, a hidden alias, is named by
+/// the option it stands for), else clap's tip.
+fn better_name(err: &clap::Error, command: &clap::Command) -> Option<String> {
+    let text = |kind| match err.get(kind) {
+        Some(ContextValue::String(text)) => Some(text.as_str()),
+        _ => None,
+    };
+    let given = text(ContextKind::InvalidArg).unwrap_or_default();
+    let flag = given.trim_start_matches('-').split('=').next().unwrap_or_default();
+    if let Some((_, long, hint)) = OTHER_TOOLS_NAMES.iter().find(|(names, _, _)| names.contains(&flag)) {
+        let has = command.get_arguments().any(|arg| arg.get_long() == Some(long));
+        return (long.is_empty() || has).then(|| hint.to_string());
+    }
+    let Some(similar) = text(ContextKind::SuggestedArg) else {
+        return clap_tip(err);
+    };
+    let similar = similar.trim_start_matches('-');
+    let option = command.get_arguments().find(|arg| {
+        arg.get_long() == Some(similar) || arg.get_all_aliases().is_some_and(|aliases| aliases.contains(&similar))
+    })?;
+    Some(format!("a similar option exists: '--{}'", option.get_long()?))
+}
+
+/// clap's tip: a similar subcommand, or what to do; not one that would make
+/// an option a value (`-- --x`), where an option was meant.
+fn clap_tip(err: &clap::Error) -> Option<String> {
+    match (
+        err.get(ContextKind::SuggestedSubcommand),
+        err.get(ContextKind::SuggestedValue),
+    ) {
+        (Some(ContextValue::Strings(names)), _) if !names.is_empty() => {
+            return Some(format!("a similar subcommand exists: '{}'", names.join("', '")));
+        }
+        (_, Some(ContextValue::String(value))) => return Some(format!("a similar value exists: '{value}'")),
+        _ => {}
+    }
+    let Some(ContextValue::StyledStrs(tips)) = err.get(ContextKind::Suggested) else {
+        return None;
+    };
+    tips.iter()
+        .map(ToString::to_string)
+        .find(|tip| !tip.starts_with("to pass "))
 }
 
 #[derive(Args, Debug)]
@@ -424,7 +579,7 @@ pub struct PackTestcasesArgs {
 #[derive(Args, Debug)]
 #[command(next_help_heading = SUPERVISION)]
 pub struct DeadlineArgs {
-    /// Stop the engine's work after SECONDS and fail (for check: per model)
+    /// Stop the engine's work (loading, running) after SECONDS and fail
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     pub timeout: Option<Duration>,
 }
@@ -526,6 +681,7 @@ pub struct CompareArgs {
 /// How `compare` runs models A and B: the same feeds, the run options of
 /// both, and each side's own.
 #[derive(Args, Debug)]
+#[command(mut_arg("timeout", |timeout| timeout.help("Stop a run of A or B (each run, and each timed process) after SECONDS and fail")))]
 pub struct TwoRunArgs {
     #[command(flatten)]
     pub feeds: FeedArgs,
@@ -558,15 +714,23 @@ pub struct TwoRunArgs {
     #[arg(long, help_heading = TIMING)]
     pub no_timing: bool,
 
-    /// Time A and B in N rounds, each side in a fresh process per round (A B, B A, ...) [default: 10]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(6..=MAX_ROUNDS), conflicts_with = "no_timing", help_heading = TIMING)]
+    /// Time A and B in exactly N rounds, each side in a fresh process per round (A B, B A, ...); without it, rounds are added until the verdict is decided or --timing-budget is spent
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(6..=MAX_ROUNDS), conflicts_with_all = ["no_timing", "timing_budget"], help_heading = TIMING)]
     pub rounds: Option<u64>,
+
+    /// The most seconds the rounds of a pair may take, when --rounds does not fix them [default: 60]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, conflicts_with = "no_timing", help_heading = TIMING)]
+    pub timing_budget: Option<Duration>,
+
+    /// The smallest difference in speed that counts: B/A's 95% interval within ±PCT% is `same`, wholly beyond it `faster` or `slower`, else `undecided`; the pair's verdict and each operator's of --by-op [default: 2]
+    #[arg(long, value_name = "PCT", value_parser = parse_min_effect, conflicts_with = "no_timing", help_heading = TIMING)]
+    pub min_effect: Option<f64>,
 
     /// Where the time went: profile both sides in rounds of their own and list the N operators whose time changed most, and those on one side only
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "no_timing", help_heading = TIMING)]
     pub by_op: Option<u64>,
 
-    /// Fail (exit 1) when B is slower than A by more than PCT percent, with the whole 95% interval of B/A above it
+    /// Fail (exit 1) when B is `slower` than A by more than PCT percent, with the whole 95% interval of B/A above it
     #[arg(long, value_name = "PCT", value_parser = parse_percent, conflicts_with = "no_timing", help_heading = CHECKS)]
     pub max_slowdown: Option<f64>,
 
@@ -578,7 +742,6 @@ pub struct TwoRunArgs {
     #[arg(long, help_heading = INPUT)]
     pub no_testcase: bool,
 
-    /// Stop a run that takes longer than SECONDS
     #[command(flatten)]
     pub deadline: DeadlineArgs,
 
@@ -595,6 +758,15 @@ fn parse_percent(text: &str) -> Result<f64, String> {
         .ok()
         .filter(|percent| percent.is_finite() && *percent >= 0.0)
         .ok_or_else(|| format!("'{text}' is not a percentage (a number, 0 or more)"))
+}
+
+/// `--min-effect`: a percentage below 100 (B/A within ±100% would hold every slowdown up to 2x).
+fn parse_min_effect(text: &str) -> Result<f64, String> {
+    parse_percent(text)?;
+    text.parse::<f64>()
+        .ok()
+        .filter(|percent| *percent < 100.0)
+        .ok_or_else(|| format!("'{text}' is not a percentage below 100"))
 }
 
 /// One side's words of `compare` (`--a-options`, `--b-options`): engine
@@ -614,7 +786,7 @@ pub struct SideWords {
 /// engine options by the same definitions as the command line.
 pub fn parse_side_options(text: &str) -> Result<SideWords, String> {
     let words = shlex::split(text).ok_or_else(|| format!("'{text}': unbalanced quotes"))?;
-    let side = SideWords::try_parse_from(words).map_err(|err| format!("'{text}': {}", first_line(&err)))?;
+    let side = SideWords::try_parse_from(words).map_err(|err| format!("'{text}': {}", one_line(&err)))?;
     no_options_file(&side.engine).map_err(|err| format!("'{text}': {err}"))?;
     Ok(side)
 }
@@ -920,7 +1092,7 @@ struct EngineWords {
 /// Reads `words` (as on the command line: `--layout`, `nchw44`) as engine
 /// options, by the same definitions as the command line.
 pub fn parse_engine_words(words: impl IntoIterator<Item = String>) -> Result<Vec<EngineOption>, String> {
-    let parsed = EngineWords::try_parse_from(words).map_err(|err| first_line(&err))?;
+    let parsed = EngineWords::try_parse_from(words).map_err(|err| one_line(&err))?;
     no_options_file(&parsed.engine)?;
     Ok(parsed.engine.given)
 }
@@ -951,6 +1123,7 @@ pub struct InfoArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(mut_arg("timeout", |timeout| timeout.help("Stop a model's check after SECONDS: the model fails and the others go on")))]
 pub struct CheckArgs {
     /// Testcase containers (.mge dumped with input_data), or folders to search for *.mge
     #[arg(required_unless_present = "worker")]
@@ -985,6 +1158,10 @@ pub struct CheckArgs {
 
     #[command(flatten)]
     pub finite: FiniteArg,
+
+    /// Fail (exit 1) for a plain model, which embeds no testcases, rather than report it as having none
+    #[arg(long, help_heading = CHECKS)]
+    pub require_testcases: bool,
 
     #[command(flatten)]
     pub repro: ReproArg,
@@ -1036,6 +1213,9 @@ pub enum RuntimeCommand {
         /// Print one JSON document on stdout
         #[arg(long)]
         json: bool,
+        /// Serve as the supervised child that loads the runtime for `runtime info` and `runtime install`: its version and device counts, as one JSON line on stdout
+        #[arg(long, hide = true)]
+        probe: bool,
     },
 }
 
@@ -1043,6 +1223,30 @@ pub enum RuntimeCommand {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    /// `--timeout` says what it stops in each command that takes it.
+    #[test]
+    fn timeout_says_what_it_stops_in_each_command() {
+        let mut cli = Cli::command();
+        cli.build();
+        let help = |command: &str| {
+            let command = cli.find_subcommand(command).unwrap();
+            let timeout = command.get_arguments().find(|arg| arg.get_id() == "timeout").unwrap();
+            timeout.get_help().unwrap().to_string()
+        };
+        assert!(help("check").starts_with("Stop a model's check"), "{}", help("check"));
+        assert!(
+            help("compare").starts_with("Stop a run of A or B"),
+            "{}",
+            help("compare")
+        );
+        for command in ["run", "profile", "dump", "pack-testcases"] {
+            assert_eq!(
+                help(command),
+                "Stop the engine's work (loading, running) after SECONDS and fail"
+            );
+        }
+    }
 
     #[test]
     fn a_command_that_groups_its_options_groups_them_all() {

@@ -57,7 +57,7 @@ pub const TENSORRT_CACHE: Kind = Kind::internal("TensorRT cache", 4 * GIB);
 pub const ENGINE_DUMP: Kind = Kind::internal("engine's dump", 4 * GIB + MIB);
 pub const ENGINE_PROFILE: Kind = Kind::internal("engine's profile", 4 * GIB);
 pub const RUNTIME_RECORD: Kind = Kind::internal("runtime record", 16 * MIB);
-/// What a supervised child recorded for `--repro` (`supervise::record`): its manifest, a version.
+/// What a supervised child recorded for `--repro` (`supervise::repro_record`): its manifest, a version.
 pub const CHILD_RECORD: Kind = Kind::internal("child's record", MIB);
 /// `runtime install --wheel`: MegEngine's CUDA 11 wheels are a few GiB.
 pub const WHEEL: Kind = Kind::input("wheel", 64 * GIB);
@@ -294,9 +294,11 @@ mod tests {
             assert!(err.contains(needle) && err.contains("spec file"), "{err}");
         }
         let fifo = dir.path().join("fifo");
-        let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
         let err = read(&fifo, &OPTIONS).unwrap_err().to_string();
         assert!(err.contains("a FIFO"), "{err}");
         let missing = read(&dir.path().join("missing"), &MODEL).unwrap_err();

@@ -1,11 +1,17 @@
+// The Lite C API, the NVIDIA driver's and the libc calls around them are
+// `src/engine/`'s alone: no other module may use `unsafe`.
+#![deny(unsafe_code)]
+
 mod cli;
 mod commands;
 mod compare;
+#[allow(unsafe_code)]
 mod engine;
 mod feeds;
 mod input_files;
 mod interrupt;
 mod iodump;
+mod messages;
 mod mge_command;
 mod model;
 mod options;
@@ -25,7 +31,7 @@ use std::process::ExitCode;
 use crate::commands::{CheckFailed, ChildExited};
 use crate::engine::EngineError;
 use crate::interrupt::Interrupted;
-use crate::supervise::child::{say, say_error};
+use crate::messages::{say, say_error};
 use crate::supervise::parent::Failure;
 use crate::text::{printable, printable_lines};
 

@@ -12,7 +12,7 @@ use crate::options::EngineOption;
 use crate::runtime::{self, Choice, Located};
 use crate::text::shell_line;
 
-/// Names the folder a supervised child records into (`supervise::record`).
+/// Names the folder a supervised child records into (`supervise::repro_record`).
 pub const RECORD_ENV: &str = "MGE_REPRO_RECORD";
 
 /// A command line of `mge`. Every value goes in the word of its option
@@ -81,6 +81,12 @@ impl MgeCommand {
         MgeCommand::check().arg("--worker")
     }
 
+    /// `mge runtime info --probe`: the supervised child that loads the runtime
+    /// handed down to it (`runtime`) and says what the engine reports of it.
+    pub fn runtime_probe() -> MgeCommand {
+        MgeCommand::new(["runtime".into(), "info".into(), "--probe".into()])
+    }
+
     /// `mge check`.
     pub fn check() -> MgeCommand {
         MgeCommand::new(["check".into()])
@@ -126,7 +132,7 @@ impl MgeCommand {
     }
 
     /// The child records what it feeds the engine in `dir`, for the parent's
-    /// reproducer (`supervise::record`).
+    /// reproducer (`supervise::repro_record`).
     pub fn record_for_repro(mut self, dir: &Path) -> MgeCommand {
         self.env.push((RECORD_ENV.into(), dir.into()));
         self
@@ -257,10 +263,10 @@ impl MgeCommand {
         }
     }
 
-    /// `--output VAR` for each of `vars`.
+    /// `--extra-output VAR` for each of `vars`.
     pub fn extra_outputs(self, vars: &[String]) -> MgeCommand {
         vars.iter()
-            .fold(self, |command, var| command.arg(valued("--output", var)))
+            .fold(self, |command, var| command.arg(valued("--extra-output", var)))
     }
 
     /// `--expect SPEC` for each of `specs`.

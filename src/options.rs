@@ -1,7 +1,7 @@
 //! Engine options, each defined once, here: its flag, help and heading as
 //! `--help` lists it, how its value is read from words and written back as
-//! words, what it sets in the network (or the runtime), and what it clashes
-//! with. The command line (`cli`), `compare --a-options`, a pack's
+//! words, what it sets in the network (or the runtime), what it clashes
+//! with, and whether a Lite packed model may carry it. The command line (`cli`), `compare --a-options`, a pack's
 //! `extra_info` and a child's command line are all read by these
 //! definitions; `tune`, `packed_options` and the child command lines write options
 //! by them.
@@ -9,7 +9,9 @@
 //! A new option is a variant of `EngineOption`, an entry of `DEFINITIONS`,
 //! an arm of `EngineOption::value` and of `EngineOption::apply` (the compiler
 //! points to each: the table's length, the matches), and an example in the
-//! test at the end, which does not compile without it.
+//! test at the end, which does not compile without it. A pack never carries
+//! it until its definition says where (`in_device_info`, `in_options_info`,
+//! `in_extra_info`).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -87,6 +89,8 @@ engine_options! {
         ModelDecryption(Method),
         /// The runtime's: an extern operator library loaded before the model.
         COprLib(PathBuf),
+        /// The runtime's: fast-run neither reads nor keeps the algorithm cache.
+        NoAlgoCache,
     }
 }
 
@@ -180,7 +184,48 @@ pub struct Definition {
     pub requires: Option<OptionKind>,
     /// What it sets, for `tune`.
     pub setting: Option<Setting>,
+    /// Whether a Lite packed model may carry it, and where.
+    pub in_pack: InPack,
 }
+
+/// Whether a Lite packed model may carry an option, and where. A model
+/// chooses how the engine computes; it never names a file, a library or a
+/// cache of the machine that runs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InPack {
+    /// In Lite's info, which the engine applies while it loads the model.
+    LiteInfo(InfoKey),
+    /// In `mge`'s options in the info's `extra_info`, which Lite stores and
+    /// ignores and `mge` applies.
+    ExtraInfo,
+    /// Never, for this reason: a pack that carries it is refused.
+    Never(&'static str),
+}
+
+/// Where Lite's info holds an option (`LITE_default`'s keys, MegEngine
+/// 1.13's `default_parse.h`): `object.key`, holding `value`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InfoKey {
+    /// `device` or `options`.
+    pub object: &'static str,
+    pub key: &'static str,
+    pub value: InfoValue,
+}
+
+/// How Lite's info holds an option's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InfoValue {
+    /// A switch: on where the key holds this boolean.
+    Switch(bool),
+    /// The option's number, which Lite applies from `least` on (below it,
+    /// Lite keeps its default).
+    Number { least: i64 },
+    /// `cuda:ID`: the id, with the device's `type` CUDA (a CPU is Lite's default).
+    CudaId,
+}
+
+/// Any number, for `InfoValue::Number`.
+const ANY_NUMBER: InfoValue = InfoValue::Number { least: i64::MIN };
 
 /// Every engine option's definition, in the order of `OptionKind::ALL`: its
 /// flag and help, how its value is read, its heading and what it clashes
@@ -198,6 +243,7 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             || parser(parse_device),
             "Device to run on: cpu, cuda or cuda:ID",
         )
+        .in_device_info("device_id", InfoValue::CudaId)
         .default("cpu"),
         valued(
             K::Threads,
@@ -206,6 +252,8 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             || parser(value_parser!(u64).range(1..=MAX_THREADS).map(O::Threads)),
             "CPU worker threads",
         )
+        // Lite keeps its one thread for fewer.
+        .in_device_info("number_threads", InfoValue::Number { least: 2 })
         .setting(Setting::Placement),
         switch(
             K::CpuInplace,
@@ -213,6 +261,7 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             || O::CpuInplace,
             "Run CPU kernels on the calling thread",
         )
+        .in_device_info("enable_inplace_model", InfoValue::Switch(true))
         .setting(Setting::Placement),
         switch(
             K::FastRun,
@@ -220,6 +269,7 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             || O::FastRun,
             "Pick each operator's algorithm by profiling the optimized ones on the first run (load_and_run's fast-run)",
         )
+        .in_extra_info()
         .heading(FastRun)
         .setting(Setting::AlgoSearch),
         switch(
@@ -228,6 +278,7 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             || O::Reproducible,
             "Use only reproducible algorithms",
         )
+        .in_extra_info()
         .heading(FastRun),
         path(
             K::FastRunCache,
@@ -244,6 +295,7 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             || O::WeightPreprocess,
             "Preprocess constant weights once at load",
         )
+        .in_options_info("weight_preprocess", InfoValue::Switch(true))
         .setting(Setting::WeightPreprocess),
         switch(
             K::FusePreprocess,
@@ -251,26 +303,30 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             || O::FusePreprocess,
             "Fuse preprocessing patterns (astype + pad_channel + dimshuffle)",
         )
+        .in_options_info("fuse_preprocess", InfoValue::Switch(true))
         .setting(Setting::FusePreprocess),
         switch(
             K::ConstShape,
             "--const-shape",
             || O::ConstShape,
             "Assume input shapes never change (saves memory)",
-        ),
+        )
+        .in_options_info("const_shape", InfoValue::Switch(true)),
         switch(
             K::FakeFirst,
             "--fake-first",
             || O::FakeFirst,
             "Make the first execution only allocate (an extra untimed run)",
         )
+        .in_options_info("fake_next_exec", InfoValue::Switch(true))
         .setting(Setting::FirstRun),
         switch(
             K::NoSanityCheck,
             "--no-sanity-check",
             || O::NoSanityCheck,
             "Skip the var sanity check of the first run",
-        ),
+        )
+        .in_options_info("var_sanity_check_first_run", InfoValue::Switch(false)),
         valued(
             K::RecordCompSeq,
             "--record-comp-seq",
@@ -278,6 +334,7 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             || parser(value_parser!(i32).range(0..=2).map(O::RecordCompSeq)),
             "Record the kernel sequence on the first run: 1, or 2 to also free extra memory",
         )
+        .in_options_info("comp_node_seq_record_level", ANY_NUMBER)
         .setting(Setting::FirstRun),
         valued(
             K::GraphOptLevel,
@@ -286,6 +343,7 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             || parser(value_parser!(i32).range(0..=3).map(O::GraphOptLevel)),
             "Graph optimization level (0 to 3)",
         )
+        .in_options_info("graph_opt_level", ANY_NUMBER)
         .setting(Setting::GraphOptLevel),
         valued(
             K::AsyncLevel,
@@ -293,21 +351,24 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             "N",
             || parser(value_parser!(i32).map(O::AsyncLevel)),
             "Asynchronous dispatch level",
-        ),
+        )
+        .in_options_info("async_exec_level", ANY_NUMBER),
         valued(
             K::Jit,
             "--jit",
             "LEVEL",
             || parser(value_parser!(i32).range(0..=2).map(O::Jit)),
             "JIT level (CUDA only): 1 elemwise, 2 also reductions",
-        ),
+        )
+        .in_options_info("jit_level", ANY_NUMBER),
         valued(
             K::WorkspaceLimit,
             "--workspace-limit",
             "BYTES",
             || parser(|text: &str| text.parse().map(O::WorkspaceLimit)),
             "Workspace limit for operators with several algorithms",
-        ),
+        )
+        .in_extra_info(),
         valued(
             K::Layout,
             "--layout",
@@ -315,6 +376,7 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             || parser(layout_parser()),
             "Convert the graph to this memory layout",
         )
+        .in_extra_info()
         .setting(Setting::Layout),
         valued(
             K::LayoutTransform,
@@ -323,6 +385,7 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             || parser(transform_target_parser()),
             "Let the engine choose the best layout for the whole graph",
         )
+        .in_extra_info()
         .value_when_alone("auto")
         .setting(Setting::Layout),
         switch(
@@ -330,13 +393,15 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             "--tensorrt",
             || O::TensorRt,
             "Run through TensorRT (CUDA only)",
-        ),
+        )
+        .in_device_info("use_tensorrt", InfoValue::Switch(true)),
         switch(
             K::FullRun,
             "--full-run",
             || O::FullRun,
             "Profile every algorithm of each operator, not only the optimized ones (load_and_run's full-run)",
         )
+        .in_extra_info()
         .heading(FastRun)
         .conflicts_with(K::FastRun)
         .setting(Setting::AlgoSearch),
@@ -347,6 +412,7 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             || parser(value_parser!(u32).range(1..).map(O::FastRunSharedBatchSize)),
             "Profile with this batch size whatever the model's (fast-run's shared batch size)",
         )
+        .in_extra_info()
         .heading(FastRun),
         switch(
             K::BinaryEqualBetweenBatch,
@@ -354,6 +420,7 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             || O::BinaryEqualBetweenBatch,
             "Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)",
         )
+        .in_extra_info()
         .heading(FastRun),
         path(
             K::TensorRtCache,
@@ -369,7 +436,8 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             "LIST",
             || parser(|text: &str| parse_core_list(text).map(O::CpuCores)),
             "Pin the engine's CPU worker threads to these cores, one core per thread in turn (e.g. 0,1 or 0-3)",
-        ),
+        )
+        .never_packed("names cores of this machine"),
         valued(
             K::ModelKey,
             "--model-key",
@@ -377,6 +445,7 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             || parser(StringValueParser::new().map(O::ModelKey)),
             "The key of an encrypted model, for the methods it names: hex digits, or @FILE holding the raw key",
         )
+        .never_packed("is the key that unlocks it")
         .heading(Loading),
         valued(
             K::ModelDecryption,
@@ -385,6 +454,7 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             || parser(decryption_parser()),
             "The method a bare encrypted model was encrypted with (a packed model names its own)",
         )
+        .never_packed("is for a bare encrypted model; a pack names its own methods")
         .heading(Loading),
         path(
             K::COprLib,
@@ -393,8 +463,16 @@ pub static DEFINITIONS: [Definition; OptionKind::ALL.len()] = {
             || parser(PathBufValueParser::new().map(O::COprLib)),
             "Load an extern C operator library (MegEngine's extern_c_opr.h) before the model; repeatable",
         )
+        .never_packed("names a library of this machine to load")
         .heading(Loading)
         .repeatable(),
+        switch(
+            K::NoAlgoCache,
+            "--no-algo-cache",
+            || O::NoAlgoCache,
+            "Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time",
+        )
+        .heading(FastRun),
     ]
 };
 
@@ -437,8 +515,11 @@ const fn path(
     help: &'static str,
 ) -> Definition {
     let hint = ValueHint::AnyPath;
-    Definition::new(kind, flag, help, Takes::Value { name, parser, hint })
+    Definition::new(kind, flag, help, Takes::Value { name, parser, hint }).never_packed(NAMES_A_FILE)
 }
+
+/// Why a pack never carries an option whose value is a path.
+const NAMES_A_FILE: &str = "names a file of this machine";
 
 /// A parser that makes engine options (`get_many::<EngineOption>` reads them).
 fn parser(parser: impl TypedValueParser<Value = EngineOption>) -> ValueParser {
@@ -459,6 +540,7 @@ impl Definition {
             conflicts_with: None,
             requires: None,
             setting: None,
+            in_pack: InPack::Never(NOT_A_MODEL_S),
         }
     }
 
@@ -507,7 +589,47 @@ impl Definition {
             ..self
         }
     }
+
+    /// Lite's info holds it in its `device` object.
+    const fn in_device_info(self, key: &'static str, value: InfoValue) -> Definition {
+        let in_pack = InPack::LiteInfo(InfoKey {
+            object: "device",
+            key,
+            value,
+        });
+        Definition { in_pack, ..self }
+    }
+
+    /// Lite's info holds it in its `options` object.
+    const fn in_options_info(self, key: &'static str, value: InfoValue) -> Definition {
+        let in_pack = InPack::LiteInfo(InfoKey {
+            object: "options",
+            key,
+            value,
+        });
+        Definition { in_pack, ..self }
+    }
+
+    /// A pack carries it in `mge`'s part of the info's `extra_info`.
+    const fn in_extra_info(self) -> Definition {
+        Definition {
+            in_pack: InPack::ExtraInfo,
+            ..self
+        }
+    }
+
+    /// A pack never carries it, for `reason`.
+    const fn never_packed(self, reason: &'static str) -> Definition {
+        Definition {
+            in_pack: InPack::Never(reason),
+            ..self
+        }
+    }
 }
+
+/// Why a pack never carries an option that says nothing else: it is not one
+/// of those that choose how the engine computes.
+const NOT_A_MODEL_S: &str = "is not one a model chooses";
 
 impl Definition {
     /// The flag without its `--`: the option's name on the command line.
@@ -532,6 +654,8 @@ pub struct RuntimeOptions {
     /// `--model-key` as given: hex digits or `@FILE`.
     pub model_key: Option<String>,
     pub c_opr_libs: Vec<PathBuf>,
+    /// `--no-algo-cache`.
+    pub no_algo_cache: bool,
 }
 
 impl EngineOption {
@@ -565,7 +689,8 @@ impl EngineOption {
             | O::NoSanityCheck
             | O::TensorRt
             | O::FullRun
-            | O::BinaryEqualBetweenBatch => None,
+            | O::BinaryEqualBetweenBatch
+            | O::NoAlgoCache => None,
         }
     }
 
@@ -584,6 +709,17 @@ impl EngineOption {
             Some(value) if value.starts_with('-') => vec![format!("{flag}={value}")],
             Some(value) => vec![flag.to_string(), value],
             None => vec![flag.to_string()],
+        }
+    }
+
+    /// The option as words for a message or a report, which get shared (logs,
+    /// bug reports): as `args`, but a key given in hex shows as `(a key)`.
+    pub fn shown(&self) -> Vec<String> {
+        match self {
+            EngineOption::ModelKey(key) if !key.starts_with('@') => {
+                vec![self.kind().definition().flag.to_string(), "(a key)".to_string()]
+            }
+            _ => self.args(),
         }
     }
 
@@ -618,6 +754,7 @@ impl EngineOption {
             O::ModelKey(ref key) => runtime.model_key = Some(key.clone()),
             O::ModelDecryption(method) => network.bare_model_decryption = Some(method.name()),
             O::COprLib(ref library) => runtime.c_opr_libs.push(library.clone()),
+            O::NoAlgoCache => runtime.no_algo_cache = true,
         }
     }
 
@@ -700,15 +837,15 @@ fn parse_core_list(text: &str) -> Result<Vec<usize>, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cli::parse_engine_words;
 
-    type Effect = fn(&mut NetworkOptions, &mut RuntimeOptions);
+    pub(crate) type Effect = fn(&mut NetworkOptions, &mut RuntimeOptions);
 
     /// An option of each kind, and what it should set. No wildcard: a new
     /// kind does not compile until it is listed here.
-    fn example(kind: OptionKind) -> (EngineOption, Effect) {
+    pub(crate) fn example(kind: OptionKind) -> (EngineOption, Effect) {
         use EngineOption as O;
         use OptionKind as K;
         match kind {
@@ -751,12 +888,13 @@ mod tests {
             K::COprLib => (O::COprLib("libopr.so".into()), |_, r| {
                 r.c_opr_libs = vec!["libopr.so".into()]
             }),
+            K::NoAlgoCache => (O::NoAlgoCache, |_, r| r.no_algo_cache = true),
         }
     }
 
     /// The words a command line needs beside `option`'s for the parser to
     /// take them (the other half of `requires`).
-    fn with_what_it_requires(option: &EngineOption) -> Vec<EngineOption> {
+    pub(crate) fn with_what_it_requires(option: &EngineOption) -> Vec<EngineOption> {
         let required = option.kind().definition().requires.map(|kind| example(kind).0);
         required.into_iter().chain([option.clone()]).collect()
     }
@@ -867,5 +1005,15 @@ mod tests {
         for bad in ["", "a", "1-", "3-1", "0,,1", "-1"] {
             assert!(parse_core_list(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_key_given_in_hex_is_never_shown() {
+        let key = EngineOption::ModelKey("00ff".into());
+        assert_eq!(key.shown(), ["--model-key", "(a key)"]);
+        assert_eq!(key.args(), ["--model-key", "00ff"], "a child gets the key");
+        let file = EngineOption::ModelKey("@user.key".into());
+        assert_eq!(file.shown(), file.args());
+        assert_eq!(EngineOption::Threads(2).shown(), ["--threads", "2"]);
     }
 }

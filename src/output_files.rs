@@ -18,7 +18,7 @@ use std::collections::HashSet;
 use std::fs::{self, OpenOptions, Permissions};
 use std::io::{ErrorKind, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -48,8 +48,11 @@ pub fn watch_staging(prefix: String, watcher: StagingWatcher) {
 }
 
 fn staging_prefix() -> &'static str {
-    STAGING_WATCHER.get().map_or(".mge-", |(prefix, _)| prefix)
+    STAGING_WATCHER.get().map_or(STAGING_PREFIX, |(prefix, _)| prefix)
 }
+
+/// How every staging file and folder's name begins (a child's: with its token after it).
+const STAGING_PREFIX: &str = ".mge-";
 
 /// A staging file or folder, announced while it exists.
 struct Announced(PathBuf);
@@ -406,10 +409,21 @@ pub fn write_tensors(dir: &Path, tensors: &[(String, HostTensor)]) -> Result<Vec
 /// A file name per tensor, `NAME.npy` (see `npy_file_stem`); names that
 /// collide get a numbered suffix. Each with the tensor's name and the tensor.
 pub fn npy_files(tensors: &[(String, HostTensor)]) -> Vec<(&str, PathBuf, &HostTensor)> {
-    let mut used = HashSet::new();
+    let files = npy_file_names(tensors.iter().map(|(name, _)| name.as_str()));
     tensors
         .iter()
-        .map(|(name, tensor)| {
+        .zip(files)
+        .map(|((name, tensor), file)| (name.as_str(), file, tensor))
+        .collect()
+}
+
+/// The file name of each tensor of `names`, in order, as `npy_files` names
+/// them: what `--outputs DIR` writes, and `--expect DIR` reads.
+pub fn npy_file_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<PathBuf> {
+    let mut used = HashSet::new();
+    names
+        .into_iter()
+        .map(|name| {
             let stem = npy_file_stem(name);
             let mut file = format!("{stem}.npy");
             let mut suffix = 1;
@@ -417,7 +431,7 @@ pub fn npy_files(tensors: &[(String, HostTensor)]) -> Vec<(&str, PathBuf, &HostT
                 file = format!("{stem}_{suffix}.npy");
                 suffix += 1;
             }
-            (name.as_str(), PathBuf::from(file), tensor)
+            PathBuf::from(file)
         })
         .collect()
 }
@@ -443,16 +457,22 @@ pub struct StagedSet {
     /// Dropped before the announcement that it is gone (fields drop in order).
     staging: Option<tempfile::TempDir>,
     _announced: Announced,
+    /// The staging folder's owner lock (see `hold_as_owner`): a set whose
+    /// process was killed is removed by the next set staged beside it.
+    owner: Option<fs::File>,
 }
 
 impl StagedSet {
     pub fn new(dir: &Path) -> Result<StagedSet> {
         refuse_as_set_folder(dir)?;
         let staging = staging_folder(dir)?;
+        let owner = hold_as_owner(staging.path()).ok();
+        remove_abandoned(staging.path(), STAGING_PREFIX);
         Ok(StagedSet {
             dir: dir.to_path_buf(),
             _announced: Announced::new(staging.path()),
             staging: Some(staging),
+            owner,
         })
     }
 
@@ -483,6 +503,13 @@ impl StagedSet {
     /// Moves every staged file into the set's folder.
     pub fn commit(mut self) -> Result<()> {
         let dir = self.dir.clone();
+        // The owner file is no file of the set; unlinked while still locked,
+        // so that no other process takes the set for abandoned meanwhile.
+        if let Some(owner) = self.owner.take() {
+            fs::remove_file(self.path().join(OWNER_LOCK))
+                .with_context(|| format!("cannot write into {}", dir.display()))?;
+            drop(owner);
+        }
         let mut written = Vec::new();
         staged_files(self.path(), Path::new(""), &mut written)
             .with_context(|| format!("cannot write into {}", dir.display()))?;
@@ -518,6 +545,53 @@ impl StagedSet {
                 .with_context(|| format!("cannot write {}", target.display()))?;
         }
         Ok(())
+    }
+}
+
+/// The file whose lock a staging or scratch folder's owner holds for as long
+/// as it lives: the kernel lets go of it when the owner is gone, so a folder
+/// whose lock is free was left by an mge that was killed.
+const OWNER_LOCK: &str = ".owner";
+
+/// Locks `dir`'s owner file, made under another name and renamed once
+/// locked, so that no other process finds it unlocked while this one lives.
+pub fn hold_as_owner(dir: &Path) -> std::io::Result<fs::File> {
+    let locking = dir.join(".owner.new");
+    let owner = fs::File::create(&locking)?;
+    owner.lock()?;
+    fs::rename(&locking, dir.join(OWNER_LOCK))?;
+    Ok(owner)
+}
+
+/// Removes the folders beside `ours` named with `prefix` whose owners are
+/// gone: this user's, real folders (not links), whose owner file is there
+/// and unlocked. One without an owner file (an older mge's) stays.
+pub fn remove_abandoned(ours: &Path, prefix: &str) {
+    let Some(place) = ours.parent() else {
+        return;
+    };
+    // This user's: as the folder just made is.
+    let (Ok(entries), Ok(mine)) = (fs::read_dir(place), fs::metadata(ours)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path == ours || !entry.file_name().to_string_lossy().starts_with(prefix) {
+            continue;
+        }
+        let Ok(found) = fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !found.is_dir() || found.uid() != mine.uid() {
+            continue;
+        }
+        let owner = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path.join(OWNER_LOCK));
+        if owner.is_ok_and(|owner| owner.try_lock().is_ok()) {
+            let _ = fs::remove_dir_all(&path);
+        }
     }
 }
 
@@ -635,9 +709,11 @@ mod tests {
     fn writes_into_a_fifo() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
-        let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
         let reader = {
             let fifo = fifo.clone();
             std::thread::spawn(move || std::fs::read(fifo).unwrap())

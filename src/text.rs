@@ -1,22 +1,55 @@
 //! Pieces of messages shared by every layer: names and paths as text output
-//! shows them, words as a shell reads them back, and a line on stderr.
+//! shows them, and words as a shell reads them back (`messages` says them).
 
 use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::fmt::Write;
 use std::os::unix::ffi::OsStrExt;
-
-/// Writes `line` on stderr. A stderr that is gone (`2>&-`, a reader that
-/// quit) loses it and ends nothing: the command still ends with its own code.
-pub fn to_stderr(line: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
+use std::path::Path;
 
 /// Names for a message: `'a', 'b', 'c'`.
 pub fn quoted_list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
     let quoted: Vec<String> = names.into_iter().map(|name| format!("'{}'", name.as_ref())).collect();
     quoted.join(", ")
+}
+
+/// An error, a difference or a tolerance as every report prints it: six
+/// significant digits at most, in plain notation from 1e-3 to 1e6, else in
+/// Rust's scientific one: `0`, `0.5`, `0.036626`, `2.38419e-7`, `1e-4`.
+pub fn number(value: f64) -> String {
+    if value == 0.0 {
+        return "0".to_string();
+    }
+    if !value.is_finite() {
+        return format!("{value}");
+    }
+    let rounded: f64 = format!("{value:.5e}").parse().unwrap_or(value);
+    match (1e-3..1e6).contains(&rounded.abs()) {
+        true => format!("{rounded}"),
+        false => format!("{rounded:e}"),
+    }
+}
+
+/// `1 run`, `3 runs`: a count with its noun, which takes an `s` but for one.
+pub fn counted(count: usize, noun: &str) -> String {
+    match count {
+        1 => format!("1 {noun}"),
+        _ => format!("{count} {noun}s"),
+    }
+}
+
+/// `1 of 1 output`, `2 of 3 outputs`: a part of a count, the noun agreeing
+/// with the whole.
+pub fn part_of(part: usize, whole: usize, noun: &str) -> String {
+    format!("{part} of {}", counted(whole, noun))
+}
+
+/// `differ` as its count of subjects takes it: `1 ... differs`, `2 ... differ`.
+pub fn differ(subjects: usize) -> &'static str {
+    match subjects {
+        1 => "differs",
+        _ => "differ",
+    }
 }
 
 /// Whether text output shows `c` escaped: control characters (C0, DEL, C1),
@@ -41,6 +74,40 @@ pub fn printable(text: &str) -> Cow<'_, str> {
         push_printable(&mut shown, c);
     }
     Cow::Owned(shown)
+}
+
+/// `path` as text: its UTF-8 as it is, each byte that is not UTF-8 as
+/// `\xHH`, as printed commands write such bytes, so that paths that differ
+/// only there read differently (`Path::display` shows each as U+FFFD).
+pub fn path_text(path: &Path) -> String {
+    let mut text = String::new();
+    for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+        text.push_str(chunk.valid());
+        for byte in chunk.invalid() {
+            let _ = write!(text, "\\x{byte:02x}");
+        }
+    }
+    text
+}
+
+/// `text` within about `bound` bytes: as it is when it fits, else its
+/// first and last halves around a mark of how many bytes were left out, so
+/// that a name of any length leaves the message around it whole.
+pub fn cut(text: &str, bound: usize) -> Cow<'_, str> {
+    if text.len() <= bound {
+        return Cow::Borrowed(text);
+    }
+    let half = bound / 2;
+    let head_end = (0..=half).rev().find(|at| text.is_char_boundary(*at)).unwrap_or(0);
+    let tail_start = (text.len() - half..text.len())
+        .find(|at| text.is_char_boundary(*at))
+        .unwrap_or(text.len());
+    let left_out = tail_start - head_end;
+    Cow::Owned(format!(
+        "{}[... {left_out} bytes left out ...]{}",
+        &text[..head_end],
+        &text[tail_start..]
+    ))
 }
 
 /// Lines of text output (a report) with their hidden characters but the
@@ -122,6 +189,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn numbers_are_printed_one_way() {
+        assert_eq!(number(0.0), "0");
+        assert_eq!(number(-0.0), "0");
+        assert_eq!(number(0.5), "0.5");
+        assert_eq!(number(1e-4), "1e-4");
+        assert_eq!(number(2.384185791015625e-7), "2.38419e-7");
+        assert_eq!(number(3.662604093551636e-2), "0.036626");
+        assert_eq!(number(0.912397), "0.912397");
+        assert_eq!(number(1.956e6), "1.956e6");
+        assert_eq!(number(f64::NAN), "NaN");
+        assert_eq!(number(f64::INFINITY), "inf");
+    }
+
+    #[test]
+    fn counts_take_their_plural() {
+        assert_eq!(counted(1, "iteration"), "1 iteration");
+        assert_eq!(counted(0, "pair"), "0 pairs");
+        assert_eq!(counted(2, "pair"), "2 pairs");
+        assert_eq!(
+            format!("{} {}", part_of(1, 1, "output"), differ(1)),
+            "1 of 1 output differs"
+        );
+        assert_eq!(
+            format!("{} {}", part_of(2, 3, "output"), differ(2)),
+            "2 of 3 outputs differ"
+        );
+        assert_eq!(
+            format!("{} {}", part_of(1, 3, "output"), differ(1)),
+            "1 of 3 outputs differs"
+        );
+    }
+
+    #[test]
     fn shows_hidden_characters_escaped() {
         assert_eq!(printable("输出 a/b\\c 'q'"), "输出 a/b\\c 'q'");
         assert_eq!(printable("line1\nline2"), "line1\\nline2");
@@ -161,5 +261,26 @@ mod tests {
         let read: Vec<&[u8]> = output.stdout.split(|&byte| byte == 0).collect();
         let expected: Vec<&[u8]> = words.iter().map(|word| word.as_bytes()).chain([&b""[..]]).collect();
         assert_eq!(read, expected, "{line}");
+    }
+
+    #[test]
+    fn cut_keeps_both_ends_of_what_is_too_long() {
+        assert_eq!(cut("short", 8), "short");
+        let long = format!("head{}tail", "é".repeat(100));
+        let shown = cut(&long, 16);
+        assert!(shown.starts_with("head") && shown.ends_with("tail"), "{shown}");
+        assert!(shown.contains(" bytes left out ...]"), "{shown}");
+        let (start, end) = (shown.find("[... ").unwrap(), shown.find(" ...]").unwrap() + 5);
+        let left_out: usize = shown[start + 5..].split(' ').next().unwrap().parse().unwrap();
+        let kept = start + (shown.len() - end);
+        assert!(kept <= 16, "{shown}");
+        assert_eq!(kept + left_out, long.len());
+    }
+    #[test]
+    fn paths_that_differ_in_bytes_that_are_not_utf8_read_apart() {
+        let path = |bytes: &[u8]| std::path::PathBuf::from(OsString::from_vec(bytes.to_vec()));
+        assert_eq!(path_text(&path(b"dir/bad\xff.mge")), r"dir/bad\xff.mge");
+        assert_eq!(path_text(&path(b"bad\xfe.mge")), r"bad\xfe.mge");
+        assert_eq!(path_text(&path("输入/é.mge".as_bytes())), "输入/é.mge");
     }
 }

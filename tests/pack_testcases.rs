@@ -120,6 +120,23 @@ fn the_maxerr_is_the_containers_and_plain_models_only_are_packed() {
         checked["models"][0]["testcases"][0]["outputs"][0]["maxerr"], 0.25,
         "{checked}"
     );
+    // The text says it as every tolerance is said (`0.001`, not `1e-3` beside `0.001`).
+    let (stdout, _) = run_expecting(
+        mge()
+            .args([
+                "pack-testcases",
+                "fixtures/scale2.mge",
+                "-i",
+                "fixtures/feeds/scale_x.npy",
+            ])
+            .args(["--maxerr", "1e-3", "-o"])
+            .arg(dir.path().join("tc3.mge")),
+        0,
+    );
+    assert!(
+        stdout.contains(" with 1 testcase\n") && stdout.contains("(AssertEqual maxerr 0.001)\n"),
+        "{stdout}"
+    );
     for (model, message) in [
         ("fixtures/conv_float_tc1.mge", "is a testcase container already"),
         ("fixtures/conv_float_fbs1.mge", "needs an FBS v2 graph"),

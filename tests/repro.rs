@@ -456,3 +456,67 @@ fn a_record_folder_from_the_environment_is_not_written() {
     run_expecting(&mut command, 0);
     assert!(!record.exists());
 }
+
+/// A report meant to be shared holds no secret: a key given inline becomes
+/// `--model-key @model.key`, which the folder says to supply (nothing the
+/// folder holds, nor the `repro:` line, holds the key); of the variables
+/// that share the engine's prefixes, only those the runtime reads (named in
+/// its libraries) are carried, not a token or a name the engine never reads.
+#[test]
+fn a_reproducer_holds_no_key_and_no_variable_the_engine_does_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = std::fs::read(root().join("fixtures/deploy/user_rc4.key")).unwrap();
+    let hex: String = key.iter().map(|byte| format!("{byte:02x}")).collect();
+    let wrong = dir.path().join("wrong.npy");
+    ndarray_npy::write_npy(&wrong, &ndarray::Array2::<f32>::zeros((1, 8))).unwrap();
+    let repro = dir.path().join("repro");
+    let (_, stderr) = run_expecting(
+        mge()
+            .env("MGE_API_TOKEN", "s3cret-token")
+            .env("MGB_NOT_READ_BY_THE_ENGINE", "1")
+            .env("MGB_WORKER_MAX_SPIN", "3")
+            .args(["run", "fixtures/deploy/conv_float_packed_rc4_userkey.pack", "-q"])
+            .args(["--model-key", &hex, "--expect"])
+            .arg(format!("feat:{}", wrong.display()))
+            .arg("--repro")
+            .arg(&repro),
+        1,
+    );
+    assert!(!stderr.contains(&hex), "{stderr}");
+    let written = written(&stderr);
+    let (folder, line) = &written[0];
+    assert!(line.starts_with("env MGB_WORKER_MAX_SPIN=3 mge run "), "{line}");
+    assert!(line.contains("--model-key=@model.key"), "{line}");
+    for entry in walk(folder) {
+        let text = String::from_utf8_lossy(&std::fs::read(&entry).unwrap()).into_owned();
+        for secret in [
+            hex.as_str(),
+            "s3cret-token",
+            "MGE_API_TOKEN",
+            "MGB_NOT_READ_BY_THE_ENGINE",
+        ] {
+            assert!(!text.contains(secret), "{} holds {secret}", entry.display());
+        }
+    }
+    let readme = std::fs::read_to_string(folder.join("README.txt")).unwrap();
+    assert!(readme.contains("model.key  not here: the model's key"), "{readme}");
+    assert!(!folder.join("model.key").exists());
+    // Supplied, the key reproduces the failure.
+    let (_place, copy) = elsewhere(folder);
+    std::fs::write(copy.join("model.key"), &key).unwrap();
+    let (stdout, _) = run_expecting(&mut reproduce(&copy, line), 1);
+    assert!(stdout.contains(") FAILED"), "{stdout}");
+}
+
+/// Every file under `folder`.
+fn walk(folder: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(folder).unwrap() {
+        let path = entry.unwrap().path();
+        match path.is_dir() {
+            true => files.extend(walk(&path)),
+            false => files.push(path),
+        }
+    }
+    files
+}

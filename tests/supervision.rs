@@ -454,3 +454,14 @@ fn an_engine_waiting_for_a_thread_that_never_started_is_stopped() {
          since one of its threads could not start (Resource temporarily unavailable)",
     );
 }
+
+/// A crashed candidate's reason is the engine's message, not its log line:
+/// tune's table gave `[23 08:29:00 apply@framework.cpp:580][ERR] fault:
+/// aborting`, the time and the place in the engine's sources with it.
+#[test]
+fn tune_gives_a_crashed_candidates_reason_as_the_engines_message() {
+    let (report, _) = tune_rows("abort", "layout-transform", &["--budget", "60"]);
+    let crashed = row(&report, "--layout-transform");
+    assert_eq!(crashed["status"], "crashed", "{crashed}");
+    assert_eq!(crashed["reason"], "fault: aborting", "{crashed}");
+}

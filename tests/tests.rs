@@ -16,6 +16,7 @@ mod info;
 mod pack_testcases;
 mod profile;
 mod reduce;
+mod reports;
 mod repro;
 mod run;
 mod runtime;

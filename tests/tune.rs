@@ -113,3 +113,32 @@ fn saved_options_reproduce_the_winner() {
     assert!(stderr.starts_with("mge: error: --options nope.json: "), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
+
+/// Tune's fast-run candidates keep their algorithms in the cache folder's
+/// algorithm cache: the second tune's `--fast-run` profiles nothing. The
+/// options given clash with every other candidate: fast-run is the one tried.
+#[test]
+fn fast_run_candidates_keep_their_algorithms_in_the_algorithm_cache() {
+    let home = tempfile::tempdir().unwrap();
+    let fast_run_profiling = || {
+        let (stdout, _) = run_expecting(
+            mge_with_algo_cache(home.path())
+                .args(["tune", "fixtures/conv_float.mge", "--json", "--budget", "20"])
+                .args(["--threads", "1", "--record-comp-seq", "1", "--weight-preprocess"])
+                .args(["--fuse-preprocess", "--layout", "nchw44", "--graph-opt-level", "2"]),
+            0,
+        );
+        let report = json_of(&stdout);
+        let candidates = report["candidates"].as_array().unwrap();
+        let fast_run = candidates
+            .iter()
+            .find(|candidate| candidate["options"] == "--fast-run")
+            .unwrap_or_else(|| panic!("fast-run was tried: {report:#}"));
+        assert_eq!(fast_run["status"], "ok", "{fast_run}");
+        fast_run["profiling_s"].as_f64()
+    };
+    assert!(fast_run_profiling().is_some());
+    let kept = std::fs::read_dir(home.path().join("algo-cache")).unwrap().count();
+    assert!(kept >= 2, "a cache file and its lock");
+    assert_eq!(fast_run_profiling(), None);
+}

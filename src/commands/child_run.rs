@@ -10,7 +10,7 @@ use anyhow::Result;
 use super::finite::FINITE_CHECK;
 use crate::interrupt::Interrupted;
 use crate::mge_command::MgeCommand;
-use crate::supervise::parent::{Failure, How, Muted, Next, PassThrough, Supervisor, Watcher};
+use crate::supervise::parent::{ChildStdout, Failure, How, Muted, Next, PassThrough, Supervisor, Watcher};
 
 /// How a child ended.
 #[derive(Debug)]
@@ -71,7 +71,7 @@ pub struct ChildRun {
 /// `timeout` passes; what it says on stderr is shown with `verbose` only.
 /// The user's interruption is the error.
 pub fn run_child(command: &MgeCommand, timeout: Option<Duration>, verbose: bool) -> Result<ChildRun> {
-    let mut child = Supervisor::spawn(command, false, true)?;
+    let mut child = Supervisor::spawn(command, false, ChildStdout::Replies)?;
     let mut watcher: Box<dyn Watcher> = match verbose {
         true => {
             child.show_engine_output();

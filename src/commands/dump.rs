@@ -21,6 +21,7 @@ use crate::model::{EngineNames, ModelFile, EXPECTATION_SUFFIX};
 use crate::output_files::{claim_file, claim_set, npy_files, write_atomically, write_set, write_tensors, StagedSet};
 use crate::profile::{executed_vars, request_engine_profile};
 use crate::report::dump::{DumpReport, Written};
+use crate::report::made_by::Making;
 use crate::report::print;
 use crate::runner::testcase::testcase_values;
 use crate::runner::{Plan, Session};
@@ -81,6 +82,7 @@ pub fn dump(settings: DumpSettings, global: &Global) -> Result<()> {
                 written: vec![convert_raw(&raw, &dir)?],
             },
             false,
+            &Making::without_engine(),
         ),
         DumpSettings::Run(dump) => dump.run(global),
     }
@@ -145,7 +147,7 @@ impl DumpRun {
                 non_finite = Some(found);
             }
         }
-        print(&DumpReport { written }, false)?;
+        print(&DumpReport { written }, false, &Making::without_engine())?;
         match non_finite {
             Some(found) if self.check_finite => Err(failure(&found).into()),
             _ => Ok(()),

@@ -13,6 +13,7 @@ use crate::model::{ModelFile, Wrapping};
 use crate::options::EngineOption;
 use crate::packed_options::Carried;
 use crate::report::info::{ModelInfo, Packing, Tensor, Testcase};
+use crate::report::made_by::Making;
 use crate::report::print;
 use crate::report::run::TensorStats;
 use crate::runner::testcase::testcase_values;
@@ -46,7 +47,7 @@ pub fn info(settings: InfoSettings, global: &Global) -> Result<()> {
     // Read from the graph before the engine is asked anything: it runs nothing.
     let ops = settings.ops.then(|| model.cost()).transpose()?;
     let lite = load_runtime(global, Device::Cpu)?;
-    let _ready = ready_runtime(&lite, engine, &model, &engine.network)?;
+    let _ready = ready_runtime(&lite, engine, &model, &engine.network, global)?;
     let engine_output = silence_stdout(global.verbose);
     let session = Session::load(&lite, &model, Outputs::Asserted, &engine.network)?;
     let testcase_values = model
@@ -71,12 +72,18 @@ pub fn info(settings: InfoSettings, global: &Global) -> Result<()> {
         verified: model.is_verified(),
         packing,
         inputs: session.inputs.iter().map(Tensor::from).collect(),
-        outputs: session.outputs.iter().map(Tensor::from).collect(),
+        outputs: session
+            .outputs
+            .iter()
+            .zip(session.engine_output_names())
+            .map(|(output, engine_name)| Tensor::output(output, &engine_name))
+            .collect(),
         testcases: model.testcase_count(),
         testcase_values,
         ops,
     };
-    print(&info, settings.json)
+    let making = Making::new(&global.runtime, lite.version().ok(), &engine.given);
+    print(&info, settings.json, &making)
 }
 
 /// How a packed model is packed, and what it carries.
@@ -85,6 +92,7 @@ fn packing(model: &ModelFile) -> Result<Option<Packing>> {
         return Ok(None);
     };
     let carried = Carried::of(model)?;
+    let refused = carried.by_mge().err().map(|refusal| format!("{refusal:#}"));
     let header = &pack.header;
     Ok(Some(Packing {
         name: header.name.clone(),
@@ -97,7 +105,8 @@ fn packing(model: &ModelFile) -> Result<Option<Packing>> {
             .flat_map(EngineOption::args)
             .chain(carried.unnamed)
             .collect(),
-        mge_options: carried.by_mge,
+        mge_options: carried.mge_words,
+        mge_options_refused: refused,
         info_encrypted: carried.encrypted_info.is_some(),
         fast_run_cache_bytes: carried.fast_run_cache,
     }))

@@ -1,10 +1,12 @@
 //! One file per subcommand; `dispatch` hands each its plain options.
 
+mod algo_cache;
 mod check;
 mod child_run;
 mod compare;
 mod completions;
 mod dump;
+mod expect;
 mod finite;
 mod info;
 mod man;
@@ -24,11 +26,11 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::cli::{Cli, Command, DeadlineArgs, RuntimeCommand};
+use crate::messages;
 use crate::report::progress::RunProgress;
 use crate::runtime as lite_runtime;
 use crate::supervise;
 use crate::supervise::parent::Work;
-use crate::text::printable;
 
 /// Options every command may need.
 pub struct Global {
@@ -45,7 +47,7 @@ impl Global {
     /// A note for the user on stderr, unless `--quiet`.
     pub fn note(&self, message: impl fmt::Display) {
         if !self.quiet && !self.mute {
-            supervise::child::say(&format!("note: {}", printable(&message.to_string())));
+            messages::note(message);
         }
     }
 
@@ -54,7 +56,7 @@ impl Global {
         if self.mute {
             return;
         }
-        supervise::child::say(&format!("warning: {}", printable(&message.to_string())));
+        messages::warning(message);
     }
 }
 
@@ -124,7 +126,8 @@ pub fn dispatch(cli: Cli) -> Result<()> {
             find_links,
             force,
         }) => runtime::install(version.as_deref(), wheel, find_links, force, &global),
-        Command::Runtime(RuntimeCommand::Info { json }) => runtime::info(json, &global),
+        Command::Runtime(RuntimeCommand::Info { probe: true, .. }) => runtime::serve_probe(&global),
+        Command::Runtime(RuntimeCommand::Info { json, .. }) => runtime::info(json, &global),
         Command::Completions { shell } => completions::completions(shell),
         Command::Man { dir } => man::man(&dir),
     }

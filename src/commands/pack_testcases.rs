@@ -15,6 +15,7 @@ use super::Global;
 use crate::cli::PackTestcasesArgs;
 use crate::model::{TensorSpec, EXPECTATION_SUFFIX};
 use crate::output_files::{claim_file, write_atomically};
+use crate::report::made_by::Making;
 use crate::report::pack_testcases::{PackTestcasesReport, TestcaseTensor};
 use crate::report::print;
 use crate::runner::Plan;
@@ -79,7 +80,7 @@ pub fn pack_testcases(settings: PackTestcasesSettings, global: &Global) -> Resul
         .model
         .as_container(&output_specs, settings.maxerr as f32, &values)
         .with_context(|| format!("cannot pack {}", path.display()))?;
-    prepared.finish()?;
+    let lite = prepared.finish()?;
     write_atomically(&settings.output, &container)?;
     let described = |name: &str, tensor: &HostTensor| TestcaseTensor {
         name: name.to_string(),
@@ -95,7 +96,8 @@ pub fn pack_testcases(settings: PackTestcasesSettings, global: &Global) -> Resul
         expected: outputs.iter().map(|(name, tensor)| described(name, tensor)).collect(),
         maxerr: settings.maxerr,
     };
-    print(&report, settings.json)
+    let making = Making::new(&global.runtime, lite.version().ok(), &settings.model.engine.given);
+    print(&report, settings.json, &making)
 }
 
 /// How the graph describes `tensor`, named `name`.

@@ -10,9 +10,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
+use super::algo_cache;
 use super::settings::{EngineSettings, ModelSettings};
 use super::Global;
-use crate::cli::parse_engine_words;
 use crate::engine::{silence_stdout, AlgoSearch, Device, Lite, NetworkOptions, StdoutSilenced};
 use crate::feeds::{self, Feed, FeedSpec};
 use crate::input_files;
@@ -21,11 +21,13 @@ use crate::options::EngineOption;
 use crate::output_files::{staged_beside, write_atomically};
 use crate::packed_options::Carried;
 use crate::runner::testcase::testcase_feeds;
-use crate::runner::{Outputs, Plan, RunObserver, Runs, Session};
+use crate::runner::{profile_algorithms, Outputs, Plan, RunObserver, Runs, Session};
 use crate::runtime;
+use crate::runtime::algo_cache::ModelRecord;
 use crate::supervise::child::announce;
-use crate::supervise::{record, Phase};
-use crate::text::quoted_list;
+use crate::supervise::{repro_record, Phase};
+use crate::tensor::format_shape;
+use crate::text::{part_of, quoted_list};
 
 /// What a container's embedded testcases are for when no feeds are given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,29 +103,44 @@ pub struct Prepared<'a> {
     /// The settings' engine options with what the model carries.
     engine: EngineSettings,
     ready: Ready,
+    /// What fast-run's profiling cost, for the algorithm cache's record.
+    profiling: ModelRecord,
     global: &'a Global,
 }
 
 /// Finds the engine's library, makes sure it runs on `device`, and loads it,
 /// telling a supervising parent, which then knows a failure (or a driver that
 /// does not answer) to be the library's. Its version is recorded for a
-/// reproducer (`supervise::record`).
+/// reproducer (`supervise::repro_record`).
 pub fn load_runtime(global: &Global, device: Device) -> Result<Lite> {
     announce(Phase::Runtime);
     let lite = runtime::load(&global.runtime, device, global.verbose)?;
     if let Ok(version) = lite.version() {
-        record::runtime_version(version);
+        repro_record::runtime_version(version);
     }
     Ok(lite)
 }
 
 /// What `ready_runtime` set up.
-#[must_use = "the staged TensorRT cache the engine was given is removed with it"]
+#[must_use = "the staged caches the engine was given are removed with it"]
 pub struct Ready {
     /// Whether the engine's algorithm choices are counted (see `Lite::watch_algorithm_choices`).
     watching: bool,
     /// TensorRT's cache as the engine reads and writes it (a staged copy), and the user's file.
     tensorrt_cache: Option<(tempfile::NamedTempFile, std::path::PathBuf)>,
+    /// The algorithm cache fast-run reads and keeps what it profiled in.
+    algo_cache: Option<algo_cache::InUse>,
+}
+
+impl Ready {
+    /// Keeps what fast-run profiled in the algorithm cache, with what it
+    /// cost (`record`), where the runtime was given it.
+    pub fn keep_algorithms(&self, lite: &Lite, record: ModelRecord, global: &Global) {
+        if let Some(in_use) = &self.algo_cache {
+            let choices = self.watching.then(|| lite.algorithm_choices());
+            in_use.keep(lite, choices, record, global);
+        }
+    }
 }
 
 /// Opens the model of `settings`, lets `adjust` (the command's hook) check
@@ -138,7 +155,7 @@ pub fn prepare<'a, T>(
     let reading = Instant::now();
     let mut model = read_model(&settings.path, &settings.engine)?;
     if !settings.extra_outputs.is_empty() {
-        model.add_outputs(&settings.extra_outputs).context("--output")?;
+        model.add_outputs(&settings.extra_outputs).context("--extra-output")?;
     }
     let read = reading.elapsed();
     let engine = with_carried(&settings.engine, &model, &settings.path, global)?;
@@ -152,7 +169,7 @@ pub fn prepare<'a, T>(
     // view); after, one the engine does not see (a build without CUDA).
     let lite = load_runtime(global, options.device)?;
     lite.check_device(options.device)?;
-    let ready = ready_runtime(&lite, &engine, &opened.model, &options)?;
+    let ready = ready_runtime(&lite, &engine, &opened.model, &options, global)?;
     let engine_output = silence_stdout(global.verbose);
     let outputs = match (testcases, opened.feeding) {
         (Testcases::Run, Feeding::Testcases) => Outputs::Asserted,
@@ -174,6 +191,7 @@ pub fn prepare<'a, T>(
         settings,
         engine,
         ready,
+        profiling: ModelRecord::default(),
         global,
     };
     Ok((prepared, adjusted))
@@ -191,8 +209,10 @@ pub fn read_model(path: &Path, engine: &EngineSettings) -> Result<ModelFile> {
 /// `engine` with the options `model` carries (see `packed_options`): those of its
 /// info, which the engine applies over the command line's (a warning says
 /// which it replaces), and `mge`'s own from its `extra_info`, where the
-/// command line gives none that clashes. An embedded fast-run cache is read
-/// as `--fast-run-cache` alone reads one. A note says what was applied.
+/// command line gives none that clashes; a pack that carries an option no
+/// model may (one that names a file, a library or a cache) is refused. An
+/// embedded fast-run cache is read as `--fast-run-cache` alone reads one. A
+/// note says what was applied.
 pub fn with_carried(
     engine: &EngineSettings,
     model: &ModelFile,
@@ -220,9 +240,7 @@ pub fn with_carried(
         }
     }
     given.extend(carried.by_lite.iter().cloned());
-    let by_mge = parse_engine_words(carried.by_mge.iter().cloned())
-        .map_err(anyhow::Error::msg)
-        .context("the options in the pack's extra_info")?;
+    let by_mge = carried.by_mge().with_context(|| path.display().to_string())?;
     let (applied, left_out): (Vec<_>, Vec<_>) = by_mge
         .into_iter()
         .partition(|option| !given.iter().any(|given| overrides(given, option)));
@@ -271,12 +289,14 @@ pub fn with_carried(
 }
 
 /// Readies the runtime for `model`: the extern operator libraries, the key of
-/// the methods it is encrypted with, the fast-run and TensorRT caches.
+/// the methods it is encrypted with, the fast-run (the user's file, else the
+/// algorithm cache) and TensorRT caches.
 pub fn ready_runtime(
     lite: &Lite,
     engine: &EngineSettings,
     model: &ModelFile,
     options: &NetworkOptions,
+    global: &Global,
 ) -> Result<Ready> {
     for library in engine.c_opr_libs() {
         lite.load_extern_operators(library)
@@ -297,6 +317,7 @@ pub fn ready_runtime(
     if let Some(cache) = engine.fast_run_cache() {
         lite.use_algo_cache(cache)?;
     }
+    let algo_cache = algo_cache::open(lite, engine, model, options, global)?;
     // The engine writes the cache where it read it: it gets a staged copy,
     // renamed over the user's file once written whole.
     let tensorrt_cache = match engine.tensorrt_cache() {
@@ -315,6 +336,7 @@ pub fn ready_runtime(
     Ok(Ready {
         watching: options.algo_search != AlgoSearch::Heuristic && lite.watch_algorithm_choices().is_some(),
         tensorrt_cache,
+        algo_cache,
     })
 }
 
@@ -324,10 +346,10 @@ impl Prepared<'_> {
     /// input's default `#rand` (a container without testcases gets these
     /// too); a note says where feeds the user did not give come from, and
     /// which values were converted.
-    /// What it fed is recorded for a reproducer (`supervise::record`).
+    /// What it fed is recorded for a reproducer (`supervise::repro_record`).
     pub fn feeds(&self, global: &Global) -> Result<Vec<Feed>> {
         let feeds = self.resolve_feeds(global)?;
-        record::fed(&feeds);
+        repro_record::fed(&feeds);
         Ok(feeds)
     }
 
@@ -360,6 +382,16 @@ impl Prepared<'_> {
                     feed.name, feed.source, feed.tensor.dtype
                 ));
             }
+            let declared = inputs.iter().find(|input| input.name == feed.name);
+            if let Some(declared) = declared.filter(|declared| declared.shape != feed.tensor.shape) {
+                global.note(format!(
+                    "input '{}': shape {} from '{}' differs from the model's {}; the engine reshapes the graph for it",
+                    feed.name,
+                    format_shape(&feed.tensor.shape),
+                    feed.source,
+                    format_shape(&declared.shape)
+                ));
+            }
         }
         let missing: Vec<&str> = inputs
             .iter()
@@ -388,6 +420,25 @@ impl Prepared<'_> {
         Ok(runs)
     }
 
+    /// Fast-run's profiling (see `runner::profile_algorithms`): the run of a
+    /// copy that profiled, in milliseconds; `None` where nothing was
+    /// profiled, the algorithm cache having held every algorithm.
+    pub fn profile_algorithms(&self, feeds: &[Feed]) -> Result<Option<f64>> {
+        let run = profile_algorithms(&self.session, &self.lite, &self.options, feeds)?;
+        let profiled = !self.ready.watching || self.lite.algorithm_choices().profiled > 0;
+        Ok(run.filter(|_| profiled))
+    }
+
+    /// What fast-run's profiling cost (`timing_ms.profiling`, measured apart)
+    /// beside the model's median run: kept in the algorithm cache's record,
+    /// from which `tune` estimates fast-run's cost on this machine.
+    pub fn profiled(&mut self, profiling_ms: Option<f64>, median_ms: f64) {
+        self.profiling = ModelRecord {
+            profiling_s: profiling_ms.map(|ms| ms / 1e3),
+            forward_ms: Some(median_ms),
+        };
+    }
+
     /// Saves the caches the engine updated, says how the fast-run cache
     /// served, and lets the network go: the engine finishes its dumps then.
     /// Returns the runtime.
@@ -402,8 +453,8 @@ impl Prepared<'_> {
                         None => "embedded in the model".to_string(),
                     };
                     self.global.note(format!(
-                        "fast-run cache {source}: {} of {} operators' algorithms were not in it and came from the heuristic; nothing was profiled",
-                        choices.not_in_cache, choices.chosen
+                        "fast-run cache {source}: the algorithms of {} were not in it and came from the heuristic; nothing was profiled",
+                        part_of(choices.not_in_cache, choices.chosen, "operator")
                     ));
                 }
             }
@@ -412,6 +463,7 @@ impl Prepared<'_> {
                 if let Some(cache) = cache.filter(|_| choices.is_none_or(|choices| choices.profiled > 0)) {
                     save_algo_cache(&self.lite, cache)?;
                 }
+                self.ready.keep_algorithms(&self.lite, self.profiling, self.global);
             }
             AlgoSearch::Heuristic => {}
         }

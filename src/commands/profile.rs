@@ -12,6 +12,7 @@ use super::Global;
 use crate::cli::{ProfileAggregate, ProfileArgs, ProfileBy, ProfileFilterArgs, ProfileOrder};
 use crate::output_files::claim_file;
 use crate::profile::{read_recorded, Profile, ProfileCapture};
+use crate::report::made_by::Making;
 use crate::report::print;
 use crate::report::profile::{
     explain_gap, operator_host_ms, operator_ms, rows, Aggregate, Grouping, Order, ProfileReport, ProfileSource,
@@ -19,13 +20,11 @@ use crate::report::profile::{
 };
 use crate::report::trace::{comp_node_name, write_trace, TraceSource};
 use crate::runner::timing::{ColdStart, Timing};
-use crate::runner::{profile_algorithms, Plan};
+use crate::runner::Plan;
 
 /// What `mge profile` was asked, turned once from `ProfileArgs`.
 pub struct ProfileSettings {
     profiled: Profiled,
-    /// `-o FILE`, or `<stem>.trace.json` of what is profiled.
-    trace: PathBuf,
     /// The rows of the table.
     selection: Selection,
     json: bool,
@@ -34,8 +33,12 @@ pub struct ProfileSettings {
 /// What is profiled.
 enum Profiled {
     Run(Box<ModelRun>),
-    /// `--analyze FILE.json`: a profile the engine wrote elsewhere; no engine runs.
-    Recorded(PathBuf),
+    /// `--analyze FILE.json`: a profile the engine wrote elsewhere; no engine
+    /// runs, and a trace is written only when asked (`-o FILE`).
+    Recorded {
+        file: PathBuf,
+        trace: Option<PathBuf>,
+    },
 }
 
 /// The model, run here.
@@ -46,25 +49,29 @@ struct ModelRun {
     plan: Plan,
     /// `--all-times`.
     all_times: bool,
+    /// `-o FILE`, else `<stem>.trace.json` in the current folder.
+    trace: PathBuf,
 }
 
 impl ProfileSettings {
     pub fn from_args(args: ProfileArgs, global: &Global) -> Result<ProfileSettings> {
         let profiled = match args.analyze {
-            Some(file) => Profiled::Recorded(file),
-            None => Profiled::Run(Box::new(ModelRun {
-                model: ModelSettings::from_args(&args.model, global)?,
-                testcases: Testcases::unless(args.no_testcase, Testcases::FeedFirst),
-                plan: plan(&args.iterations, global),
-                all_times: args.iterations.all_times,
-            })),
-        };
-        let source = match &profiled {
-            Profiled::Run(run) => &run.model.path,
-            Profiled::Recorded(file) => file,
+            Some(file) => Profiled::Recorded {
+                file,
+                trace: args.trace,
+            },
+            None => {
+                let model = ModelSettings::from_args(&args.model, global)?;
+                Profiled::Run(Box::new(ModelRun {
+                    testcases: Testcases::unless(args.no_testcase, Testcases::FeedFirst),
+                    plan: plan(&args.iterations, global),
+                    all_times: args.iterations.all_times,
+                    trace: args.trace.unwrap_or_else(|| default_trace_path(&model.path)),
+                    model,
+                }))
+            }
         };
         Ok(ProfileSettings {
-            trace: args.output.unwrap_or_else(|| default_trace_path(source)),
             profiled,
             selection: selection(&args.filters, args.by, args.top),
             json: args.json,
@@ -101,24 +108,26 @@ fn selection(filters: &ProfileFilterArgs, by: ProfileBy, top: usize) -> Selectio
 pub fn profile(settings: ProfileSettings, global: &Global) -> Result<()> {
     match &settings.profiled {
         Profiled::Run(run) => profile_run(run, &settings, global),
-        Profiled::Recorded(file) => analyze(file, &settings),
+        Profiled::Recorded { file, trace } => analyze(file, trace.as_deref(), &settings),
     }
 }
 
 /// The model run here with the engine's profiler.
 fn profile_run(run: &ModelRun, settings: &ProfileSettings, global: &Global) -> Result<()> {
     let model = &run.model;
-    let trace = &settings.trace;
+    let trace = &run.trace;
     let (mut prepared, mut capture) = prepare(model, run.testcases, global, |_, options| {
         ProfileCapture::for_trace(trace, options)
     })?;
     capture.loaded(prepared.loading, &prepared.session)?;
     let feeds = prepared.feeds(global)?;
     prepared.session.feed(&feeds)?;
-    let profiling_run = profile_algorithms(&prepared.session, &prepared.lite, &prepared.options, &feeds)?;
+    let profiling_run = prepared.profile_algorithms(&feeds)?;
     let runs = prepared.measure(&run.plan, &mut capture)?;
+    let cold = ColdStart::new(prepared.load_ms, profiling_run, runs.first_ms, runs.warmup_ms.clone());
+    let median = Timing::from_samples(&runs.timed_ms, false).map_or(0.0, |timing| timing.median);
+    prepared.profiled(cold.profiling, median);
     let device = prepared.options.device;
-    let prepared_load_ms = prepared.load_ms;
     let lite = prepared.finish()?;
 
     let profile = capture.finish();
@@ -126,22 +135,31 @@ fn profile_run(run: &ModelRun, settings: &ProfileSettings, global: &Global) -> R
     let timing = Timing::from_samples(&runs.timed_ms, run.all_times).expect("--iter is at least 1");
     let operators = operator_ms(&profile.iterations);
     let measured = ToolTiming {
-        timing_ms: ColdStart::new(prepared_load_ms, profiling_run, runs.first_ms, runs.warmup_ms),
+        timing_ms: cold,
         operator_percent_of_iteration: 100.0 * operators / timing.mean,
         gap: explain_gap(&profile.iterations, operators, timing.mean),
         iteration_ms: timing,
     };
     let source = ProfileSource::Model(model.path.display().to_string());
-    let report = report(&profile, settings, source, device.to_string(), Some(measured));
-    print(&report, settings.json)
+    let report = report(
+        &profile,
+        settings,
+        source,
+        device.to_string(),
+        Some(measured),
+        Some(trace),
+    );
+    let making = Making::new(&global.runtime, lite.version().ok(), &model.engine.given);
+    print(&report, settings.json, &making)
 }
 
 /// `--analyze FILE.json`: the tables and trace of the execution a profile
 /// written elsewhere holds. No engine runs.
-fn analyze(file: &Path, settings: &ProfileSettings) -> Result<()> {
+fn analyze(file: &Path, trace: Option<&Path>, settings: &ProfileSettings) -> Result<()> {
     let profile = read_recorded(file)?;
-    let trace = &settings.trace;
-    claim_file("-o", trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
+    if let Some(trace) = trace {
+        claim_file("-o", trace).with_context(|| format!("cannot write the trace {}", trace.display()))?;
+    }
     let device = profile
         .iterations
         .iter()
@@ -150,9 +168,12 @@ fn analyze(file: &Path, settings: &ProfileSettings) -> Result<()> {
         .map(|span| comp_node_name(&span.track).to_string())
         .next()
         .unwrap_or_else(|| "an unnamed device".to_string());
-    write_trace(trace, &profile, &TraceSource::recorded(file, &device))?;
+    if let Some(trace) = trace {
+        write_trace(trace, &profile, &TraceSource::recorded(file, &device))?;
+    }
     let source = ProfileSource::ProfileFile(file.display().to_string());
-    print(&report(&profile, settings, source, device, None), settings.json)
+    let report = report(&profile, settings, source, device, None, trace);
+    print(&report, settings.json, &Making::without_engine())
 }
 
 /// The report of `profile` with the rows the settings select.
@@ -162,13 +183,14 @@ fn report(
     source: ProfileSource,
     device: String,
     measured: Option<ToolTiming>,
+    trace: Option<&Path>,
 ) -> ProfileReport {
     let selection = &settings.selection;
-    let (rows, rest) = rows(profile, selection);
+    let (rows, rest, selected) = rows(profile, selection);
     ProfileReport {
         source,
         device,
-        trace: settings.trace.display().to_string(),
+        trace: trace.map(|trace| trace.display().to_string()),
         by: selection.by,
         aggregate: selection.aggregate,
         profiled_iterations: profile.iterations.len(),
@@ -177,10 +199,11 @@ fn report(
         measured,
         rows,
         rest,
+        selected,
     }
 }
 
-/// `<stem>.trace.json` in the current folder, from the model (or profile file).
+/// `<stem>.trace.json` in the current folder, from the model.
 fn default_trace_path(source: &Path) -> PathBuf {
     let stem = source
         .file_stem()

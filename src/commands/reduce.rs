@@ -30,7 +30,7 @@ use crate::options::EngineOption;
 use crate::report::repro::{feed_specs_in, Folder, Reduction};
 use crate::runtime::Located;
 use crate::supervise::parent::How;
-use crate::supervise::record::fed_in;
+use crate::supervise::repro_record::fed_in;
 use crate::tensor::{format_shape, DType};
 
 /// The file of a try's graph in the folder, and of the reduced model.

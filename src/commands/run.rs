@@ -7,25 +7,27 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use super::expect::{check_expectations, expected_values, Expectation};
 use super::finite::{failure, judge_testcases, warn_non_finite, FINITE_CHECK};
 use super::prepare::{prepare, refuse_unchecked_testcases, Feeding, Prepared, Testcases};
 use super::reduce::{Failed, Reducer};
 use super::settings::{comparison_rules, plan, ModelSettings};
 use super::{CheckFailed, Global};
 use crate::cli::RunArgs;
-use crate::compare::{compare_values, Rules};
+use crate::compare::Rules;
 use crate::engine::NetworkOptions;
-use crate::feeds::{self, Feed, FeedOptions};
-use crate::input_files;
+use crate::feeds::{Feed, FeedOptions};
+use crate::messages::say;
 use crate::mge_command::MgeCommand;
 use crate::output_files::{claim_set, npy_file_stem, npy_files, write_set, write_tensors};
 use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
+use crate::report::made_by::Making;
 use crate::report::print;
 use crate::report::repro::{self, Case, Folder, Reduction, Repro};
 use crate::report::run::{
-    noise_warning, ExpectReport, InstanceReport, InstancesReport, Measurement, OutputDifference, ProfiledRuns,
-    RunReport, Target, TestcaseRunReport, TestcasesRunReport, WrittenOutput,
+    noise_warning, InstanceReport, InstancesReport, Measurement, OutputDifference, ProfiledRuns, RunReport, Target,
+    TestcaseRunReport, TestcasesRunReport, WrittenOutput,
 };
 use crate::report::trace::{write_trace, TraceSource};
 use crate::runner::instances::{run_concurrently, Concurrent, Instances};
@@ -34,23 +36,11 @@ use crate::runner::noise::Noise;
 use crate::runner::pinning::pinned_threads;
 use crate::runner::testcase::{run_testcases, Judge, TestcaseRun};
 use crate::runner::timing::{ColdStart, Timing};
-use crate::runner::{profile_algorithms, Plan, Runs};
+use crate::runner::{Plan, Runs};
 use crate::runtime::Located;
-use crate::supervise::child::say;
 use crate::supervise::parent::Rerun;
-use crate::tensor::npy::Npz;
-use crate::tensor::{format_shape, HostTensor};
-use crate::text::quoted_list;
-
-/// `--expect NAME:FILE.npy` or `--expect FILE.npz`; the file is checked
-/// before the engine starts and read, in the output's dtype, once the
-/// outputs exist.
-enum Expectation {
-    /// One output's expected value.
-    Output { output: String, file: PathBuf },
-    /// Every output's, each the array of the output's name.
-    Bundle(PathBuf),
-}
+use crate::tensor::HostTensor;
+use crate::text::{counted, number};
 
 /// What `mge run` was asked, turned once from `RunArgs`.
 pub struct RunSettings {
@@ -87,7 +77,7 @@ impl RunSettings {
         let expectations = args
             .expect
             .iter()
-            .map(|spec| read_expectation(spec))
+            .map(|spec| Expectation::read(spec))
             .collect::<Result<Vec<_>>>()?;
         let model = ModelSettings {
             extra_outputs: args.extra_outputs,
@@ -198,7 +188,7 @@ impl Run<'_> {
         )?;
         judge_testcases(&mut runs, "testcase ", settings.check_finite, global);
         let memory = PeakMemory::now(self.peak_after_load);
-        prepared.finish()?;
+        let lite = prepared.finish()?;
         let written = match &settings.outputs {
             Some(dir) => write_testcase_outputs(dir, &runs)?,
             None => Vec::new(),
@@ -215,9 +205,10 @@ impl Run<'_> {
                 .collect(),
             tally,
         };
-        print(&report, settings.json)?;
+        let making = Making::new(&global.runtime, lite.version().ok(), &settings.model.engine.given);
+        print(&report, settings.json, &making)?;
         if tally.failed > 0 {
-            return Err(CheckFailed(format!("{tally} ({} testcases)", runs.len())).into());
+            return Err(CheckFailed(format!("{tally} ({})", counted(runs.len(), "testcase"))).into());
         }
         Ok(())
     }
@@ -232,12 +223,22 @@ impl Run<'_> {
         let settings = self.settings;
         let feeds = prepared.feeds(global)?;
         prepared.session.feed(&feeds)?;
-        let profiling_run = profile_algorithms(&prepared.session, &prepared.lite, &prepared.options, &feeds)?;
+        let session = &prepared.session;
+        let expected = expected_values(
+            &settings.expectations,
+            &session.outputs,
+            session.fed_as_declared(),
+            &settings.rules,
+        )?;
+        let profiling_run = prepared.profile_algorithms(&feeds)?;
         let (mut capture, copy_options) = profile.unzip();
         let measured = match settings.instances.count {
             1 => self.measure_one(&mut prepared, &feeds, profiling_run, capture.as_mut())?,
             _ => self.measure_instances(&mut prepared, &feeds, profiling_run)?,
         };
+        let timing = &measured.measurement.timing.timing_ms;
+        let profiling = timing.cold_start.as_ref().and_then(|cold| cold.profiling);
+        prepared.profiled(profiling, timing.median);
         let memory = PeakMemory::now(self.peak_after_load);
         // Empty unless --cpu-cores pinned the engine's threads.
         let pinned = pinned_threads();
@@ -275,9 +276,10 @@ impl Run<'_> {
                 .iter()
                 .map(|(name, file)| WrittenOutput::new(name, file))
                 .collect(),
-            expect: check_expectations(&settings.expectations, &measured.outputs, &settings.rules)?,
+            expect: check_expectations(expected, &measured.outputs, &settings.rules)?,
         };
-        print(&report, settings.json)?;
+        let making = Making::new(&global.runtime, lite.version().ok(), &settings.model.engine.given);
+        print(&report, settings.json, &making)?;
         let non_finite = warn_non_finite(&measured.outputs, "", global);
         verdict(&report, non_finite.filter(|_| settings.check_finite))
     }
@@ -350,7 +352,7 @@ fn verdict(report: &RunReport, non_finite: Option<String>) -> Result<()> {
         .expect
         .iter()
         .filter(|e| !e.passed)
-        .map(|e| format!("'{}' (err {:e})", e.name, e.err))
+        .map(|e| format!("'{}' (err {})", e.name, number(e.err)))
         .collect();
     if !failed.is_empty() {
         return Err(CheckFailed(format!("output {} differs from --expect", failed.join(", "))).into());
@@ -445,104 +447,6 @@ fn write_testcase_outputs(dir: &Path, runs: &[TestcaseRun]) -> Result<Vec<Writte
     }
     write_set(dir, files).context("--outputs")?;
     Ok(written)
-}
-
-fn read_expectation(spec: &str) -> Result<Expectation> {
-    let expectation = match spec.rsplit_once(':') {
-        Some((output, file)) if !output.is_empty() && !file.is_empty() => Expectation::Output {
-            output: output.to_string(),
-            file: PathBuf::from(file),
-        },
-        _ if spec.to_ascii_lowercase().ends_with(".npz") => Expectation::Bundle(PathBuf::from(spec)),
-        _ => bail!("--expect {spec}: expected NAME:FILE.npy, or FILE.npz holding an array per output"),
-    };
-    let (Expectation::Output { file, .. } | Expectation::Bundle(file)) = &expectation;
-    if !file.is_file() {
-        bail!("--expect {spec}: {} is not a file", file.display());
-    }
-    input_files::claim(file)?;
-    Ok(expectation)
-}
-
-/// Each expected output with its value, in the output's dtype, and where it came from.
-fn expected_values(
-    expectations: &[Expectation],
-    outputs: &[(String, HostTensor)],
-) -> Result<Vec<(String, HostTensor, String)>> {
-    let names: Vec<&str> = outputs.iter().map(|(name, _)| name.as_str()).collect();
-    let output = |name: &str| {
-        outputs
-            .iter()
-            .find(|(output, _)| output == name)
-            .map(|(_, tensor)| tensor)
-            .with_context(|| {
-                format!(
-                    "--expect: the model has no output '{name}' (outputs: {})",
-                    quoted_list(&names)
-                )
-            })
-    };
-    let mut expected = Vec::new();
-    for expectation in expectations {
-        match expectation {
-            Expectation::Output { output: name, file } => {
-                let value = feeds::load_npy(file, output(name)?.dtype)
-                    .with_context(|| format!("--expect {name}:{}", file.display()))?;
-                expected.push((name.clone(), value, file.display().to_string()));
-            }
-            Expectation::Bundle(file) => {
-                let keys = Npz::open(file)
-                    .with_context(|| format!("--expect {}", file.display()))?
-                    .keys();
-                for key in keys {
-                    let dtype = output(&key)
-                        .with_context(|| format!("--expect {}: array '{key}'", file.display()))?
-                        .dtype;
-                    let value = feeds::load_npz_array(file, &key, dtype)
-                        .with_context(|| format!("--expect {}", file.display()))?;
-                    expected.push((key.clone(), value, format!("{}:{key}", file.display())));
-                }
-            }
-        }
-    }
-    Ok(expected)
-}
-
-fn check_expectations(
-    expectations: &[Expectation],
-    outputs: &[(String, HostTensor)],
-    rules: &Rules,
-) -> Result<Vec<ExpectReport>> {
-    let expected = expected_values(expectations, outputs)?;
-    rules.check_names(expected.iter().map(|(name, _, _)| name.as_str()))?;
-    expected
-        .into_iter()
-        .map(|(name, expected, source)| {
-            let actual = &outputs
-                .iter()
-                .find(|(output, _)| *output == name)
-                .expect("checked above")
-                .1;
-            let criterion = rules.criterion(&name);
-            let Some(comparison) = compare_values(actual.view(), expected.view(), &criterion) else {
-                bail!(
-                    "--expect: output '{name}' has shape {}, {source} holds {}",
-                    format_shape(&actual.shape),
-                    format_shape(&expected.shape)
-                );
-            };
-            Ok(ExpectReport {
-                name,
-                file: source,
-                err: comparison.err,
-                stat_err: comparison.judged.filter(|_| criterion.judges_more_than_the_largest()),
-                tolerance: criterion.tolerance,
-                topk: comparison.topk,
-                passed: comparison.passed,
-                first_mismatch: comparison.first_mismatch,
-            })
-        })
-        .collect()
 }
 
 /// `--repro DIR` of a run, in the parent process: its settings turned
@@ -669,21 +573,14 @@ fn reproducing_run(settings: &RunSettings, timeout: Option<Duration>, folder: &m
     let options = folder.options(None, &settings.model.engine.given)?;
     let mut expect = Vec::new();
     for (index, expectation) in settings.expectations.iter().enumerate() {
-        let (output, file) = match expectation {
-            Expectation::Output { output, file } => (Some(output), file),
-            Expectation::Bundle(file) => (None, file),
-        };
-        let name = npy_file_stem(&file.file_name().unwrap_or_default().to_string_lossy());
-        let copied = folder.file(
-            &format!("expect/{index}-{name}"),
-            file,
-            "what --expect compares the outputs with",
-        )?;
-        let copied = copied.display().to_string();
-        expect.push(match output {
-            Some(output) => format!("{output}:{copied}"),
-            None => copied,
-        });
+        expect.push(expectation.spec(|file| {
+            let name = npy_file_stem(&file.file_name().unwrap_or_default().to_string_lossy());
+            folder.file(
+                &format!("expect/{index}/{name}"),
+                file,
+                "what --expect compares the outputs with",
+            )
+        })?);
     }
     let feeds = FeedOptions {
         resize_input: false,

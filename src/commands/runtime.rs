@@ -1,13 +1,21 @@
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
 
+use super::prepare::load_runtime;
 use super::Global;
-use crate::engine::{cuda_driver, Driver, Lite};
+use crate::engine::{cuda_driver, take_stdout, Device, Driver};
+use crate::interrupt::Interrupted;
+use crate::mge_command::MgeCommand;
+use crate::report::made_by::Making;
 use crate::report::progress::InstallProgress;
-use crate::report::runtime::{CudaDriver, GpuInfo, InstalledRuntime, RuntimeInfo};
+use crate::report::runtime::{AlgoCacheInfo, CudaDriver, GpuInfo, InstalledRuntime, RuntimeInfo};
 use crate::report::{emit, print};
-use crate::runtime::{self as lite_runtime, Files, Located, Origin, Scrutiny, Source};
+use crate::runtime::algo_cache::{opted_out_by_environment, AlgoCache};
+use crate::runtime::{self as lite_runtime, Files, Located, Origin, Scrutiny, WheelSource};
+use crate::supervise::parent::{ChildStdout, ErrorReturned, How, Next, Supervisor};
 
 pub fn install(
     version: Option<&str>,
@@ -17,15 +25,24 @@ pub fn install(
     global: &Global,
 ) -> Result<()> {
     let source = match (wheel, find_links) {
-        (Some(wheel), _) => Source::Wheel(wheel),
+        (Some(wheel), _) => WheelSource::Wheel(wheel),
         (None, Some(links)) if links.is_empty() => bail!("--find-links: give a URL or a folder"),
-        (None, Some(links)) => Source::FindLinks(links),
-        (None, None) => Source::Registry,
+        (None, Some(links)) => WheelSource::FindLinks(links),
+        (None, None) => WheelSource::Registry,
     };
     // The runtime this command line would use is the one to install; a wheel is its own.
     let version = match source {
-        Source::Wheel(_) => version,
+        WheelSource::Wheel(_) => version,
         _ => version.or(global.runtime.version.as_deref()),
+    };
+    // The extracted library is loaded as any runtime is: in a supervised child.
+    let version_of = |library: &Path| {
+        let extracted = Located {
+            path: library.to_path_buf(),
+            origin: Origin::Option,
+            install: None,
+        };
+        probe(&extracted, global.verbose).map(|probed| probed.version)
     };
     let library = lite_runtime::install(
         version,
@@ -33,6 +50,7 @@ pub fn install(
         force,
         global.quiet,
         &mut InstallProgress::new(global.quiet),
+        &version_of,
     )?;
     emit(&format!("{}\n", library.display()))
 }
@@ -67,23 +85,87 @@ pub fn info(json: bool, global: &Global) -> Result<()> {
             Origin::Cache | Origin::Version => None,
             _ => lite_runtime::home().ok().map(|home| home.display().to_string()),
         },
+        algo_cache: algo_cache(),
     };
+    let mut version = None;
     if !unloadable {
-        let lite = Lite::load(&located.path, global.verbose)?;
-        let (major, minor, patch) = lite.version()?;
+        let probed = probe(&located, global.verbose)?;
+        let (major, minor, patch) = probed.version;
+        version = Some((major, minor, patch));
         info.version = Some(format!("{major}.{minor}.{patch}"));
-        info.cpu_devices = Some(lite.cpu_device_count()?);
-        info.cuda_devices = Some(lite.cuda_device_count()?);
+        info.cpu_devices = Some(probed.cpu_devices);
+        info.cuda_devices = Some(probed.cuda_devices);
     }
     if let Some(warning) = shadow_warning(&info) {
         global.warn(warning);
     }
-    print(&info, json)?;
+    print(&info, json, &Making::new(&global.runtime, version, &[]))?;
     match (&info.files, &located.install) {
         (Files::Damaged(damage), Some(dir)) => Err(lite_runtime::damaged(dir, damage)),
         (Files::Unrecorded, Some(dir)) => Err(lite_runtime::unrecorded(dir)),
         _ => Ok(()),
     }
+}
+
+/// The algorithm cache's place and size.
+fn algo_cache() -> AlgoCacheInfo {
+    let cache = AlgoCache::at_home().ok();
+    let (files, bytes) = cache.as_ref().map_or((0, 0), AlgoCache::usage);
+    AlgoCacheInfo {
+        path: cache.map(|cache| cache.dir().display().to_string()),
+        files,
+        bytes,
+        disabled: opted_out_by_environment(),
+    }
+}
+
+/// What the engine reports of a runtime it loaded.
+#[derive(Serialize, Deserialize)]
+struct Probed {
+    version: (i32, i32, i32),
+    cpu_devices: usize,
+    cuda_devices: usize,
+}
+
+/// Loads the runtime `located` in a supervised child (`serve_probe`), as
+/// every engine load is: an engine that aborts, crashes or hangs as it
+/// loads or counts its devices is one line, not this process's end.
+fn probe(located: &Located, verbose: bool) -> Result<Probed> {
+    let command = MgeCommand::runtime_probe().runtime(Ok(located)).verbose(verbose);
+    let mut child = Supervisor::spawn(&command, false, ChildStdout::Replies)?;
+    if verbose {
+        child.show_engine_output();
+    }
+    let mut answer = None;
+    loop {
+        match child.next(None, &mut ErrorReturned) {
+            Next::Reply(line) => answer = Some(line),
+            Next::Exited(0) => {
+                let answer = answer.context("the engine's process exited without an answer")?;
+                return serde_json::from_str(&answer).context("the engine's process answered unreadably");
+            }
+            Next::Exited(code) => bail!("{}", child.why_it_exited(code)),
+            Next::Failed(failure) => match failure.how {
+                How::Interrupted(signal) => return Err(Interrupted(signal).into()),
+                _ => return Err(failure.into()),
+            },
+        }
+    }
+}
+
+/// The child's side of `probe`: loads the runtime handed down and answers
+/// on stdout, the engine's own output kept off it.
+pub fn serve_probe(global: &Global) -> Result<()> {
+    let mut answers = take_stdout()?;
+    let lite = load_runtime(global, Device::Cpu)?;
+    let probed = Probed {
+        version: lite.version()?,
+        cpu_devices: lite.cpu_device_count()?,
+        cuda_devices: lite.cuda_device_count()?,
+    };
+    writeln!(answers, "{}", serde_json::to_string(&probed)?)?;
+    answers.flush()?;
+    Ok(())
 }
 
 fn driver() -> CudaDriver {

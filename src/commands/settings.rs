@@ -87,6 +87,11 @@ impl EngineSettings {
         self.runtime.fast_run_cache.as_deref()
     }
 
+    /// `--no-algo-cache`: fast-run neither reads nor keeps the algorithm cache.
+    pub fn no_algo_cache(&self) -> bool {
+        self.runtime.no_algo_cache
+    }
+
     /// Claims the caches the engine reads and the tool writes back: a fast-run
     /// cache only read is an input; one profiled into, and TensorRT's, are
     /// outputs, checked before any work (after the command's inputs).
@@ -244,7 +249,7 @@ pub struct ModelSettings {
     pub path: PathBuf,
     pub feeds: FeedSettings,
     pub engine: EngineSettings,
-    /// Vars made outputs of the model, after its own (`run --output`).
+    /// Vars made outputs of the model, after its own (`run --extra-output`).
     pub extra_outputs: Vec<String>,
 }
 

@@ -14,14 +14,16 @@ use crate::mge_command::MgeCommand;
 use crate::model::ModelFile;
 use crate::options::EngineOption;
 use crate::output_files::{claim_file, write_atomically};
-use crate::packed_options;
+use crate::packed_options::{self, Carried};
+use crate::report::made_by::Making;
 use crate::report::print;
 use crate::report::progress::TuneProgress;
 use crate::report::tune::TuneReport;
 use crate::runtime;
+use crate::runtime::algo_cache::{model_digest, opted_out_by_environment, AlgoCache};
 use crate::supervise::Scratch;
 use crate::tune::candidate::singles;
-use crate::tune::trial::Trials;
+use crate::tune::trial::{AlgoCacheView, Trials};
 use crate::tune::Tuning;
 use crate::tune::{tune as search, TuneOptions};
 
@@ -75,6 +77,10 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
     }
     // A model that cannot be read fails here, in one line, not in every candidate.
     let opened = read_model(&model.path, &model.engine)?;
+    // So is a pack that carries an option no model may.
+    Carried::of(&opened)?
+        .by_mge()
+        .with_context(|| model.path.display().to_string())?;
     if settings.save_model.is_some() {
         packed_options::ensure_packable(&opened)?;
     }
@@ -93,10 +99,23 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
         baseline = baseline.no_testcase();
     }
 
+    let fast_run_cache = model.engine.fast_run_cache().map(Path::to_path_buf);
+    // Fast-run candidates keep their algorithms where every later `--fast-run` finds them.
+    let uses_algo_cache = fast_run_cache.is_none() && !model.engine.no_algo_cache() && !opted_out_by_environment();
+    let algo_cache = match uses_algo_cache {
+        true => Some(AlgoCacheView {
+            cache: AlgoCache::at_home()?,
+            options: model.engine.network.clone(),
+            model: model_digest(opened.bytes()),
+            located: located.clone(),
+        }),
+        false => None,
+    };
     let mut trials = Trials {
         baseline: baseline.clone().runtime(Ok(&located)).verbose(false),
         warmup: WARMUP,
-        fast_run_cache: model.engine.fast_run_cache().map(Path::to_path_buf),
+        algo_cache,
+        fast_run_cache,
         scratch: scratch.path().to_path_buf(),
         count: 0,
     };
@@ -111,7 +130,11 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
         save_model(file, &opened, &tuning, &model.engine, &trials, global)?;
     }
     let report = TuneReport::new(&tuning, &baseline);
-    print(&report, settings.json)
+    print(
+        &report,
+        settings.json,
+        &Making::new(&global.runtime, None, &model.engine.given),
+    )
 }
 
 /// Writes the model packed with the winner's options and the fast-run cache
@@ -128,7 +151,8 @@ fn save_model(
     let options: Vec<EngineOption> = user.given.iter().chain(&best.0).cloned().collect();
     let cache = match user.fast_run_cache() {
         Some(cache) => Some(cache.to_path_buf()),
-        None => best.has(&EngineOption::FastRun).then(|| trials.cache_path()),
+        None if best.has(&EngineOption::FastRun) => Some(trials.fast_run_cache_of(best)?),
+        None => None,
     };
     let by_mge = packed_options::save_model(file, model, &options, cache.as_deref())?;
     if !by_mge.is_empty() {
@@ -159,7 +183,7 @@ fn save(file: &Path, tuning: &Tuning, user: &EngineSettings, trials: &Trials) ->
     let mut fast_run_cache = None;
     if best.has(&EngineOption::FastRun) && user.fast_run_cache().is_none() {
         let target = saved_cache(file);
-        let cache = input_files::read(&trials.cache_path(), &input_files::FAST_RUN_CACHE)?;
+        let cache = input_files::read(&trials.fast_run_cache_of(best)?, &input_files::FAST_RUN_CACHE)?;
         write_atomically(&target, &cache).context("--save")?;
         fast_run_cache = target.file_name().map(|name| name.to_string_lossy().into_owned());
     }

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::tensor::npy::Npy;
 use crate::tensor::TensorView;
-pub use rules::{Criterion, NamedMaxerr, Rules, Statistic, Tolerance, TopkAgreement};
+pub use rules::{Criterion, LeftOut, NamedMaxerr, Rules, Statistic, Tolerance, TopkAgreement};
 use rules::{ErrorStatistics, TopkRows};
 use sides::{pair, Side, Tensor};
 
@@ -47,6 +47,8 @@ pub struct ValueComparison {
     /// The statistic of the element errors the verdict held against the
     /// tolerance (`--stat`, without the `--allow-outliers`); none for `allclose`.
     pub judged: Option<f64>,
+    /// With `--allow-outliers`: how many elements the verdict left out.
+    pub left_out: Option<LeftOut>,
     pub topk: Option<TopkAgreement>,
     pub passed: bool,
 }
@@ -85,6 +87,7 @@ pub fn compare_values(a: TensorView, b: TensorView, criterion: &Criterion) -> Op
             });
         }
     }
+    let left_out = statistics.left_out(mismatches);
     let (judged, within) = statistics.verdict(max_err, mismatches);
     let topk = topk.map(TopkRows::finish);
     Some(ValueComparison {
@@ -94,6 +97,7 @@ pub fn compare_values(a: TensorView, b: TensorView, criterion: &Criterion) -> Op
         first_mismatch,
         mismatches,
         judged,
+        left_out,
         passed: match &topk {
             Some(agreement) => agreement.differing_rows == 0,
             None => within,
@@ -154,6 +158,9 @@ pub struct TensorRow {
     /// the rules judge by more than the largest error; None when NaN.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stat_err: Option<f64>,
+    /// With `--allow-outliers`: how many elements the verdict left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<LeftOut>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub topk: Option<TopkAgreement>,
     /// How a var one run kept in a blocked layout was read to compare it.
@@ -190,6 +197,7 @@ impl TensorRow {
             first_mismatch: None,
             mismatches: None,
             stat_err: None,
+            left_out: None,
             topk: None,
             relayout: None,
             status,
@@ -224,6 +232,7 @@ pub fn compare_views(name: &str, a: TensorView, b: TensorView, criterion: &Crite
             .filter(|_| criterion.judges_more_than_the_largest())
             .and_then(finite);
         row.first_mismatch = values.first_mismatch;
+        row.left_out = values.left_out;
         row.topk = values.topk;
     }
     row

@@ -3,14 +3,14 @@
 //! `--allow-outliers`, `--topk`), and the verdict they give on the errors
 //! of one tensor's elements.
 
-use std::fmt::Write;
+use std::fmt::{self, Write};
 
 use anyhow::{bail, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::DEFAULT_MAXERR;
 use crate::output_files::npy_file_stem;
-use crate::text::quoted_list;
+use crate::text::{counted, number, quoted_list};
 
 /// What an element may differ by.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -172,11 +172,11 @@ impl Rules {
     /// The rules in a line: `AssertEqual error <= 1e-4, 'prob' <= 1e-2; the median element error`.
     pub fn describe(&self) -> String {
         let mut text = match self.default_tolerance() {
-            Tolerance::AssertEqual { maxerr } => format!("AssertEqual error <= {maxerr:e}"),
-            Tolerance::Close { atol, rtol } => format!("|a - b| <= {atol:e} + {rtol:e} * |b|"),
+            Tolerance::AssertEqual { maxerr } => format!("AssertEqual error <= {}", number(maxerr)),
+            Tolerance::Close { atol, rtol } => format!("|a - b| <= {} + {} * |b|", number(atol), number(rtol)),
         };
         for named in &self.by_name {
-            let _ = write!(text, ", '{}' <= {:e}", named.name, named.maxerr);
+            let _ = write!(text, ", '{}' <= {}", named.name, number(named.maxerr));
         }
         if self.stat != Statistic::Max {
             let _ = write!(text, "; the {} element error", self.stat.name());
@@ -203,7 +203,7 @@ impl Rules {
                 bail!(
                     "--maxerr {}:{}: no tensor is named '{}' (the tensors: {})",
                     rule.name,
-                    rule.maxerr,
+                    number(rule.maxerr),
                     rule.name,
                     quoted_list(&known)
                 );
@@ -219,6 +219,20 @@ impl Rules {
 fn names_tensor(rule: &str, name: &str) -> bool {
     let stem = name.strip_suffix(".npy").unwrap_or(name);
     name == rule || stem == rule || stem == npy_file_stem(rule)
+}
+
+/// With `--allow-outliers`: how many of a tensor's elements the verdict left out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOut {
+    pub elements: usize,
+    /// The tensor's elements.
+    pub of: usize,
+}
+
+impl fmt::Display for LeftOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} of {} left out", self.elements, counted(self.of, "element"))
+    }
 }
 
 /// The element errors of one tensor, gathered for the verdict.
@@ -243,6 +257,22 @@ impl ErrorStatistics {
         if let Some(kept) = &mut self.kept {
             kept.push(err);
         }
+    }
+
+    /// With `--allow-outliers`, how many elements the verdict leaves out of
+    /// those with `mismatches` outside the tolerance: the largest errors, as
+    /// many as allowed and nonzero (AssertEqual), or the elements outside it
+    /// that the allowance excuses (`allclose`).
+    pub fn left_out(&self, mismatches: usize) -> Option<LeftOut> {
+        if self.criterion.allow_outliers == 0.0 {
+            return None;
+        }
+        let allowed = (self.criterion.allow_outliers * self.len as f64).floor() as usize;
+        let elements = match self.criterion.tolerance {
+            Tolerance::Close { .. } => mismatches.min(allowed),
+            Tolerance::AssertEqual { .. } => allowed.min(self.kept.as_ref().map_or(0, Vec::len)),
+        };
+        Some(LeftOut { elements, of: self.len })
     }
 
     /// The statistic held against the tolerance (AssertEqual only), and the

@@ -18,13 +18,23 @@
 //! supervising parent knows why the engine stopped making progress.
 
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::OnceLock;
 
-/// Set when the engine library is loaded: from then on an `exit` call that
-/// reaches us is the engine's (the tool itself ends by returning from `main`,
-/// and the C library's own call to `exit` does not come through here).
-static ENGINE_LOADED: AtomicBool = AtomicBool::new(false);
+/// The process that loaded the engine library, once it did: from then on an
+/// `exit` call that reaches us there is the engine's (the tool itself ends by
+/// returning from `main`, and the C library's own call to `exit` does not
+/// come through here). A process the engine forks ends as it will: MegEngine
+/// counts CUDA devices in a child that calls `exit(0)`.
+static ENGINE_LOADED_IN: AtomicI32 = AtomicI32::new(0);
+
+/// Whether this process loaded the engine (not merely a fork of one that did).
+// Read by the traps only, which the unit tests leave out.
+#[cfg_attr(test, allow(dead_code))]
+fn engine_loaded_here() -> bool {
+    // SAFETY: getpid(2) cannot fail.
+    ENGINE_LOADED_IN.load(Ordering::SeqCst) == unsafe { libc::getpid() }
+}
 
 /// Where the engine's exits and failed threads are reported, and how: each
 /// function makes the bytes to write. Without them, an exit is an error line
@@ -48,7 +58,8 @@ pub fn report_to(reports: Reports) {
 }
 
 pub(super) fn engine_loaded() {
-    ENGINE_LOADED.store(true, Ordering::SeqCst);
+    // SAFETY: getpid(2) cannot fail.
+    ENGINE_LOADED_IN.store(unsafe { libc::getpid() }, Ordering::SeqCst);
 }
 
 /// The unit-test harness ends with `process::exit`: it keeps the C library's.
@@ -56,10 +67,9 @@ pub(super) fn engine_loaded() {
 mod interposed {
     use std::ffi::CStr;
     use std::os::raw::{c_int, c_void};
-    use std::sync::atomic::Ordering;
     use std::sync::OnceLock;
 
-    use super::{ENGINE_LOADED, REPORTS};
+    use super::{engine_loaded_here, REPORTS};
 
     #[no_mangle]
     pub extern "C" fn exit(status: c_int) -> ! {
@@ -77,7 +87,7 @@ mod interposed {
 
     /// Ends the process here when the engine is the caller.
     fn trap(status: c_int) {
-        if !ENGINE_LOADED.load(Ordering::SeqCst) {
+        if !engine_loaded_here() {
             return;
         }
         let thread = current_thread_name();
@@ -117,7 +127,7 @@ mod interposed {
         let create = CREATE.get_or_init(|| unsafe { libc_function(c"pthread_create") });
         // SAFETY: the caller's arguments, as the caller gave them.
         let code = unsafe { create(thread, attributes, start, argument) };
-        if code != 0 && ENGINE_LOADED.load(Ordering::SeqCst) {
+        if code != 0 && engine_loaded_here() {
             if let Some(reports) = REPORTS.get() {
                 let line = (reports.thread_not_started)(code);
                 // SAFETY: write(2) of a valid buffer.

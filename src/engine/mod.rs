@@ -2,8 +2,9 @@
 //! `stdio` and `process`) holds the only `unsafe` code of the crate.
 
 mod affinity;
-mod algo_cache;
+pub mod algo_cache;
 mod cuda_driver;
+mod env_numbers;
 mod exit_trap;
 mod ffi;
 mod log_watch;
@@ -212,7 +213,7 @@ pub struct Lite {
 impl Lite {
     /// Loads the Lite shared library at `path` and checks its version.
     pub fn load(path: &Path, verbose: bool) -> Result<Lite> {
-        log_watch::ensure_readable_level_override()?;
+        env_numbers::ensure_readable()?;
         // The CUDA probing at load time prints to both streams; keep it for -v only.
         let quiet = stdio::quiet_start(verbose);
         // Its initialisers run engine code already.

@@ -13,10 +13,33 @@ use super::jpeg;
 use crate::input_files;
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
 
-pub(super) fn load(path: &Path, info: &TensorInfo, resize: bool) -> Result<HostTensor> {
+/// The most pixels an image that `--resize-input` resizes may have (a
+/// camera's photo has a few tens of millions): checked from its header, as
+/// an image fed at its own size is checked against the feed's bound.
+const MAX_PIXELS_TO_RESIZE: usize = 64 << 20;
+
+/// How an image meets its input's shape.
+pub(super) enum Sizing<'a> {
+    /// Resized to the input's declared height and width (`--resize-input`).
+    Resized,
+    /// At its own size, which the feed's bound (`fits`) must take.
+    Own(&'a dyn Fn(&[usize]) -> Result<()>),
+}
+
+/// The image at `path` as a feed of `info`, sized as `sizing` says; its
+/// size is checked as its header gives it, before it is decoded.
+pub(super) fn load(path: &Path, info: &TensorInfo, sizing: Sizing) -> Result<HostTensor> {
     let layout = Layout::for_shape(&info.shape)?;
-    let mut image = read_bgr(path)?;
-    if resize {
+    let decodable = |height: usize, width: usize| match sizing {
+        Sizing::Own(fits) => fits(&layout.shape(height, width)),
+        Sizing::Resized if height.saturating_mul(width) > MAX_PIXELS_TO_RESIZE => bail!(
+            "the image is {width}x{height}: more than the {} megapixels --resize-input resizes",
+            MAX_PIXELS_TO_RESIZE >> 20
+        ),
+        Sizing::Resized => Ok(()),
+    };
+    let mut image = read_bgr(path, &decodable)?;
+    if matches!(sizing, Sizing::Resized) {
         let (height, width) = layout
             .size
             .filter(|&(height, width)| height > 0 && width > 0)
@@ -35,15 +58,14 @@ pub(super) fn load(path: &Path, info: &TensorInfo, resize: bool) -> Result<HostT
     } else {
         image.pixels
     };
-    let (mut shape, values) = if layout.channels_last {
-        (vec![image.height, image.width, channels], hwc)
+    let values = if layout.channels_last {
+        hwc
     } else {
-        let planes = (0..channels).flat_map(|channel| hwc.iter().skip(channel).step_by(channels).copied());
-        (vec![channels, image.height, image.width], planes.collect())
+        (0..channels)
+            .flat_map(|channel| hwc.iter().skip(channel).step_by(channels).copied())
+            .collect()
     };
-    if layout.batched {
-        shape.insert(0, 1);
-    }
+    let shape = layout.shape(image.height, image.width);
     HostTensor::from_f64(shape, info.dtype, values.into_iter().map(f64::from))
 }
 
@@ -92,6 +114,18 @@ impl Layout {
         };
         Ok(layout)
     }
+
+    /// The shape of an image of `height` and `width` laid out so.
+    fn shape(&self, height: usize, width: usize) -> Vec<usize> {
+        let mut shape = match self.channels_last {
+            true => vec![height, width, self.channels],
+            false => vec![self.channels, height, width],
+        };
+        if self.batched {
+            shape.insert(0, 1);
+        }
+        shape
+    }
 }
 
 /// An 8-bit, 3-channel BGR image, rows of interleaved pixels (OpenCV's `Mat` of `CV_8UC3`).
@@ -101,7 +135,9 @@ struct BgrImage {
     pixels: Vec<u8>,
 }
 
-fn read_bgr(path: &Path) -> Result<BgrImage> {
+/// The image at `path`, decoded once `decodable` takes its height and width
+/// as its header gives them.
+fn read_bgr(path: &Path, decodable: &dyn Fn(usize, usize) -> Result<()>) -> Result<BgrImage> {
     let cannot_read = |err: std::io::Error| anyhow!("cannot read file: {err}");
     let cannot_decode = |err: ImageError| anyhow!("cannot decode image: {err}");
     // Like OpenCV, trust the content over the extension.
@@ -111,9 +147,11 @@ fn read_bgr(path: &Path) -> Result<BgrImage> {
         .map_err(cannot_read)?;
     // `cv2.imread` applies the EXIF orientation.
     let (mut image, orientation) = if reader.format() == Some(ImageFormat::Jpeg) {
-        jpeg::decode(reader.into_inner())?
+        jpeg::decode(reader.into_inner(), decodable)?
     } else {
         let mut decoder = reader.into_decoder().map_err(cannot_decode)?;
+        let (width, height) = decoder.dimensions();
+        decodable(height as usize, width as usize)?;
         Limits::default()
             .reserve(decoder.total_bytes())
             .map_err(cannot_decode)?;
@@ -125,17 +163,18 @@ fn read_bgr(path: &Path) -> Result<BgrImage> {
     if height == 0 || width == 0 {
         bail!("the image is empty ({width}x{height})");
     }
-    // OpenCV drops the low byte of 16-bit samples, where `to_rgb8` would round.
+    // OpenCV drops the low byte of 16-bit samples, where `into_rgb8` would round.
+    // Taken, not copied, where the image is RGB already: the decoded image is the largest buffer.
     let color = image.color();
     let mut pixels: Vec<u8> = if color.bytes_per_pixel() == 2 * color.channel_count() {
         image
-            .to_rgb16()
+            .into_rgb16()
             .into_raw()
             .into_iter()
             .map(|sample| (sample >> 8) as u8)
             .collect()
     } else {
-        image.to_rgb8().into_raw()
+        image.into_rgb8().into_raw()
     };
     for pixel in pixels.chunks_exact_mut(3) {
         pixel.swap(0, 2);

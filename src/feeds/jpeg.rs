@@ -12,10 +12,14 @@ use image::{DynamicImage, Limits, RgbImage};
 use mozjpeg::{ColorSpace, DctMethod, Decompress, Marker};
 
 /// The decoded pixels (RGB) and the orientation `cv2.imread` applies to them.
-pub(super) fn decode(reader: impl BufRead) -> Result<(DynamicImage, Orientation)> {
+/// `decodable` sees the height and width of the header first.
+pub(super) fn decode(
+    reader: impl BufRead,
+    decodable: &dyn Fn(usize, usize) -> Result<()>,
+) -> Result<(DynamicImage, Orientation)> {
     // libjpeg reports corrupt data by unwinding out of the decoder (the `mozjpeg` crate's
     // error manager); it carries the message and never reaches the panic hook.
-    panic::catch_unwind(AssertUnwindSafe(|| decode_unguarded(reader))).unwrap_or_else(|payload| {
+    panic::catch_unwind(AssertUnwindSafe(|| decode_unguarded(reader, decodable))).unwrap_or_else(|payload| {
         let message = payload
             .downcast_ref::<String>()
             .map_or("libjpeg failed", String::as_str)
@@ -24,7 +28,10 @@ pub(super) fn decode(reader: impl BufRead) -> Result<(DynamicImage, Orientation)
     })
 }
 
-fn decode_unguarded(reader: impl BufRead) -> Result<(DynamicImage, Orientation)> {
+fn decode_unguarded(
+    reader: impl BufRead,
+    decodable: &dyn Fn(usize, usize) -> Result<()>,
+) -> Result<(DynamicImage, Orientation)> {
     let cannot_decode = |err: std::io::Error| anyhow!("cannot decode image: {err}");
     let mut decompress = Decompress::with_markers(&[Marker::APP(1)])
         .from_reader(reader)
@@ -36,6 +43,7 @@ fn decode_unguarded(reader: impl BufRead) -> Result<(DynamicImage, Orientation)>
         .and_then(|marker| marker.data.get(6..).and_then(Orientation::from_exif_chunk))
         .unwrap_or(Orientation::NoTransforms);
     let (width, height) = decompress.size();
+    decodable(height, width)?;
     Limits::default()
         .reserve(width as u64 * height as u64 * 4)
         .map_err(|err| anyhow!("cannot decode image: {err}"))?;

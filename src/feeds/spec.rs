@@ -186,7 +186,13 @@ impl Source {
             Source::Random(spec) => spec.generate(info, options.seed).map(|tensor| (tensor, None)),
             Source::Npy(path) => npy::load_npy_checked(path, info.dtype, &fits).map(stored),
             Source::Npz { path, key } => npy::load_npz(path, key.as_deref(), info, &fits).map(stored),
-            Source::Image(path) => image::load(path, info, options.resize_input).map(|tensor| (tensor, None)),
+            Source::Image(path) => {
+                let sizing = match options.resize_input {
+                    true => image::Sizing::Resized,
+                    false => image::Sizing::Own(&fits),
+                };
+                image::load(path, info, sizing).map(|tensor| (tensor, None))
+            }
             Source::Json(value) => json::to_tensor(value, info).map(|tensor| (tensor, None)),
         }
     }

@@ -77,8 +77,8 @@ fn at_shape(input: &TensorInfo, reading: Option<&Reading>, options: &FeedOptions
             )),
         },
         Source::Image(path) => {
-            let laid_out =
-                image::load(path, input, true).map_err(|err| anyhow::anyhow!("{}", context(&format!("{err:#}"))))?;
+            let laid_out = image::load(path, input, image::Sizing::Resized)
+                .map_err(|err| anyhow::anyhow!("{}", context(&format!("{err:#}"))))?;
             Ok(ShapedFeed::Values(repeated_to(laid_out, &input.shape)))
         }
         Source::Npy(_) | Source::Npz { .. } | Source::Json(_) => {

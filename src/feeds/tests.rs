@@ -982,3 +982,37 @@ fn images_decode_like_opencv() {
     }
     assert!(checked >= 10, "only {checked} image cases in the manifest");
 }
+
+/// An image is held to the feed's bound from its header, before it is
+/// decoded: a 35 KB PNG of 6000x6000 fed to a (1,3,32,32) input was decoded
+/// whole (2.2 GB at the peak). One that `--resize-input` resizes may have
+/// up to 64 megapixels, also checked from its header.
+#[test]
+fn images_are_bounded_from_their_headers() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("big.png");
+    ImageBuffer::from_pixel(1200, 1200, Rgb([1u8, 2, 3]))
+        .save(&path)
+        .unwrap();
+    let message = error(image_tensor(&path, &[1, 3, 4, 4], false));
+    assert!(
+        message.contains("shape (1, 3, 1200, 1200) has 4320000 elements, more than 64 times the 48"),
+        "{message}"
+    );
+    assert_eq!(image_tensor(&path, &[1, 3, 4, 4], true).unwrap().shape, [1, 3, 4, 4]);
+    // Headers alone: no pixels follow, and none are needed to refuse them.
+    let huge = write(&dir, "huge.ppm", b"P6\n9000 9000\n255\n");
+    let message = error(image_tensor(&huge, &[1, 3, 4, 4], true));
+    assert!(
+        message.contains("the image is 9000x9000: more than the 64 megapixels --resize-input resizes"),
+        "{message}"
+    );
+    let message = error(image_tensor(&huge, &[1, 3, 4, 4], false));
+    assert!(message.contains("shape (1, 3, 9000, 9000) has"), "{message}");
+    // A JPEG's frame header (SOF0: 9000x9000, three components) and scan header.
+    let mut jpeg = b"\xff\xd8\xff\xc0\x00\x11\x08\x23\x28\x23\x28\x03\x01\x11\x00\x02\x11\x00\x03\x11\x00".to_vec();
+    jpeg.extend_from_slice(b"\xff\xda\x00\x0c\x03\x01\x00\x02\x11\x03\x11\x00\x3f\x00\xff\xd9");
+    let huge = write(&dir, "huge.jpg", &jpeg);
+    let message = error(image_tensor(&huge, &[1, 3, 4, 4], false));
+    assert!(message.contains("shape (1, 3, 9000, 9000) has"), "{message}");
+}

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::input_files;
@@ -53,11 +53,59 @@ pub fn read_index(dir: &Path) -> Result<Option<Index>> {
     let Some(bytes) = input_files::read_if_present(&path, &input_files::IO_DUMP_INDEX)? else {
         return Ok(None);
     };
-    let index = serde_json::from_slice(&bytes).with_context(|| {
+    let index: Index = serde_json::from_slice(&bytes).with_context(|| {
         format!(
             "{} is not the index of an io dump written by `mge dump --io`",
             path.display()
         )
     })?;
+    // The index names files of its own folder, and nothing else is read.
+    let outside = index
+        .vars
+        .iter()
+        .find(|var| var.file.as_deref().is_some_and(|file| !is_file_name(file)));
+    if let Some(var) = outside {
+        bail!(
+            "{}: var '{}' names the file '{}', which is not a file of the dump's folder (a name with a folder part, \
+             `..` or an absolute path)",
+            path.display(),
+            var.name,
+            var.file.as_deref().unwrap_or_default()
+        );
+    }
     Ok(Some(index))
+}
+
+/// One plain name within a folder: no `/`, not `.` or `..`, not empty.
+fn is_file_name(file: &str) -> bool {
+    !file.is_empty() && !file.contains('/') && file != "." && file != ".."
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An index names files of its own folder: `../secret.npy` was read and
+    /// its values shown by `compare`, `/etc/passwd` opened before it was refused.
+    #[test]
+    fn an_index_names_no_file_outside_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = |file: &str| {
+            let var = serde_json::json!({"name": "x", "id": 1, "operator": "x", "type": "Host2DeviceCopy",
+                                         "inputs": [], "shape": [1], "dtype": "float32", "file": file});
+            let index = serde_json::json!({"model": "m.mge", "format": "bin", "vars": [var]});
+            std::fs::write(dir.path().join(INDEX_FILE), index.to_string()).unwrap();
+            read_index(dir.path())
+        };
+        for outside in ["../secret.npy", "/etc/passwd", "sub/x.npy", "..", ".", ""] {
+            let message = format!("{:#}", index(outside).unwrap_err());
+            assert!(
+                message.contains(&format!(
+                    "var 'x' names the file '{outside}', which is not a file of the dump's folder"
+                )),
+                "{message}"
+            );
+        }
+        assert!(index("0000_x.npy").unwrap().is_some());
+    }
 }

@@ -7,8 +7,16 @@
 //! - Convolution: N·Cout·H·W·(Cin/groups·kh·kw) MACs (ConvBias adds one per
 //!   output, its bias); matrix multiplication: M·N·K (batched: B·M·N·K).
 //!   FLOPs are twice the MACs, as the engine's own profiler counts them.
+//! - Transposed convolution (`ConvolutionBackwardData`), which network_visualize
+//!   does not count: as the engine's profiler counts it, a MAC per element of
+//!   its input (`diff`) per weight of an output channel's filter.
 //! - Elementwise: one FLOP per output element, no MACs.
-//! - Other operators are not counted (network_visualize counts none either).
+//! - Pooling and reduction, which network_visualize does not count: FLOPs as the
+//!   engine's profiler counts them (an operation per window element of each
+//!   output; per input element), no MACs.
+//! - Operators that only hold, move or reshape data: none.
+//! - Any other operator is `uncounted` (network_visualize counts none either),
+//!   and so is a counted one whose shapes the graph does not store.
 //!
 //! Shapes are the ones the graph stores for its vars: as dumped, batch
 //! included (network_visualize sets the batch to 1 first).
@@ -21,6 +29,10 @@ use super::structure::{Operator, Structure};
 
 /// `param.MatrixMul` fields `transposeA`, `transposeB`.
 const TRANSPOSE_A: usize = 0;
+/// `param.Pooling`'s fields in their order (`opr_param_defs.fbs`).
+pub(super) const POOLING_FIELDS: [&str; 8] = [
+    "mode", "pad_h", "pad_w", "stride_h", "stride_w", "window_h", "window_w", "format",
+];
 
 /// The cost of a model's operators of one type.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -51,15 +63,40 @@ pub struct GraphCost {
     pub parameters: Parameters,
     pub macs: u64,
     pub flops: u64,
-    /// Operators of a counted type whose cost needs a shape the graph does not store.
+    /// Operators whose operations are not in `macs` and `flops`: of a type
+    /// not counted, or counted but without the shapes it needs in the graph.
     pub uncounted: usize,
+    /// Those operators by type: how many of each.
+    pub uncounted_types: BTreeMap<String, usize>,
 }
+
+/// Types whose operators hold, move or reshape data and do no arithmetic.
+const NO_ARITHMETIC: &[&str] = &[
+    "AxisAddRemove",
+    "Broadcast",
+    "Concat",
+    "Copy",
+    "Dimshuffle",
+    "GetVarShape",
+    "Host2DeviceCopy",
+    "Identity",
+    "MarkDynamicVar",
+    "MarkNoBroadcastElemwise",
+    "MultipleDeviceTensorHolder",
+    "MultipleDeviceTensorWithFormatHolder",
+    "Reshape",
+    "SharedDeviceTensor",
+    "SharedDeviceTensorWithFormat",
+    "Split",
+    "Subtensor",
+    "VolatileSharedDeviceTensor",
+];
 
 /// What one operator costs.
 #[derive(Default)]
 struct Cost {
     parameters: Option<Parameters>,
-    /// None: not a counted type. Some(None): counted, but a shape is missing.
+    /// (MACs, FLOPs). None: not a counted type. Some(None): counted, but a shape is missing.
     operations: Option<Option<(u64, u64)>>,
 }
 
@@ -87,8 +124,10 @@ pub fn graph_cost(graph: &Structure) -> GraphCost {
             }
         }
         match cost.operations {
-            None => {}
-            Some(None) => total.uncounted += 1,
+            None | Some(None) => {
+                total.uncounted += 1;
+                *total.uncounted_types.entry(name.to_string()).or_default() += 1;
+            }
             Some(Some((macs, flops))) => {
                 *row.macs.get_or_insert(0) += macs;
                 *row.flops.get_or_insert(0) += flops;
@@ -128,7 +167,7 @@ fn operator_cost(graph: &Structure, operator: &Operator, name: &str) -> Cost {
     match name {
         "ImmutableTensor" => Cost {
             parameters: constant(operator),
-            operations: None,
+            operations: Some(Some((0, 0))),
         },
         "Convolution" | "ConvBias" => counted((|| {
             let (output, weight) = (output?, shape(operator.inputs.get(1))?);
@@ -151,7 +190,26 @@ fn operator_cost(graph: &Structure, operator: &Operator, name: &str) -> Cost {
                 Some((macs, 2 * macs))
             })())
         }
+        // The filter first, then `diff`, the input it spreads over the output.
+        "ConvolutionBackwardData" => counted((|| {
+            let (filter, diff) = (shape(operator.inputs.first())?, shape(operator.inputs.get(1))?);
+            let macs = elements(diff) * elements(&filter[filter.len().checked_sub(3)?..]);
+            Some((macs, 2 * macs))
+        })()),
         "Elemwise" | "ElemwiseMultiType" => counted(output.map(|output| (0, elements(output)))),
+        // As the engine's profiler: a comparison or addition per window element of each output.
+        "Pooling" => counted((|| {
+            let param = operator.params.first()?;
+            let window = |name: &str| {
+                let index = POOLING_FIELDS.iter().position(|field| *field == name)?;
+                // A field at the schema's default (a window of 2) is left out of the flatbuffer.
+                Some(u64::from(param.table.u32(index).ok()?.unwrap_or(2)))
+            };
+            Some((0, elements(output?) * window("window_h")? * window("window_w")?))
+        })()),
+        // As the engine's profiler: an addition (or comparison) per input element.
+        "Reduce" => counted(shape(operator.inputs.first()).map(|input| (0, elements(input)))),
+        _ if NO_ARITHMETIC.contains(&name) => counted(Some((0, 0))),
         _ => Cost::default(),
     }
 }

@@ -19,9 +19,10 @@ use serde::Serialize;
 
 use anyhow::Result;
 
-use super::cost::{dtype_bits, graph_cost, type_name, GraphCost, Parameters};
+use super::cost::{dtype_bits, graph_cost, type_name, GraphCost, Parameters, POOLING_FIELDS};
 use super::structure::{Dumped, Operator, Param, Structure, Tensor};
-use super::ModelFile;
+use super::ModelGraph;
+use crate::text::number;
 
 /// How two graphs differ; every list is empty when they are the same.
 #[derive(Debug, Serialize)]
@@ -183,15 +184,13 @@ pub fn dtype_name(dtype: u8) -> String {
         .map_or_else(|| format!("dtype {dtype}"), |name| name.to_string())
 }
 
-/// The graphs of two model files compared (see `diff`): each file's model
-/// graph as the engine runs it.
-pub fn diff_files(a: &ModelFile, b: &ModelFile) -> Result<StructureDiff> {
-    let what = "the structural diff";
-    let (graph_a, graph_b) = (a.model_graph(what)?, b.model_graph(what)?);
-    let (structure_a, structure_b) = (graph_a.structure()?, graph_b.structure()?);
-    let dumped = |file: &ModelFile, structure: &Structure| DumpedAs {
-        format: file.format(),
-        container: file.is_container(),
+/// Two model files' graphs compared (see `diff`), each as the engine runs
+/// it (`ModelFile::model_graph`).
+pub fn diff_graphs(a: &ModelGraph, b: &ModelGraph) -> Result<StructureDiff> {
+    let (structure_a, structure_b) = (a.structure()?, b.structure()?);
+    let dumped = |graph: &ModelGraph, structure: &Structure| DumpedAs {
+        format: graph.file_format.clone(),
+        container: graph.container,
         graph: structure.dumped.clone(),
     };
     let sides = Sides {
@@ -638,7 +637,7 @@ fn tensor_difference(a: &Tensor, b: &Tensor, names: &(String, String), constants
             max_abs_diff: largest,
         });
     }
-    Some(format!("{name}: largest difference {largest:.4e}"))
+    Some(format!("{name}: largest difference {}", number(largest)))
 }
 
 /// The largest absolute difference of two constants' elements, for the
@@ -767,13 +766,10 @@ fn field_name(tag: u8, index: usize) -> String {
         "dilate_w",
         "compute_mode",
     ];
-    const POOLING: [&str; 8] = [
-        "mode", "pad_h", "pad_w", "stride_h", "stride_w", "window_h", "window_w", "format",
-    ];
     let names: &[&str] = match tag {
         3 => &CONVOLUTION,
         6 => &CONV_BIAS,
-        9 => &POOLING,
+        9 => &POOLING_FIELDS,
         _ => &[],
     };
     names

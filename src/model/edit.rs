@@ -162,7 +162,7 @@ pub fn with_outputs(flatbuffer: &[u8], names: &[String]) -> Result<Vec<u8>> {
     for (original, name) in (first_original..).zip(names) {
         let id = edit.var_id(name)?;
         if outputs.iter().any(|&(compact, _)| compact == id) {
-            bail!("--output {name}: it is an output already");
+            bail!("--extra-output {name}: it is an output already");
         }
         outputs.push((id, original));
         if !aliases.is_empty() {

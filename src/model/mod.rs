@@ -11,6 +11,7 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 
 use crate::input_files;
+use crate::text;
 
 mod assertions;
 mod builder;
@@ -84,6 +85,11 @@ pub enum Wrapping {
 /// A model graph's bytes, owned, to read its `Structure` from.
 pub struct ModelGraph {
     pub format: GraphFormat,
+    /// How the file holds it (`ModelFile::format`, with the format of a
+    /// graph decrypted: `AES_default-encrypted fbs-v2`).
+    pub file_format: String,
+    /// Whether the file is a testcase container.
+    pub container: bool,
     flatbuffer: Vec<u8>,
     /// The tensor values of an FBS v1 graph.
     tensors: Vec<u8>,
@@ -147,10 +153,11 @@ impl ModelFile {
                 graphs: None,
             });
         }
-        let graphs = reader.graphs().map_err(|err| match reader.pos {
-            0 => anyhow::anyhow!("{err:#}; an encrypted model needs --model-decryption METHOD"),
-            _ => err,
-        })?;
+        let graphs = match reader.graphs(0) {
+            Ok(graphs) => graphs,
+            Err(err) if reader.pos == 0 => return Err(what_the_file_is(reader.peek(64)?, err)),
+            Err(err) => return Err(err),
+        };
         Ok(ModelFile {
             bytes: reader.bytes,
             wrapping: Wrapping::Bare,
@@ -181,7 +188,7 @@ impl ModelFile {
                     bytes: Vec::new(),
                     pos: 0,
                 };
-                let graphs = reader.graphs().context("the pack's model data")?;
+                let graphs = reader.graphs(0).context("the pack's model data")?;
                 if graphs.testcases.is_some() {
                     bail!("it packs a testcase container, which MegEngine Lite cannot load (it hands the packed data to its graph loader, which knows no container): pack the plain model, and check the container unpacked");
                 }
@@ -270,8 +277,9 @@ impl Graphs {
 }
 
 impl<R: Read> Reader<R> {
-    /// The graphs of a plain model or a container, read from the start.
-    fn graphs(&mut self) -> Result<Graphs> {
+    /// The graphs of a plain model or a container, read from the start; up
+    /// to `padding` zero bytes may follow them (a decrypted model's).
+    fn graphs(&mut self, padding: usize) -> Result<Graphs> {
         let reader = self;
         let testcase_count = if reader.peek(CONTAINER_MAGIC.len())? == CONTAINER_MAGIC {
             reader.take(CONTAINER_MAGIC.len(), "the container header")?;
@@ -293,7 +301,8 @@ impl<R: Read> Reader<R> {
                     .collect::<Result<Vec<_>>>()?,
             ),
         };
-        if !reader.peek(1)?.is_empty() {
+        let after = reader.peek(padding + 1)?;
+        if after.len() > padding || after.iter().any(|byte| *byte != 0) {
             // Whatever follows the last graph is no part of the model: a lowered
             // testcase count, or another file appended. Running what the count
             // says would pass a check on a subset of its testcases.
@@ -435,24 +444,80 @@ impl ModelFile {
     }
 
     /// The model graph as the engine runs it, to read its structure: a
-    /// container's outputs are the vars its assertions check. `what` needs it.
-    pub fn model_graph(&self, what: &str) -> Result<ModelGraph> {
-        let Some(graphs) = &self.graphs else {
-            bail!(
-                "{what} reads the model's graph, and this one is {}, which only the engine decrypts: give the plain model",
-                self.format()
-            );
+    /// container's outputs are the vars its assertions check; an encrypted
+    /// graph decrypted as the engine decrypts it, with `key` (`--model-key`)
+    /// or else its method's built-in key.
+    pub fn model_graph(&self, key: Option<&[u8]>) -> Result<ModelGraph> {
+        let decrypted;
+        let (bytes, graphs, file_format) = match &self.graphs {
+            Some(graphs) => (&self.bytes[..], graphs, self.format()),
+            None => {
+                decrypted = self.decrypted(key)?;
+                let format = format!("{} {}", self.format(), decrypted.1.format);
+                (&decrypted.0[..], &decrypted.1, format)
+            }
         };
-        let mut flatbuffer = self.bytes[graphs.graph_flatbuffer.clone()].to_vec();
+        let mut flatbuffer = bytes[graphs.graph_flatbuffer.clone()].to_vec();
         if graphs.testcases.is_some() {
             unassert::rewrite(graphs.format, &mut flatbuffer)
                 .context("cannot take the model's outputs from before its AssertEqual operators")?;
         }
         Ok(ModelGraph {
             format: graphs.format,
+            file_format,
+            container: graphs.testcases.is_some(),
             flatbuffer,
-            tensors: self.bytes[graphs.graph_tensors.clone()].to_vec(),
+            tensors: bytes[graphs.graph_tensors.clone()].to_vec(),
         })
+    }
+
+    /// The encrypted model (a bare file, or a pack's model data) decrypted
+    /// with `key`, else its method's built-in key, and its graph, checked as
+    /// any graph is: the model that was encrypted, to the byte. A wrong key
+    /// is one line (the method's hash, else a graph that does not verify).
+    fn decrypted(&self, key: Option<&[u8]>) -> Result<(Vec<u8>, Graphs)> {
+        let (method, data) = match &self.wrapping {
+            Wrapping::Encrypted(method) => (*method, &self.bytes[..]),
+            Wrapping::Packed(pack) => {
+                let name = &pack.header.model_decryption;
+                let method = Method::from_name(name).with_context(|| {
+                    format!(
+                        "the pack's model data is encrypted with {}, a method MegEngine Lite does not register",
+                        text::printable(name)
+                    )
+                })?;
+                (method, &self.bytes[pack.data.clone()])
+            }
+            Wrapping::Bare => bail!("the model is not encrypted"),
+        };
+        let built_in;
+        let (key, whose) = match key {
+            Some(key) => {
+                method.check_key(key).context("--model-key")?;
+                (key, "the key given (--model-key)")
+            }
+            None => {
+                built_in = method.built_in_key();
+                (&built_in[..], "its built-in key")
+            }
+        };
+        let wrong = |why: String| {
+            anyhow::anyhow!(
+                "the model does not decrypt with {method} and {whose}: {why}; the key or the method is wrong, or the file is damaged"
+            )
+        };
+        let plain = method.decrypt(data, key).map_err(|err| wrong(format!("{err:#}")))?;
+        let mut reader = Reader::holding(plain);
+        let graphs = reader.graphs(method.padding()).map_err(|err| {
+            let wrong = wrong("what it decrypts to is no MegEngine graph".into());
+            anyhow::anyhow!("{wrong} ({err:#})")
+        })?;
+        if graphs.testcases.is_some() {
+            bail!("it decrypts to a testcase container, which MegEngine Lite cannot load (it hands the decrypted data to its graph loader, which knows no container): encrypt the plain model");
+        }
+        let mut plain = reader.bytes;
+        plain.truncate(graphs.graph.end);
+        Ok((plain, graphs))
     }
 
     /// Where `--reduce` may cut the model graph (see `cut`), in the graph's order.
@@ -536,12 +601,72 @@ type GraphRanges = (GraphFormat, Range<usize>, Range<usize>, Range<usize>);
 
 /// Reads graphs off a source, keeping what it read; asks the source only for
 /// what the framing read so far announces.
+/// Why a file whose first bytes are no model's is none, saying what it is:
+/// empty, a kind of file known by its first bytes, text, the legacy format
+/// (which `not_a_graph` says), or, for bytes of no known kind, what a
+/// model starts with and that an encrypted one needs its method.
+fn what_the_file_is(head: &[u8], not_a_graph: anyhow::Error) -> anyhow::Error {
+    const KINDS: &[(&[u8], &str)] = &[
+        (b"\x89PNG", "a PNG image"),
+        (b"\xff\xd8\xff", "a JPEG image"),
+        (b"\x93NUMPY", "a NumPy array (.npy)"),
+        (b"PK\x03\x04", "a zip archive (.npz, .whl, ...)"),
+        (b"\x7fELF", "an ELF binary (a program or shared library)"),
+        (b"\x1f\x8b", "a gzip archive"),
+        (b"%PDF", "a PDF document"),
+        (
+            b"version https://git-lfs",
+            "a Git LFS pointer, not the file it points to (`git lfs pull` fetches it)",
+        ),
+    ];
+    if head.is_empty() {
+        return anyhow::anyhow!("the file is empty");
+    }
+    if head.starts_with(LEGACY_MAGIC) {
+        return not_a_graph;
+    }
+    if let Some((_, kind)) = KINDS.iter().find(|(magic, _)| head.starts_with(magic)) {
+        return anyhow::anyhow!("it is {kind}");
+    }
+    // The head may end inside a character.
+    let text = match std::str::from_utf8(head) {
+        Ok(text) => Some(text),
+        Err(err) if err.error_len().is_none() => std::str::from_utf8(&head[..err.valid_up_to()]).ok(),
+        Err(_) => None,
+    };
+    if let Some(text) = text {
+        if !text.contains('\0') {
+            let line = text.lines().next().unwrap_or_default();
+            let begins: String = line.chars().take(40).collect();
+            let cut = if begins.len() < line.len() { "..." } else { "" };
+            return anyhow::anyhow!("it is a text file ('{begins}{cut}')");
+        }
+    }
+    anyhow::anyhow!(
+        "its first bytes are those of no MegEngine format (an FBS v2 graph has `mgv2` at byte 8, \
+         an FBS v1 graph starts with `MGBC` or `MGBS`, a testcase container with `mgbtest0`, \
+         a Lite packed model with `packed_model`); an encrypted model needs --model-decryption METHOD"
+    )
+}
+
 struct Reader<R> {
     source: R,
     /// The source's length, where known: a claim beyond it is refused unread.
     len: Option<usize>,
     bytes: Vec<u8>,
     pos: usize,
+}
+
+impl Reader<std::io::Empty> {
+    /// A reader of bytes in memory.
+    fn holding(bytes: Vec<u8>) -> Self {
+        Reader {
+            source: std::io::empty(),
+            len: Some(bytes.len()),
+            bytes,
+            pos: 0,
+        }
+    }
 }
 
 impl<R: Read> Reader<R> {
@@ -792,6 +917,83 @@ mod tests {
         assert!(ModelFile::parse(truncated).is_err());
     }
 
+    /// Every encrypted fixture of `make_deploy_fixtures.py` (bare, packed,
+    /// with the user's key) decrypts to the model that was encrypted, to the
+    /// byte, as Lite loaded it when the fixtures were made; every key the
+    /// manifest records Lite refusing is refused in one line.
+    #[test]
+    fn decrypts_the_encrypted_fixtures_with_their_keys() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(root.join("fixtures/deploy_manifest.json")).unwrap()).unwrap();
+        let plain = std::fs::read(root.join("fixtures/conv_float.mge")).unwrap();
+        let open = |file: &str, method: &str| {
+            let bare = file.ends_with(".emod").then(|| Method::from_name(method).unwrap());
+            ModelFile::read(&root.join(file), bare).unwrap()
+        };
+        let mut decrypted = 0;
+        for case in manifest["packed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(manifest["user_keys"].as_array().unwrap())
+        {
+            let (Some(method), file) = (case["encryption"].as_str(), case["file"].as_str().unwrap()) else {
+                continue;
+            };
+            let key = case["key_file"]
+                .as_str()
+                .map(|key| std::fs::read(root.join(key)).unwrap());
+            let model = open(file, method);
+            let (bytes, graphs) = model.decrypted(key.as_deref()).unwrap();
+            assert!(bytes == plain, "{file}");
+            assert_eq!(graphs.format, GraphFormat::FbsV2, "{file}");
+            let graph = model.model_graph(key.as_deref()).unwrap();
+            assert!(
+                graph.file_format.ends_with("-encrypted fbs-v2"),
+                "{file}: {}",
+                graph.file_format
+            );
+            decrypted += 1;
+        }
+        assert_eq!(decrypted, 9);
+        for case in manifest["wrong_keys"].as_array().unwrap() {
+            let (file, method) = (case["file"].as_str().unwrap(), case["method"].as_str().unwrap());
+            let hex = case["wrong_key_hex"].as_str().unwrap();
+            let key: Vec<u8> = (0..hex.len())
+                .step_by(2)
+                .map(|at| u8::from_str_radix(&hex[at..at + 2], 16).unwrap())
+                .collect();
+            let err = format!("{:#}", open(file, method).model_graph(Some(&key)).err().unwrap());
+            assert!(
+                err.starts_with(&format!("the model does not decrypt with {method} and the key given")),
+                "{file}: {err}"
+            );
+        }
+        // A pack encrypted with the user's key, opened with the built-in one.
+        let user = open("fixtures/deploy/conv_float_packed_rc4_userkey.pack", "RC4_default");
+        let err = format!("{:#}", user.model_graph(None).err().unwrap());
+        assert!(
+            err.contains("RC4_default and its built-in key: the decrypted words do not match their keyed hash"),
+            "{err}"
+        );
+    }
+
+    /// What an RC4 method decrypts to: the graph, then the zeros that made
+    /// its last 8-byte word whole; nothing else.
+    #[test]
+    fn a_decrypted_graph_may_end_in_its_methods_padding() {
+        let graph = v2_graph(44);
+        let padded = |tail: &[u8]| [graph.clone(), tail.to_vec()].concat();
+        let graphs = Reader::holding(padded(&[0; 4])).graphs(7).unwrap();
+        assert_eq!(graphs.graph, 0..48);
+        for tail in [&[0u8; 8][..], &[0, 0, 1]] {
+            let err = Reader::holding(padded(tail)).graphs(7).err().unwrap();
+            assert!(err.to_string().contains("offset 48 after the model graph"), "{err}");
+        }
+        assert!(Reader::holding(padded(&[0])).graphs(0).is_err());
+    }
+
     /// Every fixture and real graph passes the verifier.
     #[test]
     fn verifies_the_fixture_models() {
@@ -844,11 +1046,32 @@ mod tests {
         assert!(ModelFile::parse(graph).err().unwrap().to_string().contains("truncated"));
     }
 
+    /// What a file is, rather than that an encrypted model needs its method.
     #[test]
-    fn rejects_what_is_not_a_model() {
-        for bytes in [b"hello world, not a model".to_vec(), Vec::new(), b"mgbtest0".to_vec()] {
-            assert!(ModelFile::parse(bytes).is_err());
-        }
+    fn rejects_what_is_not_a_model_saying_what_it_is() {
+        let refusal = |bytes: &[u8]| format!("{:#}", ModelFile::parse(bytes.to_vec()).err().unwrap());
+        assert_eq!(refusal(b""), "the file is empty");
+        assert_eq!(
+            refusal(b"hello world, not a model\nsecond line"),
+            "it is a text file ('hello world, not a model')"
+        );
+        assert_eq!(refusal(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), "it is a PNG image");
+        assert!(refusal(b"mgb0001\x8a\x03\0\0\0\xdc\x76\x1b\0").starts_with(
+            "the model graph is a legacy MegBrain graph (`mgb0001`), a format MegEngine Lite 1.13 cannot load"
+        ));
+        assert!(!refusal(b"mgb0001\x8a\x03\0\0\0\xdc\x76\x1b\0").contains("--model-decryption"));
+        let unknown = refusal(&[
+            0x3d, 0xa1, 0x07, 0xfe, 0x11, 0x00, 0x9c, 0x42, 0x80, 0x01, 0x02, 0x03, 0xee,
+        ]);
+        assert!(
+            unknown.starts_with("its first bytes are those of no MegEngine format"),
+            "{unknown}"
+        );
+        assert!(
+            unknown.ends_with("an encrypted model needs --model-decryption METHOD"),
+            "{unknown}"
+        );
+        assert!(ModelFile::parse(b"mgbtest0".to_vec()).is_err());
     }
 
     /// Against how `fixtures/make_fixtures.py` dumped each container.

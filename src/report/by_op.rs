@@ -7,6 +7,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::table::Table;
+use crate::runner::sequential::Speed;
 use crate::text::printable;
 
 /// What `--by-op` adds to a pair's timing.
@@ -31,7 +32,10 @@ pub struct OperatorChange {
     /// B/A: the median of the rounds' ratios, and its interval (see `ByOpTotals::confidence`).
     pub ratio: Option<f64>,
     pub ci95: Option<[f64; 2]>,
-    pub speed: OperatorSpeed,
+    /// B against A as the pair's timing is judged, against
+    /// `ByOpTotals::min_effect_pct`; `undecided` too where the operator is
+    /// too short a part of the run to be judged, or runs on one side only.
+    pub speed: Speed,
     /// `b_ms - a_ms` (a side it does not run on counts 0), in percent of the
     /// operators' whole difference.
     pub share: Option<f64>,
@@ -42,19 +46,6 @@ impl OperatorChange {
     pub fn change_ms(&self) -> f64 {
         self.b_ms.unwrap_or(0.0) - self.a_ms.unwrap_or(0.0)
     }
-}
-
-/// B against A for one operator: as compare's verdict, beyond or within
-/// `ByOpTotals::min_effect_pct`, else undecided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OperatorSpeed {
-    Faster,
-    Slower,
-    Same,
-    /// Its interval straddles the bounds, it is too short a part of the run
-    /// to be judged, or it runs on one side only.
-    Undecided,
 }
 
 #[derive(Debug, Serialize)]
@@ -75,6 +66,7 @@ pub struct ByOpTotals {
     pub judged: usize,
     /// The intervals of the judged operators hold all together with this chance.
     pub confidence: f64,
+    /// The pair's `--min-effect`.
     pub min_effect_pct: f64,
 }
 
@@ -122,7 +114,7 @@ pub fn by_op_text(by_op: &ByOp) -> String {
             ratio,
             format!("{:+.4}", row.change_ms()),
             row.share.map_or_else(String::new, |share| format!("{share:.1}%")),
-            speed_word(row.speed).to_string(),
+            row.speed.word().to_string(),
         ]);
     }
     out.push_str(&table.render("  "));
@@ -147,15 +139,6 @@ pub fn pair_by_op_text(model: &str, by_op: &ByOp) -> String {
     format!("\n{}:\n{}", printable(model), by_op_text(by_op))
 }
 
-fn speed_word(speed: OperatorSpeed) -> &'static str {
-    match speed {
-        OperatorSpeed::Faster => "faster",
-        OperatorSpeed::Slower => "slower",
-        OperatorSpeed::Same => "same",
-        OperatorSpeed::Undecided => "undecided",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,8 +153,8 @@ mod tests {
             ratio: a_ms.zip(b_ms).map(|(a, b)| b / a),
             ci95: a_ms.zip(b_ms).map(|_| [7.5, 8.5]),
             speed: match (a_ms, b_ms) {
-                (Some(_), Some(_)) => OperatorSpeed::Slower,
-                _ => OperatorSpeed::Undecided,
+                (Some(_), Some(_)) => Speed::Slower,
+                _ => Speed::Undecided,
             },
             share: Some(50.0),
         }

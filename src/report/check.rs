@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::junit::{Case, Outcome, Suite};
 use super::Report;
 use crate::runner::testcase::{OutputCheck, TestcaseRun, TestcaseStatus};
-use crate::text::printable;
+use crate::text::{number, path_text, printable};
 
 /// `mge check`'s result: as text only the closing count, since each model's
 /// lines were printed as it was checked (`ModelCheck::to_text`).
@@ -18,11 +18,29 @@ pub struct CheckReport {
     pub models: Vec<ModelCheck>,
     #[serde(flatten)]
     pub tally: Tally,
+    /// Plain models, which neither passed nor failed (see `ModelCheck::no_testcases`).
+    pub without_testcases: usize,
+}
+
+impl CheckReport {
+    pub fn new(models: Vec<ModelCheck>) -> CheckReport {
+        CheckReport {
+            tally: Tally::of_models(&models),
+            without_testcases: models
+                .iter()
+                .filter(|model| model.no_testcases && model.error.is_none())
+                .count(),
+            models,
+        }
+    }
 }
 
 impl Report for CheckReport {
     fn to_text(&self) -> String {
-        format!("{}\n", self.tally)
+        match self.without_testcases {
+            0 => format!("{}\n", self.tally),
+            plain => format!("{}, {plain} without testcases\n", self.tally),
+        }
     }
 }
 
@@ -39,6 +57,10 @@ pub struct ModelCheck {
     /// ran it is one of the command's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub engine_failed: bool,
+    /// A plain model, which embeds no testcases: it neither passes nor fails,
+    /// unless `--require-testcases` made that its `error`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_testcases: bool,
     /// Seconds to read the model and load it into the engine; absent when it did not load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_s: Option<f64>,
@@ -49,12 +71,30 @@ impl ModelCheck {
     /// A model none of whose testcases could run.
     pub fn unchecked(model: &Path, error: String) -> ModelCheck {
         ModelCheck {
-            model: model.display().to_string(),
+            model: path_text(model),
             error: Some(error),
             engine_failed: false,
+            no_testcases: false,
             load_s: None,
             testcases: Vec::new(),
         }
+    }
+
+    /// A plain model: no testcases to check, and nothing wrong with that.
+    pub fn plain(model: &Path) -> ModelCheck {
+        ModelCheck {
+            error: None,
+            no_testcases: true,
+            ..ModelCheck::unchecked(model, String::new())
+        }
+    }
+
+    /// With `required` (`--require-testcases`), a plain model fails.
+    pub fn require_testcases(mut self, required: bool) -> ModelCheck {
+        if required && self.no_testcases && self.error.is_none() {
+            self.error = Some(format!("{NO_TESTCASES} (--require-testcases)"));
+        }
+        self
     }
 
     /// A model on which the engine failed: `failure` says how.
@@ -164,6 +204,9 @@ impl fmt::Display for Tally {
     }
 }
 
+/// What a plain model is in `check`'s report.
+const NO_TESTCASES: &str = "no testcases: a plain model, not a container dumped with input_data";
+
 /// `passed`, `FAILED`, ... then each checked output's error against its
 /// tolerance, then the message: the rest of a testcase's line.
 pub fn check_summary(status: TestcaseStatus, checks: &[OutputCheck], message: Option<&str>) -> String {
@@ -176,9 +219,13 @@ pub fn check_summary(status: TestcaseStatus, checks: &[OutputCheck], message: Op
     .to_string();
     for check in checks {
         let err = check.err.map_or("not printed".to_string(), number);
+        let left_out = check
+            .left_out
+            .map(|left_out| format!(", {left_out}"))
+            .unwrap_or_default();
         let _ = write!(
             text,
-            "  '{}' err {err} (maxerr {})",
+            "  '{}' err {err} (maxerr {}{left_out})",
             printable(&check.name),
             number(check.maxerr)
         );
@@ -187,15 +234,6 @@ pub fn check_summary(status: TestcaseStatus, checks: &[OutputCheck], message: Op
         let _ = write!(text, ": {}", printable(message));
     }
     text
-}
-
-/// Short and exact enough for an error: `0`, `0.5`, `3.86273e-5`.
-fn number(value: f64) -> String {
-    if value == 0.0 || (1e-3..1e6).contains(&value.abs()) || !value.is_finite() {
-        format!("{value}")
-    } else {
-        format!("{value:e}")
-    }
 }
 
 impl ModelCheck {
@@ -207,6 +245,7 @@ impl ModelCheck {
             time_s: self.load_s.unwrap_or(0.0),
             outcome: match &self.error {
                 Some(error) => Outcome::Error(error.clone()),
+                None if self.no_testcases => Outcome::Skipped(NO_TESTCASES.to_string()),
                 None => Outcome::Passed,
             },
         };
@@ -234,8 +273,14 @@ impl ModelCheck {
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         let model = printable(&self.model);
-        if let Some(error) = &self.error {
-            let _ = writeln!(out, "{model}: ERROR: {}", printable(error));
+        match &self.error {
+            Some(error) => {
+                let _ = writeln!(out, "{model}: ERROR: {}", printable(error));
+            }
+            None if self.no_testcases => {
+                let _ = writeln!(out, "{model}: {NO_TESTCASES}");
+            }
+            None => {}
         }
         for testcase in &self.testcases {
             let summary = check_summary(testcase.status, &testcase.outputs, testcase.message.as_deref());
@@ -267,11 +312,13 @@ mod tests {
                 name: "feat".into(),
                 err: Some(3.86273e-05),
                 maxerr: 1e-4,
+                left_out: None,
             },
             OutputCheck {
                 name: "y".into(),
                 err: None,
                 maxerr: 0.5,
+                left_out: None,
             },
         ];
         assert_eq!(
@@ -288,6 +335,7 @@ mod tests {
             model: "m\n#0: passed.mge".into(),
             error: None,
             engine_failed: false,
+            no_testcases: false,
             load_s: None,
             testcases: vec![TestcaseCheck {
                 index: 0,
@@ -296,6 +344,7 @@ mod tests {
                     name: "line1\nline2\x1b[0m".into(),
                     err: Some(0.5),
                     maxerr: 1e-4,
+                    left_out: None,
                 }],
                 message: Some("got\r1".into()),
                 time_s: 0.0,

@@ -17,9 +17,10 @@ use crate::compare::{
     worst, DifferingSource, Divergence, DivergingVar, Mismatch, Rules, TensorRow, TensorStatus, Tolerance,
 };
 use crate::model::diff::StructureDiff;
-use crate::runner::rounds::{median_of_rounds, Measured, Ratio, Speed};
+use crate::runner::rounds::median_of_rounds;
+use crate::runner::sequential::{rounds_text, Ended, Judged, Plan, RoundsNoise, Speed};
 use crate::tensor::format_shape;
-use crate::text::{printable, quoted_list, shell_line};
+use crate::text::{counted, differ, number, part_of, printable, quoted_list, shell_line};
 
 #[derive(Serialize)]
 pub struct CompareReport {
@@ -123,9 +124,9 @@ fn tensor_table(what: &str, rows: &[TensorRow], vars: bool) -> String {
         cells.extend([
             side_by_side(format_shape(&row.shape), row.shape_b.as_deref().map(format_shape)),
             side_by_side(row.dtype.clone(), row.dtype_b.clone()),
-            number(row.max_abs, row.status),
-            number(row.max_rel, row.status),
-            number(row.err, row.status),
+            cell(row.max_abs, row.status),
+            cell(row.max_rel, row.status),
+            cell(row.err, row.status),
             status_text(row.status).to_string(),
             detail(row),
         ]);
@@ -219,6 +220,11 @@ pub struct RunsCompared {
 }
 
 impl RunsCompared {
+    /// The names of every tensor compared, outputs and vars (what a rule may name).
+    pub fn names(&self) -> impl Iterator<Item = &str> + Clone {
+        self.outputs.iter().chain(&self.vars).map(|row| row.name.as_str())
+    }
+
     /// The largest AssertEqual error of the outputs; `None` where one could
     /// not be compared (NaN on one side, a shape that differs).
     fn worst_err(&self) -> Option<f64> {
@@ -246,15 +252,28 @@ impl RunsCompared {
 #[derive(Serialize)]
 pub struct TimingComparison {
     pub rounds: usize,
-    /// The median of each side's medians, one per round.
+    /// The median of each side's medians, one per round, over the rounds of the ratio.
     pub a_ms: f64,
     pub b_ms: f64,
-    /// B/A: the median of the rounds' ratios, with its 95% interval.
+    /// B/A: the median of the rounds' ratios, with its 95% interval (over
+    /// every look: each look's own is at `look_confidence`).
     pub ratio: f64,
     pub ci95: Option<[f64; 2]>,
+    /// `faster`, `slower`, `same` or `undecided`, against ±`min_effect_pct`.
     pub speed: Speed,
+    /// Why the speed is `undecided`.
+    pub reason: Option<String>,
+    /// The load other processes put on the machine during the rounds.
+    pub noise: RoundsNoise,
+    pub min_effect_pct: f64,
+    /// The numbers of rounds the verdict was looked at, and each look's confidence.
+    pub looks: Vec<usize>,
+    pub look_confidence: f64,
+    /// Why the rounds stopped: `decided`, `rounds` (the last look's, or
+    /// `--rounds`), `budget` (`--timing-budget` was spent).
+    pub stopped: Ended,
     pub max_slowdown_pct: Option<f64>,
-    /// B is slower than A beyond `--max-slowdown`, with the whole interval: a failed check.
+    /// B is `slower` than A beyond `--max-slowdown`, with the whole interval: a failed check.
     pub too_slow: bool,
     /// The rounds, start to end.
     pub seconds: f64,
@@ -264,20 +283,30 @@ pub struct TimingComparison {
 }
 
 impl TimingComparison {
-    /// A's and B's `rounds` (each a pair of measurements, A's first), which
-    /// took `seconds`; `None` for none.
-    pub fn new(rounds: &[Vec<Measured>], max_slowdown_pct: Option<f64>, seconds: f64) -> Option<TimingComparison> {
-        let ratio = Ratio::of(rounds, 0, 1)?;
+    /// A's and B's rounds (A's first in each) as `outcome` holds them,
+    /// taken and judged by `plan`, against `--max-slowdown`; `None` for none.
+    pub fn new(outcome: &Judged, plan: &Plan, max_slowdown: Option<f64>) -> Option<TimingComparison> {
+        let verdict = outcome.verdicts.first()?;
+        let rounds = &outcome.rounds;
+        let too_slow = max_slowdown.is_some_and(|percent| {
+            verdict.speed == Speed::Slower && verdict.interval.is_some_and(|[low, _]| low > 1.0 + percent / 100.0)
+        });
         Some(TimingComparison {
-            seconds,
+            seconds: outcome.took.as_secs_f64(),
             rounds: rounds.len(),
             a_ms: median_of_rounds(rounds.iter().map(|round| &round[0])),
             b_ms: median_of_rounds(rounds.iter().map(|round| &round[1])),
-            ratio: ratio.estimate,
-            ci95: ratio.interval_95(),
-            speed: ratio.speed(),
-            max_slowdown_pct,
-            too_slow: max_slowdown_pct.is_some_and(|percent| ratio.slower_beyond(percent)),
+            ratio: verdict.ratio.estimate,
+            ci95: verdict.interval,
+            speed: verdict.speed,
+            reason: verdict.reason.clone(),
+            noise: outcome.noise,
+            min_effect_pct: plan.min_effect_percent,
+            looks: outcome.looked.clone(),
+            look_confidence: plan.looks.confidence,
+            stopped: outcome.ended,
+            max_slowdown_pct: max_slowdown,
+            too_slow,
             by_op: None,
         })
     }
@@ -290,13 +319,23 @@ impl TimingComparison {
         }
     }
 
-    /// `faster`, `same within the noise`, `slower`, or `SLOWER beyond --max-slowdown 10%`.
+    /// `faster`, `same`, `slower`, `undecided`, or `SLOWER beyond --max-slowdown 10%`.
     fn verdict(&self) -> String {
+        match self.max_slowdown_pct.filter(|_| self.too_slow) {
+            Some(percent) => format!("SLOWER beyond --max-slowdown {percent}%"),
+            None => self.speed.word().to_string(),
+        }
+    }
+
+    /// The verdict with what it means: `same, within ±2%`, `undecided: ...`.
+    fn verdict_said(&self) -> String {
+        let percent = self.min_effect_pct;
         match (self.speed, self.max_slowdown_pct.filter(|_| self.too_slow)) {
-            (_, Some(percent)) => format!("SLOWER beyond --max-slowdown {percent}%"),
-            (Speed::Slower, None) => "slower".into(),
-            (Speed::Faster, _) => "faster".into(),
-            (Speed::Same, _) => "same within the noise".into(),
+            (_, Some(_)) => self.verdict(),
+            (Speed::Same, None) => format!("same, within ±{percent}%"),
+            (Speed::Faster, None) => format!("faster, by more than {percent}%"),
+            (Speed::Slower, None) => format!("slower, by more than {percent}%"),
+            (Speed::Undecided, None) => format!("undecided: {}", self.reason.as_deref().unwrap_or("")),
         }
     }
 
@@ -312,16 +351,37 @@ impl TimingComparison {
         ))
     }
 
-    /// The report's lines: both medians, then B/A and what it says.
+    /// `other processes used 0.12 of 2 cores during the rounds`.
+    fn load_text(&self) -> Option<String> {
+        let load = self.noise.other_load_cores?;
+        Some(format!(
+            "other processes used {load:.2} of {} cores during the rounds{}",
+            self.noise.cores,
+            if self.noise.loaded() {
+                ": the machine was loaded"
+            } else {
+                ""
+            }
+        ))
+    }
+
+    /// The report's lines: both medians, then B/A and what it says, then the load.
     fn to_text(&self) -> String {
+        let looks: Vec<String> = self.looks.iter().map(usize::to_string).collect();
         let mut text = format!(
-            "timing  a {:.4} ms, b {:.4} ms (medians of {} rounds, each side a fresh process per round)\n        b/a {} (95%): {}\n",
+            "timing  a {:.4} ms, b {:.4} ms (medians of {} in {:.0} s, each side a fresh process per round)\n        b/a {} (95%, looked at {} {}): {}\n",
             self.a_ms,
             self.b_ms,
-            self.rounds,
+            rounds_text(self.rounds),
+            self.seconds,
             self.ratio_text(),
-            self.verdict()
+            looks.join(", "),
+            if self.looks == [1] { "round" } else { "rounds" },
+            self.verdict_said()
         );
+        if let Some(load) = self.load_text() {
+            let _ = writeln!(text, "        {load}");
+        }
         if let Some(by_op) = &self.by_op {
             text.push_str(&by_op_text(by_op));
         }
@@ -441,15 +501,14 @@ fn detail(row: &TensorRow) -> String {
     if let Some(topk) = &row.topk {
         return match &topk.first_difference {
             Some(first) => format!(
-                "top-{} differ in {} of {} rows; row {}: {:?} vs {:?}",
+                "top-{} differ in {}; row {}: {:?} vs {:?}",
                 topk.k,
-                topk.differing_rows,
-                topk.rows,
+                part_of(topk.differing_rows, topk.rows, "row"),
                 format_shape(&first.row),
                 first.a,
                 first.b
             ),
-            None => format!("top-{} agree in {} rows", topk.k, topk.rows),
+            None => format!("top-{} agree in {}", topk.k, counted(topk.rows, "row")),
         };
     }
     let mut text = row.first_mismatch.as_ref().map(mismatch_text).unwrap_or_default();
@@ -457,7 +516,10 @@ fn detail(row: &TensorRow) -> String {
         let _ = write!(text, "{}{relayout}", if text.is_empty() { "" } else { "; " });
     }
     if let Some(err) = row.stat_err {
-        let _ = write!(text, "{}stat {err:.3e}", if text.is_empty() { "" } else { "; " });
+        let _ = write!(text, "{}stat {}", if text.is_empty() { "" } else { "; " }, number(err));
+    }
+    if let Some(left_out) = row.left_out {
+        let _ = write!(text, "{}{left_out}", if text.is_empty() { "" } else { "; " });
     }
     match row.mismatches {
         Some(count) if count > 1 => format!("{text} ({count} elements outside)"),
@@ -467,10 +529,10 @@ fn detail(row: &TensorRow) -> String {
 
 fn status_text(status: TensorStatus) -> &'static str {
     match status {
-        TensorStatus::Pass => "ok",
-        TensorStatus::Fail => "MISMATCH",
-        TensorStatus::ShapeMismatch => "SHAPE DIFFERS",
-        TensorStatus::DtypeMismatch => "DTYPE DIFFERS",
+        TensorStatus::Pass => "pass",
+        TensorStatus::Fail => "FAIL",
+        TensorStatus::ShapeMismatch => "SHAPE MISMATCH",
+        TensorStatus::DtypeMismatch => "DTYPE MISMATCH",
         TensorStatus::OnlyInA => "ONLY IN A",
         TensorStatus::OnlyInB => "ONLY IN B",
         TensorStatus::NoValues => "no values",
@@ -485,10 +547,9 @@ fn side_by_side(a: String, b: Option<String>) -> String {
 }
 
 /// An error or difference: blank when not compared, `nan` when a side was NaN.
-fn number(value: Option<f64>, status: TensorStatus) -> String {
+fn cell(value: Option<f64>, status: TensorStatus) -> String {
     match (value, status) {
-        (Some(0.0), _) => "0".into(),
-        (Some(value), _) => format!("{value:.3e}"),
+        (Some(value), _) => number(value),
         (None, TensorStatus::Pass | TensorStatus::Fail | TensorStatus::DtypeMismatch) => "nan".into(),
         (None, _) => String::new(),
     }
@@ -498,7 +559,7 @@ fn how_it_differs(var: &DivergingVar) -> String {
     match (var.status, var.err) {
         (TensorStatus::ShapeMismatch, _) => "its shape differs".into(),
         (TensorStatus::DtypeMismatch, _) => "its dtype differs".into(),
-        (_, Some(err)) => format!("err {err:.3e}"),
+        (_, Some(err)) => format!("err {}", number(err)),
         (_, None) => "err nan".into(),
     }
 }
@@ -523,23 +584,23 @@ fn value_text(value: f64) -> String {
     }
 }
 
-/// What fails a pair's outputs: `1 of 2 outputs differ beyond maxerr 1e-4: 'prob' err 1.956e0`.
+/// What fails a pair's outputs: `1 of 2 outputs differs beyond maxerr 1e-4: 'prob' err 1.95642`.
 fn outputs_failure(outputs: &[TensorRow], rules: &Rules) -> Option<String> {
     let failed: Vec<String> = outputs
         .iter()
         .filter(|row| row.status.failed())
         .map(|row| match (row.status, row.err) {
             (TensorStatus::Fail | TensorStatus::DtypeMismatch, Some(err)) => {
-                format!("'{}' err {err:.3e}", printable(&row.name))
+                format!("'{}' err {}", printable(&row.name), number(err))
             }
             (status, _) => format!("'{}' {}", printable(&row.name), status_text(status).to_lowercase()),
         })
         .collect();
     (!failed.is_empty()).then(|| {
         format!(
-            "{} of {} outputs differ beyond {}: {}",
-            failed.len(),
-            outputs.len(),
+            "{} {} beyond {}: {}",
+            part_of(failed.len(), outputs.len(), "output"),
+            differ(failed.len()),
             rules.describe(),
             failed.join(", ")
         )
@@ -554,10 +615,16 @@ fn pair_cases(outputs: (&[TensorRow], f64), rules: &Rules, timing: Option<&Timin
         outcome: outputs_failure(outputs.0, rules).map_or(Outcome::Passed, Outcome::Failure),
     }];
     if let Some(timing) = timing {
+        let outcome = match (timing.failure(), &timing.reason) {
+            (Some(failure), _) => Outcome::Failure(failure),
+            // Undecided is no failure: its reason goes to the case's output.
+            (None, Some(reason)) => Outcome::Noted(format!("undecided: {reason}")),
+            (None, None) => Outcome::Passed,
+        };
         cases.push(Case {
             name: "timing".to_string(),
             time_s: timing.seconds,
-            outcome: timing.failure().map_or(Outcome::Passed, Outcome::Failure),
+            outcome,
         });
     }
     cases
@@ -574,7 +641,10 @@ impl TwoRunReport {
 
     /// What failed the check, if anything: outputs that differ, a slowdown beyond `--max-slowdown`.
     pub fn failures(&self) -> Vec<String> {
-        let outputs = (self.failed > 0).then(|| format!("{} of {} outputs differ", self.failed, self.outputs.len()));
+        let outputs = (self.failed > 0).then(|| {
+            let outputs = part_of(self.failed, self.outputs.len(), "output");
+            format!("{outputs} {}", differ(self.failed))
+        });
         outputs
             .into_iter()
             .chain(self.timing.as_ref().and_then(TimingComparison::failure))
@@ -591,8 +661,13 @@ pub struct FolderReport {
     /// The tolerance of the tensors no `--maxerr NAME:X` names.
     pub tolerance: Tolerance,
     pub rules: Rules,
-    /// Rounds each pair is timed in; null with `--no-timing`.
+    /// Rounds each pair is timed in where `--rounds` fixed them; null with
+    /// `--no-timing`, and where each pair's rounds go until decided.
     pub rounds: Option<usize>,
+    /// The most seconds each pair's rounds may take, where `--rounds` did not fix them.
+    pub timing_budget_s: Option<f64>,
+    /// `--min-effect`; null with `--no-timing`.
+    pub min_effect_pct: Option<f64>,
     pub max_slowdown_pct: Option<f64>,
     /// A row per model under either folder, by its path under them.
     pub pairs: Vec<PairRow>,
@@ -724,12 +799,13 @@ impl PairRow {
         let outputs = match (&self.outputs, self.status) {
             (_, PairStatus::OnlyInA) => "ONLY IN A",
             (_, PairStatus::OnlyInB) => "ONLY IN B",
-            (Some(outputs), _) if outputs.failed > 0 => "DIFFER",
-            (Some(_), _) => "ok",
+            // The words of its outputs' rows (`status_text`).
+            (Some(outputs), _) if outputs.failed > 0 => status_text(TensorStatus::Fail),
+            (Some(_), _) => status_text(TensorStatus::Pass),
             (None, _) => "ERROR",
         };
         let err = match &self.outputs {
-            Some(outputs) => number(outputs.worst_err, TensorStatus::Fail),
+            Some(outputs) => cell(outputs.worst_err, TensorStatus::Fail),
             None => String::new(),
         };
         let graph = match &self.structure {
@@ -746,11 +822,12 @@ impl PairRow {
                 format!("{:.4}", timing.a_ms),
                 format!("{:.4}", timing.b_ms),
                 timing.ratio_text(),
+                timing.rounds.to_string(),
                 timing.verdict(),
             ]),
             // Both ran, and the timing failed: its line follows the table.
             None if self.error.is_some() && self.outputs.is_some() => {
-                cells.extend(["", "", "", "ERROR"].map(String::from))
+                cells.extend(["", "", "", "", "ERROR"].map(String::from))
             }
             None => {}
         }
@@ -758,11 +835,19 @@ impl PairRow {
     }
 }
 
+/// How the folders' pairs were timed.
+pub struct FolderTiming {
+    pub rounds: Option<usize>,
+    pub budget_s: Option<f64>,
+    pub min_effect_pct: f64,
+    pub max_slowdown_pct: Option<f64>,
+}
+
 impl FolderReport {
     pub fn new(
         sides: (RunSide, RunSide),
         rules: Rules,
-        timing: Option<(usize, Option<f64>)>,
+        timing: Option<FolderTiming>,
         pairs: Vec<PairRow>,
     ) -> FolderReport {
         let count = |status| pairs.iter().filter(|pair| pair.status == status).count();
@@ -771,8 +856,10 @@ impl FolderReport {
             b: sides.1,
             tolerance: rules.default_tolerance(),
             rules,
-            rounds: timing.map(|(rounds, _)| rounds),
-            max_slowdown_pct: timing.and_then(|(_, max)| max),
+            rounds: timing.as_ref().and_then(|timing| timing.rounds),
+            timing_budget_s: timing.as_ref().and_then(|timing| timing.budget_s),
+            min_effect_pct: timing.as_ref().map(|timing| timing.min_effect_pct),
+            max_slowdown_pct: timing.and_then(|timing| timing.max_slowdown_pct),
             passed: count(PairStatus::Passed),
             failed: count(PairStatus::Failed),
             only_in_a: count(PairStatus::OnlyInA),
@@ -789,19 +876,23 @@ impl FolderReport {
 impl Report for FolderReport {
     fn to_text(&self) -> String {
         let mut out = heading(&self.a.describe(), &self.b.describe(), &self.rules);
+        let timed = self.min_effect_pct.is_some();
         let mut header = vec!["model", "outputs", "worst err", "graph"];
-        if self.rounds.is_some() {
-            header.extend(["a ms", "b ms", "b/a [95%]", "speed"]);
+        if timed {
+            header.extend(["a ms", "b ms", "b/a [95%]", "rounds", "speed"]);
         }
-        let mut table = Table::new(&header, &[2, 4, 5]);
+        let mut table = Table::new(&header, &[2, 4, 5, 7]);
         for pair in &self.pairs {
-            table.row(pair.cells(self.rounds.is_some()));
+            table.row(pair.cells(timed));
         }
         out.push_str(&table.render(""));
         out.push('\n');
         for pair in &self.pairs {
             if let Some(error) = &pair.error {
                 let _ = writeln!(out, "{}: {}", printable(&pair.model), printable(error));
+            }
+            if let Some(reason) = pair.timing.as_ref().and_then(|timing| timing.reason.as_ref()) {
+                let _ = writeln!(out, "{}: timing undecided: {reason}", printable(&pair.model));
             }
         }
         for pair in &self.pairs {
@@ -814,10 +905,15 @@ impl Report for FolderReport {
             "pairs  {} passed, {} failed; {} only in a, {} only in b",
             self.passed, self.failed, self.only_in_a, self.only_in_b
         );
-        if let Some(rounds) = self.rounds {
+        if let Some(percent) = self.min_effect_pct {
+            let rounds = match (self.rounds, self.timing_budget_s) {
+                (Some(rounds), _) => format!("{rounds} rounds per pair"),
+                (None, Some(budget)) => format!("rounds until decided, at most {budget:.0} s a pair"),
+                (None, None) => "rounds per pair".to_string(),
+            };
             let _ = writeln!(
                 out,
-                "timing  medians of {rounds} rounds per pair, each side a fresh process per round; b/a with its 95% interval"
+                "timing  medians of {rounds}, each side a fresh process per round; b/a with its 95% interval, same within ±{percent}%"
             );
         }
         out

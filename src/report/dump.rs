@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::Report;
-use crate::text::printable;
+use crate::text::{counted, printable};
 
 /// One target of `mge dump`, written.
 #[derive(Serialize)]
@@ -49,7 +49,8 @@ impl Report for DumpReport {
                 Written::Testcases { count, dir } => format!("testcases  {count} in {dir}"),
                 Written::Outputs { count, dir } => format!("outputs  {count} in {dir}"),
                 Written::IoDump { vars, operators, dir } => {
-                    format!("io dump  {vars} vars of {operators} operators in {dir} (index.json in execution order)")
+                    let (vars, operators) = (counted(*vars, "var"), counted(*operators, "operator"));
+                    format!("io dump  {vars} of {operators} in {dir} (index.json in execution order)")
                 }
                 Written::ConvertedIoDump {
                     vars,
@@ -57,7 +58,8 @@ impl Report for DumpReport {
                     from,
                     dir,
                 } => {
-                    format!("io dump  {vars} vars of {operators} operators from {from} in {dir} (index.json in var-id order)")
+                    let (vars, operators) = (counted(*vars, "var"), counted(*operators, "operator"));
+                    format!("io dump  {vars} of {operators} from {from} in {dir} (index.json in var-id order)")
                 }
             })
             // A line per thing written, whatever its path holds.

@@ -7,7 +7,7 @@ use super::table::Table;
 use super::Report;
 use crate::model::{GraphCost, EXPECTATION_SUFFIX};
 use crate::tensor::{format_shape, TensorInfo};
-use crate::text::printable;
+use crate::text::{counted, printable};
 
 #[derive(Serialize)]
 pub struct Tensor {
@@ -17,6 +17,10 @@ pub struct Tensor {
     /// An input carrying an expected output value (testcase containers only).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub expectation: bool,
+    /// The AssertEqual var the engine lists for an output it checks
+    /// (testcase containers only): `assert_eq(feat:expect,feat)[86]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assertion: Option<String>,
 }
 
 impl From<&TensorInfo> for Tensor {
@@ -26,6 +30,17 @@ impl From<&TensorInfo> for Tensor {
             shape: info.shape.clone(),
             dtype: info.dtype.to_string(),
             expectation: info.name.ends_with(EXPECTATION_SUFFIX),
+            assertion: None,
+        }
+    }
+}
+
+impl Tensor {
+    /// An output, with the var the engine lists for it where that is another.
+    pub fn output(info: &TensorInfo, engine_name: &str) -> Tensor {
+        Tensor {
+            assertion: (engine_name != info.name).then(|| engine_name.to_string()),
+            ..Tensor::from(info)
         }
     }
 }
@@ -70,6 +85,9 @@ pub struct Packing {
     pub info_options: Vec<String>,
     /// `mge`'s options in the info's `extra_info`.
     pub mge_options: Vec<String>,
+    /// Why a run refuses them (one names a file of this machine), if it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mge_options_refused: Option<String>,
     /// Its info is encrypted, so its options cannot be shown.
     pub info_encrypted: bool,
     pub fast_run_cache_bytes: Option<usize>,
@@ -100,7 +118,13 @@ impl Packing {
                 printable(&self.info_options.join(" "))
             );
         }
-        if !self.mge_options.is_empty() {
+        if let Some(refusal) = &self.mge_options_refused {
+            text += &format!(
+                "  mge options (extra_info, refused by every command that runs it): {}\n    {}\n",
+                printable(&self.mge_options.join(" ")),
+                printable(refusal)
+            );
+        } else if !self.mge_options.is_empty() {
             text += &format!(
                 "  mge options (extra_info, applied by mge run): {}\n",
                 printable(&self.mge_options.join(" "))
@@ -185,7 +209,11 @@ fn ops_text(ops: &GraphCost) -> String {
         scaled(ops.macs),
         scaled(ops.flops),
     ]);
-    let mut text = format!("\noperators: {} in {} types\n", ops.operators, ops.types.len());
+    let mut text = format!(
+        "\noperators: {} in {}\n",
+        ops.operators,
+        counted(ops.types.len(), "type")
+    );
     text += &table.render("");
     text += &format!(
         "parameters: {} in {} constant tensors ({} bytes); MACs and FLOPs from the shapes the graph stores (its batch as dumped)\n",
@@ -194,9 +222,15 @@ fn ops_text(ops: &GraphCost) -> String {
         grouped(ops.parameters.bytes)
     );
     if ops.uncounted > 0 {
+        let types: Vec<String> = ops
+            .uncounted_types
+            .iter()
+            .map(|(op_type, count)| format!("{op_type} {count}"))
+            .collect();
         text += &format!(
-            "{} operators are not counted: the graph stores no shape for their vars\n",
-            ops.uncounted
+            "uncounted: {} whose MACs and FLOPs are not in the total: {}\n",
+            counted(ops.uncounted, "operator"),
+            types.join(", ")
         );
     }
     text

@@ -24,6 +24,8 @@ pub struct Case {
 /// checked) is not a failure (it was, and did not pass), as JUnit counts them.
 pub enum Outcome {
     Passed,
+    /// Passed, with something to say in the case's output (`system-out`).
+    Noted(String),
     Failure(String),
     Error(String),
     Skipped(String),
@@ -59,6 +61,10 @@ pub fn junit_xml(command: &str, suites: &[Suite]) -> String {
             );
             let element = match &case.outcome {
                 Outcome::Passed => None,
+                Outcome::Noted(message) => {
+                    let _ = writeln!(body, "      <system-out>{}</system-out>", escape(message));
+                    None
+                }
                 Outcome::Failure(message) => Some(("failure", message)),
                 Outcome::Error(message) => Some(("error", message)),
                 Outcome::Skipped(message) => Some(("skipped", message)),

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod dump;
 pub mod info;
 pub mod junit;
+pub mod made_by;
 pub mod pack_testcases;
 pub mod profile;
 pub mod progress;
@@ -25,6 +26,7 @@ use serde::Serialize;
 
 use crate::engine;
 use crate::text::printable_lines;
+use made_by::{MadeBy, Making};
 
 /// Writes a command's result to stdout. A reader that went away (`| head`) is
 /// not an error; any other failure is.
@@ -44,13 +46,26 @@ pub trait Report: Serialize {
     fn to_text(&self) -> String;
 }
 
-/// Prints `report` on stdout: as one JSON document when `json`, else as
-/// text, in which no character of a name, a path or a message can drive the
-/// terminal (each report shows line breaks of its own escaped where they
-/// could forge a line).
-pub fn print(report: &impl Report, json: bool) -> Result<()> {
+/// Prints `report` on stdout: as one JSON document when `json`, which says
+/// how it was made (`made_by`, from `making`), else as text, in which no
+/// character of a name, a path or a message can drive the terminal (each
+/// report shows line breaks of its own escaped where they could forge a line).
+pub fn print<R: Report>(report: &R, json: bool, making: &Making) -> Result<()> {
+    /// The report's fields, then `made_by`.
+    #[derive(Serialize)]
+    struct Made<'r, R> {
+        #[serde(flatten)]
+        report: &'r R,
+        made_by: MadeBy,
+    }
     match json {
-        true => emit(&(serde_json::to_string_pretty(report)? + "\n")),
+        true => {
+            let made = Made {
+                report,
+                made_by: making.describe()?,
+            };
+            emit(&(serde_json::to_string_pretty(&made)? + "\n"))
+        }
         false => emit(&printable_lines(&report.to_text())),
     }
 }

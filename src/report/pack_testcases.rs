@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::Report;
 use crate::tensor::format_shape;
-use crate::text::printable;
+use crate::text::{counted, number, printable};
 
 #[derive(Serialize)]
 pub struct TestcaseTensor {
@@ -36,14 +36,14 @@ impl Report for PackTestcasesReport {
             printable(&described.join(", ")).into_owned()
         };
         format!(
-            "packed   {} ({} bytes): {} with {} testcase\ninputs   {}\nexpected {} (AssertEqual maxerr {:e})\n",
+            "packed   {} ({} bytes): {} with {}\ninputs   {}\nexpected {} (AssertEqual maxerr {})\n",
             printable(&self.container),
             self.size_bytes,
             printable(&self.model),
-            self.testcases,
+            counted(self.testcases, "testcase"),
             list(&self.inputs),
             list(&self.expected),
-            self.maxerr
+            number(self.maxerr)
         )
     }
 }

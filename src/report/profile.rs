@@ -14,7 +14,7 @@ use super::Report;
 use crate::profile::{OperatorRun, Profile, ProfiledIteration, Span};
 use crate::runner::timing::{ColdStart, Timing};
 use crate::tensor::format_shape;
-use crate::text::printable;
+use crate::text::{counted, part_of, printable};
 
 /// The sum of operator times should be this close to the iteration time.
 const COVERAGE_TOLERANCE: f64 = 0.15;
@@ -34,7 +34,8 @@ pub struct ProfileReport {
     #[serde(flatten)]
     pub source: ProfileSource,
     pub device: String,
-    pub trace: String,
+    /// The Chrome trace written; `null` for `--analyze` without `-o`.
+    pub trace: Option<String>,
     pub by: Grouping,
     /// How a type's row combines its operators (`--aggregate`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -52,6 +53,9 @@ pub struct ProfileReport {
     /// What the rows beyond `--top` add up to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rest: Option<RestRow>,
+    /// What the operators the filters keep add up to, when filters are given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selected: Option<SelectedRow>,
 }
 
 #[derive(Serialize)]
@@ -111,6 +115,18 @@ pub struct RestRow {
     pub share: f64,
 }
 
+/// The operators `--type`, `--opr-name` and `--min-time` keep, of all.
+#[derive(Serialize, Debug)]
+pub struct SelectedRow {
+    /// Operators kept, of `of`.
+    pub operators: usize,
+    pub of: usize,
+    /// Time per iteration of the executions kept.
+    pub time_ms: f64,
+    /// Of the sum of all operator times, in percent, as every row's share.
+    pub share: f64,
+}
+
 /// How rows are sorted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Order {
@@ -151,6 +167,11 @@ pub struct Selection {
 }
 
 impl Selection {
+    /// Whether it leaves operators out (`--type`, `--opr-name`, `--min-time`).
+    fn filters(&self) -> bool {
+        !self.types.is_empty() || self.name.is_some() || self.min_time_ms.is_some()
+    }
+
     fn keeps(&self, operator: &OperatorRun) -> bool {
         (self.types.is_empty() || self.types.contains(&operator.op_type))
             && self
@@ -184,19 +205,44 @@ fn add_known(total: &mut Option<f64>, value: Option<f64>) {
 }
 
 /// The rows `selection` asks for from `profile`, sorted; the first `top` of
-/// them are kept and the rest summed.
-pub fn rows(profile: &Profile, selection: &Selection) -> (Vec<ProfileRow>, Option<RestRow>) {
-    let groups = match selection.by {
-        Grouping::Opr => per_operator(profile, selection),
-        Grouping::Type => per_type(
-            per_operator(profile, selection),
-            selection.aggregate.unwrap_or_default(),
-        ),
+/// them are kept and the rest summed; with filters, what they keep. Every
+/// share is of all operator time, the total the report gives.
+pub fn rows(profile: &Profile, selection: &Selection) -> (Vec<ProfileRow>, Option<RestRow>, Option<SelectedRow>) {
+    let kept = per_operator(profile, selection);
+    let total_us = operator_ms(&profile.iterations) * 1e3;
+    let share = |time_us: f64| match total_us > 0.0 {
+        true => 100.0 * time_us / total_us,
+        false => 0.0,
     };
-    let total_us: f64 = groups.iter().map(|g| g.time_us).sum();
+    let selected = selection.filters().then(|| {
+        let time_us: f64 = kept.iter().map(|operator| operator.time_us).sum();
+        let all: BTreeSet<u64> = profile
+            .iterations
+            .iter()
+            .flat_map(|iteration| &iteration.operators)
+            .map(|operator| operator.id)
+            .collect();
+        SelectedRow {
+            operators: kept
+                .iter()
+                .flat_map(|operator| &operator.operators)
+                .collect::<BTreeSet<_>>()
+                .len(),
+            of: all.len(),
+            time_ms: time_us / 1e3,
+            share: share(time_us),
+        }
+    });
+    let groups = match selection.by {
+        Grouping::Opr => kept,
+        Grouping::Type => per_type(kept, selection.aggregate.unwrap_or_default()),
+    };
     let mut rows: Vec<ProfileRow> = groups
         .into_iter()
-        .map(|group| group.row(total_us, selection.by))
+        .map(|group| {
+            let share = share(group.time_us);
+            group.row(share, selection.by)
+        })
         .collect();
     rows.sort_by(|a, b| selection.order.compare(a, b));
     let rest: Vec<ProfileRow> = rows.split_off(selection.top.min(rows.len()));
@@ -206,7 +252,7 @@ pub fn rows(profile: &Profile, selection: &Selection) -> (Vec<ProfileRow>, Optio
         time_ms: rest.iter().map(|r| r.time_ms).sum(),
         share: rest.iter().map(|r| r.share).sum(),
     });
-    (rows, rest)
+    (rows, rest, selected)
 }
 
 /// The executions of each operator `selection` keeps, per iteration, by name and id.
@@ -251,12 +297,8 @@ fn per_type(operators: Vec<Accumulated>, aggregate: Aggregate) -> Vec<Accumulate
 }
 
 impl Accumulated {
-    /// The row, its share of `total_us`; ids and shapes are an operator's only.
-    fn row(self, total_us: f64, by: Grouping) -> ProfileRow {
-        let share = match total_us > 0.0 {
-            true => 100.0 * self.time_us / total_us,
-            false => 0.0,
-        };
+    /// The row, with its `share`; ids and shapes are an operator's only.
+    fn row(self, share: f64, by: Grouping) -> ProfileRow {
         let per_operator = by == Grouping::Opr;
         ProfileRow {
             id: self.id.filter(|_| per_operator),
@@ -396,14 +438,23 @@ impl Report for ProfileReport {
         }
         out.push_str(&self.table());
         if let Some(rest) = &self.rest {
-            let what = match self.by {
-                Grouping::Opr => String::from("operators"),
-                Grouping::Type => format!("types ({} operators)", rest.count),
+            let more = match self.by {
+                Grouping::Opr => counted(rest.rows, "more operator"),
+                Grouping::Type => format!(
+                    "{} ({})",
+                    counted(rest.rows, "more type"),
+                    counted(rest.count, "operator")
+                ),
             };
+            let _ = writeln!(out, "... {more}: {:.3} ms, {:.1}%", rest.time_ms, rest.share);
+        }
+        if let Some(selected) = &self.selected {
             let _ = writeln!(
                 out,
-                "... {} more {what}: {:.3} ms, {:.1}%",
-                rest.rows, rest.time_ms, rest.share
+                "selected {}: {:.3} ms, {:.1}% of the total",
+                part_of(selected.operators, selected.of, "operator"),
+                selected.time_ms,
+                selected.share
             );
         }
         match &self.measured {
@@ -426,7 +477,9 @@ impl Report for ProfileReport {
                 );
             }
         }
-        let _ = writeln!(out, "trace    {}", printable(&self.trace));
+        if let Some(trace) = &self.trace {
+            let _ = writeln!(out, "trace    {}", printable(trace));
+        }
         out
     }
 }
@@ -544,14 +597,15 @@ mod tests {
         assert_eq!(only(|s| s.order = Order::Flops)[0], "op1");
         let mut mean = selection(Grouping::Type, 20);
         mean.aggregate = Some(Aggregate::Mean);
-        let (types, _) = rows(&profile, &mean);
+        let (types, _, _) = rows(&profile, &mean);
         let elemwise = types.iter().find(|r| r.name == "Elemwise").unwrap();
         assert!((elemwise.time_ms - 0.01).abs() < 1e-12 && elemwise.count == 2);
     }
 
     #[test]
     fn rows_are_sorted_per_iteration_and_shares_add_up() {
-        let (rows, rest) = rows(&profile(), &selection(Grouping::Opr, 2));
+        let (rows, rest, selected) = rows(&profile(), &selection(Grouping::Opr, 2));
+        assert!(selected.is_none(), "no filter");
         assert_eq!(rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["op1", "op2"]);
         assert!((rows[0].time_ms - 0.06).abs() < 1e-12);
         assert!((rows[0].share - 75.0).abs() < 1e-9);
@@ -564,9 +618,22 @@ mod tests {
         assert!((total - 100.0).abs() < 1e-9);
     }
 
+    /// Filtered rows keep their share of all operator time, and what the
+    /// filter kept adds up apart.
+    #[test]
+    fn filtered_rows_share_the_whole_total() {
+        let mut elemwise = selection(Grouping::Opr, 20);
+        elemwise.types = vec!["Elemwise".into()];
+        let (rows, _, selected) = rows(&profile(), &elemwise);
+        let selected = selected.unwrap();
+        assert!((rows[0].share - 12.5).abs() < 1e-9, "{rows:?}");
+        assert_eq!((selected.operators, selected.of), (2, 3));
+        assert!((selected.share - 25.0).abs() < 1e-9 && (selected.time_ms - 0.02).abs() < 1e-12);
+    }
+
     #[test]
     fn by_type_counts_operators() {
-        let (rows, rest) = rows(&profile(), &selection(Grouping::Type, 20));
+        let (rows, rest, _) = rows(&profile(), &selection(Grouping::Type, 20));
         assert!(rest.is_none());
         assert_eq!(rows[1].name, "Elemwise");
         assert_eq!(rows[1].count, 2);

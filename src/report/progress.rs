@@ -4,10 +4,12 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::messages::to_stderr;
+use crate::runner::rounds::{Measured, Ratio};
+use crate::runner::sequential::Plan;
 use crate::runtime::InstallWatcher;
 use crate::supervise::parent::Watcher;
 use crate::supervise::{Phase, Whereabouts};
-use crate::text::to_stderr;
 use crate::tune::candidate::Candidate;
 use crate::tune::{Row, TuneWatcher};
 
@@ -184,6 +186,59 @@ impl TuneWatcher for TuneProgress {
 }
 
 impl Drop for TuneProgress {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// `compare`'s rounds, as `run` shows its runs: a bar over rounds fixed by
+/// `--rounds`, else a spinner with the rounds, the time against the budget,
+/// and B/A so far.
+pub struct RoundsProgress {
+    bar: ProgressBar,
+    confidence: f64,
+}
+
+impl RoundsProgress {
+    /// The rounds of `pair` (a model's name in a folder, or empty) under `plan`.
+    pub fn new(pair: &str, plan: &Plan, quiet: bool) -> RoundsProgress {
+        let bar = match plan.budget {
+            Some(budget) => {
+                let spinner = bar(
+                    Some(budget.as_secs()),
+                    "{spinner} timing{prefix}: rounds {pos}, {elapsed} of the {len} s --timing-budget{msg}",
+                    "",
+                    quiet,
+                );
+                spinner.enable_steady_tick(Duration::from_millis(120));
+                spinner
+            }
+            None => bar(
+                Some(plan.looks.most() as u64),
+                "timing{prefix} [{bar:30}] {pos}/{len} rounds ({eta}){msg}",
+                "",
+                quiet,
+            ),
+        };
+        if !pair.is_empty() {
+            bar.set_prefix(format!(" {}", crate::text::printable(pair)));
+        }
+        RoundsProgress {
+            bar,
+            confidence: plan.looks.confidence,
+        }
+    }
+
+    /// After each round: their count and B/A so far.
+    pub fn round(&mut self, rounds: &[Vec<Measured>]) {
+        self.bar.set_position(rounds.len() as u64);
+        if let Some(ratio) = Ratio::of(rounds, 0, 1, self.confidence) {
+            self.bar.set_message(format!("; b/a {:.3} so far", ratio.estimate));
+        }
+    }
+}
+
+impl Drop for RoundsProgress {
     fn drop(&mut self) {
         self.bar.finish_and_clear();
     }

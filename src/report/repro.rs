@@ -24,7 +24,7 @@
 //!
 //! The whole of DIR's new folders is written at the end or nothing is
 //! (`StagedSet`); the children record their feeds into the staging folder
-//! (`supervise::record`), whence a failing model's are moved into its folder.
+//! (`supervise::repro_record`), whence a failing model's are moved into its folder.
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -34,30 +34,41 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use super::made_by::{installed_version, runtime_used, sha256, Cpu};
 use crate::feeds::named_spec;
 use crate::mge_command::MgeCommand;
 use crate::mge_command::RECORD_ENV;
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, npy_file_stem, StagedSet};
-use crate::runtime::{Choice, FileRecord, Hashing, Located, Record};
-use crate::supervise::record::Recorded;
+use crate::runtime::{self, Choice, Located};
+use crate::supervise::repro_record::Recorded;
 use crate::text::{printable, printable_lines};
 
 /// Models up to this size are copied into the folder; larger ones are named
 /// by their path and SHA-256 (a model zoo's failures would fill the disk).
 const COPY_LIMIT: u64 = 256 << 20;
 
+/// Where a reproducing command reads a key given inline, which the folder does not hold.
+const KEY_FILE: &str = "model.key";
+
 /// The folder, inside the staging folder, where the children record.
 const RECORDS: &str = ".records";
 
-/// Variables of these prefixes are the engine's and the runtime's (and the
-/// test faults'), which a reproducing command sets as they were.
+/// Variables of these prefixes are the engine's families: those the runtime
+/// reads (the test faults' stand-in included) a reproducing command sets as they were.
 const ENGINE_VARIABLES: [&str; 4] = ["MGB_", "MGE_", "MEGDNN_", "MEGENGINE_"];
 
 /// Of those, the ones the command does not carry: the runtime chosen goes
-/// as `--lite-lib` or `--runtime-version`, where the runtimes are kept is the
-/// machine's own, and the record folder is a parent's for its child.
-const LOCAL_VARIABLES: [&str; 4] = ["MGE_LITE_LIB", "MGE_RUNTIME_VERSION", "MGE_HOME", RECORD_ENV];
+/// as `--lite-lib` or `--runtime-version`, where the runtimes and the
+/// algorithm cache are kept and whether the cache is used are the machine's
+/// own, and the record folder is a parent's for its child.
+const LOCAL_VARIABLES: [&str; 5] = [
+    "MGE_LITE_LIB",
+    "MGE_RUNTIME_VERSION",
+    "MGE_HOME",
+    "MGE_NO_ALGO_CACHE",
+    RECORD_ENV,
+];
 
 /// Claims `dir` for `--repro`, in a command's settings: after the command's
 /// inputs and other outputs, before any work.
@@ -179,9 +190,8 @@ impl Repro {
             placed: Vec::new(),
             reduction: None,
         };
-        let command = command(&mut folder)?
-            .user_runtime(case.choice)?
-            .user_env(engine_environment());
+        let env = engine_environment(case.runtime)?;
+        let command = command(&mut folder)?.user_runtime(case.choice)?.user_env(env.clone());
         let full_line = command.shell_line();
         let Folder {
             options,
@@ -189,7 +199,7 @@ impl Repro {
             reduction,
             ..
         } = folder;
-        let (line, reduced) = self.add_reduction(&name, reduction, &full_line, case.choice, &mut files)?;
+        let (line, reduced) = self.add_reduction(&name, reduction, &full_line, (case.choice, env), &mut files)?;
         let version = recorded
             .as_ref()
             .and_then(|record| record.runtime_version.clone())
@@ -197,7 +207,7 @@ impl Repro {
         let texts = [
             ("command.sh", format!("#!/usr/bin/env bash\n# Reproduces the failure in README.txt; run it from inside this folder.\n{line}\n")),
             ("options.txt", options.join("\n") + "\n"),
-            ("runtime.json", json(&runtime_record(case.runtime, version.clone())?)?),
+            ("runtime.json", json(&runtime_used(case.runtime, version.clone())?)?),
             ("cpu.json", json(&Cpu::here())?),
             ("engine.log", engine_log(&case, recorded.as_ref())),
             ("README.txt", readme(&case, &line, version.as_deref(), &files) + &reduced),
@@ -215,14 +225,15 @@ impl Repro {
     }
 
     /// `--reduce`'s files in the folder `name`: `reduced.mge` and `full-command.sh`
-    /// (`full_line`) where it found a smaller reproducer. Returns the line
+    /// (`full_line`) where it found a smaller reproducer, whose line has the
+    /// runtime the user chose and the variables `env`. Returns the line
     /// `command.sh` runs, and what README says of the reduction.
     fn add_reduction(
         &mut self,
         name: &str,
         reduction: Option<Reduction>,
         full_line: &str,
-        choice: &Choice,
+        (choice, env): (&Choice, Vec<(OsString, OsString)>),
         files: &mut Vec<String>,
     ) -> Result<(String, String)> {
         let (graph, command, about) = match reduction {
@@ -235,10 +246,7 @@ impl Repro {
             }
             Some(Reduction::Reduced { graph, command, about }) => (graph, command, about),
         };
-        let line = command
-            .user_runtime(choice)?
-            .user_env(engine_environment())
-            .shell_line();
+        let line = command.user_runtime(choice)?.user_env(env).shell_line();
         self.set.add(Path::new(name).join("reduced.mge"), &graph)?;
         let script = format!("#!/usr/bin/env bash\n# Runs the whole model, which fails as README.txt says; run it from inside this folder.\n{full_line}\n");
         self.set
@@ -345,7 +353,7 @@ impl Folder<'_> {
                 EngineOption::COprLib(library) => EngineOption::COprLib(std::path::absolute(library)?),
                 EngineOption::ModelKey(key) => match key.strip_prefix('@') {
                     Some(file) => EngineOption::ModelKey(format!("@{}", std::path::absolute(file)?.display())),
-                    None => option.clone(),
+                    None => self.key_to_supply(),
                 },
                 other => other.clone(),
             });
@@ -361,6 +369,18 @@ impl Folder<'_> {
             None => line,
         });
         Ok(placed)
+    }
+
+    /// `--model-key @model.key` for a key given inline: a report meant to be
+    /// shared holds no key, so the folder says to supply it.
+    fn key_to_supply(&mut self) -> EngineOption {
+        if !self.files.iter().any(|listed| listed.starts_with(KEY_FILE)) {
+            self.files.push(format!(
+                "{KEY_FILE}  not here: the model's key, which a report meant to be shared does not hold; \
+                 write its raw bytes here (from hex: xxd -r -p <<< HEX > {KEY_FILE}) before running command.sh"
+            ));
+        }
+        EngineOption::ModelKey(format!("@{KEY_FILE}"))
     }
 
     /// The engine options as `options` placed them last: what a command from
@@ -403,16 +423,29 @@ pub fn feed_specs_in(folder: &str, fed: &[(String, String)]) -> Vec<String> {
         .collect()
 }
 
-/// The engine's and the runtime's variables in this process's environment, by name.
-fn engine_environment() -> Vec<(OsString, OsString)> {
-    let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(name, _)| {
-            let name = name.to_string_lossy();
-            ENGINE_VARIABLES.iter().any(|prefix| name.starts_with(prefix)) && !LOCAL_VARIABLES.contains(&name.as_ref())
+/// The variables of this process's environment that the runtime reads
+/// (named in its libraries: see `runtime::variables_read`), of the engine's
+/// families, by name; none where no runtime was found. Any other, such as a
+/// token that merely shares a prefix, stays out of a report meant to be shared.
+fn engine_environment(runtime: Option<&Located>) -> Result<Vec<(OsString, OsString)>> {
+    let Some(located) = runtime else {
+        return Ok(Vec::new());
+    };
+    let candidates: Vec<String> = std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .filter(|name| {
+            ENGINE_VARIABLES.iter().any(|prefix| name.starts_with(prefix)) && !LOCAL_VARIABLES.contains(&name.as_str())
+        })
+        .collect();
+    let mut vars: Vec<(OsString, OsString)> = runtime::variables_read(&located.path, &candidates)?
+        .into_iter()
+        .filter_map(|name| {
+            let value = std::env::var_os(&name)?;
+            Some((OsString::from(name), value))
         })
         .collect();
     vars.sort();
-    vars
+    Ok(vars)
 }
 
 /// `engine.log`: what failed, what the engine's process printed on stderr,
@@ -437,118 +470,6 @@ fn engine_log(case: &Case, recorded: Option<&Recorded>) -> String {
 
 fn json(value: &impl Serialize) -> Result<String> {
     Ok(serde_json::to_string_pretty(value)? + "\n")
-}
-
-fn sha256(path: &Path) -> Result<String> {
-    let file = fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut hashing = Hashing::new(file);
-    std::io::copy(&mut hashing, &mut std::io::sink()).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(hashing.finish().sha256)
-}
-
-/// The version an install of the runtime recorded.
-fn installed_version(runtime: Option<&Located>) -> Option<String> {
-    let install = runtime?.install.as_ref()?;
-    Some(Record::read(install).ok()??.version)
-}
-
-/// `runtime.json`.
-#[derive(Serialize)]
-struct RuntimeRecord {
-    /// As the engine gave it to the child, else as its install recorded it.
-    version: Option<String>,
-    library: Option<String>,
-    found_by: Option<String>,
-    install: Option<String>,
-    files: Vec<FileRecord>,
-    /// Where the SHA-256 come from.
-    hashes: &'static str,
-}
-
-fn runtime_record(runtime: Option<&Located>, version: Option<String>) -> Result<RuntimeRecord> {
-    let Some(located) = runtime else {
-        return Ok(RuntimeRecord {
-            version,
-            library: None,
-            found_by: None,
-            install: None,
-            files: Vec::new(),
-            hashes: "none: no runtime was found",
-        });
-    };
-    let recorded = located.install.as_deref().map(Record::read).transpose()?.flatten();
-    let (files, hashes) = match recorded {
-        Some(record) => (
-            record.files,
-            "the install's record of its files (mge checks their sizes before every load; `mge runtime info` their contents)",
-        ),
-        None => {
-            let size = fs::metadata(&located.path).map_or(0, |metadata| metadata.len());
-            let file = FileRecord {
-                path: std::path::absolute(&located.path)?.display().to_string(),
-                size,
-                sha256: sha256(&located.path)?,
-            };
-            (vec![file], "the library's, hashed when the reproducer was written")
-        }
-    };
-    Ok(RuntimeRecord {
-        version,
-        library: Some(std::path::absolute(&located.path)?.display().to_string()),
-        found_by: Some(located.origin.to_string()),
-        install: located.install.as_ref().map(|dir| dir.display().to_string()),
-        files,
-        hashes,
-    })
-}
-
-/// `cpu.json`: the first processor of `/proc/cpuinfo`, and the machine around it.
-#[derive(Serialize)]
-struct Cpu {
-    vendor: Option<String>,
-    model_name: Option<String>,
-    family: Option<String>,
-    model: Option<String>,
-    stepping: Option<String>,
-    microcode: Option<String>,
-    flags: Vec<String>,
-    /// Processors the kernel lists, and those this process may run on.
-    logical_cpus: usize,
-    available_cpus: usize,
-    architecture: &'static str,
-    kernel: Option<String>,
-}
-
-impl Cpu {
-    fn here() -> Cpu {
-        let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let first = cpuinfo.split("\n\n").next().unwrap_or_default();
-        let field = |key: &str| {
-            first.lines().find_map(|line| {
-                let (name, value) = line.split_once(':')?;
-                (name.trim() == key).then(|| value.trim().to_string())
-            })
-        };
-        Cpu {
-            vendor: field("vendor_id"),
-            model_name: field("model name"),
-            family: field("cpu family"),
-            model: field("model"),
-            stepping: field("stepping"),
-            microcode: field("microcode"),
-            flags: field("flags")
-                .unwrap_or_default()
-                .split_whitespace()
-                .map(str::to_string)
-                .collect(),
-            logical_cpus: cpuinfo.lines().filter(|line| line.starts_with("processor")).count(),
-            available_cpus: std::thread::available_parallelism().map_or(1, usize::from),
-            architecture: std::env::consts::ARCH,
-            kernel: fs::read_to_string("/proc/sys/kernel/osrelease")
-                .ok()
-                .map(|release| release.trim().to_string()),
-        }
-    }
 }
 
 /// `README.txt`.

@@ -9,7 +9,7 @@ use super::check::{check_summary, Tally};
 use super::compare::mismatch_text;
 use super::table::Table;
 use super::Report;
-use crate::compare::{Mismatch, Tolerance, TopkAgreement};
+use crate::compare::{LeftOut, Mismatch, Tolerance, TopkAgreement};
 use crate::feeds::Feed;
 use crate::runner::memory::PeakMemory;
 use crate::runner::noise::Noise;
@@ -17,7 +17,7 @@ use crate::runner::pinning::PinnedThread;
 use crate::runner::testcase::{OutputCheck, TestcaseRun, TestcaseStatus};
 use crate::runner::timing::{ColdStart, Timing, TimingReport};
 use crate::tensor::{format_shape, HostTensor};
-use crate::text::printable;
+use crate::text::{counted, number, part_of, printable};
 
 /// `mge run` with feeds.
 #[derive(Serialize)]
@@ -202,6 +202,9 @@ pub struct ExpectReport {
     /// the rules judge by more than the largest error.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stat_err: Option<f64>,
+    /// With `--allow-outliers`: how many elements the verdict left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<LeftOut>,
     /// `maxerr`, or `atol` and `rtol`.
     #[serde(flatten)]
     pub tolerance: Tolerance,
@@ -271,8 +274,13 @@ impl Measurement {
         }
         let _ = writeln!(
             out,
-            "timing   {} iterations, ms per iteration: min {:.4}  median {:.4}  mean {:.4}  max {:.4}  stddev {:.4}",
-            t.iterations, t.min, t.median, t.mean, t.max, t.stddev
+            "timing   {}, ms per iteration: min {:.4}  median {:.4}  mean {:.4}  max {:.4}  stddev {:.4}",
+            counted(t.iterations, "iteration"),
+            t.min,
+            t.median,
+            t.mean,
+            t.max,
+            t.stddev
         );
         let _ = write!(
             out,
@@ -463,8 +471,10 @@ impl TensorStats {
             name: name.to_string(),
             shape: value.shape.clone(),
             dtype: value.dtype.to_string(),
-            min: if count == 0 { f64::NAN } else { min },
-            max: if count == 0 { f64::NAN } else { max },
+            // f64::min and max pass over NaN: a tensor of NaN alone (or of
+            // nothing) has no min or max, not `inf` and `-inf`.
+            min: if min > max { f64::NAN } else { min },
+            max: if min > max { f64::NAN } else { max },
             mean: sum / count as f64,
             nan: non_finite.nan,
             inf: non_finite.inf,
@@ -481,8 +491,8 @@ fn memory_text(memory: PeakMemory) -> String {
     )
 }
 
-/// A value for tables: six decimals, like NumPy's print options.
-fn number(value: f64) -> String {
+/// A tensor's value for tables: six decimals, like NumPy's print options.
+fn decimals(value: f64) -> String {
     format!("{value:.6}")
 }
 
@@ -494,9 +504,9 @@ pub fn stats_table(title: &str, tensors: &[TensorStats]) -> Table {
             t.name.clone(),
             format_shape(&t.shape),
             t.dtype.clone(),
-            number(t.min),
-            number(t.max),
-            number(t.mean),
+            decimals(t.min),
+            decimals(t.max),
+            decimals(t.mean),
         ]);
     }
     table
@@ -544,24 +554,33 @@ impl Report for RunReport {
         }
         self.outputs_written.iter().for_each(|file| file.to_text(&mut out));
         for expect in &self.expect {
-            let verdict = if expect.passed { "ok" } else { "MISMATCH" };
+            let verdict = if expect.passed { "passed" } else { "FAILED" };
+            let left_out = expect
+                .left_out
+                .map(|left_out| format!(", {left_out}"))
+                .unwrap_or_default();
             let judged = match (expect.stat_err, expect.tolerance) {
-                (Some(stat), Tolerance::AssertEqual { maxerr }) => format!("stat {stat:e} (maxerr {maxerr:e})"),
-                (None, Tolerance::AssertEqual { maxerr }) => format!("(maxerr {maxerr:e})"),
-                (_, Tolerance::Close { atol, rtol }) => format!("(atol {atol:e}, rtol {rtol:e})"),
+                (Some(stat), Tolerance::AssertEqual { maxerr }) => {
+                    format!("stat {} (maxerr {}{left_out})", number(stat), number(maxerr))
+                }
+                (None, Tolerance::AssertEqual { maxerr }) => format!("(maxerr {}{left_out})", number(maxerr)),
+                (_, Tolerance::Close { atol, rtol }) => {
+                    format!("(atol {}, rtol {}{left_out})", number(atol), number(rtol))
+                }
             };
             let _ = write!(
                 out,
-                "expect   {} vs {}: err {:e} {judged} {verdict}",
+                "expect   {} vs {}: err {} {judged} {verdict}",
                 printable(&expect.name),
                 printable(&expect.file),
-                expect.err
+                number(expect.err)
             );
             if let Some(topk) = &expect.topk {
                 let _ = write!(
                     out,
-                    ", top-{} differ in {} of {} rows",
-                    topk.k, topk.differing_rows, topk.rows
+                    ", top-{} differ in {}",
+                    topk.k,
+                    part_of(topk.differing_rows, topk.rows, "row")
                 );
             } else if let Some(mismatch) = &expect.first_mismatch {
                 let _ = write!(out, ", first at {}", mismatch_text(mismatch));

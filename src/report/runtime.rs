@@ -29,6 +29,19 @@ pub struct RuntimeInfo {
     /// Where `mge runtime install` puts the engine, shown when this one came from elsewhere.
     #[serde(skip)]
     pub cache_folder: Option<String>,
+    /// Where fast-run keeps what it profiled, and how much it holds.
+    pub algo_cache: AlgoCacheInfo,
+}
+
+/// The algorithm cache (`runtime::algo_cache`): its folder, its files and
+/// their size; whether the environment turned it off.
+#[derive(Serialize)]
+pub struct AlgoCacheInfo {
+    pub path: Option<String>,
+    pub files: usize,
+    pub bytes: u64,
+    /// `MGE_NO_ALGO_CACHE` is set.
+    pub disabled: bool,
 }
 
 /// What became of asking the NVIDIA driver.
@@ -117,7 +130,37 @@ impl Report for RuntimeInfo {
         if let Some(folder) = &self.cache_folder {
             text += &format!("cache folder  {}\n", printable(folder));
         }
+        text += &format!("algo cache    {}\n", algo_cache_text(&self.algo_cache));
         text
+    }
+}
+
+/// `/root/.cache/mge/algo-cache: 2 files, 1.2 MiB`.
+fn algo_cache_text(cache: &AlgoCacheInfo) -> String {
+    let Some(path) = &cache.path else {
+        return "- (no cache folder)".to_string();
+    };
+    let mut text = match cache.files {
+        0 => format!("{}: empty", printable(path)),
+        files => format!(
+            "{}: {files} file{}, {}",
+            printable(path),
+            if files == 1 { "" } else { "s" },
+            size_text(cache.bytes)
+        ),
+    };
+    if cache.disabled {
+        text.push_str(" (off: MGE_NO_ALGO_CACHE)");
+    }
+    text
+}
+
+/// `812 bytes`, `3.4 KiB`, `1.2 MiB`.
+fn size_text(bytes: u64) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} bytes"),
+        1024..1_048_576 => format!("{:.1} KiB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MiB", bytes as f64 / 1_048_576.0),
     }
 }
 

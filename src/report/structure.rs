@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::table::Table;
 use super::Report;
 use crate::model::diff::{DumpedAs, IoChange, IoVar, OpChange, OpRef, Sides, StructureDiff, Totals};
-use crate::text::printable;
+use crate::text::{counted, number, printable};
 
 /// `mge compare A.mge B.mge --structure`.
 #[derive(Serialize)]
@@ -34,17 +34,17 @@ pub fn structure_text(diff: &StructureDiff) -> String {
     if diff.same() {
         let _ = writeln!(
             out,
-            "graph       same graph: {} operators matched, {} parameters in {} tensors, {} MACs",
-            diff.ops_matched,
+            "graph       same graph: {} matched, {} parameters in {}, {} MACs",
+            counted(diff.ops_matched, "operator"),
             diff.params.a.count,
-            diff.params.a.tensors,
+            counted(diff.params.a.tensors, "tensor"),
             count_text(diff.macs.a)
         );
     } else {
         let _ = writeln!(
             out,
-            "graph       differs: {} operators only in a, {} only in b, {} changed, {} matched",
-            diff.ops_only_a.len(),
+            "graph       differs: {} only in a, {} only in b, {} changed, {} matched",
+            counted(diff.ops_only_a.len(), "operator"),
             diff.ops_only_b.len(),
             diff.ops_changed.len(),
             diff.ops_matched
@@ -140,9 +140,9 @@ fn totals_text(out: &mut String, diff: &StructureDiff) {
     if let Some(largest) = &params.largest_difference {
         let _ = write!(
             out,
-            ", the most '{}' by {:.4e}",
+            ", the most '{}' by {}",
             printable(&largest.b_var),
-            largest.max_abs_diff
+            number(largest.max_abs_diff)
         );
     }
     out.push('\n');

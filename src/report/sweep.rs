@@ -5,6 +5,7 @@ use serde::{Serialize, Serializer};
 
 use super::table::Table;
 use super::Report;
+use crate::text::part_of;
 
 /// How a shape's run ended.
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,8 +146,9 @@ impl Report for SweepReport {
         }
         let failed = self.failed().count();
         text += &match failed {
+            0 if shapes == 1 => "1 shape ok\n".to_string(),
             0 => format!("all {shapes} shapes ok\n"),
-            _ => format!("{failed} of {shapes} shapes not ok\n"),
+            _ => format!("{} not ok\n", part_of(failed, shapes, "shape")),
         };
         text
     }

@@ -8,6 +8,8 @@ use super::table::Table;
 use super::Report;
 use crate::mge_command::MgeCommand;
 use crate::runner::rounds::{Measured, Ratio};
+use crate::runner::sequential::{RoundsNoise, Speed};
+use crate::text::number;
 use crate::tune::trial::TrialStatus;
 use crate::tune::{Confirmation, Contender, Row, Skipped, Source, Tuning};
 
@@ -71,6 +73,11 @@ pub struct CandidateReport {
     pub load_s: Option<f64>,
     pub profiling_s: Option<f64>,
     pub timed_s: Option<f64>,
+    /// How noisy its figures were: its runs' spread (10th to 90th
+    /// percentile, in percent of the median) and the CPU time other
+    /// processes used meanwhile, in cores.
+    pub spread_percent: Option<f64>,
+    pub other_load_cores: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -80,6 +87,8 @@ pub struct UntriedReport {
     pub why: &'static str,
     /// About how long it would have taken.
     pub needs_s: Option<f64>,
+    /// What the budget kept for measuring the winners again, when it was not tried for want of time.
+    pub kept_s: Option<f64>,
     /// What it would take per run, estimated from its parts.
     pub estimate_ms: Option<f64>,
 }
@@ -88,6 +97,10 @@ pub struct UntriedReport {
 #[derive(Serialize)]
 pub struct ConfirmationReport {
     pub rounds: usize,
+    /// The numbers of rounds the verdicts were looked at.
+    pub looks: Vec<usize>,
+    /// The load other processes put on the machine during the rounds.
+    pub noise: RoundsNoise,
     /// The median of the baseline's rounds.
     pub baseline_ms: f64,
     pub contenders: Vec<ContenderReport>,
@@ -104,7 +117,11 @@ pub struct ContenderReport {
     pub speedup: f64,
     pub speedup_interval: Option<[f64; 2]>,
     pub speedup_confidence: f64,
-    /// It beat the baseline's trial of the same round in most rounds.
+    /// Its time over the baseline's: `faster`, `slower`, `same` or `undecided`.
+    pub speed: Speed,
+    /// Why it is `undecided`.
+    pub reason: Option<String>,
+    /// Its verdict is `faster`: a winner.
     pub held: bool,
 }
 
@@ -134,8 +151,8 @@ impl TuneReport {
                 median_ms: headline.best_ms,
                 baseline_ms: headline.baseline_ms,
                 ci95_ms: match headline.source {
-                    Source::Search | Source::NoWinner => headline.row.safe().and_then(|best| best.interval_ms),
-                    Source::BackToBack | Source::NoneHeld => None,
+                    Source::NoWinner | Source::Unconfirmed => headline.row.safe().and_then(|best| best.interval_ms),
+                    Source::BackToBack | Source::NoneFaster => None,
                 },
                 speedup: headline.ratio(),
                 speedup_interval: headline.speedup.and_then(|speedup| speedup.interval),
@@ -165,6 +182,7 @@ impl Report for TuneReport {
                 "speed-up",
                 "err",
                 "took s (load + profiling + timed)",
+                "noise (spread, load)",
                 "status",
             ],
             &[1, 3, 4, 5],
@@ -188,16 +206,23 @@ impl Report for TuneReport {
                     .ci95_ms
                     .map_or("-".into(), |[low, high]| format!("{low:.3} - {high:.3}")),
                 candidate.speedup.map_or("-".into(), |x| format!("{x:.2}x")),
-                candidate.err.map_or("-".into(), |err| format!("{err:.1e}")),
+                candidate.err.map_or("-".into(), number),
                 candidate.took(),
+                candidate.noise(),
                 status,
             ]);
         }
         let mut out = "search (each candidate measured once, in turn; the baseline first):\n".to_string();
         out += &table.render("");
+        if let Some(noise) = self.search_noise() {
+            let _ = writeln!(out, "{noise}");
+        }
         for untried in &self.untried {
             let why = match (untried.needs_s, untried.estimate_ms) {
-                (Some(needs), _) => format!("needs about {needs:.0} s, more than the budget had left"),
+                (Some(needs), _) => format!(
+                    "needs about {needs:.0} s, more than the budget had left beside the {:.0} s kept for measuring the winners again",
+                    untried.kept_s.unwrap_or_default()
+                ),
                 (_, Some(estimate)) => format!("cannot beat the best: about {estimate:.3} ms from its parts"),
                 _ => untried.why.to_string(),
             };
@@ -205,16 +230,22 @@ impl Report for TuneReport {
         }
         let _ = writeln!(out, "budget: {:.0} s of {:.0} s used", self.used_s, self.budget_s);
         if let Some(again) = &self.confirmation {
+            let looks: Vec<String> = again.looks.iter().map(usize::to_string).collect();
+            let load = again.noise.other_load_cores.map_or(String::new(), |load| {
+                format!("; other processes used {load:.2} of {} cores", again.noise.cores)
+            });
             let _ = writeln!(
                 out,
-                "measured again, back to back ({} rounds): the baseline at {:.3} ms",
-                again.rounds, again.baseline_ms
+                "measured again, back to back ({} rounds, looked at {}{load}): the baseline at {:.3} ms",
+                again.rounds,
+                looks.join(", "),
+                again.baseline_ms
             );
             for contender in &again.contenders {
-                let verdict = match (contender.held, again.kept.as_ref() == Some(&contender.options)) {
-                    (true, true) => "held: the best",
-                    (true, false) => "held",
-                    (false, _) => "did not hold",
+                let verdict = match (contender.speed, again.kept.as_ref() == Some(&contender.options)) {
+                    (Speed::Faster, true) => "faster: the best".to_string(),
+                    (Speed::Undecided, _) => format!("undecided: {}", contender.reason.as_deref().unwrap_or("")),
+                    (speed, _) => speed.word().to_string(),
                 };
                 let _ = writeln!(
                     out,
@@ -225,7 +256,7 @@ impl Report for TuneReport {
                 );
             }
             if again.kept.is_none() {
-                let _ = writeln!(out, "  none held: the baseline is kept");
+                let _ = writeln!(out, "  no decided winner: the baseline is kept");
             }
         }
         let _ = writeln!(out, "{}", self.best.headline());
@@ -253,19 +284,16 @@ impl Best {
                 self.baseline_ms,
                 rounds(self.speedup_confidence)
             ),
-            Source::NoneHeld => format!(
-                "best: the baseline, at {:.3} ms back to back: no candidate held against it",
+            Source::NoneFaster => format!(
+                "best: the baseline, at {:.3} ms back to back: no candidate was decidedly faster",
                 self.baseline_ms
             ),
             Source::NoWinner => format!(
                 "best: the baseline, at {:.3} ms: no candidate beat it beyond the noise",
                 self.baseline_ms
             ),
-            Source::Search => format!(
-                "best: {} at {:.3} ms, {} the baseline's {:.3} ms, search figures (the budget left no time to measure them back to back)",
-                self.options,
-                self.median_ms,
-                speedup_text(self.speedup, None),
+            Source::Unconfirmed => format!(
+                "best: the baseline, at {:.3} ms: the budget left no time to measure the search's winners again, back to back, so none is confirmed",
                 self.baseline_ms
             ),
         }
@@ -299,7 +327,44 @@ impl CandidateReport {
                 .and_then(|m| m.profiling)
                 .map(|profiling| profiling.as_secs_f64()),
             timed_s: measured.map(|m| m.timing.as_secs_f64()),
+            spread_percent: measured.and_then(|m| m.spread_percent),
+            other_load_cores: measured.and_then(|m| m.other_load_cores),
         }
+    }
+
+    /// `4%, 0.10`: its runs' spread and the load meanwhile.
+    fn noise(&self) -> String {
+        match (self.spread_percent, self.other_load_cores) {
+            (Some(spread), Some(load)) => format!("{spread:.0}%, {load:.2}"),
+            (Some(spread), None) => format!("{spread:.0}%"),
+            (None, Some(load)) => format!("-, {load:.2}"),
+            (None, None) => "-".to_string(),
+        }
+    }
+}
+
+impl TuneReport {
+    /// How noisy the search's figures were, in one line: the spreads and loads of its trials.
+    fn search_noise(&self) -> Option<String> {
+        let range = |values: Vec<f64>| {
+            let low = values.iter().copied().reduce(f64::min)?;
+            let high = values.iter().copied().reduce(f64::max)?;
+            Some((low, high))
+        };
+        let spreads = range(self.candidates.iter().filter_map(|c| c.spread_percent).collect());
+        let (low, high) = range(self.candidates.iter().filter_map(|c| c.other_load_cores).collect())?;
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let mut line = format!("noise: other processes used {low:.2} to {high:.2} of {cores} cores during the trials");
+        if let Some((least, most)) = spreads {
+            let _ = write!(
+                line,
+                "; runs spread {least:.0}% to {most:.0}% of their median (10th to 90th percentile)"
+            );
+        }
+        if high >= cores as f64 / 4.0 {
+            line.push_str(": the search's figures are noisy, only the back-to-back rounds decide");
+        }
+        Some(line)
     }
 }
 
@@ -321,6 +386,8 @@ impl ConfirmationReport {
         let options = |contender: &Contender| tuning.rows[contender.row].candidate.to_string();
         ConfirmationReport {
             rounds: again.baseline.len(),
+            looks: again.looked.clone(),
+            noise: again.noise,
             baseline_ms: again.baseline_ms(),
             contenders: again
                 .contenders
@@ -330,14 +397,16 @@ impl ConfirmationReport {
                         estimate,
                         interval,
                         confidence,
-                    } = contender.speedup(&again.baseline);
+                    } = contender.speedup();
                     ContenderReport {
                         options: options(contender),
                         median_ms: contender.median_ms(),
                         speedup: estimate,
                         speedup_interval: interval,
                         speedup_confidence: confidence,
-                        held: contender.held,
+                        speed: contender.verdict.speed,
+                        reason: contender.verdict.reason.clone(),
+                        held: contender.held(),
                     }
                 })
                 .collect(),
@@ -348,14 +417,15 @@ impl ConfirmationReport {
 
 impl UntriedReport {
     fn new(untried: &crate::tune::Untried) -> UntriedReport {
-        let (why, needs_s, estimate_ms) = match untried.why {
-            Skipped::Budget { needs } => ("budget", Some(needs.as_secs_f64()), None),
-            Skipped::CannotBeatTheBest { estimate_ms } => ("cannot_beat_the_best", None, Some(estimate_ms)),
+        let (why, needs_s, kept_s, estimate_ms) = match untried.why {
+            Skipped::Budget { needs, kept } => ("budget", Some(needs.as_secs_f64()), Some(kept.as_secs_f64()), None),
+            Skipped::CannotBeatTheBest { estimate_ms } => ("cannot_beat_the_best", None, None, Some(estimate_ms)),
         };
         UntriedReport {
             options: untried.candidate.to_string(),
             why,
             needs_s,
+            kept_s,
             estimate_ms,
         }
     }
@@ -386,7 +456,7 @@ mod tests {
         (report, json, text)
     }
 
-    /// As on a 16-core Xeon (issue 26): the baseline measured first and alone
+    /// As on a 16-core Xeon: the baseline measured first and alone
     /// took 31.087 ms, back to back with the winner about 20.445 ms; the
     /// winner 15 ms alone, 14.4 ms back to back. The headline is 1.42x, not
     /// the search's 2.07x, in text and JSON alike.
@@ -397,9 +467,7 @@ mod tests {
             Outcome::Runs(match (options.is_empty(), fast_run, before) {
                 // The calibration and the search's trial, then one per round.
                 (true, _, 0 | 1) => 31.087,
-                (true, _, 2) => 20.0,
-                (true, _, 3) => 20.445,
-                (true, _, _) => 21.0,
+                (true, _, round) => [20.0, 20.445, 21.0][round % 3],
                 (false, true, 0) => 15.0,
                 (false, true, _) => 14.4,
                 (false, false, _) => 31.087,
@@ -407,30 +475,36 @@ mod tests {
         });
         let (report, json, text) = report(&mut machine);
         let again = report.confirmation.as_ref().expect("the winners were measured again");
-        assert_eq!(again.rounds, 3);
+        // Two contenders (fast-run, and fast-run with another option): looks
+        // at 8, 16 and 32 rounds, each at 1 - 0.05/6. Decided at the first.
+        assert_eq!((again.rounds, again.looks.clone()), (8, vec![8]));
         let kept = again
             .contenders
             .iter()
             .find(|contender| Some(&contender.options) == again.kept.as_ref())
-            .expect("one held");
+            .expect("one was faster");
+        assert_eq!(kept.speed, Speed::Faster);
         let back_to_back = 20.445 / 14.4;
         assert!((kept.speedup - back_to_back).abs() < 1e-9, "{}", kept.speedup);
         assert_eq!(json["best"]["speedup"].as_f64(), Some(kept.speedup));
         assert_eq!(json["best"]["source"], "back_to_back");
         assert_eq!(json["best"]["median_ms"].as_f64(), Some(14.4));
         assert_eq!(json["best"]["baseline_ms"].as_f64(), Some(20.445));
-        let [low, high] = report.best.speedup_interval.expect("three rounds give a range");
+        assert_eq!(json["confirmation"]["contenders"][0]["speed"], "faster");
+        let [low, high] = report.best.speedup_interval.expect("eight rounds give an interval");
         assert!((low - 20.0 / 14.4).abs() < 1e-9 && (high - 21.0 / 14.4).abs() < 1e-9);
-        assert_eq!(report.best.speedup_confidence, Some(0.75));
+        assert_eq!(report.best.speedup_confidence, Some(0.95));
         let headline = text.lines().find(|line| line.starts_with("best: ")).unwrap();
         assert!(
             headline.contains(" at 14.400 ms, 1.42x the baseline's 20.445 ms, back to back")
-                && headline.ends_with("; per round 1.39x to 1.46x, a 75% interval of the median"),
+                && headline.ends_with("; per round 1.39x to 1.46x, a 95% interval of the median"),
             "{text}"
         );
-        // The search's figures stay in the table, labelled as such.
+        // The search's figures stay in the table, labelled as such, with their noise.
         assert!(text.starts_with("search (each candidate measured once"), "{text}");
         assert!(text.contains("2.07x"), "{text}");
+        assert!(text.contains("noise (spread, load)"), "{text}");
+        assert!(text.contains("noise: other processes used 0.00 to 0.00 of "), "{text}");
     }
 
     /// A winner of the search that does not hold back to back leaves the
@@ -442,12 +516,13 @@ mod tests {
             Outcome::Runs(if rcs && before == 0 { 50.0 } else { 63.3 })
         });
         let (report, json, text) = report(&mut machine);
-        assert_eq!(json["best"]["source"], "none_held");
+        assert_eq!(json["best"]["source"], "none_faster");
         assert_eq!(json["best"]["options"], "(baseline)");
         assert_eq!(report.best.speedup, 1.0);
         assert!(
-            text.contains("best: the baseline, at 63.300 ms back to back: no candidate held against it"),
+            text.contains("best: the baseline, at 63.300 ms back to back: no candidate was decidedly faster"),
             "{text}"
         );
+        assert!(text.contains("  no decided winner: the baseline is kept"), "{text}");
     }
 }

@@ -6,6 +6,7 @@ pub mod memory;
 pub mod noise;
 pub mod pinning;
 pub mod rounds;
+pub mod sequential;
 pub mod testcase;
 pub mod timing;
 
@@ -17,7 +18,7 @@ use anyhow::{anyhow, Context, Result};
 use crate::cli::MAX_RUNS;
 use crate::engine::{EngineError, Lite, Network, NetworkOptions};
 use crate::feeds::Feed;
-use crate::model::{EngineNames, ModelFile, EXPECTATION_SUFFIX};
+use crate::model::{checked_output, EngineNames, ModelFile, EXPECTATION_SUFFIX};
 use crate::supervise::child::{announce, RunCounter};
 use crate::supervise::Phase;
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
@@ -245,7 +246,22 @@ impl Session {
                 output.name = name;
             }
         }
+        // An AssertEqual's output is named after the output it checks, as the
+        // testcases' lines name it: `feat`, not `assert_eq(feat:expect,feat)[86]`.
+        if outputs == Outputs::Asserted {
+            for output in &mut session.outputs {
+                if let Some(checked) = checked_output(&output.name) {
+                    output.name = checked.to_string();
+                }
+            }
+        }
         Ok(session)
+    }
+
+    /// What the engine calls each of `outputs`, where the model names them
+    /// otherwise (a container's AssertEqual outputs).
+    pub fn engine_output_names(&self) -> impl Iterator<Item = std::borrow::Cow<'_, str>> {
+        self.engine_output_names.iter().map(|name| self.names.restore(name))
     }
 
     /// Any one graph (a model's, or a testcase's).
@@ -307,6 +323,12 @@ impl Session {
                 .with_context(|| format!("input '{}' from '{}'", feed.name, feed.source))?;
         }
         Ok(())
+    }
+
+    /// Whether every input was fed in the shape the model declares: then the
+    /// outputs have the shapes the engine declares for them.
+    pub fn fed_as_declared(&self) -> bool {
+        self.reshaped.is_empty()
     }
 
     /// Runs the fake first run (if asked), `warmup` untimed runs, then the timed

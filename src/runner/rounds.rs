@@ -12,12 +12,12 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::timing::{median, median_interval, Timing, TimingReport};
+use super::timing::{median, median_interval_at, Timing};
 use crate::interrupt::Interrupted;
 use crate::mge_command::MgeCommand;
-use crate::supervise::parent::{Failure, How, Muted, Next, Supervisor};
+use crate::supervise::parent::{ChildStdout, Failure, How, Muted, Next, Supervisor};
 
 /// A contender's timed runs in one child: their median and its 95% confidence interval.
 #[derive(Clone, Copy, Debug)]
@@ -33,11 +33,35 @@ pub struct Measured {
     pub load: Duration,
     /// Fast-run's profiling, where the engine profiled.
     pub profiling: Option<Duration>,
+    /// The CPU time other processes used during the timed runs, in cores
+    /// (`runner::noise`, as `run` measures it), and how long those runs took.
+    pub other_load_cores: Option<f64>,
+    pub window: Duration,
+    /// The runs' spread, 10th to 90th percentile in percent of their median.
+    pub spread_percent: Option<f64>,
+}
+
+/// What a timed child's JSON report holds that the rounds read.
+#[derive(Deserialize)]
+struct TimedReport {
+    timing_ms: Timing,
+    noise: Option<NoiseFigures>,
+}
+
+#[derive(Deserialize)]
+struct NoiseFigures {
+    window_s: f64,
+    other_load_cores: Option<f64>,
+    spread_percent: Option<f64>,
 }
 
 impl Measured {
+    /// A contender's timed runs, with nothing known of the machine meanwhile.
     pub fn of(timing: &Timing) -> Measured {
         Measured {
+            other_load_cores: None,
+            spread_percent: None,
+            window: Duration::ZERO,
             median_ms: timing.median,
             mean_ms: timing.mean,
             interval_ms: timing.median_ci95,
@@ -48,6 +72,17 @@ impl Measured {
                 .as_ref()
                 .and_then(|cold| cold.profiling)
                 .map(|ms| Duration::from_secs_f64(ms / 1e3)),
+        }
+    }
+
+    /// A timed child's runs, with the load and spread it measured.
+    fn reported(report: &TimedReport) -> Measured {
+        let noise = report.noise.as_ref();
+        Measured {
+            other_load_cores: noise.and_then(|noise| noise.other_load_cores),
+            spread_percent: noise.and_then(|noise| noise.spread_percent),
+            window: Duration::from_secs_f64(noise.map_or(0.0, |noise| noise.window_s.max(0.0))),
+            ..Measured::of(&report.timing_ms)
         }
     }
 
@@ -82,7 +117,7 @@ pub enum Reported {
 /// `deadline`, and keeps what it printed. What it says is not passed on; an
 /// interruption is the caller's error.
 pub fn reporting_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) -> Result<Reported> {
-    let mut child = Supervisor::spawn(command, false, true)?;
+    let mut child = Supervisor::spawn(command, false, ChildStdout::Replies)?;
     let mut report = String::new();
     let ended = loop {
         match child.next(deadline, &mut Muted) {
@@ -105,13 +140,13 @@ pub fn reporting_child(command: &MgeCommand, deadline: Option<(Instant, Duration
 }
 
 /// Runs `command`, an `mge run` with `MgeCommand::measured`, supervised
-/// until `deadline`, and reads its timed runs from its report.
+/// until `deadline`, and reads its timed runs and the load meanwhile from its report.
 pub fn timed_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) -> Result<TimedRun> {
     Ok(match reporting_child(command, deadline)? {
         Reported::Report(report) => {
-            let timed: TimingReport = serde_json::from_str(&report)
+            let timed: TimedReport = serde_json::from_str(&report)
                 .context("the run's JSON report has no timing_ms as `mge run --json` writes it")?;
-            TimedRun::Measured(Measured::of(&timed.timing_ms))
+            TimedRun::Measured(Measured::reported(&timed))
         }
         Reported::Failed(reason) => TimedRun::Failed(reason),
         Reported::Died(failure) => TimedRun::Died(failure),
@@ -122,8 +157,12 @@ pub fn timed_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) 
 pub trait Lineup {
     /// How many contenders take a turn in each round.
     fn contenders(&self) -> usize;
+    /// The clock the rounds' time is taken by (a test's may be virtual).
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
     /// Whether another round may start (a budget may have no room for it).
-    fn room_for_a_round(&self) -> bool {
+    fn room_for_a_round(&mut self) -> bool {
         true
     }
     /// Measures contender `at` (its place in the lineup) once; `None` when it
@@ -135,9 +174,14 @@ pub trait Lineup {
 /// once: in lineup order in the first round, in reverse in the second, and
 /// so on (A B, B A, A B, ...), so that neither a load that grows or fades
 /// nor the place right after another favours one. Each whole round's
-/// measurements, in lineup order. Stops when the lineup has no room for
-/// another round, or at the first contender not measured (its round is dropped).
-pub fn back_to_back(lineup: &mut (impl Lineup + ?Sized), most: usize) -> Result<Vec<Vec<Measured>>> {
+/// measurements, in lineup order. Stops when `enough` says so of the rounds
+/// so far (after each round), when the lineup has no room for another
+/// round, or at the first contender not measured (its round is dropped).
+pub fn back_to_back(
+    lineup: &mut (impl Lineup + ?Sized),
+    most: usize,
+    mut enough: impl FnMut(&[Vec<Measured>]) -> bool,
+) -> Result<Vec<Vec<Measured>>> {
     let count = lineup.contenders();
     let mut rounds = Vec::new();
     while rounds.len() < most && lineup.room_for_a_round() {
@@ -153,6 +197,9 @@ pub fn back_to_back(lineup: &mut (impl Lineup + ?Sized), most: usize) -> Result<
             }
         }
         rounds.push(round.into_iter().flatten().collect());
+        if enough(&rounds) {
+            break;
+        }
     }
     Ok(rounds)
 }
@@ -163,11 +210,12 @@ pub fn median_of_rounds<'a>(rounds: impl IntoIterator<Item = &'a Measured>) -> f
 }
 
 /// Two contenders held against each other over their rounds: each round's
-/// ratio of B's median to A's, and the median of those ratios with its 95%
-/// confidence interval (`timing::median_interval`: order statistics of the
-/// ratios, free of any assumption about their distribution but that the
-/// rounds are independent). Below 6 rounds there is no 95% interval: the
-/// ratios' whole range holds the median with 1 - 2^(1-n) (3 rounds: 75%).
+/// ratio of B's median to A's, and the median of those ratios with its
+/// confidence interval (`timing::median_interval_at`: order statistics of
+/// the ratios, free of any assumption about their distribution but that the
+/// rounds are independent). With too few rounds for the confidence asked,
+/// the ratios' whole range, which holds the median with 1 - 2^(1-n) (3
+/// rounds: 75%).
 ///
 /// Rounds, not runs, are the unit: runs in one process share its luck and
 /// are not independent. A ratio within a round cancels what the machine did
@@ -177,44 +225,36 @@ pub fn median_of_rounds<'a>(rounds: impl IntoIterator<Item = &'a Measured>) -> f
 pub struct Ratio {
     /// The median of the rounds' ratios, B/A.
     pub estimate: f64,
-    /// Two order statistics of the ratios: the 95% interval from 6 rounds
-    /// on, the whole range below; `None` from one round.
+    /// Two order statistics of the ratios: the interval at the confidence
+    /// asked for where the rounds give one, the whole range below; `None`
+    /// from one round.
     pub interval: Option<[f64; 2]>,
     /// The chance that `interval` holds the true median.
     pub confidence: f64,
 }
 
-/// B against A.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Speed {
-    /// B/A's whole interval lies below 1.
-    Faster,
-    /// The interval holds 1 (or there is none), whatever the estimate.
-    Same,
-    /// The whole interval lies above 1.
-    Slower,
-}
-
 impl Ratio {
-    /// Contender `b` against `a` over `rounds`; `None` for no rounds.
-    pub fn of(rounds: &[Vec<Measured>], a: usize, b: usize) -> Option<Ratio> {
-        Ratio::of_pairs(rounds.iter().map(|round| (&round[a], &round[b])))
+    /// Contender `b` against `a` over `rounds`, at `confidence`; `None` for no rounds.
+    pub fn of(rounds: &[Vec<Measured>], a: usize, b: usize, confidence: f64) -> Option<Ratio> {
+        Ratio::of_pairs(rounds.iter().map(|round| (&round[a], &round[b])), confidence)
     }
 
     /// The ratio of each pair's second median to its first, one pair a
-    /// round; `None` for none.
-    pub fn of_pairs<'a>(pairs: impl IntoIterator<Item = (&'a Measured, &'a Measured)>) -> Option<Ratio> {
+    /// round, at `confidence`; `None` for none.
+    pub fn of_pairs<'a>(
+        pairs: impl IntoIterator<Item = (&'a Measured, &'a Measured)>,
+        confidence: f64,
+    ) -> Option<Ratio> {
         let ratios: Vec<f64> = pairs.into_iter().map(|(a, b)| b.median_ms / a.median_ms).collect();
         if ratios.is_empty() {
             return None;
         }
         let estimate = median(&ratios);
-        if let Some((low, high)) = median_interval(&ratios) {
+        if let Some((low, high)) = median_interval_at(&ratios, confidence) {
             return Some(Ratio {
                 estimate,
                 interval: Some([low, high]),
-                confidence: 0.95,
+                confidence,
             });
         }
         let rounds = ratios.len() as i32;
@@ -227,22 +267,26 @@ impl Ratio {
         })
     }
 
-    /// The 95% interval, from 6 rounds on: what a verdict needs.
-    pub fn interval_95(&self) -> Option<[f64; 2]> {
-        self.interval.filter(|_| self.confidence >= 0.95)
+    /// The interval, where it holds the median with `confidence` at least:
+    /// what a verdict needs.
+    pub fn interval_at(&self, confidence: f64) -> Option<[f64; 2]> {
+        self.interval.filter(|_| self.confidence >= confidence)
     }
+}
 
-    pub fn speed(&self) -> Speed {
-        match self.interval_95() {
-            Some([low, _]) if low > 1.0 => Speed::Slower,
-            Some([_, high]) if high < 1.0 => Speed::Faster,
-            _ => Speed::Same,
-        }
-    }
-
-    /// Slower by more than `percent`, with the whole interval above it.
-    pub fn slower_beyond(&self, percent: f64) -> bool {
-        self.interval_95().is_some_and(|[low, _]| low > 1.0 + percent / 100.0)
+/// A contender measured at `median_ms`, every run alike, on a quiet machine: for tests.
+#[cfg(test)]
+pub fn measured_at(median_ms: f64) -> Measured {
+    Measured {
+        median_ms,
+        mean_ms: median_ms,
+        interval_ms: None,
+        timing: Duration::ZERO,
+        load: Duration::ZERO,
+        profiling: None,
+        other_load_cores: Some(0.0),
+        window: Duration::from_millis(500),
+        spread_percent: Some(0.0),
     }
 }
 
@@ -258,17 +302,6 @@ mod tests {
         fails: Option<(usize, usize)>,
     }
 
-    fn measured(median_ms: f64) -> Measured {
-        Measured {
-            median_ms,
-            mean_ms: median_ms,
-            interval_ms: None,
-            timing: Duration::ZERO,
-            load: Duration::ZERO,
-            profiling: None,
-        }
-    }
-
     impl Lineup for Scripted {
         fn contenders(&self) -> usize {
             self.count
@@ -277,7 +310,7 @@ mod tests {
         fn measure(&mut self, at: usize) -> Result<Option<Measured>> {
             self.turns.push(at);
             let turn = self.turns.iter().filter(|turn| **turn == at).count();
-            Ok((self.fails != Some((at, turn))).then(|| measured(at as f64)))
+            Ok((self.fails != Some((at, turn))).then(|| measured_at(at as f64)))
         }
     }
 
@@ -288,7 +321,7 @@ mod tests {
             turns: Vec::new(),
             fails: None,
         };
-        let rounds = back_to_back(&mut lineup, 3).unwrap();
+        let rounds = back_to_back(&mut lineup, 3, |_| false).unwrap();
         assert_eq!(lineup.turns, [0, 1, 2, 2, 1, 0, 0, 1, 2]);
         assert_eq!(rounds.len(), 3);
         for round in &rounds {
@@ -298,16 +331,27 @@ mod tests {
         assert_eq!(median_of_rounds(rounds.iter().map(|round| &round[2])), 2.0);
     }
 
+    #[test]
+    fn the_rounds_stop_once_they_are_enough() {
+        let mut lineup = Scripted {
+            count: 2,
+            turns: Vec::new(),
+            fails: None,
+        };
+        let rounds = back_to_back(&mut lineup, 10, |rounds| rounds.len() == 4).unwrap();
+        assert_eq!((rounds.len(), lineup.turns.len()), (4, 8));
+    }
+
     /// Rounds of A at 10 ms and B at 10 ms times each of `ratios`.
     fn rounds_of(ratios: &[f64]) -> Vec<Vec<Measured>> {
         ratios
             .iter()
-            .map(|ratio| vec![measured(10.0), measured(10.0 * ratio)])
+            .map(|ratio| vec![measured_at(10.0), measured_at(10.0 * ratio)])
             .collect()
     }
 
     fn ratio(ratios: &[f64]) -> Ratio {
-        Ratio::of(&rounds_of(ratios), 0, 1).unwrap()
+        Ratio::of(&rounds_of(ratios), 0, 1, 0.95).unwrap()
     }
 
     #[test]
@@ -318,38 +362,18 @@ mod tests {
         assert!((got.estimate - 1.235).abs() < 1e-12, "{got:?}");
         let [low, high] = got.interval.unwrap();
         assert!((low - 1.1).abs() < 1e-12 && (high - 1.4).abs() < 1e-12, "{got:?}");
-        assert_eq!(got.speed(), Speed::Slower);
-        assert!(Ratio::of(&[], 0, 1).is_none());
-        // Below 6 rounds there is no 95% interval, and no verdict but the
-        // same: the range, which holds the median with 1 - 2^(1-n).
+        assert_eq!(got.interval_at(0.95), got.interval);
+        assert!(Ratio::of(&[], 0, 1, 0.95).is_none());
+        // At 98.75% ten rounds give the 1st and the 10th.
+        let wider = Ratio::of(&rounds_of(&ten), 0, 1, 0.9875).unwrap();
+        assert_eq!(wider.interval, Some([0.9, 2.0]));
+        // Below 6 rounds there is no 95% interval: the range, which holds
+        // the median with 1 - 2^(1-n).
         let five = ratio(&[2.0, 2.5, 1.5, 2.0, 3.0]);
-        assert_eq!((five.interval_95(), five.speed()), (None, Speed::Same));
+        assert_eq!(five.interval_at(0.95), None);
         assert_eq!(five.interval, Some([1.5, 3.0]));
         assert_eq!(five.confidence, 1.0 - 1.0 / 16.0);
         assert_eq!(ratio(&[2.0]).interval, None);
-    }
-
-    #[test]
-    fn the_same_is_the_verdict_whenever_the_interval_holds_one() {
-        // B is 30% slower by the estimate, but one round in ten gave 0.95 and another 1.0.
-        let mostly_slower = ratio(&[0.95, 1.0, 1.3, 1.3, 1.3, 1.3, 1.3, 1.3, 1.3, 1.3]);
-        assert!(mostly_slower.estimate > 1.25);
-        assert_eq!(mostly_slower.speed(), Speed::Same);
-        assert!(!mostly_slower.slower_beyond(0.0));
-        assert_eq!(ratio(&[1.0; 6]).speed(), Speed::Same);
-        let faster = ratio(&[0.5, 0.6, 0.55, 0.7, 0.52, 0.58]);
-        assert_eq!(faster.speed(), Speed::Faster);
-        assert!(!faster.slower_beyond(0.0));
-    }
-
-    #[test]
-    fn a_slowdown_fails_only_with_its_whole_interval_beyond_the_limit() {
-        let ten_percent = ratio(&[1.08, 1.12, 1.1, 1.11, 1.09, 1.13, 1.1, 1.12, 1.11, 1.3]);
-        assert_eq!(ten_percent.speed(), Speed::Slower);
-        // The interval is [1.09, 1.13]: beyond 5%, not beyond 10% though the estimate is.
-        assert!(ten_percent.estimate > 1.1);
-        assert!(ten_percent.slower_beyond(5.0));
-        assert!(!ten_percent.slower_beyond(10.0));
     }
 
     #[test]
@@ -359,7 +383,7 @@ mod tests {
             turns: Vec::new(),
             fails: Some((0, 2)),
         };
-        let rounds = back_to_back(&mut lineup, 10).unwrap();
+        let rounds = back_to_back(&mut lineup, 10, |_| false).unwrap();
         assert_eq!(rounds.len(), 1);
         assert_eq!(lineup.turns, [0, 1, 1, 0]);
     }

@@ -7,15 +7,16 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::{Outputs, Plan, Session};
-use crate::compare::{compare_values, worst, Rules, Tolerance};
+use crate::compare::{compare_values, worst, LeftOut, Rules, Tolerance};
 use crate::engine::{capture_stdout, EngineError, Lite, NetworkOptions};
 use crate::feeds::Feed;
+use crate::messages::to_stderr;
 use crate::model::{checked_output, Assertion, ModelFile, EXPECTATION_SUFFIX};
 use crate::supervise::child::announce;
-use crate::supervise::record;
+use crate::supervise::repro_record;
 use crate::supervise::Phase;
 use crate::tensor::{HostTensor, TensorView};
-use crate::text::to_stderr;
+use crate::text::{counted, number, part_of};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -36,6 +37,9 @@ pub struct OutputCheck {
     /// or an assertion the run never reached); NaN when a value was NaN.
     pub err: Option<f64>,
     pub maxerr: f64,
+    /// With `--allow-outliers` (`check` given rules): how many elements the verdict left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<LeftOut>,
 }
 
 pub struct TestcaseRun {
@@ -123,7 +127,7 @@ fn run_testcase(
         .context("cannot read the testcase")
         .and_then(|values| {
             let (feeds, expected) = split_values(values, session, index);
-            record::testcase(index, &feeds);
+            repro_record::testcase(index, &feeds);
             run.feeds = feeds;
             match judge {
                 Judge::Engine => judge_by_the_engine(&mut run, session, assertions, plan),
@@ -148,7 +152,7 @@ fn judge_by_the_engine(
     let capture = capture_stdout()?;
     let result = session.feed(&run.feeds).and_then(|()| session.measure(plan, &mut ()));
     let printed = capture.finish()?;
-    record::engine_stdout(&printed);
+    repro_record::engine_stdout(&printed);
     if plan.verbose && !printed.is_empty() {
         to_stderr(printed.strip_suffix('\n').unwrap_or(&printed));
     }
@@ -160,6 +164,7 @@ fn judge_by_the_engine(
             name: assertion.output().to_string(),
             err,
             maxerr: assertion.maxerr,
+            left_out: None,
         })
         .collect();
     match result {
@@ -217,22 +222,25 @@ fn judge_by_rules(
             name: name.to_string(),
             err: Some(err),
             maxerr,
+            left_out: comparison.left_out,
         });
         if !comparison.passed {
             failures.push(match (&comparison.topk, &comparison.first_mismatch) {
                 (Some(topk), _) => format!(
-                    "'{name}': top-{} indices differ in {} of {} rows",
-                    topk.k, topk.differing_rows, topk.rows
+                    "'{name}': top-{} indices differ in {}",
+                    topk.k,
+                    part_of(topk.differing_rows, topk.rows, "row")
                 ),
                 (None, Some(first)) => format!(
-                    "'{name}': err {err:e} above {maxerr:e}, {} of {} elements outside; first at {:?}: got {}, expected {}",
-                    comparison.mismatches,
-                    actual.len(),
+                    "'{name}': err {} above {}, {} outside; first at {:?}: got {}, expected {}",
+                    number(err),
+                    number(maxerr),
+                    part_of(comparison.mismatches, actual.len(), "element"),
                     first.index,
                     first.a,
                     first.b
                 ),
-                (None, None) => format!("'{name}': err {err:e} above {maxerr:e}"),
+                (None, None) => format!("'{name}': err {} above {}", number(err), number(maxerr)),
             });
         }
     }
@@ -366,9 +374,9 @@ pub fn testcase_values(lite: &Lite, graph: &[u8], model_inputs: &[&str]) -> Resu
     names.sort_unstable();
     if values.len() != names.len() {
         bail!(
-            "it holds {} tensors but the model has {} inputs",
-            values.len(),
-            names.len()
+            "it holds {} but the model has {}",
+            counted(values.len(), "tensor"),
+            counted(names.len(), "input")
         );
     }
     Ok(names

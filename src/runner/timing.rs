@@ -119,18 +119,27 @@ impl Timing {
 }
 
 /// A distribution-free 95% confidence interval for the median of the
-/// distribution `samples` were drawn from: the order statistics `X(j)` and
-/// `X(n+1-j)` with the largest `j` whose coverage, `1 - 2 P(B < j)` for
-/// `B ~ Binomial(n, 1/2)`, is at least 95%. `None` for fewer than 6 samples,
-/// which no such interval covers.
+/// distribution `samples` were drawn from (see `median_interval_at`). `None`
+/// for fewer than 6 samples, which no such interval covers.
 pub fn median_interval(samples: &[f64]) -> Option<(f64, f64)> {
-    median_interval_at(samples, 0.025)
+    median_interval_at(samples, 0.95)
 }
 
-/// As `median_interval`, with `tail` the chance left on each side: 0.025
-/// for 95%, less for intervals that must hold together (one of several).
-pub fn median_interval_at(samples: &[f64], tail: f64) -> Option<(f64, f64)> {
+/// A distribution-free `confidence` interval for the median: the order
+/// statistics `X(j)` and `X(n+1-j)` with the largest `j` whose coverage,
+/// `1 - 2 P(B < j)` for `B ~ Binomial(n, 1/2)`, is at least `confidence`.
+/// `None` where even the whole range covers less (`1 - 2^(1-n)`).
+pub fn median_interval_at(samples: &[f64], confidence: f64) -> Option<(f64, f64)> {
+    let j = median_rank(samples.len(), confidence)?;
     let n = samples.len();
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    Some((sorted[j - 1], sorted[n - j]))
+}
+
+/// The rank `j` (from 1) of `median_interval_at` for `n` samples, if any.
+fn median_rank(n: usize, confidence: f64) -> Option<usize> {
+    let tail = (1.0 - confidence) / 2.0;
     // P(B <= k), summed in logarithms: 2^-n underflows from n = 1075 on.
     let ln_half_n = -(n as f64) * std::f64::consts::LN_2;
     let (mut ln_choose, mut below) = (0.0f64, 0.0f64);
@@ -143,12 +152,14 @@ pub fn median_interval_at(samples: &[f64], tail: f64) -> Option<(f64, f64)> {
         j = k + 1;
         ln_choose += ((n - k) as f64).ln() - ((k + 1) as f64).ln();
     }
-    if j == 0 {
-        return None;
-    }
-    let mut sorted = samples.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    Some((sorted[j - 1], sorted[n - j]))
+    (j > 0).then_some(j)
+}
+
+/// The fewest samples whose `median_interval_at(confidence)` exists.
+pub fn fewest_for_interval(confidence: f64) -> usize {
+    (1..)
+        .find(|n| median_rank(*n, confidence).is_some())
+        .expect("an interval exists for enough samples")
 }
 
 /// How much the last tenth of the runs (in run order) is slower than the
@@ -221,6 +232,7 @@ mod tests {
             );
         }
         assert_eq!(median_interval(&[1.0, 2.0, 3.0, 4.0, 5.0]), None);
+        assert_eq!(fewest_for_interval(0.95), 6);
         assert_eq!(median_interval(&[]), None);
         let many: Vec<f64> = (0..200_000).map(f64::from).collect();
         let (low, high) = median_interval(&many).unwrap();
@@ -270,6 +282,28 @@ mod tests {
                 "n = {n}"
             );
         }
+    }
+
+    /// The looks of `runner::sequential`, at confidences of 1 - 0.05/K,
+    /// against the same exact ranks: `ranks(n, 1 - Fraction(5, 100 * K))`.
+    #[test]
+    fn the_median_interval_at_other_confidences_matches_exact_ranks() {
+        let looks = 1.0 - 0.05 / 4.0;
+        for (n, confidence, ranks) in [
+            (7, looks, None),
+            (8, looks, Some((1, 8))),
+            (16, looks, Some((3, 14))),
+            (32, looks, Some((9, 24))),
+            (64, looks, Some((22, 43))),
+            (8, 1.0 - 0.05 / 9.0, None),
+            (9, 1.0 - 0.05 / 9.0, Some((1, 9))),
+        ] {
+            let samples: Vec<f64> = (1..=n).map(f64::from).collect();
+            let expected = ranks.map(|(low, high): (i32, i32)| (f64::from(low), f64::from(high)));
+            assert_eq!(median_interval_at(&samples, confidence), expected, "n = {n}");
+        }
+        assert_eq!(fewest_for_interval(looks), 8);
+        assert_eq!(fewest_for_interval(1.0 - 0.05 / 9.0), 9);
     }
 
     #[test]

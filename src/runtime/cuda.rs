@@ -5,18 +5,15 @@
 //! from that string read out of the library file and from the capability the
 //! CUDA driver reports (`engine::cuda_driver`).
 
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::LazyLock;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use regex::bytes::Regex as BytesRegex;
-use regex::Regex;
-use serde::{Deserialize, Serialize};
 
-use super::installed::{installed, Installed};
-use super::record::Record;
+use super::architectures::{sm, Architectures};
+use super::install_record::Record;
+use super::installed::{installed, with_its_engine, Installed};
 use super::version::Version;
 use super::{elf, Located, Origin};
 use crate::engine::{cuda_driver, Device, Driver, Gpu};
@@ -34,78 +31,13 @@ const RELEASED_BUILDS: &[(&str, &[u32])] = &[
     ("cu118", &[61, 70, 75, 80, 86, 89]),
 ];
 
-/// The engine library beside the Lite library, in the wheel's layout (the Lite
-/// library's RPATH): where the architecture list is when the Lite library has none.
-const ENGINE_FROM_LITE: &str = "../../megengine/core/lib/libmegengine_shared.so";
-
-/// The CUDA architectures an engine was built for.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Architectures {
-    /// `sm_XY` with kernels compiled for them: the only GPUs the engine runs on.
-    pub sass: Vec<String>,
-    /// `compute_XY` carried as PTX, which the engine does not use to run on newer GPUs.
-    pub ptx: Vec<String>,
-}
-
-/// `sm_90` for capability 9.0, as the engine names it (major * 10 + minor).
-pub fn sm(capability: (u32, u32)) -> String {
-    format!("sm_{}", capability.0 * 10 + capability.1)
-}
-
-impl Architectures {
-    /// From the `-gencode arch=compute_XY,code=sm_XY ...` flags; `code=[sm_XY,compute_XY]` too.
-    pub fn parse(gencode: &str) -> Architectures {
-        static CODE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"code=\[?([A-Za-z0-9_,]+)").expect("valid"));
-        let mut found = Architectures::default();
-        for code in CODE.captures_iter(gencode) {
-            for target in code[1].split(',') {
-                let list = match target.split_once('_') {
-                    Some(("sm", digits)) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
-                        &mut found.sass
-                    }
-                    Some(("compute", digits)) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
-                        &mut found.ptx
-                    }
-                    _ => continue,
-                };
-                if !list.iter().any(|known| known == target) {
-                    list.push(target.to_string());
-                }
-            }
-        }
-        found
-    }
-
-    /// No list was found: the engine judges alone.
-    pub fn is_unknown(&self) -> bool {
-        self.sass.is_empty() && self.ptx.is_empty()
-    }
-
-    pub fn runs_on(&self, capability: (u32, u32)) -> bool {
-        self.sass.contains(&sm(capability))
-    }
-
-    /// `sm_52 sm_60 sm_61 sm_70 sm_75 (PTX compute_75)`.
-    pub fn to_text(&self) -> String {
-        let mut text = self.sass.join(" ");
-        if !self.ptx.is_empty() {
-            text += &format!(" (PTX {})", self.ptx.join(" "));
-        }
-        text
-    }
-}
-
 /// The architecture list read from the runtime whose Lite library is
 /// `lite_library`: from it, else from the engine beside it. Read without
 /// loading either: only their `.rodata` (65 MB of the registry's 1.5 GB
 /// engine), and only up to the list, a quarter of a megabyte into it there.
 /// Empty when neither carries one (a build without CUDA, or a layout of its own).
 pub fn scan(lite_library: &Path) -> Result<Architectures> {
-    let engine = lite_library.parent().map(|libs| libs.join(ENGINE_FROM_LITE));
-    for library in std::iter::once(lite_library.to_path_buf()).chain(engine) {
-        if !library.is_file() {
-            continue;
-        }
+    for library in with_its_engine(lite_library) {
         if let Some(gencode) = gencode_in(&library)? {
             return Ok(Architectures::parse(&gencode));
         }
@@ -113,56 +45,28 @@ pub fn scan(lite_library: &Path) -> Result<Architectures> {
     Ok(Architectures::default())
 }
 
-/// The longest `-gencode` string taken, and the size of the reads.
+/// The longest `-gencode` string taken.
 const MAX_GENCODE: usize = 4096;
-const CHUNK: usize = 1 << 20;
 
 /// The NUL-terminated string holding the first `-gencode` flag in the
 /// library's `.rodata` (the whole file where it has none).
 fn gencode_in(library: &Path) -> Result<Option<String>> {
     static FLAG: LazyLock<BytesRegex> =
         LazyLock::new(|| BytesRegex::new(r"(-gencode|--generate-code)[ =]arch=compute_[0-9]").expect("valid"));
-    let cannot_read = || format!("cannot read {}", library.display());
-    let mut file = File::open(library).with_context(cannot_read)?;
-    let (offset, size) = match elf::section(library, ".rodata")? {
-        Some(place) => place,
-        None => (0, file.metadata().with_context(cannot_read)?.len()),
-    };
-    file.seek(SeekFrom::Start(offset)).with_context(cannot_read)?;
-    let mut section = file.take(size);
-    // Read in chunks, the last bytes of each kept before the next, so that a
-    // string across two chunks is whole in one window.
-    let mut window = Vec::with_capacity(CHUNK + 2 * MAX_GENCODE);
-    loop {
-        let before = window.len();
-        (&mut section)
-            .take(CHUNK as u64)
-            .read_to_end(&mut window)
-            .with_context(cannot_read)?;
-        let at_end = window.len() == before;
-        // A string that may go on past the window waits for the next one.
-        let settled = match at_end {
-            true => window.len(),
-            false => window.len().saturating_sub(MAX_GENCODE),
-        };
-        if let Some(flag) = FLAG.find(&window).filter(|flag| flag.start() < settled) {
-            let start = window[..flag.start()]
-                .iter()
-                .rposition(|&b| b == 0)
-                .map_or(0, |nul| nul + 1)
-                .max(flag.start().saturating_sub(MAX_GENCODE));
-            let end = window[flag.start()..]
-                .iter()
-                .position(|&b| b == 0)
-                .map_or(window.len(), |nul| flag.start() + nul)
-                .min(flag.start() + MAX_GENCODE);
-            return Ok(Some(String::from_utf8_lossy(&window[start..end]).trim().to_string()));
-        }
-        if at_end {
-            return Ok(None);
-        }
-        window.drain(..window.len().saturating_sub(2 * MAX_GENCODE));
-    }
+    elf::scan_rodata(library, MAX_GENCODE, |window, settled| {
+        let flag = FLAG.find(window).filter(|flag| flag.start() < settled)?;
+        let start = window[..flag.start()]
+            .iter()
+            .rposition(|&b| b == 0)
+            .map_or(0, |nul| nul + 1)
+            .max(flag.start().saturating_sub(MAX_GENCODE));
+        let end = window[flag.start()..]
+            .iter()
+            .position(|&b| b == 0)
+            .map_or(window.len(), |nul| flag.start() + nul)
+            .min(flag.start() + MAX_GENCODE);
+        Some(String::from_utf8_lossy(&window[start..end]).trim().to_string())
+    })
 }
 
 /// The list of the install in `dir` as its record keeps it, else read from its library.
@@ -275,25 +179,8 @@ fn way_out(gpu: &Gpu, located: &Located) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The registry's 1.13.0, as its engine carries it.
-    const CU101: &str = " -gencode arch=compute_52,code=sm_52 -gencode arch=compute_60,code=sm_60 -gencode arch=compute_61,code=sm_61 -gencode arch=compute_70,code=sm_70 -gencode arch=compute_75,code=sm_75 -gencode arch=compute_75,code=compute_75";
-
-    #[test]
-    fn the_gencode_flags_give_kernels_and_ptx() {
-        let found = Architectures::parse(CU101);
-        assert_eq!(found.sass, ["sm_52", "sm_60", "sm_61", "sm_70", "sm_75"]);
-        assert_eq!(found.ptx, ["compute_75"]);
-        assert!(found.runs_on((7, 5)) && !found.runs_on((8, 6)) && !found.runs_on((9, 0)));
-        assert_eq!(found.to_text(), "sm_52 sm_60 sm_61 sm_70 sm_75 (PTX compute_75)");
-        let bracketed = Architectures::parse("--generate-code=arch=compute_90,code=[sm_90,compute_90]");
-        assert_eq!(
-            (bracketed.sass, bracketed.ptx),
-            (vec!["sm_90".into()], vec!["compute_90".into()])
-        );
-        assert!(Architectures::parse("").is_unknown());
-        assert_eq!(sm((10, 0)), "sm_100");
-    }
+    use crate::runtime::architectures::tests::CU101;
+    use crate::runtime::elf::CHUNK;
 
     #[test]
     fn the_list_is_found_in_a_file_across_chunks_and_without_sections() {

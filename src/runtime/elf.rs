@@ -105,3 +105,48 @@ pub fn section(path: &Path, name: &str) -> Result<Option<(u64, u64)>> {
     }
     Ok(None)
 }
+
+/// The size of the reads of `scan_rodata`.
+pub(super) const CHUNK: usize = 1 << 20;
+
+/// Reads the `.rodata` of the ELF file `path` (the whole file where it has
+/// none) in windows of about a megabyte until `look` finds what it looks
+/// for. Each window begins with the last bytes of the one before, so that a
+/// string up to `longest` bytes long lies whole in one: `look` sees the
+/// window and where in it such a string must start to be whole (its end, in
+/// the last window), and may see one near a window's end twice.
+pub fn scan_rodata<T>(
+    path: &Path,
+    longest: usize,
+    mut look: impl FnMut(&[u8], usize) -> Option<T>,
+) -> Result<Option<T>> {
+    let cannot_read = || format!("cannot read {}", path.display());
+    let mut file = File::open(path).with_context(cannot_read)?;
+    let (offset, size) = match section(path, ".rodata")? {
+        Some(place) => place,
+        None => (0, file.metadata().with_context(cannot_read)?.len()),
+    };
+    file.seek(SeekFrom::Start(offset)).with_context(cannot_read)?;
+    let mut section = file.take(size);
+    let mut window = Vec::with_capacity(CHUNK + 2 * longest);
+    loop {
+        let before = window.len();
+        (&mut section)
+            .take(CHUNK as u64)
+            .read_to_end(&mut window)
+            .with_context(cannot_read)?;
+        let at_end = window.len() == before;
+        // A string that may go on past the window waits for the next one.
+        let settled = match at_end {
+            true => window.len(),
+            false => window.len().saturating_sub(longest),
+        };
+        if let Some(found) = look(&window, settled) {
+            return Ok(Some(found));
+        }
+        if at_end {
+            return Ok(None);
+        }
+        window.drain(..window.len().saturating_sub(2 * longest));
+    }
+}

@@ -13,30 +13,20 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::cuda;
-use super::installed::{install_dir, lite_library_in};
-use super::record::{Damage, Scrutiny};
+use super::install_record::{Damage, Scrutiny};
+use super::installed::{install_dir, installed, lite_library_in};
 use super::version::Version;
-use super::wheel::Wheel;
+use super::wheel::{InstallWatcher, Wheel};
 use super::{files_in, home, python, trust, Files};
-use crate::engine::{Lite, ProcessGroup};
+use crate::engine::ProcessGroup;
 use crate::interrupt::{catch_interruptions, interruption};
-use crate::text::to_stderr;
+use crate::messages::Voice;
 
 const STAGING_PREFIX: &str = ".install-";
 
-/// Told how the extraction from the wheel goes: the presentation of an install.
-pub trait InstallWatcher {
-    /// `total` bytes are to be extracted.
-    fn extracting(&mut self, total: u64);
-    /// `bytes` more were extracted.
-    fn extracted(&mut self, bytes: u64);
-    /// Every file is out.
-    fn finished(&mut self);
-}
-
 /// Where the wheel comes from.
 #[derive(Clone, Debug)]
-pub enum Source {
+pub enum WheelSource {
     /// pip's package index (the registry serves 1.13.0, the CUDA 10.1 build).
     Registry,
     /// pip's index and this page or folder of wheels (`--find-links`), such as MegEngine's own.
@@ -45,16 +35,104 @@ pub enum Source {
     Wheel(PathBuf),
 }
 
+/// Loads the Lite library at a path and says the version it reports.
+pub type VersionOf<'a> = dyn Fn(&Path) -> Result<(i32, i32, i32)> + 'a;
+
+/// Where a version is installed in the cache folder: the install of that
+/// release however its folder spells it (`1.13` is `1.13.0`), with its version
+/// as the folder spells it; else the folder it gets.
+struct Place {
+    version: Version,
+    target: PathBuf,
+}
+
+impl Place {
+    fn of(home: &Path, version: &Version) -> Place {
+        match installed(home)
+            .into_iter()
+            .rev()
+            .find(|install| install.version == *version)
+        {
+            Some(install) => Place {
+                version: install.version,
+                target: install.dir,
+            },
+            None => Place {
+                version: version.clone(),
+                target: install_dir(home, version),
+            },
+        }
+    }
+
+    /// The cache's folder of runtimes: this one's, and the staging folders beside it.
+    fn runtime_root(&self) -> &Path {
+        self.target.parent().expect("an install's folder has a parent")
+    }
+}
+
 /// Installs `version` (for a wheel file, its own, which `version` must match)
 /// unless it is present and intact (or `force`); repairs a damaged one;
 /// returns the library's path. Runtimes of other versions stay beside it.
+/// `version_of` loads a library and says the version it reports (in a
+/// supervised child: the engine may crash as it loads).
 pub fn install(
     version: Option<&str>,
-    source: &Source,
+    source: &WheelSource,
     force: bool,
     quiet: bool,
     watcher: &mut dyn InstallWatcher,
+    version_of: &VersionOf<'_>,
 ) -> Result<PathBuf> {
+    let voice = Voice::new(quiet);
+    let home = home()?;
+    let (version, given) = wanted(&home, version, source)?;
+    // An installed release is looked for before any download, however it is spelled.
+    let place = Place::of(&home, &version);
+    // An intact install needs no lock, so a read-only cache folder holding one is fine.
+    if !force {
+        if let Some(library) = already_intact(&home, &place, voice)? {
+            return Ok(library);
+        }
+    }
+    let _lock = lock_runtime_root(&home, place.runtime_root(), voice)?;
+    if let Some(library) = examine(&home, &place, force, voice)? {
+        return Ok(library);
+    }
+    catch_interruptions();
+    // Staged beside the target, so the final step is a rename on one filesystem;
+    // dropping the folder on any error or interruption removes every partial file.
+    let staging = tempfile::Builder::new()
+        .prefix(STAGING_PREFIX)
+        .tempdir_in(place.runtime_root())
+        .with_context(|| format!("cannot create a staging folder in {}", place.runtime_root().display()))?;
+    let obtained = match given {
+        Some(wheel) => Obtained {
+            wheel,
+            downloaded: None,
+        },
+        None => {
+            let downloaded = download_wheel(&place.version, source, &home, staging.path(), voice)?;
+            Obtained {
+                wheel: Wheel::open(&downloaded)?,
+                downloaded: Some(downloaded),
+            }
+        }
+    };
+    // pip may answer `1.13.2` with a build of it (`1.13.2+cu118`): the wheel names the folder.
+    let wheels_place = Place::of(&home, &obtained.wheel.version);
+    if obtained.wheel.version != place.version {
+        if let Some(library) = examine(&home, &wheels_place, force, voice)? {
+            return Ok(library);
+        }
+    }
+    let extracted = Extracted::from(obtained, &wheels_place, staging.path(), watcher, version_of)?;
+    extracted.put_in(&wheels_place, staging.path(), voice)
+}
+
+/// The version to install, decided once: a wheel file's own (which the
+/// version asked for must match), else the one asked for, else the
+/// registry's; and the wheel file, opened.
+fn wanted(home: &Path, version: Option<&str>, source: &WheelSource) -> Result<(Version, Option<Wheel>)> {
     // The version names a folder: nothing but a version number may reach the path.
     let asked = version
         .map(|text| {
@@ -66,115 +144,127 @@ pub fn install(
             })
         })
         .transpose()?;
-    let home = home()?;
-    let given = match source {
-        Source::Wheel(path) => Some(given_wheel(&home, path, asked.as_ref())?),
-        _ => None,
-    };
-    let version = match (&given, asked) {
-        (Some(wheel), _) => wheel.version.clone(),
-        (None, Some(asked)) => asked,
-        (None, None) => Version::parse(super::DEFAULT_VERSION).expect("a version"),
-    };
-    let target = install_dir(&home, &version);
-    let runtime_root = target.parent().expect("install_dir has a parent").to_path_buf();
-    // An intact install needs no lock, so a read-only cache folder holding one is fine.
-    if !force {
-        if let Some(Files::Verified) = installed(&home, &target)? {
-            already(&version, &target, quiet);
-            if let Some(_lock) = try_lock(&home) {
-                remove_abandoned_staging(&runtime_root);
-            }
-            return Ok(lite_library_in(&target));
-        }
+    if let WheelSource::Wheel(path) = source {
+        let wheel = given_wheel(home, path, asked.as_ref())?;
+        return Ok((wheel.version.clone(), Some(wheel)));
     }
-    fs::create_dir_all(&runtime_root).with_context(|| format!("cannot create {}", runtime_root.display()))?;
-    // Nothing is installed where another user could change it, or follow a link out.
-    trust::ensure_path_only_ours(&home, &runtime_root)?;
-    // Held until the install is done: a second install waits, then finds the
-    // first one's result, instead of taking its staging folder for abandoned.
-    let _lock = lock(&home, quiet)?;
-    remove_abandoned_staging(&runtime_root);
-    if let Some(library) = examine(&home, &version, &target, force, quiet)? {
-        return Ok(library);
-    }
-    catch_interruptions();
-    // Staged beside the target, so the final step is a rename on one filesystem;
-    // dropping the folder on any error or interruption removes every partial file.
-    let staging = tempfile::Builder::new()
-        .prefix(STAGING_PREFIX)
-        .tempdir_in(&runtime_root)
-        .with_context(|| format!("cannot create a staging folder in {}", runtime_root.display()))?;
-    let (wheel, downloaded) = match given {
-        Some(wheel) => (wheel, None),
-        None => {
-            let downloaded = download_wheel(&version, source, &home, staging.path(), quiet)?;
-            (Wheel::open(&downloaded)?, Some(downloaded))
-        }
-    };
-    // pip may answer `1.13.2` with a build of it (`1.13.2+cu118`): the wheel names the folder.
-    if wheel.version != version {
-        let target = install_dir(&home, &wheel.version);
-        if let Some(library) = examine(&home, &wheel.version, &target, force, quiet)? {
-            return Ok(library);
-        }
-    }
-    let version = wheel.version.clone();
-    let target = install_dir(&home, &version);
-    let extracted = staging.path().join("runtime");
-    let mut record = wheel.extract(&extracted, watcher)?;
-    if let Some(downloaded) = downloaded {
-        fs::remove_file(downloaded).ok();
-    }
-    let library = extracted.join(&record.lite_library);
-    check_version(&library, &version)?;
-    // Read once here, so that no later command reads the engine for it.
-    record.cuda_architectures = Some(cuda::scan(&library)?);
-    record.write(&extracted)?;
-
-    if target.exists() {
-        // Keep the old install until the new one is in place.
-        fs::rename(&target, staging.path().join("previous"))
-            .with_context(|| format!("cannot move the old install {} aside", target.display()))?;
-    }
-    fs::rename(&extracted, &target).with_context(|| format!("cannot move the runtime into {}", target.display()))?;
-    if !quiet {
-        to_stderr(&format!(
-            "installed MegEngine {version} runtime in {}",
-            target.display()
-        ));
-    }
-    Ok(target.join(&record.lite_library))
+    let version = asked.unwrap_or_else(|| Version::parse(super::DEFAULT_VERSION).expect("a version"));
+    Ok((version, None))
 }
 
-/// The install of `version` in `target`, if it is there intact and not to
-/// be replaced (`force`); says what is wrong with one to be repaired.
-fn examine(home: &Path, version: &Version, target: &Path, force: bool, quiet: bool) -> Result<Option<PathBuf>> {
-    match installed(home, target)? {
+/// The library of the install at `place` where it is intact, said to be
+/// there; what killed installs left beside it is removed on the way, where
+/// the install lock is free.
+fn already_intact(home: &Path, place: &Place, voice: Voice) -> Result<Option<PathBuf>> {
+    if !matches!(installed_files(home, &place.target)?, Some(Files::Verified)) {
+        return Ok(None);
+    }
+    already(place, voice);
+    if let Some(_lock) = try_lock(home) {
+        remove_abandoned_staging(place.runtime_root());
+    }
+    Ok(Some(lite_library_in(&place.target)))
+}
+
+/// Makes the cache's folder of runtimes, beyond other users' reach, takes
+/// the install lock, and removes what killed installs left there.
+fn lock_runtime_root(home: &Path, runtime_root: &Path, voice: Voice) -> Result<File> {
+    fs::create_dir_all(runtime_root).with_context(|| format!("cannot create {}", runtime_root.display()))?;
+    // Nothing is installed where another user could change it, or follow a link out.
+    trust::ensure_path_only_ours(home, runtime_root)?;
+    // Held until the install is done: a second install waits, then finds the
+    // first one's result, instead of taking its staging folder for abandoned.
+    let lock = lock(home, voice)?;
+    remove_abandoned_staging(runtime_root);
+    Ok(lock)
+}
+
+/// The install at `place`, if it is there intact and not to be replaced
+/// (`force`); says what is wrong with one to be repaired.
+fn examine(home: &Path, place: &Place, force: bool, voice: Voice) -> Result<Option<PathBuf>> {
+    let (version, target) = (&place.version, place.target.display());
+    match installed_files(home, &place.target)? {
         Some(Files::Verified) if !force => {
-            already(version, target, quiet);
-            return Ok(Some(lite_library_in(target)));
+            already(place, voice);
+            return Ok(Some(lite_library_in(&place.target)));
         }
-        Some(Files::Damaged(damage)) if !quiet => to_stderr(&format!(
-            "repairing MegEngine {version} in {}: {}",
-            target.display(),
-            list(&damage)
-        )),
-        Some(Files::Unrecorded) if !quiet => to_stderr(&format!(
-            "MegEngine {version} in {} has no record of its files (installed by an older mge): reinstalling",
-            target.display()
+        Some(Files::Damaged(damage)) => {
+            voice.say(format!("repairing MegEngine {version} in {target}: {}", list(&damage)))
+        }
+        Some(Files::Unrecorded) => voice.say(format!(
+            "MegEngine {version} in {target} has no record of its files (installed by an older mge): reinstalling"
         )),
         _ => {}
     }
     Ok(None)
 }
 
-fn already(version: &Version, target: &Path, quiet: bool) {
-    if !quiet {
-        to_stderr(&format!(
-            "MegEngine {version} is already installed in {} (--force reinstalls)",
+fn already(place: &Place, voice: Voice) {
+    voice.say(format!(
+        "MegEngine {} is already installed in {} (--force reinstalls)",
+        place.version,
+        place.target.display()
+    ));
+}
+
+/// The wheel to install from: the user's file, or the one pip downloaded
+/// into the staging folder.
+struct Obtained {
+    wheel: Wheel,
+    downloaded: Option<PathBuf>,
+}
+
+/// A runtime extracted from its wheel into the staging folder, loaded and
+/// found to be the wheel's release, its files recorded.
+struct Extracted {
+    folder: PathBuf,
+    lite_library: String,
+}
+
+impl Extracted {
+    /// Extracts the wheel's runtime into `staging` (a downloaded wheel is
+    /// removed once out: a gigabyte) and checks that it loads and reports the
+    /// release of `place` before it replaces anything.
+    fn from(
+        obtained: Obtained,
+        place: &Place,
+        staging: &Path,
+        watcher: &mut dyn InstallWatcher,
+        version_of: &VersionOf,
+    ) -> Result<Extracted> {
+        let folder = staging.join("runtime");
+        let mut record = obtained.wheel.extract(&folder, watcher)?;
+        if let Some(downloaded) = obtained.downloaded {
+            fs::remove_file(downloaded).ok();
+        }
+        let library = folder.join(&record.lite_library);
+        check_version(&library, &place.version, version_of)?;
+        // Read once here, so that no later command reads the engine for it.
+        record.cuda_architectures = Some(cuda::scan(&library)?);
+        record.write(&folder)?;
+        Ok(Extracted {
+            folder,
+            lite_library: record.lite_library,
+        })
+    }
+
+    /// Moves the runtime into `place` in one rename: an install there is moved
+    /// aside into `staging` first, and goes with it.
+    fn put_in(self, place: &Place, staging: &Path, voice: Voice) -> Result<PathBuf> {
+        let target = &place.target;
+        if target.exists() {
+            // Keep the old install until the new one is in place.
+            fs::rename(target, staging.join("previous"))
+                .with_context(|| format!("cannot move the old install {} aside", target.display()))?;
+        }
+        fs::rename(&self.folder, target)
+            .with_context(|| format!("cannot move the runtime into {}", target.display()))?;
+        voice.say(format!(
+            "installed MegEngine {} runtime in {}",
+            place.version,
             target.display()
         ));
+        Ok(target.join(&self.lite_library))
     }
 }
 
@@ -204,7 +294,7 @@ fn given_wheel(home: &Path, path: &Path, asked: Option<&Version>) -> Result<Whee
 /// The install folder's files checked to the byte, or `None` when there is none.
 /// One that another user could change (or a link) is refused, not repaired: what
 /// else it may be used for is not known.
-fn installed(home: &Path, target: &Path) -> Result<Option<Files>> {
+fn installed_files(home: &Path, target: &Path) -> Result<Option<Files>> {
     if fs::symlink_metadata(target).is_err() {
         return Ok(None);
     }
@@ -227,7 +317,7 @@ fn try_lock(home: &Path) -> Option<File> {
 /// install holds it. The lock goes with the returned file; the file stays
 /// (removing it would let a third install lock a new file while the second
 /// holds the old one). It lives in the cache folder, beside `runtime/`.
-fn lock(home: &Path, quiet: bool) -> Result<File> {
+fn lock(home: &Path, voice: Voice) -> Result<File> {
     let path = home.join("install.lock");
     let file = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
     match file.try_lock() {
@@ -235,12 +325,10 @@ fn lock(home: &Path, quiet: bool) -> Result<File> {
         Err(TryLockError::WouldBlock) => {}
         Err(TryLockError::Error(err)) => return Err(err).with_context(|| format!("cannot lock {}", path.display())),
     }
-    if !quiet {
-        to_stderr(&format!(
-            "waiting for another `mge runtime install` into {} to finish",
-            home.display()
-        ));
-    }
+    voice.say(format!(
+        "waiting for another `mge runtime install` into {} to finish",
+        home.display()
+    ));
     file.lock().with_context(|| format!("cannot lock {}", path.display()))?;
     Ok(file)
 }
@@ -261,21 +349,19 @@ fn remove_abandoned_staging(runtime_root: &Path) {
 /// `python3 -m pip download` of the wheel into `dir`. pip runs in a process group
 /// that ends whole when the download does, is interrupted, or when `mge` is killed:
 /// a `python3` that is a wrapper script (pyenv's shims) leaves no pip behind.
-fn download_wheel(version: &Version, source: &Source, home: &Path, dir: &Path, quiet: bool) -> Result<PathBuf> {
+fn download_wheel(version: &Version, source: &WheelSource, home: &Path, dir: &Path, voice: Voice) -> Result<PathBuf> {
     let find_links = match source {
-        Source::FindLinks(links) => Some(links),
+        WheelSource::FindLinks(links) => Some(links),
         _ => None,
     };
-    if !quiet {
-        let (size, from) = match find_links {
-            Some(links) => (String::new(), format!(", looking in {links} too,")),
-            None => (" (about 940 MB)".to_string(), String::new()),
-        };
-        to_stderr(&format!(
-            "downloading MegEngine {version}{size} with pip{from} into {}",
-            home.display()
-        ));
-    }
+    let (size, from) = match find_links {
+        Some(links) => (String::new(), format!(", looking in {links} too,")),
+        None => (" (about 940 MB)".to_string(), String::new()),
+    };
+    voice.say(format!(
+        "downloading MegEngine {version}{size} with pip{from} into {}",
+        home.display()
+    ));
     // pip's temporary files go inside the staging folder, removed with it.
     let pip_tmp = dir.join("tmp");
     fs::create_dir(&pip_tmp).with_context(|| format!("cannot create {}", pip_tmp.display()))?;
@@ -288,7 +374,7 @@ fn download_wheel(version: &Version, source: &Source, home: &Path, dir: &Path, q
     let pip = python
         .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
         .args(["--python-version", "3.10", "--platform", "manylinux2014_x86_64"])
-        .args(if quiet { &["--quiet"][..] } else { &[][..] })
+        .args(if voice.is_quiet() { &["--quiet"][..] } else { &[][..] })
         .args(
             find_links
                 .map(|links| ["--find-links", links.as_str()])
@@ -343,9 +429,8 @@ const NO_PYTHON: &str = "`mge runtime install` needs python3 with pip on PATH to
 
 /// Loads the freshly extracted library before it replaces anything: it must
 /// report the wheel's release (a local tag is the build's, unseen by the library).
-fn check_version(library: &Path, version: &Version) -> Result<()> {
-    let lite = Lite::load(library, false).context("the extracted runtime does not load")?;
-    let (major, minor, patch) = lite.version()?;
+fn check_version(library: &Path, version: &Version, version_of: &VersionOf) -> Result<()> {
+    let (major, minor, patch) = version_of(library).context("the extracted runtime does not load")?;
     let found = format!("{major}.{minor}.{patch}");
     let (major, minor, patch) = version.release_triple();
     if found != format!("{major}.{minor}.{patch}") {
@@ -362,11 +447,11 @@ mod tests {
     #[test]
     fn a_second_install_waits_for_the_first() {
         let home = tempfile::tempdir().unwrap();
-        let first = lock(home.path(), true).unwrap();
+        let first = lock(home.path(), Voice::new(true)).unwrap();
         let (done, finished) = std::sync::mpsc::channel();
         let path = home.path().to_path_buf();
         let second = std::thread::spawn(move || {
-            let lock = lock(&path, true);
+            let lock = lock(&path, Voice::new(true));
             done.send(()).unwrap();
             lock.map(drop)
         });

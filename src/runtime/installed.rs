@@ -6,7 +6,7 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{bail, Result};
 
-use super::record::Record;
+use super::install_record::Record;
 use super::version::Version;
 use super::LITE_LIB_IN_WHEEL;
 
@@ -37,6 +37,19 @@ pub fn lite_library_in(dir: &Path) -> PathBuf {
                 .all(|part| matches!(part, Component::Normal(_)))
         });
     dir.join(recorded.as_deref().unwrap_or(LITE_LIB_IN_WHEEL))
+}
+
+/// The engine library beside a Lite library, in the wheel's layout (the Lite
+/// library's RPATH).
+const ENGINE_FROM_LITE: &str = "../../megengine/core/lib/libmegengine_shared.so";
+
+/// The files of the runtime whose Lite library is `lite_library`: it, and
+/// the engine beside it where there is one.
+pub fn with_its_engine(lite_library: &Path) -> impl Iterator<Item = PathBuf> {
+    let engine = lite_library.parent().map(|libs| libs.join(ENGINE_FROM_LITE));
+    std::iter::once(lite_library.to_path_buf())
+        .chain(engine)
+        .filter(|library| library.is_file())
 }
 
 /// The folder of `version` in the cache folder `home`.

@@ -1,13 +1,16 @@
 //! Where the MegEngine Lite library comes from: finding it, and installing it
 //! from MegEngine's wheel into the cache folder.
 
+pub mod algo_cache;
+mod architectures;
 mod cuda;
 mod elf;
 mod install;
+mod install_record;
 mod installed;
 mod python;
-mod record;
 mod trust;
+mod variables;
 mod version;
 mod wheel;
 
@@ -20,13 +23,16 @@ use anyhow::{bail, Context, Result};
 
 use crate::engine::{Device, Lite};
 
-pub use cuda::{ensure_runs_on, recorded_or_scanned, sm, Architectures};
+pub use architectures::{sm, Architectures};
+pub use cuda::{ensure_runs_on, recorded_or_scanned};
 pub use elf::ensure_whole as ensure_whole_library;
-pub use install::{install, list, InstallWatcher, Source};
+pub use install::{install, list, WheelSource};
+pub use install_record::{Damage, FileRecord, Hashing, Record, Scrutiny};
 pub use installed::installed;
-pub use record::{Damage, FileRecord, Hashing, Record, Scrutiny};
 pub use trust::ensure_trusted_library_path;
+pub use variables::variables_read;
 pub use version::Version;
+pub use wheel::InstallWatcher;
 
 /// The one MegEngine release the package registry serves.
 pub const DEFAULT_VERSION: &str = "1.13.0";

@@ -9,9 +9,12 @@ use std::fmt;
 /// The longest version taken: MegEngine's are under 40 characters.
 const MAX_LEN: usize = 64;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Equal as PEP 440 says: `1.13`, `1.13.0`, `01.13.0` and `1.13.0.0` are one
+/// release (`Ord`).
+#[derive(Clone, Debug)]
 pub struct Version {
-    /// As written, the local tag normalized (lowercase, parts joined by `.`), as pip writes it.
+    /// As pip writes it: the release's numbers without leading zeros, the
+    /// local tag lowercase, its parts joined by `.`.
     text: String,
     release: Vec<u64>,
     local: Vec<LocalPart>,
@@ -63,9 +66,10 @@ impl Version {
                 false => Some(LocalPart::Word(part.clone())),
             })
             .collect::<Option<_>>()?;
+        let release_text = release.iter().map(u64::to_string).collect::<Vec<_>>().join(".");
         let text = match local_text {
             Some(_) => format!("{release_text}+{}", local_parts.join(".")),
-            None => release_text.to_string(),
+            None => release_text,
         };
         Some(Version { text, release, local })
     }
@@ -105,9 +109,16 @@ impl Ord for Version {
         padded(&self.release)
             .cmp(&padded(&other.release))
             .then_with(|| self.local.cmp(&other.local))
-            .then_with(|| self.text.cmp(&other.text))
     }
 }
+
+impl PartialEq for Version {
+    fn eq(&self, other: &Version) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Version {}
 
 impl PartialOrd for Version {
     fn partial_cmp(&self, other: &Version) -> Option<Ordering> {
@@ -170,6 +181,14 @@ mod tests {
         for pair in ordered.windows(2) {
             assert!(version(pair[0]) < version(pair[1]), "{} < {}", pair[0], pair[1]);
         }
+        // One release however it is spelled; pip's spelling names it.
+        for same in ["1.13", "1.13.0", "01.13.0", "1.13.0.0", "1.013.00"] {
+            assert_eq!(version(same), version("1.13.0"), "{same}");
+        }
+        assert_eq!(version("01.13.0").as_str(), "1.13.0");
+        assert_eq!(version("1.13.0+CU118"), version("1.13.0+cu118"));
+        assert_ne!(version("1.13.0+cu118"), version("1.13.0"));
+        assert_ne!(version("1.13.1"), version("1.13"));
         // A number outranks a word, and a longer tag with the same start the shorter.
         assert!(version("1.13.0+cu") < version("1.13.0+7"));
         assert!(version("1.13.0+cu118") < version("1.13.0+cu118.1"));

@@ -11,8 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use zip::ZipArchive;
 
-use super::install::InstallWatcher;
-use super::record::{FileRecord, Hashing, Record};
+use super::install_record::{FileRecord, Hashing, Record};
 use super::version::Version;
 use crate::input_files;
 use crate::interrupt::interruption;
@@ -26,6 +25,16 @@ const LITE_PREFIX: &str = "liblite_shared";
 
 /// The most of a wheel's METADATA read: MegEngine's is a few kilobytes.
 const MAX_METADATA: u64 = 1 << 20;
+
+/// Told how the extraction from the wheel goes: the presentation of an install.
+pub trait InstallWatcher {
+    /// `total` bytes are to be extracted.
+    fn extracting(&mut self, total: u64);
+    /// `bytes` more were extracted.
+    fn extracted(&mut self, bytes: u64);
+    /// Every file is out.
+    fn finished(&mut self);
+}
 
 pub struct Wheel {
     archive: ZipArchive<File>,

@@ -7,10 +7,10 @@ use std::path::Path;
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::{error_line, is_child, ChildSetup, Event, Phase, CHILD_ENV};
+use super::{is_child, ChildSetup, Event, Phase, CHILD_ENV};
 use crate::engine;
+use crate::messages::{self, say, ToParent};
 use crate::output_files;
-use crate::text::to_stderr;
 
 /// Progress is sent no more often than this, so that it costs nothing on a timed path.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
@@ -46,6 +46,14 @@ pub fn init() {
     let descriptor = format!("/proc/self/fd/{}", channel.as_raw_fd());
     let _ = output_files::reserve("mge's channel to its parent", Path::new(&descriptor));
     let _ = CHANNEL.set(Mutex::new(channel));
+    messages::to_parent(ToParent {
+        said: |text| send(&Event::Said { text: text.to_string() }),
+        error: |message| {
+            send(&Event::Error {
+                message: message.to_string(),
+            })
+        },
+    });
     engine::stderr_read_by_parent();
     output_files::watch_staging(setup.staging_prefix, |path, exists| {
         send(&Event::Staging {
@@ -53,35 +61,13 @@ pub fn init() {
             exists,
         })
     });
-    super::record::start();
+    super::repro_record::start();
     // A panic is the tool's own message, not engine output to hide.
     std::panic::set_hook(Box::new(|info| say(&info.to_string())));
 }
 
 pub(super) fn channel_open() -> bool {
     CHANNEL.get().is_some()
-}
-
-/// The tool's own words for the user on stderr. A supervised child sends them
-/// as an event, so that its parent tells them from what the engine prints.
-/// A stderr that is gone (a closed pipe) loses them, and nothing else.
-pub fn say(text: &str) {
-    if is_child() {
-        send(&Event::Said { text: text.to_string() });
-    } else {
-        to_stderr(text);
-    }
-}
-
-/// The error the tool ends with, said as `say` does.
-pub fn say_error(message: &str) {
-    if is_child() {
-        send(&Event::Error {
-            message: message.to_string(),
-        });
-    } else {
-        to_stderr(&error_line(message));
-    }
 }
 
 /// Tells the parent that `phase` began.
@@ -119,8 +105,7 @@ impl RunCounter {
 }
 
 fn event_line(event: &Event) -> String {
-    let json = serde_json::to_string(event).expect("events serialize");
-    format!("{json}\n")
+    super::json_line(event).expect("events serialize")
 }
 
 /// One whole line at a time, whichever thread sends. A parent that is gone

@@ -16,16 +16,22 @@
 
 pub mod child;
 pub mod parent;
-pub mod record;
+pub mod repro_record;
 mod scratch;
 mod stall;
 
 pub use scratch::Scratch;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::text;
+
+use crate::text::counted;
 
 /// Set in the environment of a supervised child, as `ChildSetup` writes it.
 const CHILD_ENV: &str = "MGE_SUPERVISED";
@@ -93,12 +99,59 @@ pub enum Event {
     Error { message: String },
     /// A staging file or folder beside an output now `exists`, or no longer
     /// does: the parent removes what a child that died left.
-    Staging { path: PathBuf, exists: bool },
+    Staging {
+        #[serde(with = "path_bytes")]
+        path: PathBuf,
+        exists: bool,
+    },
 }
 
-/// How the tool's error reads on stderr, whichever process says it.
-pub fn error_line(message: &str) -> String {
-    format!("mge: error: {message}")
+/// A path as its bytes, which need not be UTF-8.
+mod path_bytes {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    use std::path::{Path, PathBuf};
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(path.as_os_str().as_bytes())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<PathBuf, D::Error> {
+        Vec::<u8>::deserialize(deserializer).map(|bytes| OsString::from_vec(bytes).into())
+    }
+}
+
+/// What the engine prints is kept for a reproducer up to this many bytes of
+/// the first it printed and as many of the last (its stderr by the parent,
+/// its stdout by the child's record).
+pub const KEPT_HALF: usize = 256 << 10;
+
+/// The longest text (a message, a name) an event or a worker's reply
+/// carries: a longer one keeps its ends (`text::cut`), so that every line
+/// a child sends its parent stays far within what the parent reads of one.
+pub const MAX_TEXT: usize = 16 << 10;
+
+/// `value` as one line of JSON for the parent (an event, a worker's reply),
+/// every string in it within `MAX_TEXT`.
+pub fn json_line(value: &impl Serialize) -> serde_json::Result<String> {
+    let mut value = serde_json::to_value(value)?;
+    cut_strings(&mut value);
+    Ok(format!("{value}\n"))
+}
+
+fn cut_strings(value: &mut Value) {
+    match value {
+        Value::String(text) => {
+            if let Cow::Owned(cut) = text::cut(text, MAX_TEXT) {
+                *text = cut;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(cut_strings),
+        Value::Object(fields) => fields.values_mut().for_each(cut_strings),
+        _ => {}
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,7 +225,7 @@ impl fmt::Display for Whereabouts {
                 ms as f64 / 1e3,
                 match done {
                     0 => "no run done yet".to_string(),
-                    _ => format!("at least {done} runs done"),
+                    _ => format!("at least {} done", counted(done as usize, "run")),
                 }
             )?,
             (Some(Phase::Testcase { .. }), _) => unreachable!("`enter` keeps the testcase apart from the phase"),
@@ -226,5 +279,26 @@ mod tests {
         ] {
             assert_eq!(ChildSetup::from_env(value), None, "{value:?}");
         }
+    }
+
+    /// Every event a child sends fits the line its parent reads, whatever
+    /// the names in it, and a staging path that is not UTF-8 travels whole.
+    #[test]
+    fn events_are_bounded_lines_and_paths_any_bytes() {
+        use std::os::unix::ffi::OsStringExt;
+        let name = "n".repeat(3 << 20);
+        let error = Event::Error {
+            message: format!("unknown input 'nope': the model's inputs are '{name}'; give one of them"),
+        };
+        let line = json_line(&error).unwrap();
+        assert!(line.len() < MAX_TEXT + 100 && line.ends_with('\n'), "{}", line.len());
+        let Ok(Event::Error { message }) = serde_json::from_str(&line) else {
+            panic!("{line}")
+        };
+        assert!(message.starts_with("unknown input 'nope'") && message.ends_with("give one of them"));
+        let path = PathBuf::from(std::ffi::OsString::from_vec(b"/tmp/d\xfe/.mge-a1-o".to_vec()));
+        let staging = Event::Staging { path, exists: true };
+        let line = json_line(&staging).unwrap();
+        assert_eq!(serde_json::from_str::<Event>(&line).unwrap(), staging);
     }
 }

@@ -8,27 +8,30 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::LazyLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use regex::Regex;
 
 use super::scratch::Scratch;
 use super::stall::{StallWatch, STALL_LIMIT};
-use super::{error_line, ChildSetup, Event, Phase, Whereabouts, CHILD_ENV, STAGING_PREFIX};
+use super::{ChildSetup, Event, Phase, Whereabouts, CHILD_ENV, MAX_TEXT, STAGING_PREFIX};
 use crate::engine;
 use crate::interrupt::{catch_interruptions, interruption, signal_name, Interrupted};
+use crate::messages::{error_line, to_stderr};
 use crate::mge_command::MgeCommand;
 use crate::mge_command::RECORD_ENV;
 use crate::runtime::Located;
-use crate::text::{printable, to_stderr};
+use crate::text::{cut, printable};
 
 /// How often a quiet child is looked at (has it ended? is the deadline past? were we interrupted?).
 const TICK: Duration = Duration::from_millis(100);
 
 /// What a child printed on stderr is kept for a reproducer up to this many
 /// bytes of its first lines and as many of its last.
-const TRANSCRIPT_HALF: usize = 256 << 10;
+const TRANSCRIPT_HALF: usize = super::KEPT_HALF;
 
 /// A child's lines on stderr as the user would see them with `-v` (the
 /// engine's, and the tool's own words), bounded: the first and the last
@@ -78,8 +81,9 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// at most: a process it started may keep them open.
 const DRAIN: Duration = Duration::from_millis(500);
 
-/// The longest line kept from the child's streams; the rest of a longer one
-/// is dropped (an event that long is no event).
+/// The longest line kept from the child's streams: the rest of a longer
+/// line of the engine's is dropped, as is a line that long on the channel
+/// (no event is: see `super::MAX_TEXT`); a reply that long stops the child.
 const MAX_LINE: usize = 1 << 20;
 
 /// Told what the child is doing: the presentation of a supervised run.
@@ -88,6 +92,10 @@ pub trait Watcher {
     fn moved(&mut self, whereabouts: &Whereabouts);
     /// Words of the child's for the user: its own, or the engine's with `-v`.
     fn text(&mut self, line: &str);
+    /// A line of the error the child ends with.
+    fn error(&mut self, line: &str) {
+        self.text(line);
+    }
 }
 
 /// Passes the child's lines on and shows no progress.
@@ -98,6 +106,18 @@ impl Watcher for PassThrough {
     fn text(&mut self, line: &str) {
         to_stderr(line);
     }
+}
+
+/// Passes the child's lines on but its error, which the caller returns
+/// (`Supervisor::why_it_exited`).
+pub struct ErrorReturned;
+
+impl Watcher for ErrorReturned {
+    fn moved(&mut self, _: &Whereabouts) {}
+    fn text(&mut self, line: &str) {
+        to_stderr(line);
+    }
+    fn error(&mut self, _: &str) {}
 }
 
 /// Keeps the child's words to itself (the engine's still make its last words).
@@ -112,6 +132,20 @@ impl Watcher for Muted {
 /// `lib.so(symbol+0x4a) [0x7fb86344686a]`.
 fn is_backtrace(line: &str) -> bool {
     line == "backtrace:" || (line.ends_with(']') && line.contains("[0x"))
+}
+
+/// The message of a line of the engine's log, without the header its log
+/// handlers put before it: MegEngine's `[DAY TIME FUNC@FILE:LINE][ERR] `
+/// (where and when: nothing a reader of one line needs) and Lite's
+/// `LITE[ERR] HH:MM:SS.UUUUUU `. Any other line is the message.
+fn engine_message(line: &str) -> &str {
+    static HEADER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(?:\[[^\]\[]*@[^\]\[]*:\d+\](?:\[[A-Z]+\])?|LITE\[[A-Z]+\] \d\d:\d\d:\d\d\.\d+) ").expect("valid")
+    });
+    match HEADER.find(line) {
+        Some(header) if header.end() < line.len() => &line[header.end()..],
+        _ => line,
+    }
 }
 
 /// A child that died or was stopped before it could answer.
@@ -171,6 +205,9 @@ pub enum How {
     TimedOut(Duration),
     /// Stopped by us because the user interrupted the tool with this signal.
     Interrupted(i32),
+    /// Stopped by us: a line of its replies (on its stdout) was longer than
+    /// `MAX_LINE`, so the answer in it cannot be read.
+    Overlong,
 }
 
 /// A hint for a failure: what the engine said, or what the tool can see of
@@ -254,6 +291,11 @@ impl fmt::Display for Failure {
             }
             How::TimedOut(limit) => write!(f, "stopped after --timeout {} {place}", seconds(*limit))?,
             How::Interrupted(signal) => write!(f, "{} {place}", Interrupted(*signal))?,
+            How::Overlong => write!(
+                f,
+                "the engine's process wrote a line of over {} MiB on its stdout, which mge does not read {place}",
+                MAX_LINE >> 20
+            )?,
         }
         if let Some(words) = &self.last_words {
             write!(f, "; it said last: '{words}'")?;
@@ -307,10 +349,23 @@ pub enum Next {
     Failed(Failure),
 }
 
+/// What a supervised child's stdout is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChildStdout {
+    /// This process's: the child's report is the user's.
+    Ours,
+    /// Lines the parent reads (`Next::Reply`): a worker's answers, a report.
+    Replies,
+    /// Nobody's: its report is not the user's.
+    Discarded,
+}
+
 enum Message {
     Event(Event),
     Text(String),
     Reply(String),
+    /// A line of the replies that was too long to read.
+    Overlong,
     Closed,
 }
 
@@ -345,13 +400,14 @@ pub struct Supervisor {
     work: Work,
     /// The staging files and folders the child has beside its outputs.
     staging: Vec<PathBuf>,
+    /// It wrote a reply too long to read.
+    overlong: bool,
 }
 
 impl Supervisor {
     /// Starts `command` as a supervised child. Its stdin is piped when
-    /// `requests` is set (else inherited); its stdout carries replies when
-    /// `replies` is set (else it is ours).
-    pub fn spawn(command: &MgeCommand, requests: bool, replies: bool) -> Result<Supervisor> {
+    /// `requests` is set (else inherited); `stdout` says what its stdout is.
+    pub fn spawn(command: &MgeCommand, requests: bool, stdout: ChildStdout) -> Result<Supervisor> {
         let exe = std::env::current_exe().context("cannot find the mge executable to start the engine's process")?;
         let piped_if = |on: bool| if on { Stdio::piped() } else { Stdio::inherit() };
         catch_interruptions();
@@ -361,7 +417,7 @@ impl Supervisor {
         let setup = ChildSetup {
             channel: channel_end.as_raw_fd(),
             staging_prefix: format!("{STAGING_PREFIX}{}-", scratch.token()),
-            stdout_closed: !replies && engine::stdout_closed(),
+            stdout_closed: stdout == ChildStdout::Ours && engine::stdout_closed(),
         };
         let mut child = Command::new(exe);
         child
@@ -372,7 +428,11 @@ impl Supervisor {
             .env(CHILD_ENV, setup.to_env())
             .env("TMPDIR", scratch.path())
             .stdin(piped_if(requests))
-            .stdout(piped_if(replies))
+            .stdout(match stdout {
+                ChildStdout::Ours => Stdio::inherit(),
+                ChildStdout::Replies => Stdio::piped(),
+                ChildStdout::Discarded => Stdio::null(),
+            })
             .stderr(Stdio::piped());
         if let Some(folder) = command.folder() {
             child.current_dir(folder);
@@ -383,11 +443,11 @@ impl Supervisor {
         // The child's end is the child's alone: the channel closes when the child is gone.
         drop(channel_end);
         let (sender, messages) = mpsc::channel();
-        let mut readers = vec![read_lines(channel, sender.clone(), channel_message)];
+        let mut readers = vec![read_lines(channel, sender.clone(), Stream::Channel)];
         let stderr = child.stderr.take().expect("piped");
-        readers.push(read_lines(stderr, sender.clone(), |line| Some(Message::Text(line))));
+        readers.push(read_lines(stderr, sender.clone(), Stream::Stderr));
         if let Some(stdout) = child.stdout.take() {
-            readers.push(read_lines(stdout, sender, |line| Some(Message::Reply(line))));
+            readers.push(read_lines(stdout, sender, Stream::Replies));
         }
         let mut supervisor = Supervisor {
             stdin: child.stdin.take(),
@@ -407,6 +467,7 @@ impl Supervisor {
             show_engine_output: false,
             work: Work::default(),
             staging: Vec::new(),
+            overlong: false,
         };
         if let Some(err) = readers.into_iter().find_map(Result::err) {
             supervisor.stop();
@@ -505,6 +566,9 @@ impl Supervisor {
                 return Some(How::TimedOut(limit));
             }
         }
+        if self.overlong {
+            return Some(How::Overlong);
+        }
         if let Some((status, thread, grace)) = self.engine_exit.clone() {
             if Instant::now() >= grace {
                 return Some(How::EngineExit { status, thread });
@@ -541,6 +605,10 @@ impl Supervisor {
                 }
                 return;
             }
+            Message::Overlong => {
+                self.overlong = true;
+                return;
+            }
             Message::Reply(_) | Message::Closed => return,
         };
         self.last_event = Instant::now();
@@ -565,7 +633,7 @@ impl Supervisor {
             Event::Error { message } => {
                 error_line(&message).lines().for_each(|line| {
                     self.transcript.push(line);
-                    watcher.text(line)
+                    watcher.error(line)
                 });
                 self.error = Some(message);
             }
@@ -641,7 +709,7 @@ impl Supervisor {
         let line = line.trim();
         // A backtrace says where, not what: the line before it does.
         if !line.is_empty() && !is_backtrace(line) {
-            self.last_words = Some(line.to_string());
+            self.last_words = Some(cut(engine_message(line), MAX_TEXT).into_owned());
         }
     }
 
@@ -680,29 +748,42 @@ fn channel() -> io::Result<(io::PipeReader, OwnedFd)> {
     }
 }
 
-/// A line of the channel as an event; anything else there is dropped.
-fn channel_message(line: String) -> Option<Message> {
-    serde_json::from_str(&line).ok().map(Message::Event)
+/// A stream of the child's, and what its lines are.
+#[derive(Clone, Copy)]
+enum Stream {
+    /// Events; anything else there is dropped (the engine cannot write there).
+    Channel,
+    /// The engine's text, and a panic's.
+    Stderr,
+    /// A worker's answers.
+    Replies,
 }
 
-/// A thread that turns each line of `stream` into a message, then says
-/// `Closed`; `parse` may drop a line (`None`).
-fn read_lines(
-    stream: impl Read + Send + 'static,
-    sender: Sender<Message>,
-    parse: fn(String) -> Option<Message>,
-) -> io::Result<()> {
+impl Stream {
+    /// The message a line of the stream makes, if any; `whole` is false
+    /// for the first `MAX_LINE` bytes of a longer line.
+    fn message(self, line: String, whole: bool) -> Option<Message> {
+        match (self, whole) {
+            // The start of an endless line is the engine's text still.
+            (Stream::Stderr, _) => Some(Message::Text(line)),
+            (Stream::Channel, true) => serde_json::from_str(&line).ok().map(Message::Event),
+            // No event is that long (see `super::MAX_TEXT`): garbage, which names nothing.
+            (Stream::Channel, false) => None,
+            (Stream::Replies, true) => Some(Message::Reply(line)),
+            // An answer was lost: waiting for it would be waiting forever.
+            (Stream::Replies, false) => Some(Message::Overlong),
+        }
+    }
+}
+
+/// A thread that turns each line of `stream` into a message, then says `Closed`.
+fn read_lines(stream: impl Read + Send + 'static, sender: Sender<Message>, kind: Stream) -> io::Result<()> {
     let reading = move || {
         let mut reader = BufReader::new(stream);
         let mut bytes = Vec::new();
         while let Ok(Some(whole)) = next_line(&mut reader, &mut bytes) {
             let line = String::from_utf8_lossy(&bytes).trim_end_matches('\r').to_string();
-            let message = match whole {
-                true => parse(line),
-                // The start of an endless line is the engine's text still; no event is that long.
-                false => parse(line).filter(|message| matches!(message, Message::Text(_))),
-            };
-            if let Some(message) = message {
+            if let Some(message) = kind.message(line, whole) {
                 if sender.send(message).is_err() {
                     return;
                 }
@@ -751,7 +832,7 @@ pub struct Rerun {
 /// Runs this process's own command line again in a supervised child, which
 /// loads the runtime this process located (or says why there is none), and
 /// returns how it ended; only the user's interruption is the error. With
-/// `record`, the child records what it feeds the engine there (`supervise::record`).
+/// `record`, the child records what it feeds the engine there (`supervise::repro_record`).
 pub fn rerun_supervised(
     runtime: Result<&Located, &anyhow::Error>,
     record: Option<&Path>,
@@ -764,7 +845,7 @@ pub fn rerun_supervised(
     if let Some(dir) = record {
         command = command.record_for_repro(dir);
     }
-    let mut supervisor = Supervisor::spawn(&command, false, false)?;
+    let mut supervisor = Supervisor::spawn(&command, false, ChildStdout::Ours)?;
     supervisor.doing(work);
     if verbose {
         supervisor.show_engine_output();
@@ -785,5 +866,52 @@ pub fn rerun_supervised(
             ended,
             transcript: supervisor.transcript(),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reply longer than the parent reads stops the child (a message, not
+    /// a drop that leaves the parent waiting for the answer); no event is
+    /// that long, so such a line on the channel is garbage; the engine's
+    /// longest lines are text still.
+    #[test]
+    fn a_reply_too_long_to_read_is_said_not_dropped() {
+        let long = "x".repeat(MAX_LINE + 10);
+        let mut reader = std::io::Cursor::new(format!("{long}\nshort\n"));
+        let mut line = Vec::new();
+        assert_eq!(next_line(&mut reader, &mut line).unwrap(), Some(false));
+        assert_eq!(line.len(), MAX_LINE);
+        assert_eq!(next_line(&mut reader, &mut line).unwrap(), Some(true));
+        assert_eq!(line, b"short");
+        let cut = || "x".repeat(MAX_LINE);
+        assert!(Stream::Channel.message(cut(), false).is_none());
+        assert!(matches!(Stream::Replies.message(cut(), false), Some(Message::Overlong)));
+        assert!(matches!(Stream::Stderr.message(cut(), false), Some(Message::Text(_))));
+        assert!(Stream::Channel.message("not an event".into(), true).is_none());
+    }
+
+    /// The engine's last words are its message, not its log's header: tune's
+    /// table gave a crashed candidate's reason with the time and the place.
+    #[test]
+    fn the_engines_last_words_are_its_message() {
+        for (line, message) in [
+            (
+                "[23 08:29:00 apply@framework.cpp:580][ERR] fault: the pass failed",
+                "fault: the pass failed",
+            ),
+            ("[08:29:00 run@opr.cpp:12] load done", "load done"),
+            (
+                "LITE[ERR] 12:34:56.123456 Lite exception: fault",
+                "Lite exception: fault",
+            ),
+            ("bad err=45 in Xbyak::Error", "bad err=45 in Xbyak::Error"),
+            ("[not a header] text", "[not a header] text"),
+            ("LITE[ERR] 12:34:56.123456 ", "LITE[ERR] 12:34:56.123456 "),
+        ] {
+            assert_eq!(engine_message(line), message, "{line}");
+        }
     }
 }

@@ -5,20 +5,16 @@
 //! folder for as long as it lives, and the kernel lets go of it when the
 //! owner is gone.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::Once;
 
 use anyhow::{Context, Result};
 
-use crate::engine;
+use crate::output_files::{hold_as_owner, remove_abandoned};
 
 const PREFIX: &str = "mge-";
-
-/// The file whose lock the owner holds.
-const OWNER_LOCK: &str = ".owner";
 
 pub struct Scratch {
     /// Removed before the lock is let go (see `drop`).
@@ -49,9 +45,9 @@ impl Scratch {
             .prefix(PREFIX)
             .tempdir()
             .context("cannot create a temporary folder for the engine's process")?;
-        let owner = hold(dir.path()).ok();
+        let owner = hold_as_owner(dir.path()).ok();
         static ABANDONED_REMOVED: Once = Once::new();
-        ABANDONED_REMOVED.call_once(|| remove_abandoned(dir.path()));
+        ABANDONED_REMOVED.call_once(|| remove_abandoned(dir.path(), PREFIX));
         Ok(Scratch { dir, owner })
     }
 
@@ -80,46 +76,6 @@ fn remove_one_open_at_a_time(dir: &Path) -> io::Result<()> {
     fs::remove_dir(dir)
 }
 
-/// Locks `dir`'s owner file, made under another name and renamed once
-/// locked, so that no other process finds it unlocked while this one lives.
-fn hold(dir: &Path) -> io::Result<File> {
-    let locking = dir.join(".owner.new");
-    let owner = File::create(&locking)?;
-    owner.lock()?;
-    fs::rename(&locking, dir.join(OWNER_LOCK))?;
-    Ok(owner)
-}
-
-/// Removes the folders beside `ours` whose owners are gone: ours (the same
-/// user's), real folders (not links), whose owner file is there and unlocked.
-fn remove_abandoned(ours: &Path) {
-    let Some(temp) = ours.parent() else {
-        return;
-    };
-    let Ok(entries) = fs::read_dir(temp) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path == ours || !entry.file_name().to_string_lossy().starts_with(PREFIX) {
-            continue;
-        }
-        let Ok(found) = fs::symlink_metadata(&path) else {
-            continue;
-        };
-        if !found.is_dir() || found.uid() != engine::effective_uid() {
-            continue;
-        }
-        let owner = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path.join(OWNER_LOCK));
-        if owner.is_ok_and(|owner| owner.try_lock().is_ok()) {
-            let _ = fs::remove_dir_all(&path);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,14 +90,14 @@ mod tests {
         };
         let ours = folder("mge-ours");
         let alive = folder("mge-alive");
-        let _held = hold(&alive).unwrap();
+        let _held = hold_as_owner(&alive).unwrap();
         let gone = folder("mge-gone");
-        drop(hold(&gone).unwrap());
+        drop(hold_as_owner(&gone).unwrap());
         fs::write(gone.join("left"), b"").unwrap();
         let unmarked = folder("mge-old");
         let other = folder("other");
-        File::create(other.join(OWNER_LOCK)).unwrap();
-        remove_abandoned(&ours);
+        drop(hold_as_owner(&other).unwrap());
+        remove_abandoned(&ours, PREFIX);
         assert!(!gone.exists());
         for kept in [&ours, &alive, &unmarked, &other] {
             assert!(kept.exists(), "{}", kept.display());

@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use super::candidate::Candidate;
-use crate::options::EngineOption;
 
 /// A candidate may take this many times what the baseline's process took
 /// (start, load, warm-up and timed runs), and at least `TRIAL_FLOOR`: one that
@@ -17,43 +16,74 @@ pub const TRIAL_FLOOR: Duration = Duration::from_secs(20);
 /// many of the baseline's forward runs more.
 pub const PROFILING_RUNS: f64 = 4000.0;
 
-/// Before any profiling was measured, fast-run's is estimated at this many of
-/// the baseline's forward runs (ResNet-18's took 1500 to 3000 here).
-const PROFILING_RUNS_GUESS: f64 = 2000.0;
+/// Fast-run's profiling before anything was measured on this machine, in the
+/// baseline's forward runs: ResNet-18 at 2 threads profiled for about 20 s
+/// against 68 ms runs (300) on this project's 2-core AMD EPYC.
+const PROFILING_RUNS_PRIOR: f64 = 400.0;
+
+/// What fast-run's profiling cost on this machine before, as the algorithm
+/// cache recorded it (`runtime::algo_cache::ModelRecord`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum OnRecord {
+    /// This model's, under the candidate's options.
+    ThisModel(Duration),
+    /// Other models', under the candidate's options: seconds of profiling
+    /// per millisecond of their runs (the median over them).
+    PerForwardMs(f64),
+}
+
+/// Where a fast-run candidate's estimate of its profiling comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProfilingSource {
+    /// A trial of this tune profiled: what it took.
+    Measured,
+    /// The algorithm cache's record of this model.
+    ThisModel,
+    /// The algorithm cache's records of other models, scaled by the baseline's run.
+    OtherModels,
+    /// Nothing measured on this machine yet.
+    Prior,
+}
 
 /// What the baseline took, from which every other cost is reckoned.
 pub struct Costs {
     /// The baseline's measured process, start to end.
     pub baseline: Duration,
+    /// The baseline's calibration and trial, from the tune's start.
+    pub calibrated: Duration,
     pub baseline_ms: f64,
-    /// What fast-run's profiling took, once a trial did it.
+    /// A trial of the confirmation: the baseline's process with its shorter timed runs.
+    pub confirming: Duration,
+    /// What fast-run's profiling took, once a trial of this tune did it.
     pub profiling: Option<Duration>,
-    /// Fast-run's cache holds what the model's operators need (a fast-run trial wrote it).
-    pub fast_run_cached: bool,
 }
 
 impl Costs {
-    /// Does fast-run profile in this candidate? Not when the cache covers its
-    /// operators: a layout changes them, so with one it profiles again.
-    pub fn profiles(&self, candidate: &Candidate) -> bool {
-        let relayout = candidate
-            .0
-            .iter()
-            .any(|option| matches!(option, EngineOption::Layout(_) | EngineOption::LayoutTransform(_)));
-        candidate.has(&EngineOption::FastRun) && (relayout || !self.fast_run_cached)
-    }
-
-    /// About how long trying `candidate` takes.
-    pub fn estimate(&self, candidate: &Candidate) -> Duration {
-        match self.profiles(candidate) {
-            true => self.baseline + self.profiling_estimate(),
+    /// About how long trying `candidate` takes: with fast-run's profiling
+    /// where it `profiles`, estimated from `on_record` where this tune did
+    /// not measure it.
+    pub fn estimate(&self, profiles: bool, on_record: Option<OnRecord>) -> Duration {
+        match profiles {
+            true => self.baseline + self.profiling_estimate(on_record).0,
             false => self.baseline,
         }
     }
 
-    fn profiling_estimate(&self) -> Duration {
-        self.profiling
-            .unwrap_or_else(|| Duration::from_secs_f64(PROFILING_RUNS_GUESS * self.baseline_ms / 1e3))
+    /// Fast-run's profiling, and where the figure comes from: measured in
+    /// this tune, on record on this machine, else the prior.
+    pub fn profiling_estimate(&self, on_record: Option<OnRecord>) -> (Duration, ProfilingSource) {
+        match (self.profiling, on_record) {
+            (Some(measured), _) => (measured, ProfilingSource::Measured),
+            (None, Some(OnRecord::ThisModel(took))) => (took, ProfilingSource::ThisModel),
+            (None, Some(OnRecord::PerForwardMs(per_ms))) => (
+                Duration::from_secs_f64(per_ms * self.baseline_ms),
+                ProfilingSource::OtherModels,
+            ),
+            (None, None) => (
+                Duration::from_secs_f64(PROFILING_RUNS_PRIOR * self.baseline_ms / 1e3),
+                ProfilingSource::Prior,
+            ),
+        }
     }
 
     /// How long `candidate` may take before it is stopped.

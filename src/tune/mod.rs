@@ -2,9 +2,12 @@
 //!
 //! Each candidate runs in its own supervised process (`trial`), so a crash or
 //! a hang costs only that candidate and its own deadline; one whose outputs
-//! differ from the baseline's is rejected, however fast. A candidate wins only
-//! when its median's 95% interval lies wholly below the baseline's: a gain
-//! within the noise is no gain. How the budget is spent is `search`'s.
+//! differ from the baseline's is rejected, however fast. A candidate wins the
+//! search only when its median's 95% interval lies wholly below the
+//! baseline's (a gain within the noise is no gain), and is the best only when
+//! measured again back to back its verdict against the baseline is `faster`
+//! (`runner::sequential`, as `compare` judges two runs). How the budget is
+//! spent is `search`'s.
 
 pub mod candidate;
 mod cost;
@@ -21,6 +24,7 @@ use serde::Serialize;
 use crate::compare::Rules;
 use crate::options::EngineOption;
 use crate::runner::rounds::{median_of_rounds, Measured, Ratio};
+use crate::runner::sequential::{RoundsNoise, Speed, Verdict, ALPHA};
 use candidate::Candidate;
 use trial::{Runner, TrialStatus};
 
@@ -53,21 +57,26 @@ pub struct Untried {
 }
 
 pub enum Skipped {
-    /// The budget left was less than the candidate would take (about `needs`).
-    Budget { needs: Duration },
+    /// The budget left, beside what was `kept` for the confirmation, was less
+    /// than the candidate would take (about `needs`).
+    Budget { needs: Duration, kept: Duration },
     /// From its parts, it would take about `estimate_ms`: not below the best's interval.
     CannotBeatTheBest { estimate_ms: f64 },
 }
 
 /// The fastest winners and the baseline measured again at the end, back to
-/// back in rounds, so that a load that came and went between their first
-/// trials does not pick the best.
+/// back in rounds until each winner's verdict is decided, so that a load
+/// that came and went between their first trials does not pick the best.
 pub struct Confirmation {
     /// The baseline's trial in each round.
     pub baseline: Vec<Measured>,
     pub contenders: Vec<Contender>,
-    /// Index into `contenders` of the one kept as the best, if any held.
+    /// Index into `contenders` of the one kept as the best, if any is `faster`.
     pub kept: Option<usize>,
+    /// The numbers of rounds the verdicts were looked at.
+    pub looked: Vec<usize>,
+    /// The load other processes put on the machine during the rounds.
+    pub noise: RoundsNoise,
 }
 
 /// A winner measured again.
@@ -76,8 +85,8 @@ pub struct Contender {
     pub row: usize,
     /// Its trial in each round, beside the baseline's.
     pub rounds: Vec<Measured>,
-    /// It beat the baseline's trial of the same round in most rounds.
-    pub held: bool,
+    /// Its time over the baseline's, round by round, and what that says.
+    pub verdict: Verdict,
 }
 
 impl Confirmation {
@@ -88,30 +97,44 @@ impl Confirmation {
 }
 
 impl Contender {
+    /// Its verdict against the baseline is `faster` (and its interval narrow enough to say by how much).
+    pub fn held(&self) -> bool {
+        self.verdict.speed == Speed::Faster
+    }
+
     /// The median of its rounds: what it gave back to back with the baseline.
     pub fn median_ms(&self) -> f64 {
         median_of_rounds(&self.rounds)
     }
 
-    /// Its speed-up over the baseline back to back (`baseline`: the
-    /// baseline's trial in each round): the median of the rounds' ratios, the
-    /// baseline's time over its own in the same round (paired, so that a load
-    /// that comes and goes between rounds cancels out), with its
-    /// distribution-free interval, as compare's B/A (`Ratio`).
-    pub fn speedup(&self, baseline: &[Measured]) -> Ratio {
-        Ratio::of_pairs(self.rounds.iter().zip(baseline)).expect("a confirmation has a round at least")
+    /// Its speed-up over the baseline back to back: its verdict's ratio
+    /// (its time over the baseline's in the same round, paired, so that a
+    /// load that comes and goes between rounds cancels out) turned over, with
+    /// its interval, whose confidence is 95% over every look where the
+    /// rounds gave one, the coverage of the ratios' range otherwise.
+    pub fn speedup(&self) -> Ratio {
+        let ratio = self.verdict.ratio;
+        let (interval, confidence) = match self.verdict.interval {
+            Some(interval) => (Some(interval), 1.0 - ALPHA),
+            None => (ratio.interval, ratio.confidence),
+        };
+        Ratio {
+            estimate: 1.0 / ratio.estimate,
+            interval: interval.map(|[low, high]| [1.0 / high, 1.0 / low]),
+            confidence,
+        }
     }
 }
 
 /// What `mge tune` found, as its last line says it: the best and its speed-up,
-/// back to back with the baseline wherever the budget had room for that.
+/// back to back with the baseline.
 pub struct Headline<'t> {
     /// The best candidate's row, or the baseline's.
     pub row: &'t Row,
     /// The best's median and the baseline's, measured as `source` says.
     pub best_ms: f64,
     pub baseline_ms: f64,
-    /// `None` for the search's figures, which are one trial each.
+    /// `None` for the baseline kept.
     pub speedup: Option<Ratio>,
     pub source: Source,
 }
@@ -120,14 +143,15 @@ pub struct Headline<'t> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
-    /// The confirmation's rounds: a contender held, and is the best.
+    /// The confirmation's rounds: a contender was `faster`, and is the best.
     BackToBack,
-    /// The confirmation's rounds, where no contender held: the baseline is kept.
-    NoneHeld,
+    /// The confirmation's rounds, where no contender was decidedly faster: the baseline is kept.
+    NoneFaster,
     /// The search's baseline trial: no candidate beat it beyond the noise.
     NoWinner,
-    /// The search's trials: the budget left no room to measure the winners again.
-    Search,
+    /// The search's baseline trial: the budget left no time to measure the
+    /// winners again, so none is confirmed and the baseline is kept.
+    Unconfirmed,
 }
 
 impl Headline<'_> {
@@ -164,9 +188,11 @@ pub struct Tuning {
     pub baseline: Row,
     /// Every candidate after the baseline, in the order tried.
     pub rows: Vec<Row>,
-    /// Index into `rows` of the fastest candidate that beat the baseline, or
-    /// `None` when none did (or the confirmation did not hold).
+    /// Index into `rows` of the fastest candidate confirmed `faster` than the
+    /// baseline, or `None` when none was (the baseline is kept).
     pub best: Option<usize>,
+    /// Index into `rows` of the search's fastest winner, before the confirmation.
+    pub searched: Option<usize>,
     pub untried: Vec<Untried>,
     pub confirmation: Option<Confirmation>,
     /// The budget, and what the search used of it.
@@ -184,17 +210,16 @@ impl Tuning {
     }
 
     /// The best and its speed-up: the kept contender's rounds against the
-    /// baseline's where the winners were measured again, else the search's trials.
+    /// baseline's, or the baseline where none was confirmed `faster`.
     pub fn headline(&self) -> Headline<'_> {
         let Some(again) = &self.confirmation else {
-            let row = self.best_row();
             return Headline {
-                row,
-                best_ms: searched_ms(row),
+                row: &self.baseline,
+                best_ms: searched_ms(&self.baseline),
                 baseline_ms: searched_ms(&self.baseline),
                 speedup: None,
-                source: match self.best {
-                    Some(_) => Source::Search,
+                source: match self.searched {
+                    Some(_) => Source::Unconfirmed,
                     None => Source::NoWinner,
                 },
             };
@@ -205,7 +230,7 @@ impl Tuning {
                 row: &self.rows[kept.row],
                 best_ms: kept.median_ms(),
                 baseline_ms,
-                speedup: Some(kept.speedup(&again.baseline)),
+                speedup: Some(kept.speedup()),
                 source: Source::BackToBack,
             },
             None => Headline {
@@ -213,7 +238,7 @@ impl Tuning {
                 best_ms: baseline_ms,
                 baseline_ms,
                 speedup: None,
-                source: Source::NoneHeld,
+                source: Source::NoneFaster,
             },
         }
     }

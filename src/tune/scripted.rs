@@ -6,13 +6,14 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use super::candidate::{singles, Candidate};
+use super::cost::OnRecord;
 use super::search::Search;
 use super::trial::{Runner, Trial, TrialStatus};
 use super::{Row, TuneOptions, TuneWatcher, Tuning};
 use crate::compare::Rules;
 use crate::options::EngineOption;
 use crate::runner::rounds::Measured;
-use crate::runner::timing::median_interval;
+use crate::runner::timing::{median_interval, spread_percent};
 
 /// What a scripted candidate does.
 pub enum Outcome {
@@ -27,17 +28,36 @@ pub enum Outcome {
 /// What a scripted candidate with these options does, the how-many-eth time it is tried.
 type Script = Box<dyn FnMut(&[String], usize) -> Outcome>;
 
-/// A machine in virtual time: loading takes `load`, fast-run without its
-/// cache profiles for `profiling`, and each candidate does what `script`
-/// says for its options (and how many times it was tried before).
+/// A machine in virtual time: loading takes `load`, fast-run profiles for
+/// `profiling` where its algorithms are not cached yet (per the options that
+/// choose them, or change the operators), other processes use
+/// `other_load_cores`, and each candidate does what `script` says for its
+/// options (and how many times it was tried before).
 pub struct Scripted {
     now: Instant,
     load: Duration,
     profiling: Duration,
-    cached: bool,
+    /// The candidates (without the options that do not change what fast-run
+    /// profiles) whose algorithms are cached, and so not profiled again.
+    pub cached: Vec<String>,
+    /// What the algorithm cache recorded of fast-run's profiling before.
+    pub on_record: Option<OnRecord>,
+    pub other_load_cores: f64,
     script: Script,
     /// Each candidate tried, in order, by its options.
     pub tried: Vec<String>,
+}
+
+/// What of `candidate` fast-run's cache is kept by: its options but fast-run
+/// and the recording of the kernel sequence, which change nothing it profiles.
+fn profiled_as(candidate: &Candidate) -> String {
+    candidate
+        .0
+        .iter()
+        .filter(|option| !matches!(option, EngineOption::FastRun | EngineOption::RecordCompSeq(_)))
+        .flat_map(EngineOption::args)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 impl Scripted {
@@ -46,7 +66,9 @@ impl Scripted {
             now: Instant::now(),
             load: Duration::from_millis(1500),
             profiling: Duration::from_secs(profiling_s),
-            cached: false,
+            cached: Vec::new(),
+            on_record: None,
+            other_load_cores: 0.0,
             script: Box::new(script),
             tried: Vec::new(),
         }
@@ -58,8 +80,12 @@ impl Runner for Scripted {
         self.now
     }
 
-    fn fast_run_cached(&self) -> bool {
-        self.cached
+    fn fast_run_cached(&self, candidate: &Candidate) -> bool {
+        self.cached.contains(&profiled_as(candidate))
+    }
+
+    fn profiling_on_record(&self, _: &Candidate) -> Option<OnRecord> {
+        self.on_record
     }
 
     fn run(&mut self, candidate: &Candidate, runs: u64, deadline: Instant) -> Result<Trial> {
@@ -68,7 +94,7 @@ impl Runner for Scripted {
         self.tried.push(name);
         let options = candidate.args();
         let fast_run = candidate.has(&EngineOption::FastRun);
-        let profiles = fast_run && !self.cached;
+        let profiles = fast_run && !self.fast_run_cached(candidate);
         let outcome = (self.script)(&options, before);
         let started = self.now;
         let unmeasured = |status, took| Trial {
@@ -100,7 +126,9 @@ impl Runner for Scripted {
             return Ok(unmeasured(TrialStatus::TimedOut, deadline - started));
         }
         self.now += took;
-        self.cached |= fast_run;
+        if profiles {
+            self.cached.push(profiled_as(candidate));
+        }
         Ok(Trial {
             status: TrialStatus::Ok,
             measured: Some(Measured {
@@ -110,6 +138,9 @@ impl Runner for Scripted {
                 timing,
                 load: self.load,
                 profiling: profiles.then_some(self.profiling),
+                other_load_cores: Some(self.other_load_cores),
+                window: timing,
+                spread_percent: spread_percent(&samples),
             }),
             reason: None,
             outputs: None,

@@ -2,11 +2,12 @@
 //!
 //! 1. The baseline: a short run to learn how long one forward takes, then one
 //!    with as many runs as fill about `SECONDS_PER_TRIAL`.
-//! 2. Fast-run first, when its profiling (estimated from the baseline's
-//!    forward time) leaves room for a few more trials: on CPU it is the option
-//!    that usually wins, the cache its one profiling run leaves makes every
-//!    later candidate with it cheap, and tried last it is the one a budget
-//!    starves. Otherwise it waits until the cheap options are done.
+//! 2. Fast-run first, when its profiling (what it cost on this machine
+//!    before, as the algorithm cache recorded it, else estimated from the
+//!    baseline's forward time) leaves room for a few more trials: on CPU it
+//!    is the option that usually wins, the algorithms its profiling keeps
+//!    make every later candidate with it cheap, and tried last it is the one
+//!    a budget starves. Otherwise it waits until the cheap options are done.
 //! 3. The other options alone, likeliest winners first. Each that beats the
 //!    baseline beyond the noise is combined with the best at once, and so is
 //!    each that interacts with fast-run (record-comp-seq, weight preprocess,
@@ -14,11 +15,13 @@
 //!    tell what the whole gives.
 //! 4. A combination that, estimated from its parts, cannot get below the
 //!    best's interval is not tried; nor is any candidate the budget left has
-//!    no time for (both listed, with why).
+//!    no time for, once the confirmation's first look is set aside (both
+//!    listed, with why).
 //! 5. The fastest winners (up to `CONTENDERS`) and the baseline measured again,
-//!    back to back (`runner::rounds`), in up to `ROUNDS` rounds the budget has room for: the best
-//!    is the fastest of them by the median of its rounds that beat the
-//!    baseline's trial of the same round in most rounds; if none did, the
+//!    back to back, in rounds until each one's verdict against the baseline
+//!    is decided (`runner::sequential`, as compare times two runs) or the
+//!    budget is spent: the best is the fastest whose verdict is `faster`,
+//!    with its speed-up's interval within `PRECISION`; if none is, the
 //!    baseline is kept.
 
 use std::collections::VecDeque;
@@ -32,29 +35,44 @@ use super::cost::{budget_ran_out, Costs};
 use super::trial::{compare_outputs, Runner, Trial, TrialStatus};
 use super::{best_of, Confirmation, Contender, Row, Skipped, TuneOptions, TuneWatcher, Tuning, Untried};
 use crate::options::EngineOption;
-use crate::runner::rounds::{back_to_back, Lineup, Measured};
+use crate::runner::rounds::{Lineup, Measured};
+use crate::runner::sequential::{rounds_until_decided, Looks, Plan, MIN_EFFECT_PERCENT};
 
-/// Seconds of timed runs each candidate gets (the run count follows from the baseline).
-const SECONDS_PER_TRIAL: f64 = 1.5;
+/// Seconds of timed runs each candidate gets (the run count follows from the
+/// baseline): a trial only screens, the confirmation's rounds decide.
+const SECONDS_PER_TRIAL: f64 = 1.0;
+
+/// Seconds of timed runs of each trial of the confirmation: rounds, not runs, narrow its interval.
+const SECONDS_PER_ROUND_TRIAL: f64 = 0.5;
 
 /// The baseline's first, short run: enough to learn how long one run takes.
 const CALIBRATION_RUNS: u64 = 3;
 
-/// Winners measured again at the end, and the most rounds they get.
-const CONTENDERS: usize = 3;
-const ROUNDS: usize = 3;
+/// Winners measured again at the end, and the looks at their rounds.
+const CONTENDERS: usize = 2;
+const LOOKS: u32 = 3;
+
+/// A winner's speed-up counts beyond `MIN_EFFECT_PERCENT` (compare's
+/// `--min-effect` default), and its interval must lie within a factor of 1.5
+/// (high/low): the headline gives the size of the gain.
+const PRECISION: f64 = 1.5;
 
 /// Runs per candidate: a 95% interval of the median needs 6 at least.
 const MIN_RUNS: u64 = 10;
 const MAX_RUNS: u64 = 100_000;
+
+/// Runs per trial of the confirmation: its interval is the rounds', and a
+/// round's figure is the median of a few runs.
+const MIN_ROUND_RUNS: u64 = 3;
 
 /// Fast-run goes first when, after its profiling, the budget still holds this many plain trials.
 const SPARE_TRIALS_AFTER_FAST_RUN: u32 = 3;
 
 pub struct Search<'a> {
     trials: &'a mut dyn Runner,
-    /// Timed runs per candidate, from the baseline's time.
+    /// Timed runs per candidate, from the baseline's time; and per trial of the confirmation.
     runs: u64,
+    round_runs: u64,
     options: &'a TuneOptions,
     watcher: &'a mut dyn TuneWatcher,
     started: Instant,
@@ -90,7 +108,11 @@ impl<'a> Search<'a> {
         };
         // By the mean: on a busy machine a run's stalls (the engine's worker
         // thread waiting for a core) can cost far more than its median.
-        let runs = ((SECONDS_PER_TRIAL * 1e3 / calibrated.mean_ms.max(1e-3)).ceil() as u64).clamp(MIN_RUNS, MAX_RUNS);
+        let runs_for = |seconds: f64, least: u64| {
+            ((seconds * 1e3 / calibrated.mean_ms.max(1e-3)).ceil() as u64).clamp(least, MAX_RUNS)
+        };
+        let runs = runs_for(SECONDS_PER_TRIAL, MIN_RUNS);
+        let round_runs = runs_for(SECONDS_PER_ROUND_TRIAL, MIN_ROUND_RUNS);
         let trial = trials.run(&baseline, runs, end)?;
         let Some(measured) = trial.measured else {
             bail!("the baseline failed on its second run: {}", why_unmeasured(&trial));
@@ -105,15 +127,18 @@ impl<'a> Search<'a> {
             took: trial.took,
         };
         watcher.tried(&baseline, &baseline, measured.median_ms);
+        let round_timing = Duration::from_secs_f64(round_runs as f64 * measured.mean_ms / 1e3);
         let costs = Costs {
             baseline: trial.took,
+            calibrated: trials.now().saturating_duration_since(started),
             baseline_ms: measured.median_ms,
+            confirming: trial.took.saturating_sub(measured.timing) + round_timing,
             profiling: None,
-            fast_run_cached: trials.fast_run_cached(),
         };
         Ok(Search {
             trials,
             runs,
+            round_runs,
             options,
             watcher,
             started,
@@ -153,11 +178,13 @@ impl<'a> Search<'a> {
                 self.combine_after(index)?;
             }
         }
+        let searched = self.best;
         self.confirm()?;
         Ok(Tuning {
             baseline: self.baseline,
             rows: self.rows,
             best: self.best,
+            searched,
             untried: self.untried,
             confirmation: self.confirmation,
             budget: self.options.budget,
@@ -169,8 +196,40 @@ impl<'a> Search<'a> {
         self.end.saturating_duration_since(self.trials.now())
     }
 
+    /// What the search leaves the confirmation: its first look's rounds of
+    /// the baseline and the winners so far (one at least, `CONTENDERS` at
+    /// most), and never more than half the budget the baseline left: a model
+    /// whose trials are slow, or a machine others load, gets a search and
+    /// fewer rounds (an undecided verdict keeps the baseline) rather than no search.
+    fn kept_for_confirmation(&self) -> Duration {
+        let baseline = *self.baseline_measured();
+        let winners = self
+            .rows
+            .iter()
+            .filter(|row| row.safe().is_some_and(|measured| measured.beats(&baseline)))
+            .count()
+            .clamp(1, CONTENDERS);
+        let first_look = Looks::doubling(LOOKS, winners).at[0];
+        let rounds = self.costs.confirming * (first_look * (1 + winners)) as u32;
+        let after_baseline = self.end.saturating_duration_since(self.started + self.costs.calibrated);
+        rounds.min(after_baseline / 2)
+    }
+
+    /// The time the search may still spend on trials.
+    fn left_for_trials(&self) -> Duration {
+        self.remaining().saturating_sub(self.kept_for_confirmation())
+    }
+
+    /// About how long trying `candidate` takes: with fast-run's profiling
+    /// where its algorithms are not in the cache.
+    fn estimate(&self, candidate: &Candidate) -> Duration {
+        let profiles = candidate.has(&EngineOption::FastRun) && !self.trials.fast_run_cached(candidate);
+        self.costs
+            .estimate(profiles, self.trials.profiling_on_record(candidate))
+    }
+
     fn fits_with_spare(&self, candidate: &Candidate) -> bool {
-        self.costs.estimate(candidate) + self.costs.baseline * SPARE_TRIALS_AFTER_FAST_RUN <= self.remaining()
+        self.estimate(candidate) + self.costs.baseline * SPARE_TRIALS_AFTER_FAST_RUN <= self.left_for_trials()
     }
 
     fn baseline_measured(&self) -> &Measured {
@@ -187,17 +246,20 @@ impl<'a> Search<'a> {
         if self.rows.iter().any(|row| row.candidate.same_options(&candidate)) {
             return Ok(None);
         }
-        let estimate = self.costs.estimate(&candidate);
-        if estimate > self.remaining() {
+        let estimate = self.estimate(&candidate);
+        if estimate > self.left_for_trials() {
             self.untried.push(Untried {
                 candidate,
-                why: Skipped::Budget { needs: estimate },
+                why: Skipped::Budget {
+                    needs: estimate,
+                    kept: self.kept_for_confirmation(),
+                },
             });
             return Ok(None);
         }
         self.watcher.trying(&candidate);
         let deadline = self.end.min(self.trials.now() + self.costs.allowance(&candidate));
-        let profiles = self.costs.profiles(&candidate);
+        let profiles = candidate.has(&EngineOption::FastRun) && !self.trials.fast_run_cached(&candidate);
         let mut trial = self.trials.run(&candidate, self.runs, deadline)?;
         if trial.status == TrialStatus::TimedOut {
             trial.reason = Some(match deadline == self.end {
@@ -205,10 +267,13 @@ impl<'a> Search<'a> {
                 false => self.costs.overran(&candidate),
             });
         }
-        if profiles && trial.status == TrialStatus::Ok {
+        if let Some(profiling) = trial
+            .measured
+            .and_then(|measured| measured.profiling)
+            .filter(|_| profiles)
+        {
             // Learned once: later estimates use what profiling really took.
-            self.costs.profiling = Some(trial.took.saturating_sub(self.costs.baseline));
-            self.costs.fast_run_cached = self.trials.fast_run_cached();
+            self.costs.profiling = Some(profiling);
         }
         let row = self.judge(candidate, trial);
         let index = self.rows.len();
@@ -315,9 +380,9 @@ impl<'a> Search<'a> {
             .and_then(|(_, index)| self.rows[*index].safe().copied())
     }
 
-    /// Measures the fastest winners and the baseline again, back to back, in
-    /// as many rounds as the budget has room for, and keeps as the best the
-    /// fastest that held against the baseline.
+    /// Measures the fastest winners and the baseline again, back to back,
+    /// in rounds until each winner's verdict is decided or the budget is
+    /// spent, and keeps as the best the fastest whose verdict is `faster`.
     fn confirm(&mut self) -> Result<()> {
         let baseline = *self.baseline_measured();
         let mut winners: Vec<usize> = (0..self.rows.len())
@@ -332,36 +397,46 @@ impl<'a> Search<'a> {
         let lineup: Vec<Candidate> = std::iter::once(Candidate::default())
             .chain(winners.iter().map(|index| self.rows[*index].candidate.clone()))
             .collect();
-        let round_cost: Duration = lineup.iter().map(|candidate| self.costs.estimate(candidate)).sum();
+        let plan = Plan {
+            looks: Looks::doubling(LOOKS, winners.len()),
+            min_effect_percent: MIN_EFFECT_PERCENT,
+            precision: Some(PRECISION),
+            budget: None,
+            budget_flag: "--budget",
+            pairs: (1..lineup.len()).map(|at| (0, at)).collect(),
+        };
+        let round_cost = self.costs.confirming * lineup.len() as u32;
         let mut confirming = Confirming {
             search: self,
             lineup: &lineup,
             round_cost,
         };
-        let rounds = back_to_back(&mut confirming, ROUNDS)?;
-        if rounds.is_empty() {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let judged = rounds_until_decided(&mut confirming, &plan, cores, |_| {})?;
+        self.best = None;
+        if judged.rounds.is_empty() {
             return Ok(());
         }
         let contenders: Vec<Contender> = winners
             .iter()
+            .zip(judged.verdicts)
             .enumerate()
-            .map(|(at, row)| {
-                let beaten = rounds.iter().filter(|round| round[at + 1].beats(&round[0])).count();
-                Contender {
-                    row: *row,
-                    rounds: rounds.iter().map(|round| round[at + 1]).collect(),
-                    held: 2 * beaten > rounds.len(),
-                }
+            .map(|(at, (row, verdict))| Contender {
+                row: *row,
+                rounds: judged.rounds.iter().map(|round| round[at + 1]).collect(),
+                verdict,
             })
             .collect();
         let kept = (0..contenders.len())
-            .filter(|at| contenders[*at].held)
+            .filter(|at| contenders[*at].held())
             .min_by(|a, b| contenders[*a].median_ms().total_cmp(&contenders[*b].median_ms()));
         self.best = kept.map(|at| contenders[at].row);
         self.confirmation = Some(Confirmation {
-            baseline: rounds.iter().map(|round| round[0]).collect(),
+            baseline: judged.rounds.iter().map(|round| round[0]).collect(),
             contenders,
             kept,
+            looked: judged.looked,
+            noise: judged.noise,
         });
         Ok(())
     }
@@ -380,7 +455,11 @@ impl Lineup for Confirming<'_, '_> {
         self.lineup.len()
     }
 
-    fn room_for_a_round(&self) -> bool {
+    fn now(&self) -> Instant {
+        self.search.trials.now()
+    }
+
+    fn room_for_a_round(&mut self) -> bool {
         self.round_cost <= self.search.remaining()
     }
 
@@ -389,7 +468,7 @@ impl Lineup for Confirming<'_, '_> {
         let candidate = &self.lineup[at];
         search.watcher.trying(candidate);
         let deadline = search.end.min(search.trials.now() + search.costs.allowance(candidate));
-        Ok(search.trials.run(candidate, search.runs, deadline)?.measured)
+        Ok(search.trials.run(candidate, search.round_runs, deadline)?.measured)
     }
 }
 
@@ -401,6 +480,8 @@ fn why_unmeasured(trial: &Trial) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runner::sequential::Speed;
+    use crate::tune::cost::OnRecord;
     use crate::tune::scripted::{search, Outcome, Scripted};
 
     /// ResNet-18 with 2 threads on an AMD EPYC with AVX-512, by hand (issue 21):
@@ -456,23 +537,131 @@ mod tests {
         assert_eq!(crashed, ["--layout-transform", "--layout nchw88"]);
     }
 
+    /// Fast-run's profiling of ResNet-18 at 2 threads took about 20 s on
+    /// this project's machine: on a fresh cache the prior (400 of the
+    /// baseline's runs) leaves room for it in the default budget.
+    #[test]
+    fn a_fresh_cache_tries_fast_run_within_the_default_budget() {
+        let mut machine = Scripted::new(20, resnet_on_amd);
+        let tuning = search(&mut machine, &[EngineOption::Threads(2)], 120);
+        assert_eq!(machine.tried[..3], ["(baseline)", "(baseline)", "--fast-run"]);
+        assert!(tuning.used <= Duration::from_secs(120), "{:?}", tuning.used);
+        let best = tuning.best_row().candidate.to_string();
+        assert!(best.contains("--fast-run"), "{best}");
+        assert!(speedup(&tuning) >= 1.4, "{}", speedup(&tuning));
+    }
+
+    /// What profiling cost on this machine before, as the algorithm cache
+    /// recorded it, is the estimate: 300 s leaves no room in 120.
     #[test]
     fn a_budget_without_room_for_fast_run_says_what_it_would_need() {
-        let mut machine = Scripted::new(120, resnet_on_amd);
-        let tuning = search(&mut machine, &[EngineOption::Threads(2)], 100);
+        let mut machine = Scripted::new(300, resnet_on_amd);
+        machine.on_record = Some(OnRecord::ThisModel(Duration::from_secs(300)));
+        let tuning = search(&mut machine, &[EngineOption::Threads(2)], 120);
         assert!(!machine.tried.iter().any(|tried| tried.contains("--fast-run")));
         let untried = tuning
             .untried
             .iter()
             .find(|untried| untried.candidate.to_string() == "--fast-run")
             .expect("fast-run is listed as untried");
-        // 2000 of the baseline's 63.3 ms runs of profiling, plus a plain trial's time.
         assert!(
-            matches!(untried.why, Skipped::Budget { needs } if needs > Duration::from_secs(126)),
-            "fast-run's need is estimated from the baseline"
+            matches!(untried.why, Skipped::Budget { needs, .. } if needs > Duration::from_secs(300)),
+            "fast-run's need is what it cost before"
         );
-        let best = tuning.best_row().candidate.to_string();
-        assert!(best.starts_with("--record-comp-seq 2"), "{best}");
+        // Other models' records scale by the baseline's run: 0.5 s of
+        // profiling per ms of run is 32 s for 63.3 ms runs, which fits.
+        let mut machine = Scripted::new(30, resnet_on_amd);
+        machine.on_record = Some(OnRecord::PerForwardMs(0.5));
+        search(&mut machine, &[EngineOption::Threads(2)], 120);
+        assert_eq!(machine.tried[2], "--fast-run");
+    }
+
+    /// ResNet-18 on a machine others load: 322 ms a run, trials of 5 s.
+    /// What is kept for the confirmation is at most half the budget: the
+    /// search still tries the options (it once tried none).
+    #[test]
+    fn slow_trials_still_leave_room_for_the_search() {
+        let mut machine = Scripted::new(130, |options, _| {
+            let cheaper = options.iter().any(|option| option == "--record-comp-seq");
+            Outcome::Runs(if cheaper { 290.0 } else { 322.0 })
+        });
+        let tuning = search(&mut machine, &[EngineOption::Threads(2)], 120);
+        assert!(machine.tried.len() >= 8, "{:?}", machine.tried);
+        assert!(tuning.used <= Duration::from_secs(120), "{:?}", tuning.used);
+        let kept = tuning.untried.iter().find_map(|untried| match untried.why {
+            Skipped::Budget { kept, .. } => Some(kept),
+            _ => None,
+        });
+        assert!(kept.is_some_and(|kept| kept <= Duration::from_secs(60)), "{kept:?}");
+    }
+
+    /// A second tune finds fast-run's algorithms in the cache the first
+    /// kept: fast-run does not profile again, and the search gets further.
+    #[test]
+    fn a_warm_cache_makes_the_second_tune_cheaper() {
+        let mut first = Scripted::new(20, resnet_on_amd);
+        let cold = search(&mut first, &[EngineOption::Threads(2)], 120);
+        let mut second = Scripted::new(20, resnet_on_amd);
+        second.cached = first.cached.clone();
+        let warm = search(&mut second, &[EngineOption::Threads(2)], 120);
+        // Fast-run alone profiled the first time only; the second tune's
+        // spare time goes to candidates the first had none for.
+        let fast_run_alone = |tuning: &Tuning| {
+            let row = tuning.rows.iter().find(|row| row.candidate.to_string() == "--fast-run");
+            row.and_then(|row| row.measured)
+                .map(|measured| measured.profiling.is_some())
+        };
+        assert_eq!(
+            (fast_run_alone(&cold), fast_run_alone(&warm)),
+            (Some(true), Some(false))
+        );
+        assert!(second.tried.len() > first.tried.len());
+        let untried = |tuning: &Tuning| tuning.untried.len();
+        assert!(
+            untried(&warm) < untried(&cold),
+            "{} against {}",
+            untried(&warm),
+            untried(&cold)
+        );
+        assert_eq!(
+            warm.best_row().candidate.to_string(),
+            cold.best_row().candidate.to_string()
+        );
+    }
+
+    /// Two processes burning the CPU: every trial's time anywhere from a
+    /// third to three times its own. The search's winners are measured again
+    /// until the budget is spent, and none is decidedly faster: the baseline
+    /// is kept, with the load said, never a speed-up whose interval spans
+    /// two orders of magnitude.
+    #[test]
+    fn a_loaded_machine_gives_no_decided_winner_and_keeps_the_baseline() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut machine = Scripted::new(20, move |options, _| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let starved = 3f64.powf((state % 2001) as f64 / 1000.0 - 1.0);
+            let gain = if options.iter().any(|option| option == "--cpu-inplace") {
+                0.97
+            } else {
+                1.0
+            };
+            Outcome::Runs(10.0 * gain * starved)
+        });
+        machine.other_load_cores = 1.9;
+        let tuning = search(&mut machine, &[], 120);
+        assert!(tuning.best.is_none(), "{}", tuning.best_row().candidate);
+        let again = tuning
+            .confirmation
+            .as_ref()
+            .expect("the search's winners were measured again");
+        assert!(again.noise.loaded());
+        for contender in &again.contenders {
+            assert_ne!(contender.verdict.speed, Speed::Faster);
+            let reason = contender.verdict.reason.as_deref().unwrap_or_default();
+            assert!(reason.starts_with("the machine was loaded"), "{reason}");
+        }
     }
 
     #[test]
@@ -494,7 +683,7 @@ mod tests {
         });
         let tuning = search(&mut machine, &[EngineOption::Threads(2)], 300);
         let again = tuning.confirmation.as_ref().expect("measured again");
-        assert!(again.kept.is_none() && again.contenders.iter().all(|contender| !contender.held));
+        assert!(again.kept.is_none() && again.contenders.iter().all(|contender| !contender.held()));
         assert!(tuning.best.is_none());
     }
 

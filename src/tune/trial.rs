@@ -4,16 +4,22 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde::Serialize;
 
 use super::candidate::Candidate;
+use super::cost::OnRecord;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, worst, Rules, TensorStatus};
+use crate::engine::NetworkOptions;
 use crate::mge_command::MgeCommand;
-use crate::options::EngineOption;
+use crate::options::{EngineOption, RuntimeOptions};
 use crate::runner::rounds::{timed_child, Measured, TimedRun};
+use crate::runner::timing::median;
+use crate::runtime::algo_cache::{model_identity, AlgoCache, Key};
+use crate::runtime::Located;
 use crate::supervise::parent::How;
+use crate::text::number;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -49,13 +55,71 @@ pub struct Trial {
     pub took: Duration,
 }
 
-/// What the search needs of its trials: a clock, and a candidate measured by a deadline.
+/// What the search needs of its trials: a clock, and a candidate measured by
+/// a deadline; and what this machine's algorithm cache knows of fast-run.
 pub trait Runner {
     fn now(&self) -> Instant;
     /// Measures `candidate` over `runs` timed runs, stopping it at `deadline`.
     fn run(&mut self, candidate: &Candidate, runs: u64, deadline: Instant) -> Result<Trial>;
-    /// Does the fast-run cache hold anything?
-    fn fast_run_cached(&self) -> bool;
+    /// Does fast-run find `candidate`'s algorithms profiled already?
+    fn fast_run_cached(&self, candidate: &Candidate) -> bool;
+    /// What fast-run's profiling under `candidate`'s options cost on this
+    /// machine before, as recorded.
+    fn profiling_on_record(&self, candidate: &Candidate) -> Option<OnRecord>;
+}
+
+/// The algorithm cache as tune's trials use it: fast-run candidates read and
+/// keep their algorithms there (each a child `mge run` under its own key).
+pub struct AlgoCacheView {
+    pub cache: AlgoCache,
+    pub located: Located,
+    /// The network options of the baseline, which every candidate's start from.
+    pub options: NetworkOptions,
+    /// The model file's `model_digest`.
+    pub model: String,
+}
+
+impl AlgoCacheView {
+    /// The options of `candidate`, and their key.
+    fn key_of(&self, candidate: &Candidate) -> Option<(NetworkOptions, Key)> {
+        let mut options = self.options.clone();
+        let mut runtime = RuntimeOptions::default();
+        for option in &candidate.0 {
+            option.apply(&mut options, &mut runtime);
+        }
+        let key = Key::new(&self.located, &options).ok()?;
+        Some((options, key))
+    }
+
+    fn cached(&self, candidate: &Candidate) -> bool {
+        let Some((options, key)) = self.key_of(candidate) else {
+            return false;
+        };
+        self.cache
+            .held(&key)
+            .is_some_and(|held| held.models.contains_key(&model_identity(&self.model, &options)))
+    }
+
+    fn on_record(&self, candidate: &Candidate) -> Option<OnRecord> {
+        let (options, key) = self.key_of(candidate)?;
+        let held = self.cache.held(&key)?;
+        let this = model_identity(&self.model, &options);
+        if let Some(profiling) = held.models.get(&this).and_then(|record| record.profiling_s) {
+            return Some(OnRecord::ThisModel(Duration::from_secs_f64(profiling)));
+        }
+        let per_ms: Vec<f64> = held
+            .models
+            .values()
+            .filter_map(|record| Some(record.profiling_s? / record.forward_ms.filter(|ms| *ms > 0.0)?))
+            .collect();
+        (!per_ms.is_empty()).then(|| OnRecord::PerForwardMs(median(&per_ms)))
+    }
+
+    /// The engine's cache fast-run used under `candidate`'s options.
+    fn engine_cache(&self, candidate: &Candidate) -> Option<Vec<u8>> {
+        let (_, key) = self.key_of(candidate)?;
+        Some(self.cache.held(&key)?.engine_cache)
+    }
 }
 
 /// Trials as processes: each candidate a supervised `mge run`.
@@ -63,19 +127,36 @@ pub struct Trials {
     /// `mge run MODEL` with the user's feeds and fixed engine options.
     pub baseline: MgeCommand,
     pub warmup: usize,
-    /// The user's own fast-run cache; otherwise one in the scratch folder, shared by all
-    /// fast-run candidates so that only the first one profiles.
+    /// Where fast-run candidates keep their algorithms: the algorithm cache;
+    /// else the user's own fast-run cache, or one in the scratch folder
+    /// shared by all fast-run candidates, so that only the first one profiles.
+    pub algo_cache: Option<AlgoCacheView>,
     pub fast_run_cache: Option<PathBuf>,
     pub scratch: PathBuf,
     pub count: usize,
 }
 
 impl Trials {
-    /// The fast-run cache fast-run candidates read and update.
-    pub fn cache_path(&self) -> PathBuf {
+    /// The fast-run cache file fast-run candidates read and update, where
+    /// the algorithm cache does not serve them.
+    fn cache_path(&self) -> PathBuf {
         self.fast_run_cache
             .clone()
             .unwrap_or_else(|| self.scratch.join("fast-run.cache"))
+    }
+
+    /// The fast-run cache `candidate` ran with, as a file to save or pack:
+    /// the user's own, or a copy of what the algorithm cache or tune's own held.
+    pub fn fast_run_cache_of(&self, candidate: &Candidate) -> Result<PathBuf> {
+        if let Some(user) = &self.fast_run_cache {
+            return Ok(user.clone());
+        }
+        let Some(bytes) = self.algo_cache.as_ref().and_then(|view| view.engine_cache(candidate)) else {
+            return Ok(self.cache_path());
+        };
+        let copy = self.scratch.join("algo-cache-copy.cache");
+        std::fs::write(&copy, bytes).with_context(|| format!("cannot write {}", copy.display()))?;
+        Ok(copy)
     }
 }
 
@@ -84,9 +165,22 @@ impl Runner for Trials {
         Instant::now()
     }
 
-    /// An empty cache is 4 bytes.
-    fn fast_run_cached(&self) -> bool {
-        std::fs::metadata(self.cache_path()).is_ok_and(|metadata| metadata.len() > 4)
+    /// The algorithm cache's record of the model under the candidate's
+    /// options; else tune's own cache holds anything (an empty one is 4
+    /// bytes) and no layout changes the operators.
+    fn fast_run_cached(&self, candidate: &Candidate) -> bool {
+        if let Some(view) = &self.algo_cache {
+            return view.cached(candidate);
+        }
+        let relayout = candidate
+            .0
+            .iter()
+            .any(|option| matches!(option, EngineOption::Layout(_) | EngineOption::LayoutTransform(_)));
+        !relayout && std::fs::metadata(self.cache_path()).is_ok_and(|metadata| metadata.len() > 4)
+    }
+
+    fn profiling_on_record(&self, candidate: &Candidate) -> Option<OnRecord> {
+        self.algo_cache.as_ref()?.on_record(candidate)
     }
 
     fn run(&mut self, candidate: &Candidate, runs: u64, deadline: Instant) -> Result<Trial> {
@@ -94,7 +188,7 @@ impl Runner for Trials {
         self.count += 1;
         let outputs = self.scratch.join(format!("trial-{}", self.count));
         let mut command = self.baseline.clone().engine(&candidate.0);
-        if candidate.has(&EngineOption::FastRun) && self.fast_run_cache.is_none() {
+        if candidate.has(&EngineOption::FastRun) && self.fast_run_cache.is_none() && self.algo_cache.is_none() {
             command = command.engine(&[EngineOption::FastRunCache(self.cache_path())]);
         }
         let command = command.measured(self.warmup, runs, TIMED_RUNS_LIMIT).outputs(&outputs);
@@ -138,7 +232,7 @@ pub fn compare_outputs(baseline: &Path, candidate: &Path, rules: &Rules) -> Resu
             TensorStatus::OnlyInA => "is missing".to_string(),
             TensorStatus::OnlyInB => "is new".to_string(),
             _ => match row.err {
-                Some(err) => format!("differs: err {err:e}, beyond {}", rules.describe()),
+                Some(err) => format!("differs: err {}, beyond {}", number(err), rules.describe()),
                 None => "differs: NaN".to_string(),
             },
         };

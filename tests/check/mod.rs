@@ -169,7 +169,7 @@ fn junit_holds_one_failure_for_the_wrong_testcase() {
 fn the_load_time_is_in_json_and_junit() {
     let dir = tempfile::tempdir().unwrap();
     let junit = dir.path().join("report.xml");
-    let models = ["fixtures/conv_float_tc3.mge", "fixtures/conv_float.mge"];
+    let models = ["fixtures/conv_float_tc3.mge", "fixtures/conv_float_truncated.mge"];
     let mut command = mge();
     command
         .args(["check", "-q", "--json"])
@@ -217,15 +217,84 @@ fn a_model_that_cannot_be_checked_does_not_stop_the_others() {
     let report = json_of(&stdout);
     let models = report["models"].as_array().unwrap();
     assert_eq!(models[0]["testcases"][0]["status"], "passed");
-    for broken in &models[1..] {
-        assert!(broken["error"].is_string(), "{broken}");
-        assert_eq!(broken["testcases"].as_array().unwrap().len(), 0);
+    for unchecked in &models[1..] {
+        assert_eq!(unchecked["testcases"].as_array().unwrap().len(), 0);
     }
-    assert!(models[1]["error"].as_str().unwrap().contains("embeds no testcases"));
     assert_eq!(
-        (report["passed"].clone(), report["failed"].clone()),
-        (1.into(), 3.into())
+        models[1]["no_testcases"], true,
+        "a plain model is neither a pass nor a failure"
     );
+    assert!(models[1]["error"].is_null(), "{}", models[1]);
+    for broken in &models[2..] {
+        assert!(broken["error"].is_string(), "{broken}");
+    }
+    assert_eq!(
+        (
+            report["passed"].clone(),
+            report["failed"].clone(),
+            report["without_testcases"].clone()
+        ),
+        (1.into(), 2.into(), 1.into())
+    );
+}
+
+/// A folder of plain models and containers (a model zoo) passes when its
+/// containers do: a plain model is said to have no testcases, once, and
+/// fails only under `--require-testcases`.
+#[test]
+fn plain_models_beside_containers_have_no_testcases_unless_required() {
+    let dir = tempfile::tempdir().unwrap();
+    for model in ["conv_float.mge", "conv_float_tc1.mge"] {
+        std::fs::copy(root().join("fixtures").join(model), dir.path().join(model)).unwrap();
+    }
+    let folder = dir.path().to_str().unwrap();
+    let plain = dir.path().join("conv_float.mge").display().to_string();
+    let (stdout, stderr) = run_expecting(mge().args(["check", folder]), 0);
+    let plain_line = format!("{plain}: no testcases: a plain model, not a container dumped with input_data");
+    assert_eq!(stdout.lines().next(), Some(plain_line.as_str()), "{stdout}");
+    assert_eq!(
+        stdout.matches(&plain).count(),
+        1,
+        "the plain model's path once:\n{stdout}"
+    );
+    assert_eq!(
+        stdout.lines().last(),
+        Some("1 passed, 0 failed, 1 without testcases"),
+        "{stdout}"
+    );
+    assert!(!stderr.contains("check failed"), "{stderr}");
+
+    let junit = dir.path().join("report.xml");
+    let (stdout, stderr) = run_expecting(
+        mge()
+            .args(["check", "--require-testcases", folder, "--junit"])
+            .arg(&junit),
+        1,
+    );
+    assert!(
+        stdout.contains(&format!(
+            "{plain}: ERROR: no testcases: a plain model, not a container dumped with input_data (--require-testcases)"
+        )),
+        "{stdout}"
+    );
+    assert_eq!(stdout.lines().last(), Some("1 passed, 1 failed"), "{stdout}");
+    assert!(stderr.contains("mge: check failed: 1 passed, 1 failed"), "{stderr}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("--require-testcases"), "{xml}");
+
+    // Plain models alone: nothing to check, nothing failed.
+    let (stdout, _) = run_expecting(mge().args(["check", "--json", "fixtures/conv_float.mge"]), 0);
+    let report = json_of(&stdout);
+    assert_eq!(report["models"][0]["no_testcases"], true);
+    assert_eq!(
+        (report["failed"].clone(), report["without_testcases"].clone()),
+        (0.into(), 1.into())
+    );
+    let (_, stderr) = run_expecting(
+        mge().args(["check", "--require-testcases", "fixtures/conv_float.mge"]),
+        2,
+    );
+    assert!(stderr.contains("no testcase could run"), "{stderr}");
 }
 
 #[test]
@@ -241,7 +310,11 @@ fn nothing_to_run_is_an_error() {
             ]),
             2,
         );
-        assert_eq!(stdout.lines().last(), Some("0 passed, 2 failed"), "{stdout}");
+        assert_eq!(
+            stdout.lines().last(),
+            Some("0 passed, 1 failed, 1 without testcases"),
+            "{stdout}"
+        );
         assert!(stderr.contains("no testcase could run"), "{stderr}");
     }
     let (_, stderr) = run_expecting(

@@ -19,10 +19,42 @@ pub fn root() -> PathBuf {
 /// engine fails its test instead of stalling the suite.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// `mge` run from the repository root, so manifest paths resolve, with a deadline.
+/// `mge` run from the repository root, so manifest paths resolve, with a
+/// deadline. Fast-run neither reads nor keeps the cache folder's algorithm
+/// cache (`MGE_NO_ALGO_CACHE`): what one test profiled never changes what
+/// another measures, and the shared cache folder is not written
+/// (`mge_with_algo_cache` gives a test one of its own).
 pub fn mge() -> Command {
     let mut command = Command::cargo_bin("mge").expect("the mge binary is built");
-    command.current_dir(root()).timeout(COMMAND_TIMEOUT);
+    command
+        .current_dir(root())
+        .timeout(COMMAND_TIMEOUT)
+        .env("MGE_NO_ALGO_CACHE", "1");
+    command
+}
+
+/// The Lite library of the runtime the tests run on, as `runtime info` finds it.
+pub fn installed_lite_library() -> &'static Path {
+    static LIBRARY: OnceLock<PathBuf> = OnceLock::new();
+    LIBRARY.get_or_init(|| {
+        let (stdout, _) = run_expecting(mge().args(["runtime", "info", "--json"]), 0);
+        PathBuf::from(
+            json_of(&stdout)["path"]
+                .as_str()
+                .expect("runtime info names the library"),
+        )
+    })
+}
+
+/// `mge` with the algorithm cache of the cache folder `home` (the runtime
+/// named by `MGE_LITE_LIB`, the one the tests run on).
+pub fn mge_with_algo_cache(home: &Path) -> Command {
+    let mut command = mge();
+    command
+        .env("MGE_HOME", home)
+        .env("MGE_LITE_LIB", installed_lite_library())
+        .env_remove("MGE_NO_ALGO_CACHE")
+        .env_remove("MGE_RUNTIME_VERSION");
     command
 }
 
@@ -388,4 +420,63 @@ pub fn mge_home(home: &Path) -> Command {
         .env_remove("MGE_LITE_LIB")
         .env_remove("MGE_RUNTIME_VERSION");
     command
+}
+
+/// `model` (a graph, or a `mgbtest0` container) with every name of its model
+/// graph that holds `needle` holding `long` in its place. Each such
+/// flatbuffer string is written anew at the end of the graph and the offsets
+/// that pointed to it point there (a flatbuffer's offsets point forward);
+/// the graph's size prefix follows. Names of any length from a fixture of
+/// MegEngine's, which the engine loads as it loads the fixture.
+pub fn with_long_names(model: &[u8], needle: &[u8], long: &[u8]) -> Vec<u8> {
+    let u32_at = |bytes: &[u8], at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let start = if model.starts_with(b"mgbtest0") { 12 } else { 0 };
+    let end = start + 4 + u32_at(model, start);
+    let mut graph = model[start + 4..end].to_vec();
+    let mut strings = Vec::new();
+    let mut from = 0;
+    while let Some(found) = graph[from..].windows(needle.len()).position(|w| w == needle) {
+        let at = from + found;
+        // The string holding it: the 4-aligned length before it that ends past it, at a NUL.
+        let string = (0..=at.saturating_sub(4) / 4).rev().map(|word| word * 4).find(|&s| {
+            let length = u32_at(&graph, s);
+            s + 4 + length >= at + needle.len() && s + 4 + length < graph.len() && graph[s + 4 + length] == 0
+        });
+        strings.extend(string.map(|s| (s, u32_at(&graph, s))));
+        from = at + needle.len();
+    }
+    strings.sort_unstable();
+    strings.dedup();
+    assert!(
+        !strings.is_empty(),
+        "no name holds {:?}",
+        String::from_utf8_lossy(needle)
+    );
+    for (string, length) in strings {
+        let text = &graph[string + 4..string + 4 + length];
+        let mut renamed = Vec::new();
+        let mut rest = text;
+        while let Some(at) = rest.windows(needle.len()).position(|w| w == needle) {
+            renamed.extend_from_slice(&rest[..at]);
+            renamed.extend_from_slice(long);
+            rest = &rest[at + needle.len()..];
+        }
+        renamed.extend_from_slice(rest);
+        graph.resize(graph.len().next_multiple_of(4), 0);
+        let moved = graph.len();
+        graph.extend_from_slice(&(renamed.len() as u32).to_le_bytes());
+        graph.extend_from_slice(&renamed);
+        graph.push(0);
+        for field in (0..string).step_by(4) {
+            if field + u32_at(&graph, field) == string {
+                graph[field..field + 4].copy_from_slice(&((moved - field) as u32).to_le_bytes());
+            }
+        }
+    }
+    graph.resize(graph.len().next_multiple_of(8), 0);
+    let mut edited = model[..start].to_vec();
+    edited.extend_from_slice(&(graph.len() as u32).to_le_bytes());
+    edited.extend_from_slice(&graph);
+    edited.extend_from_slice(&model[end..]);
+    edited
 }

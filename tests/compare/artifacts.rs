@@ -301,3 +301,60 @@ fn profile_analyze_filters_as_profile_analyze() {
     assert!(stderr.contains("not the JSON MegEngine's profiler writes"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
+
+/// `--analyze` writes a trace only with `-o` (nothing lands in the current
+/// folder unasked), and with filters every share is of all operator time,
+/// the total the report gives, with what the filters kept on a line of its
+/// own: the times megenginelite's profile holds (MegEngine's profile_analyze).
+#[test]
+fn profile_analyze_writes_no_trace_unasked_and_shares_one_total() {
+    let manifest = deploy_manifest();
+    let recorded = &manifest["profiles"][0];
+    let file = root().join(recorded["file"].as_str().unwrap());
+    let here = tempfile::tempdir().unwrap();
+    let mut command = mge();
+    command
+        .current_dir(here.path())
+        .args(["profile", "--analyze"])
+        .arg(&file)
+        .args(["--type", "Reduce", "--json"]);
+    let report = json_of(&run_expecting(&mut command, 0).0);
+    assert_eq!(std::fs::read_dir(here.path()).unwrap().count(), 0, "a file was written");
+    assert!(report["trace"].is_null(), "{report}");
+    let total_ms = recorded["total_device_time_s"].as_f64().unwrap() * 1e3;
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    assert!(close(report["operator_ms"].as_f64().unwrap(), total_ms), "{report}");
+    for row in report["rows"].as_array().unwrap() {
+        let share = 100.0 * row["time_ms"].as_f64().unwrap() / total_ms;
+        assert!(close(row["share"].as_f64().unwrap(), share), "{row}");
+    }
+    let reduce = recorded["device_time_by_type"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["type"] == "Reduce")
+        .unwrap();
+    let selected = &report["selected"];
+    let reduce_ms = reduce["time_s"].as_f64().unwrap() * 1e3;
+    assert_eq!(selected["operators"], reduce["count"], "{selected}");
+    assert_eq!(
+        selected["of"],
+        recorded["comp_seq"].as_array().unwrap().len(),
+        "{selected}"
+    );
+    assert!(close(selected["time_ms"].as_f64().unwrap(), reduce_ms), "{selected}");
+    assert!(
+        close(selected["share"].as_f64().unwrap(), 100.0 * reduce_ms / total_ms),
+        "{selected}"
+    );
+    let mut command = mge();
+    command
+        .current_dir(here.path())
+        .args(["profile", "--analyze"])
+        .arg(&file)
+        .args(["--type", "Reduce"]);
+    let text = run_expecting(&mut command, 0).0;
+    assert!(text.contains("selected 2 of "), "{text}");
+    assert!(!text.contains("trace "), "{text}");
+    assert_eq!(std::fs::read_dir(here.path()).unwrap().count(), 0, "a file was written");
+}

@@ -102,28 +102,29 @@ fn an_extra_convolution_is_listed_as_b_s_alone() {
     assert_eq!(convolutions, 3, "{timing}");
 }
 
-/// One model under two sets of the same options: no operator changed, as
-/// far as the profiled rounds can tell.
-#[test]
-fn the_model_against_itself_attributes_no_change() {
+/// The report of the small CNN against itself, every operator listed, with
+/// `extra` arguments: one model on two runtimes that are the same engine (A
+/// on the install of 1.13.0 in the cache folder, B on the one `mge` uses,
+/// with its own options the same as the default).
+fn against_itself(extra: &[&str]) -> Value {
     let (stdout, _) = run_expecting(
-        mge().args([
-            "compare",
-            "-q",
-            "--json",
-            "--rounds",
-            "6",
-            "--by-op",
-            "50",
-            CNN,
-            "--a-options",
-            "--threads 1",
-            "--b-options",
-            "--threads 1",
-        ]),
+        mge()
+            .args(["compare", "-q", "--json", "--rounds", "6", "--by-op", "50"])
+            .args(extra)
+            .args([CNN, "--a-runtime", "1.13.0", "--b-options", "--threads 1"]),
         0,
     );
-    let timing = json_of(&stdout)["timing"].clone();
+    json_of(&stdout)
+}
+
+/// One model on two runtimes that are the same engine: no operator
+/// changed, as far as the profiled rounds can tell.
+#[test]
+fn the_model_against_itself_attributes_no_change() {
+    let report = against_itself(&[]);
+    let runtime = report["a"]["runtime"].as_str().unwrap_or_default();
+    assert!(runtime.contains("/runtime/1.13.0/"), "{report}");
+    let timing = report["timing"].clone();
     let totals = &timing["by_op_totals"];
     assert_eq!(
         (totals["only_a"].as_u64(), totals["only_b"].as_u64()),
@@ -138,6 +139,31 @@ fn the_model_against_itself_attributes_no_change() {
         assert_eq!(row["a_name"], row["b_name"], "{row}");
         let speed = row["speed"].as_str().unwrap();
         assert!(speed == "same" || speed == "undecided", "{row}");
+    }
+}
+
+/// Each operator is judged as the pair is, against the same `--min-effect`:
+/// `same` only with its whole interval within ±PCT, `faster` or `slower`
+/// only wholly beyond, else `undecided`.
+#[test]
+fn operators_are_judged_against_the_pair_s_min_effect() {
+    let timing = against_itself(&["--min-effect", "40"])["timing"].clone();
+    assert_eq!(timing["min_effect_pct"], 40.0, "{timing}");
+    assert_eq!(timing["by_op_totals"]["min_effect_pct"], 40.0, "{timing}");
+    let judged: Vec<&Value> = rows(&timing).iter().filter(|row| !row["ci95"].is_null()).collect();
+    assert!(judged.len() >= 3, "the convolutions are judged: {timing}");
+    for row in judged {
+        let (low, high) = (row["ci95"][0].as_f64().unwrap(), row["ci95"][1].as_f64().unwrap());
+        let expected = if low >= 0.6 && high <= 1.4 {
+            "same"
+        } else if high < 0.6 {
+            "faster"
+        } else if low > 1.4 {
+            "slower"
+        } else {
+            "undecided"
+        };
+        assert_eq!(row["speed"], expected, "{row}");
     }
 }
 

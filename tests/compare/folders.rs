@@ -93,6 +93,8 @@ fn two_folders_give_one_table_json_and_junit_with_the_right_verdicts() {
         ],
         [2, 1, 1, 1]
     );
+    assert_eq!((&report["rounds"], &report["min_effect_pct"]), (&6.into(), &2.0.into()));
+    assert!(report["timing_budget_s"].is_null(), "{report}");
     let pairs = report["pairs"].as_array().unwrap();
     let div = &pairs[3];
     assert_eq!(div["outputs"]["failed"], 1, "{div}");
@@ -106,7 +108,7 @@ fn two_folders_give_one_table_json_and_junit_with_the_right_verdicts() {
         let timing = &pair["timing"];
         assert_eq!(timing["rounds"], 6, "{pair}");
         assert!(
-            ["faster", "same", "slower"].contains(&timing["speed"].as_str().unwrap()),
+            ["faster", "same", "slower", "undecided"].contains(&timing["speed"].as_str().unwrap()),
             "{pair}"
         );
         assert!(pair["error"].is_null(), "{pair}");
@@ -126,7 +128,7 @@ fn two_folders_give_one_table_json_and_junit_with_the_right_verdicts() {
         xml.contains(r#"<testsuite name="sub/div.mge" tests="2" failures="1""#),
         "{xml}"
     );
-    assert!(xml.contains("1 of 1 outputs differ beyond"), "{xml}");
+    assert!(xml.contains("1 of 1 output differs beyond"), "{xml}");
     assert!(xml.contains(r#"<skipped message="only in a"/>"#), "{xml}");
 
     // The same verdicts as a table, untimed.
@@ -146,8 +148,9 @@ fn two_folders_give_one_table_json_and_junit_with_the_right_verdicts() {
         .collect();
     assert_eq!(rows[0], ["model", "outputs", "worst", "err", "graph"], "{stdout}");
     assert_eq!(rows[1][..3], ["added.mge", "ONLY", "IN"], "{stdout}");
-    assert_eq!(rows[2][..3], ["conv.mge", "ok", "0"], "{stdout}");
-    assert_eq!(rows[4][..2], ["sub/div.mge", "DIFFER"], "{stdout}");
+    // In the words of the outputs' rows, as JSON's `status` of each says them.
+    assert_eq!(rows[2][..3], ["conv.mge", "pass", "0"], "{stdout}");
+    assert_eq!(rows[4][..2], ["sub/div.mge", "FAIL"], "{stdout}");
     assert!(
         stdout.contains("pairs  2 passed, 1 failed; 1 only in a, 1 only in b"),
         "{stdout}"

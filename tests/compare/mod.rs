@@ -180,3 +180,27 @@ fn unusable_sides_are_errors_naming_the_file() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
     }
 }
+
+/// The text says what the JSON says: a tensor's status in the same words
+/// (`pass` for `"status": "pass"`), errors printed one way, counts with
+/// their plural.
+#[test]
+fn the_text_says_the_words_of_the_json() {
+    let (a, b) = (
+        "fixtures/ref/conv_float__conv_data/feat.npy",
+        "fixtures/ref/conv_float__conv_data_24/feat.npy",
+    );
+    let (stdout, _) = run_expecting(mge().args(["compare", a, a, "--json"]), 0);
+    assert_eq!(json_of(&stdout)["tensors"][0]["status"], "pass");
+    let (stdout, _) = run_expecting(mge().args(["compare", a, a]), 0);
+    let row = stdout.lines().find(|line| line.starts_with("feat.npy")).unwrap();
+    assert!(row.split_whitespace().any(|word| word == "pass"), "{stdout}");
+    let (stdout, stderr) = run_expecting(mge().args(["compare", a, b]), 1);
+    let row = stdout.lines().find(|line| line.starts_with("feat.npy")).unwrap();
+    assert!(row.contains(" 0.036626 ") && row.contains(" FAIL "), "{stdout}");
+    assert_eq!(stderr, "mge: check failed: 1 of 1 tensor differs\n");
+    let (stdout, _) = run_expecting(mge().args(["compare", a, "fixtures/feeds/conv_data.npy", "--json"]), 1);
+    assert_eq!(json_of(&stdout)["tensors"][0]["status"], "shape_mismatch");
+    let (stdout, _) = run_expecting(mge().args(["compare", a, "fixtures/feeds/conv_data.npy"]), 1);
+    assert!(stdout.contains("SHAPE MISMATCH"), "{stdout}");
+}

@@ -40,6 +40,51 @@ fn outliers_are_a_fraction_of_the_elements_left_out() {
     assert_eq!(verdict(&a, &b, &["--allow-outliers", "0.02"]), 1);
     let (stdout, _) = run_expecting(mge().args(["compare", &a, &b, "--json"]), 1);
     assert_eq!(json_of(&stdout)["tensors"][0]["mismatches"], 3);
+    // How many elements it left out is said: the 3 largest errors at 0.03.
+    let (stdout, _) = run_expecting(mge().args(["compare", &a, &b, "--json", "--allow-outliers", "0.03"]), 0);
+    let row = &json_of(&stdout)["tensors"][0];
+    assert_eq!(row["left_out"], serde_json::json!({"elements": 3, "of": 100}), "{row}");
+    let (stdout, _) = run_expecting(mge().args(["compare", &a, &b, "--allow-outliers", "0.05"]), 0);
+    assert!(
+        stdout.contains("3 of 100 elements left out"),
+        "only errors are left out: {stdout}"
+    );
+    // allclose: the elements outside the tolerance it excuses, at most the allowance.
+    let (stdout, _) = run_expecting(
+        mge().args([
+            "compare",
+            &a,
+            &b,
+            "--json",
+            "--allow-outliers",
+            "0.02",
+            "--atol",
+            "0.3",
+            "--rtol",
+            "0",
+        ]),
+        1,
+    );
+    assert_eq!(json_of(&stdout)["tensors"][0]["left_out"]["elements"], 2);
+    let (stdout, _) = run_expecting(
+        mge()
+            .args(["run", "fixtures/conv_float.mge", "-q", "--iter", "1"])
+            .args([
+                "-i",
+                "fixtures/feeds/conv_data_24.npy",
+                "--expect",
+                "feat:fixtures/ref/conv_float__conv_data/feat.npy",
+                "--allow-outliers",
+                "0.5",
+                "--maxerr",
+                "0.02",
+            ]),
+        0,
+    );
+    assert!(
+        stdout.contains("(maxerr 0.02, 4 of 8 elements left out) passed"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -189,7 +234,15 @@ fn check_judges_by_the_rules_when_given() {
         "{wrong}"
     );
     // One element of eight is an outlier at 0.125; the median error is that of the right ones.
-    assert_eq!(check(&["--allow-outliers", "0.125"], 0)["passed"], 3);
+    let outliers = check(&["--allow-outliers", "0.125"], 0);
+    assert_eq!(outliers["passed"], 3);
+    let left_out = &outliers["models"][0]["testcases"][1]["outputs"][0]["left_out"];
+    assert_eq!(*left_out, serde_json::json!({"elements": 1, "of": 8}), "{outliers}");
+    let (stdout, _) = run_expecting(mge().args(["check", container, "--allow-outliers", "0.125"]), 0);
+    assert!(
+        stdout.contains("#1: passed  'feat' err 0 (maxerr 1e-4, 1 of 8 elements left out)"),
+        "{stdout}"
+    );
     assert_eq!(check(&["--stat", "median"], 0)["passed"], 3);
     assert_eq!(check(&["--maxerr", "feat:1.01"], 0)["passed"], 3);
     // A name no output has: the model cannot be checked, and nothing else was to be.

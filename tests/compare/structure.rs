@@ -176,6 +176,23 @@ fn other_weights_in_one_layer_are_that_layer_s_change_with_the_largest_differenc
     );
     assert_eq!(got["params"]["differing_tensors"], 1);
     assert_totals(&got, &expected);
+    // In text, printed as every difference is: six significant digits, plain from 1e-3.
+    let largest = weight["max_abs_diff"].as_f64().unwrap();
+    assert!((1e-3..1e6).contains(&largest), "{largest}");
+    let shown: f64 = format!("{largest:.5e}").parse().unwrap();
+    let manifest = whatchanged_manifest();
+    let (stdout, _) = run_expecting(
+        mge()
+            .args(["compare", "--structure"])
+            .arg(manifest["models"]["cnn"].as_str().unwrap())
+            .arg(manifest["models"]["cnn_weights"].as_str().unwrap()),
+        1,
+    );
+    assert!(
+        stdout.contains(&format!("largest difference {shown}\n"))
+            && stdout.contains(&format!("the most '{}' by {shown}\n", weight["var"].as_str().unwrap())),
+        "{stdout}"
+    );
 }
 
 /// A container's graph is its model's once its outputs are the vars its
@@ -195,22 +212,170 @@ fn containers_and_packed_models_are_read_for_their_graph() {
     }
 }
 
+/// The encrypted fixtures of `make_deploy_fixtures.py` (each `conv_float.mge`
+/// encrypted as Lite's tools do, and loaded by Lite when made): the same
+/// graph as the model, each opened as the engine gets it: a packed model
+/// names its method, a bare one is named with `--model-decryption`, the
+/// user's key is given with `--model-key`, on both sides or in B's options.
 #[test]
-fn what_the_structure_cannot_read_is_one_line() {
+fn encrypted_models_are_read_with_their_keys() {
+    let cases: [(&str, &[&str], &str); 9] = [
+        (
+            "conv_float_packed_aes.pack",
+            &[],
+            "packed, AES_default-encrypted fbs-v2",
+        ),
+        (
+            "conv_float_packed_rc4.pack",
+            &[],
+            "packed, RC4_default-encrypted fbs-v2",
+        ),
+        (
+            "conv_float_packed_sfrc4.pack",
+            &[],
+            "packed, SIMPLE_FAST_RC4_default-encrypted fbs-v2",
+        ),
+        (
+            "conv_float_packed_rc4_info.pack",
+            &[],
+            "packed, RC4_default-encrypted fbs-v2",
+        ),
+        (
+            "conv_float_aes.emod",
+            &["--b-options", "--model-decryption AES_default"],
+            "AES_default-encrypted fbs-v2",
+        ),
+        (
+            "conv_float_rc4.emod",
+            &["--b-options", "--model-decryption RC4_default"],
+            "RC4_default-encrypted fbs-v2",
+        ),
+        (
+            "conv_float_sfrc4.emod",
+            &["--b-options", "--model-decryption=SIMPLE_FAST_RC4_default"],
+            "SIMPLE_FAST_RC4_default-encrypted fbs-v2",
+        ),
+        (
+            "conv_float_packed_aes_userkey.pack",
+            &["--b-options", "--model-key @fixtures/deploy/user_aes.key"],
+            "packed, AES_default-encrypted fbs-v2",
+        ),
+        (
+            "conv_float_packed_rc4_userkey.pack",
+            &["--b-options", "--model-key 303132333435363738393a3b3c3d3e3f"],
+            "packed, RC4_default-encrypted fbs-v2",
+        ),
+    ];
+    for (file, options, format) in cases {
+        let (stdout, _) = run_expecting(
+            mge()
+                .args(["compare", "--structure", "--json", "fixtures/conv_float.mge"])
+                .arg(format!("fixtures/deploy/{file}"))
+                .args(options),
+            0,
+        );
+        let report = json_of(&stdout);
+        assert_no_difference(&report["structure"]);
+        assert_eq!(report["structure"]["dumped"]["b"]["format"], format, "{file}");
+        assert!(!stdout.contains("303132"), "{stdout}");
+    }
+    // Both encrypted, with the same user's key given to both.
+    let (stdout, _) = run_expecting(
+        mge().args([
+            "compare",
+            "--structure",
+            "fixtures/deploy/conv_float_packed_rc4_userkey.pack",
+            "fixtures/deploy/conv_float_packed_rc4_userkey.pack",
+            "--model-key",
+            "@fixtures/deploy/user_rc4.key",
+        ]),
+        0,
+    );
+    assert!(stdout.contains("same graph: 6 operators matched"), "{stdout}");
+}
+
+/// A wrong key is one line that names the method and whose key it was, and
+/// never the key: the RC4 methods tell it by their hash, AES by what it
+/// decrypts to, which is no graph.
+#[test]
+fn a_wrong_key_is_one_line() {
+    let zeros = |bytes: usize| "00".repeat(bytes);
+    let cases = [
+        (
+            "conv_float_aes.emod",
+            "AES_default",
+            zeros(32),
+            "what it decrypts to is no MegEngine graph",
+        ),
+        (
+            "conv_float_rc4.emod",
+            "RC4_default",
+            zeros(16),
+            "the decrypted words do not match their keyed hash",
+        ),
+        (
+            "conv_float_sfrc4.emod",
+            "SIMPLE_FAST_RC4_default",
+            zeros(16),
+            "the encrypted words do not match their checksum",
+        ),
+    ];
+    for (file, method, key, why) in cases {
+        let (stdout, stderr) = run_expecting(
+            mge()
+                .args(["compare", "--structure", "fixtures/conv_float.mge"])
+                .arg(format!("fixtures/deploy/{file}"))
+                .arg("--b-options")
+                .arg(format!("--model-decryption {method} --model-key {key}")),
+            2,
+        );
+        assert!(stdout.is_empty(), "{stdout}");
+        assert!(
+            stderr.starts_with(&format!(
+                "mge: error: the structure of fixtures/deploy/{file}: the model does not decrypt with {method} and the key given (--model-key): {why}; the key or the method is wrong"
+            )),
+            "{stderr}"
+        );
+        assert!(!stderr.contains(&key), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+    // The user's key left out: the built-in one does not open the file.
     let (_, stderr) = run_expecting(
         mge().args([
             "compare",
             "--structure",
             "fixtures/conv_float.mge",
-            "fixtures/deploy/conv_float_packed_rc4.pack",
+            "fixtures/deploy/conv_float_packed_aes_userkey.pack",
         ]),
         2,
     );
     assert!(
-        stderr.contains("RC4_default-encrypted, which only the engine decrypts"),
+        stderr.contains("does not decrypt with AES_default and its built-in key"),
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // A key for both sides where one is plain: the engine would refuse it too.
+    let (_, stderr) = run_expecting(
+        mge().args([
+            "compare",
+            "--structure",
+            "fixtures/conv_float.mge",
+            "fixtures/deploy/conv_float_packed_rc4_userkey.pack",
+            "--model-key",
+            "@fixtures/deploy/user_rc4.key",
+        ]),
+        2,
+    );
+    assert!(
+        stderr.starts_with(
+            "mge: error: the structure of fixtures/conv_float.mge: --model-key: the model is not encrypted"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn what_the_structure_cannot_read_is_one_line() {
     let (_, stderr) = run_expecting(
         mge().args([
             "compare",
@@ -235,5 +400,17 @@ fn what_the_structure_cannot_read_is_one_line() {
         ]),
         2,
     );
-    assert!(stderr.contains("runs nothing"), "{stderr}");
+    assert!(stderr.contains("runs nothing: --threads is for runs"), "{stderr}");
+    let (_, stderr) = run_expecting(
+        mge().args([
+            "compare",
+            "--structure",
+            "fixtures/conv_float.mge",
+            "fixtures/conv_float.mge",
+            "--a-options",
+            "--fast-run",
+        ]),
+        2,
+    );
+    assert!(stderr.contains("runs nothing: --fast-run is for runs"), "{stderr}");
 }

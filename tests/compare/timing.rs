@@ -42,11 +42,13 @@ fn both_runs_are_timed_in_rounds_and_timing_only_informs() {
         0,
     );
     assert!(stdout.contains("timing  a "), "{stdout}");
+    assert!(stdout.contains(" (medians of 6 rounds in "), "{stdout}");
     assert!(
-        stdout.contains("(medians of 6 rounds, each side a fresh process per round)"),
+        stdout.contains(" s, each side a fresh process per round)\n        b/a "),
         "{stdout}"
     );
-    assert!(stdout.contains("        b/a "), "{stdout}");
+    assert!(stdout.contains(" (95%, looked at 6 rounds): "), "{stdout}");
+    assert!(stdout.contains(" cores during the rounds"), "{stdout}");
     assert!(!stderr.contains("error"), "{stderr}");
     let (stdout, _) = run_expecting(
         mge().args([
@@ -62,16 +64,134 @@ fn both_runs_are_timed_in_rounds_and_timing_only_informs() {
     );
     let timing = &json_of(&stdout)["timing"];
     assert_eq!(timing["rounds"], 6, "{timing}");
+    assert_eq!(timing["looks"], serde_json::json!([6]), "{timing}");
+    assert_eq!(
+        (&timing["stopped"], &timing["look_confidence"]),
+        (&"rounds".into(), &0.95.into())
+    );
     assert!(timing["a_ms"].as_f64().unwrap() > 0.0 && timing["b_ms"].as_f64().unwrap() > 0.0);
     let ratio = timing["ratio"].as_f64().unwrap();
     let interval = timing["ci95"].as_array().unwrap();
     let (low, high) = (interval[0].as_f64().unwrap(), interval[1].as_f64().unwrap());
     assert!(low <= ratio && ratio <= high, "{timing}");
     let speed = timing["speed"].as_str().unwrap();
-    assert!(["faster", "same", "slower"].contains(&speed), "{timing}");
+    assert!(["faster", "same", "slower", "undecided"].contains(&speed), "{timing}");
+    assert_eq!(timing["reason"].is_null(), speed != "undecided", "{timing}");
+    assert_eq!(timing["min_effect_pct"], 2.0);
+    // The load other processes put on the machine, as `run` measures it.
+    assert!(timing["noise"]["other_load_cores"].as_f64().unwrap() >= 0.0, "{timing}");
+    assert!(timing["noise"]["cores"].as_u64().unwrap() >= 1, "{timing}");
     // Without --max-slowdown nothing about speed fails the check.
     assert_eq!(timing["too_slow"], false);
     assert!(timing["max_slowdown_pct"].is_null());
+}
+
+/// Without --rounds, rounds go on until the verdict is decided: B sleeps
+/// 20 ms a run more than A, a certain slowdown, decided at the first look.
+#[test]
+fn rounds_go_on_until_the_verdict_is_decided() {
+    let sleeps = [
+        ("MGE_FAULT", "slow"),
+        ("MGE_FAULT_MS", "20"),
+        ("MGE_FAULT_ONLY_WITH", "cpu-inplace"),
+    ];
+    let (report, _) = on_stand_in(&sleeps, &["fixtures/conv_float.mge", "--b-options", "--cpu-inplace"], 0);
+    let timing = &report["timing"];
+    assert_eq!(timing["speed"], "slower", "{timing}");
+    assert_eq!(
+        (&timing["rounds"], &timing["stopped"]),
+        (&8.into(), &"decided".into()),
+        "{timing}"
+    );
+    assert_eq!(timing["looks"], serde_json::json!([8]), "{timing}");
+    assert!(
+        (timing["look_confidence"].as_f64().unwrap() - 0.9875).abs() < 1e-12,
+        "{timing}"
+    );
+    assert!(timing["reason"].is_null(), "{timing}");
+}
+
+/// Both sides sleep 100 ms a run: the same speed, decided once B/A's
+/// interval lies within ±10% (--min-effect 10): no load makes a sleep
+/// shorter, and only a wake-up 10 ms late on the median of one side's runs
+/// in a round could reach across it.
+#[test]
+fn the_same_speed_is_decided_within_the_minimum_effect() {
+    let sleeps = [("MGE_FAULT", "slow"), ("MGE_FAULT_MS", "100")];
+    let args = [
+        "fixtures/conv_float.mge",
+        "--b-options",
+        "--threads 2",
+        "--min-effect",
+        "10",
+    ];
+    let (report, _) = on_stand_in(&sleeps, &args, 0);
+    let timing = &report["timing"];
+    assert_eq!(timing["speed"], "same", "{timing}");
+    let interval = timing["ci95"].as_array().unwrap();
+    assert!(
+        interval[0].as_f64().unwrap() >= 0.9 && interval[1].as_f64().unwrap() <= 1.1,
+        "{timing}"
+    );
+    assert_eq!(timing["min_effect_pct"], 10.0);
+}
+
+/// A --timing-budget spent after the first round leaves too few rounds for
+/// any interval: undecided, and why, in the text and in JUnit, where it is
+/// no failure.
+#[test]
+fn too_few_rounds_leave_the_verdict_undecided_and_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("timing.xml");
+    let (stdout, stderr) = run_expecting(
+        mge()
+            .arg("--lite-lib")
+            .arg(fault_library())
+            .args(["compare", "fixtures/conv_float.mge", "--b-options", "--threads 2"])
+            .args(["--timing-budget", "0.001", "--junit"])
+            .arg(&junit),
+        0,
+    );
+    // Said first: the load, where other processes used a quarter of the cores, else too few rounds.
+    let why = "1 round gives no 98.75% interval (it needs 8); the --timing-budget of 0.001 s was spent after 1 round";
+    let verdict = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("        b/a "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let reason = verdict
+        .strip_suffix(why)
+        .and_then(|said| said.split_once("(95%, looked at 1 round): undecided: "))
+        .map(|(_, first)| first)
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        reason == "too few rounds: " || reason.starts_with("the machine was loaded: other processes used "),
+        "{stdout}"
+    );
+    assert!(!stderr.contains("check failed"), "{stderr}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains(r#"failures="0" errors="0""#), "{xml}");
+    assert!(
+        xml.contains(&format!("<system-out>undecided: {reason}{why}</system-out>")),
+        "{xml}"
+    );
+}
+
+#[test]
+fn the_timing_options_are_checked() {
+    for (args, message) in [
+        (&["--rounds", "6", "--timing-budget", "10"][..], "cannot be used with"),
+        (&["--min-effect", "100"], "is not a percentage below 100"),
+        (&["--timing-budget", "0"], "is not a positive number of seconds"),
+        (&["--no-timing", "--min-effect", "5"], "cannot be used with"),
+    ] {
+        let (_, stderr) = run_expecting(
+            mge()
+                .args(["compare", "fixtures/conv_float.mge", "--b-naive"])
+                .args(args),
+            2,
+        );
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
 }
 
 #[test]
@@ -138,8 +258,7 @@ fn a_slowdown_beyond_max_slowdown_fails_the_check() {
 
 /// Both sides sleep 50 ms a run: no load can shorten a sleep, and only a
 /// wake-up 50 ms late on most of one side's runs, round after round, could
-/// double B/A. The interval may leave 1 out (a millisecond of wake-up is a
-/// 2% difference), but not 2.
+/// double B/A. The verdict may be any but `slower` beyond 100%.
 #[test]
 fn the_same_speed_passes_max_slowdown() {
     let args = [

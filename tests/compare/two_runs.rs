@@ -132,7 +132,7 @@ fn side_options_are_read_as_engine_options() {
     let cases: [(&[&str], &str); 5] = [
         (
             &["fixtures/conv_float.mge"],
-            "add --a-options ARGS, --b-options ARGS or --b-naive",
+            "add --a-options ARGS, --b-options ARGS, --b-naive, or --a-runtime/--b-runtime VERSION",
         ),
         (
             &["fixtures/conv_float.mge", "--b-options", "--layout nchw99"],
@@ -231,4 +231,99 @@ fn a_failing_run_is_named() {
     );
     assert!(!keep.exists());
     assert!(left_in(dir.path()).is_empty(), "{:?}", left_in(dir.path()));
+}
+
+/// The report of a run of an encrypted model carries the structural diff,
+/// the graph decrypted with the key each side's engine got; an inline key
+/// is shown nowhere.
+#[test]
+fn an_encrypted_models_run_carries_its_structure() {
+    let key = "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf";
+    let cases = [
+        (
+            "fixtures/deploy/conv_float_packed_aes_userkey.pack",
+            format!("--model-key {key}"),
+            "packed, AES_default-encrypted fbs-v2",
+        ),
+        (
+            "fixtures/deploy/conv_float_rc4.emod",
+            "--model-decryption RC4_default".to_string(),
+            "RC4_default-encrypted fbs-v2",
+        ),
+    ];
+    for (model, options, format) in cases {
+        let (stdout, stderr) = run_expecting(
+            mge().args([
+                "compare",
+                "--json",
+                "--no-timing",
+                "fixtures/conv_float.mge",
+                model,
+                "-i",
+                "fixtures/feeds/conv_data.npy",
+                "--b-options",
+                &options,
+            ]),
+            0,
+        );
+        let report = json_of(&stdout);
+        if options.starts_with("--model-key") {
+            assert_eq!(report["b"]["options"], serde_json::json!(["--model-key", "(a key)"]));
+        }
+        let structure = &report["structure"];
+        assert_eq!(structure["dumped"]["b"]["format"], format, "{report}");
+        assert_eq!(structure["ops_changed"], serde_json::json!([]), "{report}");
+        assert_eq!(structure["params"]["differing_tensors"], 0, "{report}");
+        assert!(!stdout.contains(key) && !stderr.contains(key), "{stdout}\n{stderr}");
+    }
+}
+
+/// One model on two runtimes is two configurations, with no other option:
+/// two stand-in runtimes installed as versions of their own, and the
+/// engine's runtime against one of them (the stand-in's outputs are zeros).
+#[test]
+fn one_model_runs_on_two_runtimes() {
+    let (stdout, _) = run_expecting(mge().args(["runtime", "info", "--json"]), 0);
+    let engine = json_of(&stdout)["path"].as_str().unwrap().to_string();
+    let (home, wheels) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let library = format!("not an ELF file\0{CU101_GENCODE}\0");
+    for version in ["1.13.0+one", "1.13.0+two"] {
+        let wheel = stand_in_wheel(wheels.path(), version, WheelFile::Bytes(library.as_bytes()));
+        run_expecting(
+            mge_home(home.path())
+                .args(["runtime", "install", "-q", "--wheel"])
+                .arg(&wheel),
+            0,
+        );
+    }
+    let installed = |version: &str| {
+        home.path()
+            .join("runtime")
+            .join(version)
+            .join(STAND_IN_LITE)
+            .display()
+            .to_string()
+    };
+    let compare = |runtimes: &[&str], code: i32| {
+        let (stdout, _) = run_expecting(
+            mge_home(home.path())
+                .env("MGE_LITE_LIB", &engine)
+                .args(["compare", "-q", "--json", "--no-timing", "fixtures/conv_float.mge"])
+                .args(["-i", "fixtures/feeds/conv_data.npy"])
+                .args(runtimes),
+            code,
+        );
+        json_of(&stdout)
+    };
+    let report = compare(&["--a-runtime", "1.13.0+one", "--b-runtime", "1.13.0+two"], 0);
+    assert_eq!(report["a"]["runtime"], installed("1.13.0+one"), "{report}");
+    assert_eq!(report["b"]["runtime"], installed("1.13.0+two"), "{report}");
+    assert_eq!(report["a"]["options"], serde_json::json!([]), "{report}");
+    // A on the runtime the tool would use (MGE_LITE_LIB: the engine), B on a stand-in.
+    let report = compare(&["--b-runtime", "1.13.0+one"], 1);
+    assert!(report["a"].get("runtime").is_none(), "{report}");
+    assert_eq!(report["b"]["runtime"], installed("1.13.0+one"), "{report}");
+    let mismatch = &report["outputs"][0]["first_mismatch"];
+    assert_eq!(mismatch["b"], 0.0, "{report}");
+    assert_ne!(mismatch["a"], 0.0, "{report}");
 }

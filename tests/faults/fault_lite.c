@@ -4,14 +4,14 @@
  *
  * MGE_FAULT chooses the failure, MGE_FAULT_AT where it happens ("load": in
  * LITE_load_model_from_mem; "open": as the library is loaded, before any
- * call; otherwise in LITE_forward):
+ * call; "count": in LITE_get_device_count; otherwise in LITE_forward):
  *   exit   the engine's worker threads start (one per --threads, named as
  *          MegEngine names them); the first registers an exit handler that
  *          waits for all of them (as MegEngine's CompNode::finalize does),
  *          then prints what MegEngine's oneDNN prints and calls exit(1) while
  *          the others and the calling thread wait: a deadlock that no handler
  *          registered earlier can prevent, as with the real engine at 2+ threads.
- *   abort  abort()
+ *   abort  logs an error line as MegEngine's log handler writes it, then abort()
  *   segv   a write through a null pointer
  *   hang   never returns
  *   wrong  the output is all ones instead of zeros
@@ -176,7 +176,8 @@ static int fail_here(const char *where) {
     if (!strcmp(fault, "exit")) {
         exit_from_workers();
     } else if (!strcmp(fault, "abort")) {
-        fprintf(stderr, "fault: aborting\n");
+        /* As the engine logs before it aborts: its log handler's header, then the message. */
+        fprintf(stderr, "[23 08:29:00 apply@framework.cpp:580][ERR] fault: aborting\n");
         abort();
     } else if (!strcmp(fault, "segv")) {
         fprintf(stderr, "fault: writing through a null pointer\n");
@@ -245,6 +246,7 @@ int LITE_get_version(int *major, int *minor, int *patch) {
 const char *LITE_get_last_error(void) { return "fault library error"; }
 void LITE_clear_last_error(void) {}
 int LITE_get_device_count(int device_type, size_t *count) {
+    fail_here("count");
     *count = device_type == 0 ? 1 : 0;
     return 0;
 }

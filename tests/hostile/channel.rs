@@ -143,3 +143,52 @@ fn the_channel_takes_none_of_the_users_descriptors() {
         "{stderr}"
     );
 }
+
+/// Names longer than a line of the channel: a container whose output's
+/// name is 1.1 MB answered `check` in a reply that the parent dropped, and
+/// both then waited forever (with `--timeout`, blamed on "the timed runs");
+/// an input named in 1.2 MB made `run`'s error an "exit code 2". A name in a
+/// message or a reply is cut to its ends, and a line the parent cannot read
+/// would stop the child in one line: nothing waits.
+#[test]
+fn names_longer_than_a_line_neither_hang_nor_hide_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let long_output = "o".repeat(1_100_000);
+    let container = std::fs::read(root().join(named("control", "container"))).unwrap();
+    let container_path = dir.path().join("long_output_tc1.mge");
+    std::fs::write(
+        &container_path,
+        with_long_names(&container, b"line1\nline2", long_output.as_bytes()),
+    )
+    .unwrap();
+    for timeout in [None, Some("60")] {
+        let mut command = mge();
+        command.arg("check").arg(&container_path);
+        if let Some(seconds) = timeout {
+            command.args(["--timeout", seconds]);
+        }
+        let (stdout, stderr) = run_expecting(&mut command, 0);
+        assert!(
+            stdout.contains("#0: passed") && stdout.contains("bytes left out"),
+            "{stdout}{stderr}"
+        );
+        assert!(stdout.len() < 100_000, "{} bytes", stdout.len());
+    }
+    let model = std::fs::read(root().join(named("odd", "model"))).unwrap();
+    let input = named("odd", "input");
+    let model_path = dir.path().join("long_input.mge");
+    let long_input = "i".repeat(1_200_000);
+    std::fs::write(
+        &model_path,
+        with_long_names(&model, input.as_bytes(), long_input.as_bytes()),
+    )
+    .unwrap();
+    let (_, stderr) = run_expecting(mge().arg("run").arg(&model_path).args(["-i", "nope:1"]), 2);
+    assert_eq!(stderr.lines().count(), 1, "{}", &stderr[..stderr.len().min(500)]);
+    assert!(
+        stderr.starts_with("mge: error: unknown input 'nope'") && stderr.contains("bytes left out"),
+        "{}",
+        &stderr[..stderr.len().min(500)]
+    );
+    assert!(stderr.len() < 100_000, "{} bytes", stderr.len());
+}

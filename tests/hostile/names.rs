@@ -347,3 +347,65 @@ fn path_with_mge() -> OsString {
     let dirs = std::iter::once(binary.parent().unwrap().to_path_buf()).chain(std::env::split_paths(&rest));
     std::env::join_paths(dirs).unwrap()
 }
+
+/// A staging folder in a folder whose name is not UTF-8: the event that
+/// announced it could not be written, and the child panicked (exit 101).
+#[test]
+fn outputs_in_a_folder_named_in_any_bytes_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join(OsString::from_vec(b"d\xfe".to_vec()));
+    std::fs::create_dir(&folder).unwrap();
+    let (_, stderr) = run_expecting(
+        mge()
+            .args(["run", "fixtures/conv_float.mge", "-q", "--iter", "1", "--outputs"])
+            .arg(folder.join("o")),
+        0,
+    );
+    assert_eq!(read_f32(&folder.join("o/feat.npy")).len(), 8, "{stderr}");
+}
+
+/// Models whose names differ only in bytes that are not UTF-8 merged in
+/// `compare`'s report of two folders: `bad\xff.mge`, `bad\xfe.mge` and
+/// `bad\xfd.mge` all showed as `bad\u{fffd}.mge` in the table, JSON and JUnit. Each
+/// byte reads as printed commands write it, `\xff`, and each model apart.
+#[test]
+fn models_named_in_bytes_that_are_not_utf8_are_told_apart_in_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    for side in ["a", "b"] {
+        std::fs::create_dir(dir.path().join(side)).unwrap();
+        for byte in [0xff, 0xfe, 0xfd] {
+            let name = OsString::from_vec([b"bad".as_slice(), &[byte], b".mge"].concat());
+            std::fs::copy(root().join("fixtures/conv_float.mge"), dir.path().join(side).join(name)).unwrap();
+        }
+    }
+    let junit = dir.path().join("r.xml");
+    let (stdout, _) = run_expecting(
+        mge()
+            .current_dir(dir.path())
+            .args(["compare", "a", "b", "--no-timing", "--junit"])
+            .arg(&junit),
+        0,
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    for byte in ["ff", "fe", "fd"] {
+        let name = format!("bad\\x{byte}.mge");
+        assert_eq!(stdout.matches(&name).count(), 1, "{name}: {stdout}");
+        assert!(xml.contains(&name), "{name}: {xml}");
+    }
+    assert!(!stdout.contains('\u{fffd}'), "{stdout}");
+    let (stdout, _) = run_expecting(
+        mge()
+            .current_dir(dir.path())
+            .args(["compare", "a", "b", "--no-timing", "--json"]),
+        0,
+    );
+    let report = json_of(&stdout);
+    let mut models: Vec<&str> = report["pairs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{report}"))
+        .iter()
+        .map(|pair| pair["model"].as_str().unwrap())
+        .collect();
+    models.sort();
+    assert_eq!(models, [r"bad\xfd.mge", r"bad\xfe.mge", r"bad\xff.mge"]);
+}

@@ -6,7 +6,7 @@
 //! (exit 2) that names the cause; nothing is left behind or loaded from there.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -136,20 +136,26 @@ fn a_deleted_current_folder_is_named_as_the_likely_cause() {
     }
 }
 
-/// `runtime info` loads the engine itself, its output silenced: in a deleted
-/// folder the engine's exit(2) while its library loaded took the trap's line
-/// with it, and the tool ended with exit 2 and not a word.
+/// `runtime info` loaded the engine itself, its output silenced: in a
+/// deleted folder the engine's exit(2) while its library loaded took the
+/// trap's line with it, and the tool ended with exit 2 and not a word. It
+/// loads it in a supervised child now, and says what `run` says.
 #[test]
-fn the_engines_exit_while_it_loads_unsupervised_is_one_line() {
+fn the_engines_exit_while_runtime_info_loads_it_is_one_line_and_its_hint() {
     let dir = tempfile::tempdir().unwrap();
     let gone = dir.path().join("gone");
     std::fs::create_dir(&gone).unwrap();
     let script = "cd \"$1\" && rmdir \"$1\" && exec \"$0\" runtime info";
     let (_, stderr) = run_expecting(mge_in_shell(script).arg(&gone), 2);
-    assert_eq!(
-        stderr, "mge: error: the engine ended the process with exit(2) from its thread 'mge'\n",
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines[0].starts_with(
+            "mge: error: the engine ended the process with exit(2) from its thread 'mge' while the engine's library loaded"
+        ),
         "{stderr}"
     );
+    assert!(lines[1].starts_with("hint: the current folder was deleted"), "{stderr}");
 }
 
 /// `LD_LIBRARY_PATH=:` (`$LD_LIBRARY_PATH:/opt/lib` of an unset variable)
@@ -407,4 +413,48 @@ fn running(pid: u32) -> bool {
             .next()
             .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
     })
+}
+
+/// `--repro DIR` stages its folders in `DIR/.mge-*`: a run killed (SIGKILL)
+/// left that for good. A staging folder's owner holds a lock in it, as a
+/// scratch folder's does; the next set staged there removes one whose owner
+/// is gone, and keeps a living one's.
+#[test]
+fn a_killed_runs_staged_reproducer_is_removed_by_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let repro = dir.path().join("repro");
+    std::fs::create_dir(&repro).unwrap();
+    let staged = || -> Vec<PathBuf> {
+        std::fs::read_dir(&repro)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.file_name().unwrap().to_string_lossy().starts_with(".mge-"))
+            .collect()
+    };
+    let mut run = Command::new(mge().get_program())
+        .current_dir(root())
+        .env("MGE_LITE_LIB", fault_library())
+        .env("MGE_FAULT", "hang")
+        .args(["run", "fixtures/conv_float.mge", "-q", "--repro"])
+        .arg(&repro)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while staged().is_empty() && started.elapsed() < COMMAND_TIMEOUT {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(staged().len(), 1);
+    run.kill().unwrap();
+    run.wait().unwrap();
+    // The engine's process goes with it (its process group ends whole).
+    assert_eq!(staged().len(), 1, "left by the killed run");
+    run_expecting(
+        mge()
+            .env("MGE_LITE_LIB", fault_library())
+            .args(["run", "fixtures/conv_float.mge", "-q", "--iter", "1", "--repro"])
+            .arg(&repro),
+        0,
+    );
+    assert!(staged().is_empty(), "{:?}", staged());
 }

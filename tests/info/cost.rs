@@ -1,5 +1,5 @@
 //! `mge info --ops` against network_visualize's statistics of the fixtures
-//! (`fixtures/deploy_manifest.json` `cost`), and `run --output VAR` against the
+//! (`fixtures/deploy_manifest.json` `cost`), and `run --extra-output VAR` against the
 //! vars megenginelite dumped.
 
 use crate::common::*;
@@ -124,7 +124,7 @@ fn an_internal_var_becomes_an_output() {
         "1",
         "--json",
     ]);
-    command.args(["--output", var, "--outputs"]).arg(dir.path());
+    command.args(["--extra-output", var, "--outputs"]).arg(dir.path());
     for spec in dump["inputs"].as_array().unwrap() {
         command.args(["-i", spec.as_str().unwrap()]);
     }
@@ -150,9 +150,69 @@ fn an_internal_var_becomes_an_output() {
     for (got, want) in written.iter().zip(&expected) {
         assert!((got - want).abs() <= 1e-5 * want.abs().max(1.0), "{got} vs {want}");
     }
+    // `--output`, its old spelling, still works.
     let (_, stderr) = run_expecting(
         mge().args(["run", "fixtures/conv_float.mge", "-q", "--output", "nope"]),
         2,
     );
-    assert!(stderr.contains("no var named 'nope'"), "{stderr}");
+    assert!(
+        stderr.contains("--extra-output: the model has no var named 'nope'"),
+        "{stderr}"
+    );
+}
+
+/// Transposed convolutions (`ConvolutionBackwardData`), pooling and reduction,
+/// which network_visualize does not count, are counted as the engine's
+/// profiler counts them (`fixtures/cost_manifest.json`); what stays
+/// uncounted (the argmax) is said, in JSON and in text.
+#[test]
+fn transposed_convolutions_count_as_the_engines_profiler_counts_them() {
+    let manifest = read_manifest_file("fixtures/cost_manifest.json");
+    let model = manifest["model"].as_str().unwrap();
+    let (stdout, _) = run_expecting(mge().args(["info", model, "--ops", "--json", "-q"]), 0);
+    let ops = &json_of(&stdout)["ops"];
+    let row = |op_type: &str| {
+        ops["types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["type"] == op_type)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {op_type} row in {ops}"))
+    };
+    let engine = &manifest["computation_by_type"]["ConvolutionBackwardData"];
+    let deconv = row("ConvolutionBackwardData");
+    assert_eq!(deconv["count"], engine["count"]);
+    assert_eq!(deconv["flops"], engine["computation"], "{deconv}");
+    assert_eq!(
+        deconv["macs"].as_u64().unwrap() * 2,
+        engine["computation"].as_u64().unwrap()
+    );
+    let by_type = &manifest["computation_by_type"];
+    // The pooling's 3x3 window is stored in the graph (a window of 2 is left out as the default).
+    for (op_type, engine) in [("Pooling", "PoolingForward"), ("Reduce", "Reduce")] {
+        let row = row(op_type);
+        assert_eq!(row["flops"], by_type[engine]["computation"], "{row}");
+        assert_eq!(row["macs"], 0, "{row}");
+    }
+    let engine_flops: u64 = ["ConvolutionBackwardData", "PoolingForward", "Reduce"]
+        .iter()
+        .map(|engine| by_type[engine]["computation"].as_u64().unwrap())
+        .sum();
+    assert_eq!(ops["flops"], engine_flops, "{ops}");
+    let argmax = row("Argmax");
+    assert!(argmax["macs"].is_null() && argmax["flops"].is_null(), "{argmax}");
+    assert_eq!(ops["uncounted"], by_type["Argmax"]["count"]);
+    assert_eq!(ops["uncounted_types"], serde_json::json!({"Argmax": 1}));
+    assert_eq!(row("Host2DeviceCopy")["flops"], 0, "data moved is no arithmetic");
+    let (stdout, _) = run_expecting(mge().args(["info", model, "--ops", "-q"]), 0);
+    assert!(
+        stdout.contains("uncounted: 1 operator whose MACs and FLOPs are not in the total: Argmax 1\n"),
+        "{stdout}"
+    );
+}
+
+fn read_manifest_file(path: &str) -> Value {
+    let text = std::fs::read_to_string(root().join(path)).unwrap_or_else(|err| panic!("{path}: {err}"));
+    serde_json::from_str(&text).unwrap_or_else(|err| panic!("{path}: {err}"))
 }

@@ -22,7 +22,12 @@ fn info_matches_the_manifest_for_every_model() {
                     .as_array()
                     .unwrap()
                     .iter()
-                    .map(|t| format!("{} {} {}", t["name"], t["shape"], t["dtype"]))
+                    // A container's outputs are named after the output they check, the
+                    // engine's name (megenginelite's) kept as `assertion`.
+                    .map(|t| {
+                        let name = t.get("assertion").unwrap_or(&t["name"]);
+                        format!("{} {} {}", name, t["shape"], t["dtype"])
+                    })
                     .collect();
                 all.sort();
                 all
@@ -45,6 +50,26 @@ fn info_matches_the_manifest_for_every_model() {
         found.sort();
         assert_eq!(found, sorted, "{file}: expectation inputs");
     }
+}
+
+/// A container's outputs are named after the outputs they check, as the
+/// testcases' lines name them, in `info` and in `run`'s report and files.
+#[test]
+fn a_containers_outputs_are_named_after_what_they_check() {
+    let (stdout, _) = run_expecting(mge().args(["info", "fixtures/conv_float_tc1.mge", "--json"]), 0);
+    let outputs = &json_of(&stdout)["outputs"];
+    assert_eq!(outputs[0]["name"], "feat", "{outputs}");
+    assert_eq!(outputs[0]["assertion"], "assert_eq(feat:expect,feat)[86]", "{outputs}");
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, _) = run_expecting(
+        mge()
+            .args(["run", "fixtures/conv_float_tc1.mge", "--iter", "1", "-q", "--outputs"])
+            .arg(dir.path()),
+        0,
+    );
+    assert!(stdout.lines().any(|line| line.starts_with("feat ")), "{stdout}");
+    assert!(!stdout.contains("assert_eq"), "{stdout}");
+    assert!(dir.path().join("0/feat.npy").is_file());
 }
 
 #[test]

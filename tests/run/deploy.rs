@@ -326,13 +326,13 @@ fn fast_run_caches_are_written_only_when_something_was_profiled() {
     );
     let stderr = run(&[], &dir.path().join("c"));
     assert!(
-        stderr.contains("0 of 1 operators' algorithms were not in it") && stderr.contains("nothing was profiled"),
+        stderr.contains("the algorithms of 0 of 1 operator were not in it") && stderr.contains("nothing was profiled"),
         "{stderr}"
     );
     std::fs::write(&cache, [0u8; 4]).unwrap();
     let stderr = run(&[], &dir.path().join("d"));
     assert!(
-        stderr.contains("1 of 1 operators' algorithms were not in it"),
+        stderr.contains("the algorithms of 1 of 1 operator were not in it"),
         "{stderr}"
     );
     assert_eq!(
@@ -382,7 +382,10 @@ fn an_embedded_fast_run_cache_is_read_not_profiled() {
         0,
     );
     assert!(stderr.contains("a fast-run cache of 2833 bytes"), "{stderr}");
-    assert!(stderr.contains("embedded in the model: 0 of 1"), "{stderr}");
+    assert!(
+        stderr.contains("embedded in the model: the algorithms of 0 of 1 operator were not in it"),
+        "{stderr}"
+    );
     let reference = read_f32(&root().join("fixtures/deploy/ref/conv_float_packed_fastrun__conv_data/feat.npy"));
     assert_close(&read_f32(&dir.path().join("feat.npy")), &reference, "embedded cache");
 }

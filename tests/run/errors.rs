@@ -25,9 +25,28 @@ fn missing_model_file() {
 fn not_a_model() {
     fails_with(
         &["run", "fixtures/not_a_model.mge"],
-        &["not_a_model.mge", "neither an FBS v2"],
+        &["not_a_model.mge is not a usable MegEngine model: it is a text file ('this is not a MegEngine model')"],
     );
-    fails_with(&["run", "fixtures/feeds/cat.png"], &["cat.png"]);
+    fails_with(
+        &["run", "fixtures/feeds/cat.png"],
+        &["cat.png is not a usable MegEngine model: it is a PNG image"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.mge");
+    std::fs::write(&empty, b"").unwrap();
+    fails_with(
+        &["info", empty.to_str().unwrap()],
+        &["empty.mge is not a usable MegEngine model: the file is empty"],
+    );
+    // Only bytes of no known kind may be an encrypted model.
+    for model in [
+        "fixtures/not_a_model.mge",
+        "fixtures/feeds/cat.png",
+        empty.to_str().unwrap(),
+    ] {
+        let (_, stderr) = run_expecting(mge().args(["info", model]), 2);
+        assert!(!stderr.contains("--model-decryption"), "{stderr}");
+    }
 }
 
 #[test]
@@ -187,11 +206,86 @@ fn a_missing_runtime_says_how_to_install_it() {
     assert!(stderr.contains("cannot load"), "{stderr}");
 }
 
+/// A usage error is one line and a hint, as every error is
+/// (docs/conventions.md), the hint leading to the option meant; `--help`
+/// and `--version` print as clap prints them.
 #[test]
-fn usage_errors_exit_2() {
-    run_expecting(mge().args(["run"]), 2);
-    run_expecting(mge().args(["run", "fixtures/conv_float.mge", "--iter", "0"]), 2);
-    run_expecting(mge().args(["frobnicate"]), 2);
+fn usage_errors_are_one_line_and_a_hint() {
+    let see_run = "see 'mge run --help'";
+    for (args, error, hint) in [
+        (
+            &["run"][..],
+            "the following required arguments were not provided: <MODEL>".to_string(),
+            see_run.to_string(),
+        ),
+        (
+            &["run", "m.mge", "--iter", "0"],
+            "invalid value '0' for '--iter <N>': 0 is not in 1..=1000000".to_string(),
+            see_run.to_string(),
+        ),
+        (
+            &["run", "m.mge", "--stat", "meen"],
+            "invalid value 'meen' for '--stat <STAT>' (possible values: max, mean, median)".to_string(),
+            format!("a similar value exists: 'mean'; {see_run}"),
+        ),
+        (
+            &["run", "m.mge", "--fast-run", "--full-run"],
+            "the argument '--fast-run' cannot be used with '--full-run'".to_string(),
+            see_run.to_string(),
+        ),
+        (
+            &["frobnicate"],
+            "unrecognized subcommand 'frobnicate'".to_string(),
+            "see 'mge --help'".to_string(),
+        ),
+        (
+            &["runtime", "instal"],
+            "unrecognized subcommand 'instal'".to_string(),
+            "a similar subcommand exists: 'install'; see 'mge runtime --help'".to_string(),
+        ),
+        // Other tools' names lead to the option meant, not to a similar-looking one.
+        (
+            &["run", "m.mge", "--output-dir", "out"],
+            "unexpected argument '--output-dir' found".to_string(),
+            format!("to write the outputs as DIR/NAME.npy, use --outputs DIR; {see_run}"),
+        ),
+        (
+            &["run", "m.mge", "--iterations", "5"],
+            "unexpected argument '--iterations' found".to_string(),
+            format!("to time N runs, use --iter N; {see_run}"),
+        ),
+        // An old spelling, kept as a hidden alias, is named by its new name.
+        (
+            &["profile", "m.mge", "--outputt", "t.json"],
+            "unexpected argument '--outputt' found".to_string(),
+            "a similar option exists: '--trace'; see 'mge profile --help'".to_string(),
+        ),
+        (
+            &["run", "m.mge", "--extra-outputs", "x"],
+            "unexpected argument '--extra-outputs' found".to_string(),
+            format!("a similar option exists: '--extra-output'; {see_run}"),
+        ),
+    ] {
+        let (stdout, stderr) = run_expecting(mge().args(args), 2);
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        assert_eq!(stderr, format!("mge: error: {error}\nhint: {hint}\n"), "{args:?}");
+    }
+    let (stdout, _) = run_expecting(mge().arg("--version"), 0);
+    assert_eq!(stdout, format!("mge {}\n", env!("CARGO_PKG_VERSION")));
+    let (stdout, _) = run_expecting(mge().args(["run", "--help"]), 0);
+    assert!(
+        stdout.starts_with(
+            "Load a model, feed it, run it and report outputs and timing\n\nUsage: mge run [OPTIONS] <MODEL>\n"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("--extra-output <VAR>") && !stdout.contains("--output <VAR>"),
+        "{stdout}"
+    );
+    // A command without its subcommand shows its help, as clap does.
+    let (_, stderr) = run_expecting(mge().arg("runtime"), 2);
+    assert!(stderr.contains("Usage: mge runtime [OPTIONS] <COMMAND>"), "{stderr}");
 }
 
 #[test]
@@ -204,6 +298,8 @@ fn messages_name_what_is_wrong_with_a_model_file() {
         &["info", legacy.to_str().unwrap()],
         &["legacy MegBrain graph (`mgb0001`)", "Lite 1.13 cannot load"],
     );
+    let (_, stderr) = run_expecting(mge().arg("info").arg(&legacy), 2);
+    assert!(!stderr.contains("--model-decryption"), "{stderr}");
     // A container whose header counts one testcase more than it holds.
     let mut bytes = std::fs::read(root().join("fixtures/conv_float_tc1.mge")).unwrap();
     bytes[8..12].copy_from_slice(&2u32.to_le_bytes());

@@ -257,3 +257,34 @@ fn cores_that_are_not_there_are_refused_in_one_line() {
     let (_, stderr) = run_expecting(mge().args(["run", MODEL, "--cpu-cores", "2-1"]), 2);
     assert!(stderr.contains("is not a list of cores"), "{stderr}");
 }
+
+/// An output of NaN alone has no min and no max: `NaN` in the table and
+/// null in JSON, never `inf` and `-inf` (f64::min passes over NaN). The
+/// fixture computes log(x - 2), NaN for every x of #rand(0,1).
+#[test]
+fn an_output_of_nan_alone_has_no_min_or_max() {
+    let run = |json: bool| {
+        let mut command = mge();
+        command.args(["run", "fixtures/reduce_nan.mge", "-i", "data:#rand(0,1)", "--iter", "1"]);
+        if json {
+            command.args(["--json", "-q"]);
+        }
+        run_expecting(&mut command, 0).0
+    };
+    let output = &json_of(&run(true))["outputs"][0];
+    assert_eq!(
+        (output["nan"].as_u64(), output["min"].is_null(), output["max"].is_null()),
+        (Some(4), true, true),
+        "{output}"
+    );
+    let text = run(false);
+    let row = text
+        .lines()
+        .find(|line| line.starts_with("out "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        row.split_whitespace().skip(4).collect::<Vec<_>>(),
+        ["NaN", "NaN", "NaN"],
+        "{text}"
+    );
+}

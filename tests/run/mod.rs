@@ -1,5 +1,6 @@
 //! `mge run` on the real engine against MegEngine's reference outputs.
 
+mod algo_cache;
 mod deploy;
 mod errors;
 mod measure;
@@ -251,8 +252,17 @@ fn a_wrong_expectation_exits_1() {
     ]);
     command.args(["--expect", "feat:fixtures/ref/conv_float__conv_data/feat.npy"]);
     let (stdout, stderr) = run_expecting(&mut command, 1);
-    assert!(stdout.contains("MISMATCH"), "{stdout}");
-    assert!(stderr.contains("'feat'"), "{stderr}");
+    // The words and numbers of --json: `passed`, and errors printed one way.
+    assert!(
+        stdout.contains(
+            "expect   feat vs fixtures/ref/conv_float__conv_data/feat.npy: err 0.036626 (maxerr 1e-4) FAILED"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("output 'feat' (err 0.036626) differs from --expect"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -374,4 +384,156 @@ fn engine_option_pairings_are_settled_up_front() {
         assert!(!stderr.contains("assertion"), "{options:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{options:?}: {stderr}");
     }
+}
+
+/// What `--outputs DIR` wrote, `--expect DIR` checks (a folder of
+/// `NAME.npy`, by the names `--outputs` gives files), and a lone `.npy`
+/// is the expectation of a model's one output; MegEngine's reference
+/// passes either way.
+#[test]
+fn outputs_written_are_expectations_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let reference = "fixtures/ref/conv_float__conv_data/feat.npy";
+    let run = |extra: &[&str]| {
+        let mut command = mge();
+        command
+            .args(["run", "fixtures/conv_float.mge", "-i", "fixtures/feeds/conv_data.npy"])
+            .args(["-q", "--iter", "1", "--json"])
+            .args(extra);
+        command
+    };
+    let written = dir.path().join("written");
+    let written_arg = written.to_str().unwrap();
+    run_expecting(
+        &mut run(&["--extra-output", "Convolution", "--outputs", written_arg]),
+        0,
+    );
+    let (stdout, _) = run_expecting(&mut run(&["--extra-output", "Convolution", "--expect", written_arg]), 0);
+    let checked: Vec<(String, bool)> = json_of(&stdout)["expect"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["name"].as_str().unwrap().to_string(), e["passed"] == true))
+        .collect();
+    assert_eq!(
+        checked,
+        [("feat".to_string(), true), ("Convolution".to_string(), true)],
+        "{stdout}"
+    );
+
+    let folder = dir.path().join("reference");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::copy(root().join(reference), folder.join("feat.npy")).unwrap();
+    for expect in [folder.to_str().unwrap(), reference] {
+        let (stdout, _) = run_expecting(&mut run(&["--expect", expect]), 0);
+        let report = json_of(&stdout);
+        assert_eq!(report["expect"][0]["name"], "feat", "{report}");
+        assert_eq!(report["expect"][0]["passed"], true, "{report}");
+    }
+
+    // With two outputs, a lone file must say whose it is; a folder's file no output's is refused.
+    let (_, stderr) = run_expecting(&mut run(&["--extra-output", "Convolution", "--expect", reference]), 2);
+    assert!(
+        stderr.contains(&format!(
+            "--expect {reference}: the model has 2 outputs ('feat', 'Convolution'): say which this file holds, NAME:{reference}"
+        )),
+        "{stderr}"
+    );
+    std::fs::copy(root().join("fixtures/feeds/conv_data.npy"), folder.join("data.npy")).unwrap();
+    let (_, stderr) = run_expecting(&mut run(&["--expect", folder.to_str().unwrap()]), 2);
+    assert!(
+        stderr.contains("data.npy is the file of no output (the outputs' files, as --outputs names them: 'feat.npy')"),
+        "{stderr}"
+    );
+}
+
+/// A wrong name, shape or file of `--expect` is refused once the model is
+/// loaded, before any run: here before runs that would last 1000 s, whose
+/// `--timeout` would otherwise be the error.
+#[test]
+fn expectations_are_checked_before_any_run() {
+    let reference = "fixtures/ref/conv_float__conv_data/feat.npy";
+    let dir = tempfile::tempdir().unwrap();
+    let complex = dir.path().join("complex.npy");
+    let header = "{'descr': '<c8', 'fortran_order': False, 'shape': (1, 8), }";
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    let padded = format!("{header:<117}\n");
+    bytes.extend((padded.len() as u16).to_le_bytes());
+    bytes.extend(padded.as_bytes());
+    bytes.extend([0u8; 64]);
+    std::fs::write(&complex, bytes).unwrap();
+    for (expect, message) in [
+        (
+            format!("nope:{reference}"),
+            format!("--expect nope:{reference}: the model has no output 'nope' (outputs: 'feat')"),
+        ),
+        (
+            "feat:fixtures/feeds/conv_data.npy".to_string(),
+            "--expect: output 'feat' has shape (1, 8), fixtures/feeds/conv_data.npy holds (1, 3, 16, 16)".to_string(),
+        ),
+        (
+            format!("feat:{}", complex.display()),
+            format!("--expect {}: ", complex.display()),
+        ),
+    ] {
+        let (_, stderr) = run_expecting(
+            mge().args([
+                "run",
+                "fixtures/conv_float.mge",
+                "-q",
+                "--warmup",
+                "0",
+                "--duration",
+                "1000",
+                "--timeout",
+                "60",
+                "--expect",
+                &expect,
+            ]),
+            2,
+        );
+        assert!(
+            stderr.starts_with(&format!("mge: error: {message}")),
+            "{expect}: {stderr}"
+        );
+        assert!(!stderr.contains("--timeout"), "{expect}: {stderr}");
+    }
+}
+
+/// A feed in another shape than the model's declares passes with a note
+/// that says so (the engine reshapes the graph for it).
+#[test]
+fn a_feed_in_another_shape_is_noted() {
+    let (stdout, stderr) = run_expecting(
+        mge().args([
+            "run",
+            "fixtures/conv_float.mge",
+            "-i",
+            "data:#rand(0,1,2,3,16,16)",
+            "--iter",
+            "1",
+        ]),
+        0,
+    );
+    assert!(
+        stderr.contains(
+            "note: input 'data': shape (2, 3, 16, 16) from '#rand(0,1,2,3,16,16)' differs from the model's (1, 3, 16, 16); the engine reshapes the graph for it"
+        ),
+        "{stderr}"
+    );
+    assert!(stdout.contains("(2, 8)"), "the output follows the feed: {stdout}");
+    let (_, stderr) = run_expecting(
+        mge().args(["run", "fixtures/conv_float.mge", "-i", "data:#rand(0,1)", "--iter", "1"]),
+        0,
+    );
+    assert!(!stderr.contains("differs"), "{stderr}");
+}
+
+/// One iteration is one, not `1 iterations`.
+#[test]
+fn a_count_of_one_is_singular() {
+    let (stdout, _) = run_expecting(mge().args(["run", "fixtures/conv_float.mge", "-q", "--iter", "1"]), 0);
+    assert!(stdout.contains("timing   1 iteration, ms per iteration"), "{stdout}");
+    let (stdout, _) = run_expecting(mge().args(["run", "fixtures/conv_float.mge", "-q", "--iter", "2"]), 0);
+    assert!(stdout.contains("timing   2 iterations, ms per iteration"), "{stdout}");
 }

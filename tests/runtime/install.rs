@@ -375,3 +375,111 @@ fn a_build_found_through_find_links_installs_under_its_own_version() {
         assert_eq!(left, [dir], "{asked}: only the installs are left");
     }
 }
+
+/// The engine is loaded only in a supervised child: a runtime that aborts
+/// as it loads, or crashes as it counts its devices, ended `runtime info`
+/// with its signal and no word (134, 139); a variable the engine cannot read
+/// aborted it ("Rust cannot catch foreign exceptions"); a wheel whose
+/// library crashes as the install checks it ended the install with SIGSEGV
+/// and left `runtime/.install-*`. Each is one line and exit 2, nothing left.
+#[test]
+fn runtime_info_and_install_load_the_engine_supervised() {
+    for (fault, at, said) in [
+        (
+            "abort",
+            "open",
+            "the engine crashed (SIGABRT) while the engine's library loaded",
+        ),
+        (
+            "segv",
+            "count",
+            "the engine crashed (SIGSEGV) while the engine's library loaded",
+        ),
+    ] {
+        let (stdout, stderr) = run_expecting(
+            mge()
+                .env("MGE_LITE_LIB", fault_library())
+                .env("MGE_FAULT", fault)
+                .env("MGE_FAULT_AT", at)
+                .args(["runtime", "info"]),
+            2,
+        );
+        assert!(stdout.is_empty(), "{stdout}");
+        assert_eq!(stderr.lines().count(), 1, "{fault}: {stderr}");
+        assert!(stderr.starts_with(&format!("mge: error: {said}")), "{fault}: {stderr}");
+    }
+    let (_, stderr) = run_expecting(
+        mge().env("MGB_CONV_PROFILING_TIMEOUT", "abc").args(["runtime", "info"]),
+        2,
+    );
+    assert_eq!(
+        stderr,
+        "mge: error: MGB_CONV_PROFILING_TIMEOUT=abc is not a number the engine reads, and it fails on it: \
+         set it to a number of seconds, or unset it\n"
+    );
+    let home = tempfile::tempdir().unwrap();
+    let wheels = wheel_folder();
+    let (_, stderr) = run_expecting(
+        mge_in(home.path(), wheels.path(), &["runtime", "install", "-q"])
+            .env("MGE_FAULT", "segv")
+            .env("MGE_FAULT_AT", "open"),
+        2,
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("mge: error: the extracted runtime does not load: the engine crashed (SIGSEGV)"),
+        "{stderr}"
+    );
+    let runtimes: Vec<_> = std::fs::read_dir(home.path().join("runtime")).unwrap().collect();
+    assert!(runtimes.is_empty(), "{runtimes:?}");
+}
+
+/// Versions are equal as PEP 440 says: `1.13`, `01.13.0` and `1.13.0.0` are
+/// the installed 1.13.0. `--runtime-version 1.13` said "not installed" and
+/// suggested `runtime install --version 1.13`, which downloaded 936 MB and
+/// then found 1.13.0 installed: an installed release is looked for first.
+#[test]
+fn a_version_is_one_release_however_it_is_spelled() {
+    let model = "fixtures/conv_float.mge";
+    for spelled in ["1.13", "01.13.0", "1.13.0.0"] {
+        run_expecting(
+            mge()
+                .env_remove("MGE_LITE_LIB")
+                .args(["run", model, "-q", "--iter", "1", "--runtime-version", spelled]),
+            0,
+        );
+        run_expecting(
+            mge()
+                .env_remove("MGE_LITE_LIB")
+                .args(["compare", model, model, "--no-timing", "--a-runtime", spelled]),
+            0,
+        );
+    }
+    let (installed, wheels) = (tempfile::tempdir().unwrap(), wheel_folder());
+    run_expecting(
+        &mut mge_in(installed.path(), wheels.path(), &["runtime", "install", "-q"]),
+        0,
+    );
+    // pip has no wheel to give: only the install already there can answer.
+    let no_pip = tempfile::tempdir().unwrap();
+    for spelled in ["1.13", "01.13.0", "1.13.0.0"] {
+        let (stdout, stderr) = run_expecting(
+            &mut mge_in(
+                installed.path(),
+                no_pip.path(),
+                &["runtime", "install", "--version", spelled],
+            ),
+            0,
+        );
+        assert!(
+            stderr.contains("MegEngine 1.13.0 is already installed"),
+            "{spelled}: {stderr}"
+        );
+        assert!(stdout.trim_end().ends_with(LITE_IN_WHEEL), "{stdout}");
+    }
+    let runtimes: Vec<String> = std::fs::read_dir(installed.path().join("runtime"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(runtimes, ["1.13.0"]);
+}

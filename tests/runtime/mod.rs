@@ -38,6 +38,25 @@ fn committed_completions_are_current() {
     }
 }
 
+/// Every relative link and anchor of the README, the guide and the other
+/// pages resolves (`scripts/check_doc_links.py`), whatever folder the
+/// script runs from.
+#[test]
+fn doc_links_resolve_from_any_folder() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new("python3")
+        .arg(root().join("scripts/check_doc_links.py"))
+        .current_dir(elsewhere.path())
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.starts_with("links resolve in "),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 #[test]
 fn committed_man_pages_are_current() {
     let dir = tempfile::tempdir().unwrap();

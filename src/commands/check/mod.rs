@@ -24,15 +24,16 @@ use crate::cli::{CheckArgs, EngineArgs};
 use crate::compare::Rules;
 use crate::engine::Device;
 use crate::input_files;
+use crate::messages::say;
 use crate::mge_command::MgeCommand;
 use crate::options::EngineOption;
 use crate::output_files::{claim_file, write_atomically};
-use crate::report::check::{CheckReport, ModelCheck, Tally};
+use crate::report::check::{CheckReport, ModelCheck};
 use crate::report::junit::junit_xml;
+use crate::report::made_by::Making;
 use crate::report::repro::{self, Case, Folder, Repro};
 use crate::report::{emit, print};
 use crate::runtime;
-use crate::supervise::child::say;
 use models::select_models;
 use workers::{serve, Workers};
 
@@ -63,6 +64,8 @@ enum Role {
         timeout: Option<Duration>,
         /// `--repro DIR`, claimed.
         repro: Option<PathBuf>,
+        /// `--require-testcases`: a plain model fails.
+        require_testcases: bool,
         /// `--reduce`.
         reduce: bool,
     },
@@ -104,6 +107,7 @@ impl CheckSettings {
                 junit: args.junit,
                 timeout: args.deadline.timeout,
                 repro: args.repro.dir,
+                require_testcases: args.require_testcases,
                 reduce: args.reduce.reduce,
             },
             models,
@@ -128,6 +132,7 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
         junit,
         timeout,
         repro,
+        require_testcases,
         reduce,
     } = role
     else {
@@ -146,11 +151,11 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
         timeout,
         verbose: global.verbose,
         check_finite,
+        require_testcases,
         record: repro.as_ref().map(|repro| repro.record_folder("check")),
     };
     let transcripts = workers.check_all(jobs, &mut printer)?;
     let checks = printer.finish();
-    let tally = Tally::of_models(&checks);
     let anything_ran = checks.iter().any(ModelCheck::reached_the_engine);
     if let Some(junit) = &junit {
         let suites: Vec<_> = checks.iter().map(ModelCheck::junit_suite).collect();
@@ -169,8 +174,11 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
         };
         reproducing.write(repro, record, &checks, transcripts);
     }
-    print(&CheckReport { models: checks, tally }, json)?;
-    if !anything_ran && !models.is_empty() {
+    let report = CheckReport::new(checks);
+    print(&report, json, &Making::new(&global.runtime, None, &engine.given))?;
+    let tally = report.tally;
+    // Plain models alone are nothing to run, not a failure to.
+    if !anything_ran && tally.failed > 0 {
         bail!("no testcase could run");
     }
     if tally.failed > 0 {

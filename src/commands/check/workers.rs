@@ -6,7 +6,7 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 use super::InOrder;
 use crate::commands::finite::judge_testcases;
@@ -22,8 +22,10 @@ use crate::report::check::{ModelCheck, TestcaseCheck};
 use crate::runner::testcase::{run_testcases, Judge};
 use crate::runner::{Plan, Session};
 use crate::runtime;
-use crate::supervise::parent::{Next, PassThrough, Supervisor};
-use crate::supervise::record;
+use crate::runtime::algo_cache::ModelRecord;
+use crate::supervise::parent::{ChildStdout, Next, PassThrough, Supervisor};
+use crate::supervise::{json_line, repro_record};
+use crate::text::path_text;
 
 /// What every worker process is started with.
 pub struct Workers<'a> {
@@ -36,6 +38,8 @@ pub struct Workers<'a> {
     pub timeout: Option<Duration>,
     pub verbose: bool,
     pub check_finite: bool,
+    /// `--require-testcases`: a plain model fails.
+    pub require_testcases: bool,
     /// Where the workers record what they feed the engine, for `--repro`
     /// (each model in its own folder, by its index).
     pub record: Option<PathBuf>,
@@ -81,7 +85,7 @@ impl Workers<'_> {
         if let Some(record) = &self.record {
             command = command.record_for_repro(record);
         }
-        let mut worker = Supervisor::spawn(&command, true, true)?;
+        let mut worker = Supervisor::spawn(&command, true, ChildStdout::Replies)?;
         if self.verbose {
             worker.show_engine_output();
         }
@@ -125,7 +129,7 @@ impl Workers<'_> {
             *worker = None;
             check
         });
-        Ok((check, transcript))
+        Ok((check.require_testcases(self.require_testcases), transcript))
     }
 }
 
@@ -152,12 +156,12 @@ pub fn serve(
             .ok()
             .and_then(|index| Some((index, models.get(index)?)))
             .with_context(|| format!("unreadable request '{request}'"))?;
-        record::task(index);
+        repro_record::task(index);
         let check = match &lite {
             Ok(lite) => check_model(lite, path, engine, judging, global),
             Err(error) => ModelCheck::unchecked(path, error.clone()),
         };
-        writeln!(replies, "{}", serde_json::to_string(&check)?)?;
+        replies.write_all(json_line(&check)?.as_bytes())?;
         replies.flush()?;
     }
     Ok(())
@@ -176,13 +180,15 @@ struct Judging<'a> {
 fn check_model(lite: &Lite, path: &Path, engine: &EngineSettings, judging: Judging, global: &Global) -> ModelCheck {
     let mut load_s = None;
     match check_testcases(lite, path, engine, judging, global, &mut load_s) {
-        Ok(testcases) => ModelCheck {
-            model: path.display().to_string(),
+        Ok(Some(testcases)) => ModelCheck {
+            model: path_text(path),
             error: None,
             engine_failed: false,
+            no_testcases: false,
             load_s,
             testcases,
         },
+        Ok(None) => ModelCheck::plain(path),
         Err(err) => ModelCheck {
             load_s,
             ..ModelCheck::unchecked(path, format!("{err:#}"))
@@ -190,7 +196,8 @@ fn check_model(lite: &Lite, path: &Path, engine: &EngineSettings, judging: Judgi
     }
 }
 
-/// The model's testcases, having set `load_s` once the model was read and loaded.
+/// The model's testcases, having set `load_s` once the model was read and
+/// loaded; `None` for a plain model, which embeds none and is not loaded.
 fn check_testcases(
     lite: &Lite,
     path: &Path,
@@ -198,14 +205,11 @@ fn check_testcases(
     judging: Judging,
     global: &Global,
     load_s: &mut Option<f64>,
-) -> Result<Vec<TestcaseCheck>> {
+) -> Result<Option<Vec<TestcaseCheck>>> {
     let loading = Instant::now();
     let model = read_model(path, engine)?;
     if !model.is_container() {
-        bail!(
-            "{} embeds no testcases (dump it with input_data=..., or use `mge run`)",
-            path.display()
-        );
+        return Ok(None);
     }
     // The options a packed model carries are mirrored, without a note per model.
     let quiet = Global {
@@ -215,18 +219,19 @@ fn check_testcases(
         mute: false,
     };
     let engine = with_carried(engine, &model, path, &quiet)?;
-    let _ready = ready_runtime(lite, &engine, &model, &engine.network)?;
+    let ready = ready_runtime(lite, &engine, &model, &engine.network, global)?;
     let verbose = global.verbose;
     let _engine_output = silence_stdout(verbose);
     let judge = judging.judge;
     let mut session = Session::load(lite, &model, judge.outputs(), &engine.network)?;
     *load_s = Some(loading.elapsed().as_secs_f64());
     let mut runs = run_testcases(lite, &model, &mut session, &Plan::once(verbose), judge)?;
+    ready.keep_algorithms(lite, ModelRecord::default(), global);
     judge_testcases(
         &mut runs,
         &format!("{} #", path.display()),
         judging.check_finite,
         global,
     );
-    Ok(runs.iter().map(TestcaseCheck::new).collect())
+    Ok(Some(runs.iter().map(TestcaseCheck::new).collect()))
 }

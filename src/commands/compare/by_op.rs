@@ -23,10 +23,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
-use super::runs::TwoRuns;
+use super::two_runs::TwoRuns;
 use crate::mge_command::MgeCommand;
-use crate::report::by_op::{ByOp, ByOpTotals, OperatorChange, OperatorSpeed};
+use crate::report::by_op::{ByOp, ByOpTotals, OperatorChange};
 use crate::runner::rounds::{back_to_back, reporting_child, Lineup, Measured, Reported};
+use crate::runner::sequential::Speed;
 use crate::runner::timing::{median, median_interval_at, Timing};
 use crate::supervise::Scratch;
 
@@ -38,9 +39,6 @@ const PROFILED_TIME: Duration = Duration::from_millis(500);
 /// Operators below this share of both sides' operator time are not judged:
 /// the profiler's own cost and the timer's grain are most of what they take.
 const SHORTEST_SHARE: f64 = 0.01;
-/// B/A within this of 1 is the same; beyond it, faster or slower (compare's
-/// default smallest effect).
-const MIN_EFFECT: f64 = 0.02;
 /// The chance that the judged operators' intervals hold all together.
 const CONFIDENCE: f64 = 0.95;
 /// Every operator's row in a child's report.
@@ -66,13 +64,15 @@ struct ProfiledRun {
 
 /// Both sides profiled on `models` in at least `rounds` rounds; the `top`
 /// operators whose time changed most, against the timed rounds' difference
-/// (`timed_difference_ms`). Or the one line that says which side failed.
+/// (`timed_difference_ms`), each judged against ±`min_effect_percent` as
+/// the pair is. Or the one line that says which side failed.
 pub fn attribute(
     two: &TwoRuns,
     models: [&Path; 2],
     rounds: usize,
     top: usize,
     timed_difference_ms: Option<f64>,
+    min_effect_percent: f64,
 ) -> Result<std::result::Result<ByOp, String>> {
     // The traces each child writes: removed with the scratch folder.
     let scratch = Scratch::new()?;
@@ -91,12 +91,17 @@ pub fn attribute(
         profiles: [Vec::new(), Vec::new()],
         least: rounds,
     };
-    back_to_back(&mut pair, usize::MAX)?;
+    back_to_back(&mut pair, usize::MAX, |_| false)?;
     if let Some(failure) = pair.failure {
         return Ok(Err(failure));
     }
     let count = pair.profiles[0].len().min(pair.profiles[1].len());
-    Ok(Ok(summarize(&pair.profiles, count, top, timed_difference_ms)))
+    let judging = Judging {
+        top,
+        timed_difference_ms,
+        min_effect_percent,
+    };
+    Ok(Ok(summarize(&pair.profiles, count, &judging)))
 }
 
 /// The two sides' profiled children, and what each round gave.
@@ -118,7 +123,7 @@ impl Lineup for ProfiledPair {
 
     /// As many rounds as the timed ones, and as the intervals of the
     /// operators the first round found worth judging need.
-    fn room_for_a_round(&self) -> bool {
+    fn room_for_a_round(&mut self) -> bool {
         let done = self.profiles[0].len().min(self.profiles[1].len());
         let needed = match done {
             0 => self.least,
@@ -245,9 +250,19 @@ struct Series {
     ratios: Vec<f64>,
 }
 
+/// What the profiled rounds are summed up against.
+struct Judging {
+    /// The matched operators listed, and as many of each side's alone.
+    top: usize,
+    /// B's median less A's in the timed rounds.
+    timed_difference_ms: Option<f64>,
+    /// ±min-effect of each operator's verdict, in percent (the pair's).
+    min_effect_percent: f64,
+}
+
 /// Every round's operators matched, each operator's times gathered by its
 /// names (A's, B's), and the rows of those that changed most.
-fn summarize(profiles: &[Vec<Vec<Row>>; 2], rounds: usize, top: usize, timed: Option<f64>) -> ByOp {
+fn summarize(profiles: &[Vec<Vec<Row>>; 2], rounds: usize, judging: &Judging) -> ByOp {
     let mut series: BTreeMap<(Option<String>, Option<String>), Series> = BTreeMap::new();
     let mut totals = [Vec::new(), Vec::new()];
     for (a, b) in profiles[0].iter().zip(&profiles[1]).take(rounds) {
@@ -282,7 +297,10 @@ fn summarize(profiles: &[Vec<Vec<Row>>; 2], rounds: usize, top: usize, timed: Op
     let difference = total_b - total_a;
     let mut rows: Vec<OperatorChange> = series
         .into_iter()
-        .map(|((a_name, b_name), series)| row_of(a_name, b_name, &series, worth(&series).then_some(tail), difference))
+        .map(|((a_name, b_name), series)| {
+            let tail = worth(&series).then_some(tail);
+            row_of(a_name, b_name, &series, tail, difference, judging.min_effect_percent)
+        })
         .collect();
     rows.sort_by(|x, y| y.change_ms().abs().total_cmp(&x.change_ms().abs()));
     let count = |one_sided: fn(&OperatorChange) -> bool| rows.iter().filter(|row| one_sided(row)).count();
@@ -291,16 +309,16 @@ fn summarize(profiles: &[Vec<Vec<Row>>; 2], rounds: usize, top: usize, timed: Op
         a_ms: total_a,
         b_ms: total_b,
         difference_ms: difference,
-        timed_difference_ms: timed,
+        timed_difference_ms: judging.timed_difference_ms,
         matched: count(|row| row.a_name.is_some() && row.b_name.is_some()),
         only_a: count(|row| row.b_name.is_none()),
         only_b: count(|row| row.a_name.is_none()),
         judged,
         confidence: CONFIDENCE,
-        min_effect_pct: MIN_EFFECT * 100.0,
+        min_effect_pct: judging.min_effect_percent,
     };
     ByOp {
-        by_op: listed(rows, top),
+        by_op: listed(rows, judging.top),
         by_op_totals,
     }
 }
@@ -321,23 +339,20 @@ fn listed(rows: Vec<OperatorChange>, top: usize) -> Vec<OperatorChange> {
 }
 
 /// An operator's row: its medians, B/A with its interval at `tail` (where
-/// judged) and what that says.
+/// judged) and what that says against ±`min_effect_percent`.
 fn row_of(
     a_name: Option<String>,
     b_name: Option<String>,
     series: &Series,
     tail: Option<f64>,
     difference: f64,
+    min_effect_percent: f64,
 ) -> OperatorChange {
     let ms = |times: &[f64]| (!times.is_empty()).then(|| median(times));
     let ratio = (!series.ratios.is_empty()).then(|| median(&series.ratios));
-    let interval = tail.and_then(|tail| median_interval_at(&series.ratios, tail));
-    let speed = match interval {
-        Some((low, _)) if low > 1.0 + MIN_EFFECT => OperatorSpeed::Slower,
-        Some((_, high)) if high < 1.0 - MIN_EFFECT => OperatorSpeed::Faster,
-        Some((low, high)) if low >= 1.0 - MIN_EFFECT && high <= 1.0 + MIN_EFFECT => OperatorSpeed::Same,
-        _ => OperatorSpeed::Undecided,
-    };
+    let interval = tail
+        .and_then(|tail| median_interval_at(&series.ratios, 1.0 - 2.0 * tail))
+        .map(|(low, high)| [low, high]);
     let mut row = OperatorChange {
         a_name,
         b_name,
@@ -345,8 +360,8 @@ fn row_of(
         a_ms: ms(&series.a),
         b_ms: ms(&series.b),
         ratio,
-        ci95: interval.map(|(low, high)| [low, high]),
-        speed,
+        ci95: interval,
+        speed: Speed::of(interval, min_effect_percent),
         share: None,
     };
     row.share = (difference != 0.0).then(|| 100.0 * row.change_ms() / difference);

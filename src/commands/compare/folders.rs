@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::runs::TwoRuns;
+use super::runs::RunsSettings;
 use super::structure::structure_of;
 use super::timing::time_pair;
+use super::two_runs::TwoRuns;
 use crate::cli::Shard;
 use crate::commands::check::models::{find_models, shard_of};
 use crate::commands::pool::share_out;
@@ -19,9 +20,10 @@ use crate::commands::Global;
 use crate::compare::Rules;
 use crate::input_files;
 use crate::interrupt::Interrupted;
-use crate::report::compare::{FolderReport, PairRow, PairStatus, RunsCompared};
+use crate::report::compare::{FolderReport, FolderTiming, PairRow, PairStatus, RunsCompared};
 use crate::supervise::parent::hint_on_the_line;
 use crate::supervise::Scratch;
+use crate::text::{counted, path_text};
 
 /// Whether `a` and `b` are two folders of models rather than of tensors: both
 /// folders, and a `*.mge` file under either (a folder of tensors or an io
@@ -76,7 +78,7 @@ fn places_of_models([dir_a, dir_b]: [&PathBuf; 2], shard: Option<Shard>) -> Resu
 /// at a time, then every pair's timing, one pair at a time; the pairs of
 /// `shard` only.
 pub fn compare_folders(
-    two: &TwoRuns,
+    settings: &RunsSettings,
     [dir_a, dir_b]: &[PathBuf; 2],
     jobs: usize,
     shard: Option<Shard>,
@@ -84,6 +86,7 @@ pub fn compare_folders(
     junit: Option<&Path>,
     global: &Global,
 ) -> Result<FolderReport> {
+    let two = &settings.two;
     let places = places_of_models([dir_a, dir_b], shard)?;
     // The runs read them: claimed here, so that neither --junit nor stdout takes one.
     for (model, place) in &places {
@@ -107,23 +110,19 @@ pub fn compare_folders(
     let pairs: Vec<[PathBuf; 2]> = paired.iter().map(|model| models_of(model)).collect();
     let compared = compare_outputs_of(two, &pairs, jobs, &rules)?;
     // A rule that names a tensor must name one of some pair's.
-    let names = compared.iter().flatten().flatten();
-    rules.check_names(
-        names
-            .flat_map(|runs| runs.outputs.iter().chain(&runs.vars))
-            .map(|row| row.name.as_str()),
-    )?;
+    rules.check_names(compared.iter().flatten().flatten().flat_map(RunsCompared::names))?;
     let timed = compared.iter().filter(|outcome| matches!(outcome, Some(Ok(_)))).count();
-    if let (Some(settings), true) = (&two.timing, timed > 0) {
+    if let (Some(timing), true) = (&settings.timing, timed > 0) {
         global.note(format!(
-            "timing {timed} pairs one at a time, {} rounds each",
-            settings.rounds
+            "timing {} one at a time, {} each",
+            counted(timed, "pair"),
+            timing.describe()
         ));
     }
     let mut outcomes = paired.iter().zip(compared);
     let mut rows = Vec::new();
     for (model, place) in &places {
-        let name = model.display().to_string();
+        let name = path_text(model);
         rows.push(match place {
             Place::OnlyInA => PairRow::one_sided(name, PairStatus::OnlyInA),
             Place::OnlyInB => PairRow::one_sided(name, PairStatus::OnlyInB),
@@ -132,10 +131,10 @@ pub fn compare_folders(
                 match outcome.expect("every pair ran") {
                     Err(error) => PairRow::failed(name, error),
                     Ok(runs) => {
-                        let timing = match &two.timing {
-                            Some(settings) => {
+                        let timing = match &settings.timing {
+                            Some(timing) => {
                                 let [a, b] = models_of(model);
-                                time_pair(two, [&a, &b], settings)?
+                                time_pair(two, [&a, &b], timing, &name)?
                             }
                             None => Ok(None),
                         };
@@ -146,13 +145,15 @@ pub fn compare_folders(
         });
         if let (Place::Both, Some(row)) = (place, rows.last_mut()) {
             let [a, b] = models_of(model);
-            row.structure = structure_of([&a, &b]).ok();
+            row.structure = structure_of([&a, &b], two.openings()).ok();
         }
     }
-    let timing = two
-        .timing
-        .as_ref()
-        .map(|settings| (settings.rounds, settings.max_slowdown));
+    let timing = settings.timing.as_ref().map(|timing| FolderTiming {
+        rounds: timing.budget.is_none().then(|| timing.looks.most()),
+        budget_s: timing.budget.map(|budget| budget.as_secs_f64()),
+        min_effect_pct: timing.min_effect,
+        max_slowdown_pct: timing.max_slowdown,
+    });
     Ok(FolderReport::new(
         (two.side(0, dir_a), two.side(1, dir_b)),
         rules,

@@ -1,28 +1,34 @@
 //! `mge compare`: two sets of tensors, a row each, and for two io dumps the
 //! first var where the runs part ways; or two runs of models (`runs`), timed
 //! against each other (`timing`); or two folders of models, pair by pair
-//! (`folders`).
+//! (`folders`). The modules look down only: `two_runs` (the sides) below
+//! `by_op`, below `timing`, below `runs`, below `folders`.
 
 mod by_op;
 mod folders;
 mod runs;
 mod structure;
 mod timing;
+mod two_runs;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use super::settings::comparison_rules;
+use super::settings::{comparison_rules, EngineSettings};
 use super::{CheckFailed, Global};
 use crate::cli::{CompareArgs, Shard};
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, Rules, Tolerance};
+use crate::options::EngineOption;
 use crate::output_files::{claim_file, write_atomically};
 use crate::report::compare::{CompareReport, Walk};
 use crate::report::junit::{junit_xml, Suite};
+use crate::report::made_by::Making;
 use crate::report::print;
-use runs::TwoRuns;
+use crate::text::{differ, part_of};
+use runs::RunsSettings;
+use structure::Opening;
 
 /// What `mge compare` was asked, turned once from `CompareArgs`.
 pub struct CompareSettings {
@@ -37,12 +43,16 @@ pub struct CompareSettings {
 enum Sides {
     /// Two sets of tensors: files, folders, io dumps.
     Tensors { a: PathBuf, b: PathBuf },
-    /// Two models' graphs, from their files (`--structure`).
-    Structures { models: [PathBuf; 2] },
+    /// Two models' graphs, from their files (`--structure`), each opened
+    /// with its side's key.
+    Structures {
+        models: [PathBuf; 2],
+        openings: [Opening; 2],
+    },
     /// Two runs of models: A and B, or A twice; their runs kept in `keep`,
     /// a folder that reproduces their failure written in `repro`.
     Runs {
-        two: Box<TwoRuns>,
+        runs: Box<RunsSettings>,
         models: [PathBuf; 2],
         keep: Option<PathBuf>,
         repro: Option<PathBuf>,
@@ -50,7 +60,7 @@ enum Sides {
     /// Two folders of models, pair by pair: `jobs` pairs' outputs at a time,
     /// the pairs of `shard` only.
     Folders {
-        two: Box<TwoRuns>,
+        runs: Box<RunsSettings>,
         folders: [PathBuf; 2],
         jobs: usize,
         shard: Option<Shard>,
@@ -72,7 +82,7 @@ impl CompareSettings {
             bail!("--shard and -j/--jobs share out the models of two folders; A and B are not two folders of models");
         }
         if args.structure {
-            return structure_settings(args);
+            return structure_settings(args, global);
         }
         let sides = match (folders, args.b) {
             (true, Some(b)) => {
@@ -83,7 +93,7 @@ impl CompareSettings {
                     bail!("--repro writes the folder of one pair: compare the failing pair's models alone to write it");
                 }
                 Sides::Folders {
-                    two: Box::new(TwoRuns::from_args(&args.runs, global)?),
+                    runs: Box::new(RunsSettings::from_args(&args.runs, global)?),
                     folders: [args.a, b],
                     jobs: usize::try_from(args.jobs).unwrap_or(usize::MAX),
                     shard: args.shard,
@@ -91,7 +101,7 @@ impl CompareSettings {
             }
             (_, b) if runs::is_model(&args.a) => Sides::Runs {
                 models: runs::two_models(args.a, b, &args.runs)?,
-                two: Box::new(TwoRuns::from_args(&args.runs, global)?),
+                runs: Box::new(RunsSettings::from_args(&args.runs, global)?),
                 keep: args.runs.keep,
                 repro: args.runs.repro.dir,
             },
@@ -118,20 +128,44 @@ impl CompareSettings {
     }
 }
 
-/// `--structure`: two model files, read and nothing run.
-fn structure_settings(args: CompareArgs) -> Result<CompareSettings> {
+/// `--structure`: two model files, read and nothing run; of the engine
+/// options (both sides' and each one's own), only those that open a file.
+fn structure_settings(args: CompareArgs, global: &Global) -> Result<CompareSettings> {
     let b = match args.b {
         Some(b) if runs::is_model(&args.a) && runs::is_model(&b) => b,
         _ => bail!("--structure compares the graphs of two model files: give A.mge and B.mge"),
     };
-    if runs::wants_runs(&args.runs) || args.junit.is_some() || args.runs.by_op.is_some() {
-        bail!("--structure reads the two files and runs nothing: feeds, engine options, timing, --by-op and --junit are for runs");
+    let runs_nothing = "--structure reads the two files and runs nothing";
+    if runs::runs_alone(&args.runs) || args.junit.is_some() {
+        bail!("{runs_nothing}: feeds, runtimes, timing, --by-op and --junit are for runs");
     }
+    let runs = &args.runs;
+    let opening = |name: &str, words: &Option<String>| -> Result<Opening> {
+        let (options, lite_lib) = two_runs::side_options(name, &runs.engine.given, words)?;
+        if lite_lib.is_some() {
+            bail!("{runs_nothing}: --lite-lib in --{name}-options is for runs");
+        }
+        if let Some(option) = options
+            .iter()
+            .find(|option| !matches!(option, EngineOption::ModelKey(_) | EngineOption::ModelDecryption(_)))
+        {
+            bail!(
+                "{runs_nothing}: {} is for runs (of the engine options, --model-key and --model-decryption open the files)",
+                option.flag_and_value().0
+            );
+        }
+        let settings = EngineSettings::from_given(options, global).with_context(|| format!("side {name}"))?;
+        Ok(Opening::of(&settings))
+    };
+    let openings = [opening("a", &runs.a_options)?, opening("b", &runs.b_options)?];
     Ok(CompareSettings {
         rules: Rules::default(),
         json: args.json,
         junit: None,
-        sides: Sides::Structures { models: [args.a, b] },
+        sides: Sides::Structures {
+            models: [args.a, b],
+            openings,
+        },
     })
 }
 
@@ -144,27 +178,29 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
     } = settings;
     match sides {
         Sides::Folders {
-            two,
+            runs: run_settings,
             folders,
             jobs,
             shard,
         } => {
-            let report = folders::compare_folders(&two, &folders, jobs, shard, rules, junit.as_deref(), global)?;
+            let report =
+                folders::compare_folders(&run_settings, &folders, jobs, shard, rules, junit.as_deref(), global)?;
             write_junit(junit.as_deref(), &report.junit_suites())?;
-            print(&report, json)?;
+            print(&report, json, &Making::new(&global.runtime, None, &[]))?;
             if report.failed > 0 {
-                return Err(CheckFailed(format!("{} of {} pairs failed", report.failed, report.pairs.len())).into());
+                let failed = part_of(report.failed, report.pairs.len(), "pair");
+                return Err(CheckFailed(format!("{failed} failed")).into());
             }
             Ok(())
         }
         Sides::Runs {
-            two,
+            runs: run_settings,
             models,
             keep,
             repro,
         } => {
             let report = runs::compare_runs(
-                &two,
+                &run_settings,
                 &models,
                 keep.as_deref(),
                 repro.as_deref(),
@@ -173,19 +209,22 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
                 global,
             )?;
             write_junit(junit.as_deref(), &[report.junit_suite()])?;
-            print(&report, json)?;
+            print(&report, json, &Making::new(&global.runtime, None, &[]))?;
             let failures = report.failures();
             if !failures.is_empty() {
                 return Err(CheckFailed(failures.join("; ")).into());
             }
             Ok(())
         }
-        Sides::Structures { models } => structure::compare_structures([models[0].as_path(), models[1].as_path()], json),
+        Sides::Structures { models, openings } => {
+            let [a, b] = &openings;
+            structure::compare_structures([models[0].as_path(), models[1].as_path()], [a, b], json)
+        }
         Sides::Tensors { a, b } => {
             let (a_side, b_side) = (Side::open(&a)?, Side::open(&b)?);
             let report = compare_opened(&a_side, &b_side, rules, (a.display(), b.display()))?;
-            print(&report, json)?;
-            verdict(report.failed, report.tensors.len(), "tensors")
+            print(&report, json, &Making::without_engine())?;
+            verdict(report.failed, report.tensors.len())
         }
     }
 }
@@ -224,9 +263,9 @@ fn compare_opened(a: &Side, b: &Side, rules: Rules, names: (impl ToString, impl 
 }
 
 /// Exit 1 when any of the `count` tensors differs.
-fn verdict(failed: usize, count: usize, what: &str) -> Result<()> {
+fn verdict(failed: usize, count: usize) -> Result<()> {
     if failed > 0 {
-        return Err(CheckFailed(format!("{failed} of {count} {what} differ")).into());
+        return Err(CheckFailed(format!("{} {}", part_of(failed, count, "tensor"), differ(failed))).into());
     }
     Ok(())
 }

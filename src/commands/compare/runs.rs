@@ -1,123 +1,46 @@
-//! `mge compare A.mge B.mge` and `mge compare MODEL --b-options ARGS`: both
-//! runs in supervised child processes (`mge dump --io --outputs`) on the same
-//! feeds, then their outputs compared and their vars walked to the first
-//! divergence; then both timed in rounds (`timing`).
+//! `mge compare A.mge B.mge` and `mge compare MODEL --b-options ARGS`: the
+//! two sides (`two_runs`) run on the same feeds, their outputs compared and
+//! their vars walked to the first divergence; then both timed in rounds
+//! (`timing`); a failing pair's folder written for `--repro`.
 
-use std::mem::discriminant;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
 use super::structure::structure_of;
 use super::timing::{time_pair, TimingSettings};
-use crate::cli::{parse_side_options, TwoRunArgs};
-use crate::commands::settings::{EngineSettings, FeedSettings};
+use super::two_runs::{TwoRuns, Witness};
+use crate::cli::TwoRunArgs;
 use crate::commands::Global;
-use crate::compare::sides::Side;
-use crate::compare::{compare_sides, differing_sources, first_divergence, Rules};
-use crate::engine::Device;
+use crate::compare::Rules;
 use crate::feeds::FeedOptions;
 use crate::input_files;
-use crate::interrupt::Interrupted;
+use crate::messages::say;
 use crate::mge_command::MgeCommand;
-use crate::options::EngineOption;
 use crate::output_files::{claim_set, StagedSet};
-use crate::report::compare::{RunSide, RunsCompared, TwoRunReport};
+use crate::report::compare::{RunsCompared, TwoRunReport};
 use crate::report::repro::{self, Case, Folder, Repro};
-use crate::runtime::{self, Choice, Located};
-use crate::supervise::child::say;
-use crate::supervise::parent::{Failure, How, Muted, Next, Supervisor};
 use crate::supervise::Scratch;
-use crate::text::quoted_list;
+use crate::text::{differ, part_of, quoted_list};
 
-/// How one side runs, whatever model it runs.
-pub struct Run {
-    pub name: &'static str,
-    options: Vec<EngineOption>,
-    naive: bool,
-    runtime: Located,
-    /// The side's own runtime, where it names one (`--lite-lib` in its options, `--a-runtime VERSION`).
-    own_runtime: Option<Choice>,
-}
-
-impl Run {
-    /// Side `name`: the options of both runs (`common`) with its own words
-    /// (`--a-options`), which may name its runtime library, or the version
-    /// of its runtime (`--a-runtime`); else the runtime `mge` would use.
-    fn new(
-        name: &'static str,
-        common: &[EngineOption],
-        words: &Option<String>,
-        version: &Option<String>,
-        naive: bool,
-        global: &Global,
-    ) -> Result<Run> {
-        let (own, lite_lib) = match words {
-            Some(text) => {
-                let words = parse_side_options(text).map_err(|err| anyhow::anyhow!("--{name}-options {err}"))?;
-                (words.engine.given, words.lite_lib)
-            }
-            None => (Vec::new(), None),
-        };
-        let options = merged(common, own);
-        let settings = EngineSettings::from_given(options.clone(), global).with_context(|| format!("run {name}"))?;
-        if naive && settings.network.device != Device::Cpu {
-            bail!(
-                "--b-naive: megdnn's naive kernels are the CPU's; run b is on {}",
-                settings.network.device
-            );
-        }
-        let own = match (lite_lib, version) {
-            (Some(_), Some(_)) => {
-                bail!("run {name}: give --{name}-runtime or --lite-lib in --{name}-options, not both")
-            }
-            (Some(lite_lib), None) => Some(Choice {
-                lite_lib: Some(lite_lib),
-                version: None,
-            }),
-            (None, Some(version)) => {
-                if runtime::Version::parse(version).is_none() {
-                    bail!(
-                        "run {name}: --{name}-runtime {version:?}: expected a version such as 1.13.0 or 1.13.2+cu118"
-                    );
-                }
-                Some(Choice {
-                    lite_lib: None,
-                    version: Some(version.clone()),
-                })
-            }
-            (None, None) => None,
-        };
-        let runtime =
-            runtime::locate(own.as_ref().unwrap_or(&global.runtime)).with_context(|| format!("run {name}"))?;
-        // Here, in one line, rather than as a run's failure: the line every
-        // command says, naming the side only where its runtime is its own.
-        let preflight = runtime::ensure_runs_on(&runtime, settings.network.device);
-        match own {
-            Some(_) => preflight.with_context(|| format!("run {name}"))?,
-            None => preflight?,
-        }
-        Ok(Run {
-            name,
-            options,
-            naive,
-            runtime,
-            own_runtime: own,
-        })
-    }
-}
-
-/// Both sides, and what they share.
-pub struct TwoRuns {
-    pub runs: [Run; 2],
-    feeds: FeedSettings,
-    /// Feed a container `#rand` rather than its first testcase (`--no-testcase`).
-    no_testcase: bool,
-    pub timeout: Option<Duration>,
-    verbose: bool,
+/// How two runs of models are compared, pair by pair: the sides, and how
+/// they are timed.
+pub struct RunsSettings {
+    pub two: TwoRuns,
     /// How both are timed; `None` with `--no-timing` or `--b-naive`.
     pub timing: Option<TimingSettings>,
+}
+
+impl RunsSettings {
+    pub fn from_args(runs: &TwoRunArgs, global: &Global) -> Result<RunsSettings> {
+        if runs.by_op.is_some() && runs.b_naive {
+            bail!("--by-op profiles both sides' speed, and --b-naive runs are not timed (megdnn's naive kernels are a reference for outputs)");
+        }
+        Ok(RunsSettings {
+            two: TwoRuns::from_args(runs, global)?,
+            timing: TimingSettings::from_args(runs, global),
+        })
+    }
 }
 
 /// Whether `path` names a model to run rather than tensors to read.
@@ -131,163 +54,26 @@ pub fn is_model(path: &Path) -> bool {
 
 /// Whether any option that only runs of models take was given.
 pub fn wants_runs(runs: &TwoRunArgs) -> bool {
-    runs.a_options.is_some()
-        || runs.b_options.is_some()
-        || runs.b_naive
+    runs.a_options.is_some() || runs.b_options.is_some() || !runs.engine.given.is_empty() || runs_alone(runs)
+}
+
+/// Whether an option was given that runs of models take and the files'
+/// structure does not (engine options aside: the key opens a file).
+pub fn runs_alone(runs: &TwoRunArgs) -> bool {
+    runs.b_naive
         || runs.a_runtime.is_some()
         || runs.b_runtime.is_some()
         || runs.keep.is_some()
         || runs.no_testcase
         || runs.no_timing
         || runs.rounds.is_some()
+        || runs.timing_budget.is_some()
+        || runs.min_effect.is_some()
         || runs.max_slowdown.is_some()
         || runs.by_op.is_some()
         || runs.deadline.timeout.is_some()
         || runs.repro.dir.is_some()
         || !runs.feeds.inputs.is_empty()
-        || !runs.engine.given.is_empty()
-}
-
-impl TwoRuns {
-    /// Both sides as `runs` ask: the options of both with each side's own,
-    /// each side's runtime located.
-    pub fn from_args(runs: &TwoRunArgs, global: &Global) -> Result<TwoRuns> {
-        if runs.by_op.is_some() && runs.b_naive {
-            bail!("--by-op profiles both sides' speed, and --b-naive runs are not timed (megdnn's naive kernels are a reference for outputs)");
-        }
-        let common = &runs.engine.given;
-        let a = Run::new("a", common, &runs.a_options, &runs.a_runtime, false, global)?;
-        let b = Run::new("b", common, &runs.b_options, &runs.b_runtime, runs.b_naive, global)?;
-        Ok(TwoRuns {
-            runs: [a, b],
-            feeds: FeedSettings::from_args(&runs.feeds)?,
-            no_testcase: runs.no_testcase,
-            timeout: runs.deadline.timeout,
-            verbose: global.verbose,
-            timing: TimingSettings::from_args(runs, global),
-        })
-    }
-
-    /// Claims the files the feeds read as inputs, so that no output replaces one.
-    pub fn claim_feeds(&self) -> Result<()> {
-        self.feeds.claim_files()
-    }
-
-    /// Says what both runs are fed when no `--input` is given.
-    pub fn note_feeds(&self, global: &Global) {
-        if self.feeds.given.is_empty() {
-            global.note(format!(
-                "no --input given: both runs are fed the same #rand values (--seed {}), or a container's testcase 0",
-                self.feeds.options.seed
-            ));
-        }
-    }
-
-    /// Side `at` running `model`, as the report describes it.
-    pub fn side(&self, at: usize, model: &Path) -> RunSide {
-        let run = &self.runs[at];
-        RunSide {
-            model: model.display().to_string(),
-            options: run.options.iter().flat_map(EngineOption::args).collect(),
-            naive_kernels: run.naive,
-            runtime: run.own_runtime.as_ref().map(|_| run.runtime.path.display().to_string()),
-        }
-    }
-
-    /// `base` (an `mge` command on side `at`'s model) with the shared feeds
-    /// and the side's options, kernels and runtime.
-    pub fn command(&self, at: usize, base: MgeCommand) -> MgeCommand {
-        let run = &self.runs[at];
-        let command = base
-            .feeds(&self.feeds.given, &self.feeds.options)
-            .engine(&run.options)
-            .runtime(Ok(&run.runtime));
-        match run.naive {
-            true => command.naive_kernels(),
-            false => command,
-        }
-    }
-
-    /// Runs both sides on `models` (A's and B's), each dumping every var and
-    /// its outputs into `root/a` and `root/b`, and compares what they wrote.
-    /// A run that fails is an error that names it. A `witness` has each side
-    /// record what it fed the engine, and keeps what each printed and how one died.
-    pub fn compare_outputs(
-        &self,
-        models: [&Path; 2],
-        root: &Path,
-        rules: &Rules,
-        mut witness: Option<&mut Witness>,
-    ) -> Result<RunsCompared> {
-        let started = Instant::now();
-        for (at, model) in models.iter().enumerate() {
-            let folder = root.join(self.runs[at].name);
-            std::fs::create_dir(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
-            let dump = MgeCommand::dump_io(model, &folder.join("io"), &folder.join("outputs"));
-            let mut command = self.command(at, dump).verbose(self.verbose);
-            if self.no_testcase {
-                command = command.no_testcase();
-            }
-            if let Some(witness) = &witness {
-                command = command.record_for_repro(&witness.records[at]);
-            }
-            let what = format!("run {} ({})", self.runs[at].name, self.side(at, model).describe());
-            let ran = self.supervise(&command, &what)?;
-            if let Some(witness) = witness.as_deref_mut() {
-                witness
-                    .transcripts
-                    .push(format!("run {}:\n{}", self.runs[at].name, ran.transcript));
-                witness.death = ran.died.as_ref().map(|died| (at, format!("{what}: {died}")));
-            }
-            if let Some(died) = ran.died {
-                // The failure itself, under what it was: its hint stays a line of its own.
-                return Err(anyhow::Error::new(died).context(what));
-            }
-        }
-        let side = |run: &Run, what: &str| Side::open(&root.join(run.name).join(what));
-        let [a, b] = &self.runs;
-        let mut outputs = compare_sides(&side(a, "outputs")?, &side(b, "outputs")?, rules)?;
-        for row in &mut outputs {
-            // `NAME.npy`, as the runs wrote each output: named by the output.
-            if let Some(stem) = row.name.strip_suffix(".npy") {
-                row.name = stem.to_string();
-            }
-        }
-        let vars = compare_sides(&side(a, "io")?, &side(b, "io")?, &rules.for_values())?;
-        Ok(RunsCompared {
-            outputs,
-            differing_sources: differing_sources(&vars),
-            first_divergence: first_divergence(&vars),
-            vars,
-            seconds: started.elapsed().as_secs_f64(),
-        })
-    }
-
-    /// Runs one side's child to its end: its error says `what` it was, as
-    /// does its death (crashed, hung, exited from inside the engine).
-    fn supervise(&self, command: &MgeCommand, what: &str) -> Result<Ran> {
-        let mut child = Supervisor::spawn(command, false, true)?;
-        if self.verbose {
-            child.show_engine_output();
-        }
-        let deadline = self.timeout.map(|limit| (Instant::now() + limit, limit));
-        loop {
-            let died = match child.next(deadline, &mut Muted) {
-                // The dump's own report: not ours to print.
-                Next::Reply(_) => continue,
-                Next::Exited(0) => None,
-                Next::Exited(code) => bail!("{what}: {}", child.why_it_exited(code)),
-                Next::Failed(failure) => match failure.how {
-                    How::Interrupted(signal) => return Err(Interrupted(signal).into()),
-                    _ => Some(failure),
-                },
-            };
-            return Ok(Ran {
-                transcript: child.transcript(),
-                died,
-            });
-        }
-    }
 }
 
 /// Claims what one pair reads (the models, the feeds' files) and writes
@@ -317,7 +103,7 @@ fn claim_files(two: &TwoRuns, models: &[PathBuf; 2], [keep, junit, repro_dir]: [
 /// The report of one pair of models (`compare A.mge B.mge`, or one model
 /// twice), their runs kept in `keep`.
 pub fn compare_runs(
-    two: &TwoRuns,
+    settings: &RunsSettings,
     models: &[PathBuf; 2],
     keep: Option<&Path>,
     repro_dir: Option<&Path>,
@@ -325,6 +111,7 @@ pub fn compare_runs(
     junit: Option<&Path>,
     global: &Global,
 ) -> Result<TwoRunReport> {
+    let two = &settings.two;
     claim_files(two, models, [keep, junit, repro_dir])?;
     two.note_feeds(global);
     let models = [models[0].as_path(), models[1].as_path()];
@@ -366,31 +153,12 @@ pub fn compare_runs(
             return Err(err);
         }
     };
-    rules.check_names(
-        compared
-            .outputs
-            .iter()
-            .chain(&compared.vars)
-            .map(|row| row.name.as_str()),
-    )?;
-    let differing: Vec<String> = compared
-        .outputs
-        .iter()
-        .filter(|row| row.status.failed())
-        .map(|row| row.name.clone())
-        .collect();
-    if let (Some(witness), false) = (&witness, differing.is_empty()) {
-        let failure = format!(
-            "{} of {} outputs differ beyond {}: {}",
-            differing.len(),
-            compared.outputs.len(),
-            rules.describe(),
-            quoted_list(&differing)
-        );
+    rules.check_names(compared.names())?;
+    if let (Some(witness), Some(failure)) = (&witness, outputs_failure(&compared, &rules)) {
         reproducing(repro, witness, failure);
     }
-    let timing = match &two.timing {
-        Some(settings) => time_pair(two, models, settings)?.map_err(anyhow::Error::msg)?,
+    let timing = match &settings.timing {
+        Some(timing) => time_pair(two, models, timing, "")?.map_err(anyhow::Error::msg)?,
         None => None,
     };
     if let (Some(staged), Some(dir)) = (staged, keep) {
@@ -404,11 +172,30 @@ pub fn compare_runs(
         keep,
     );
     if models[0] != models[1] {
-        report.structure = structure_of(models)
+        report.structure = structure_of(models, two.openings())
             .map_err(|err| global.note(format!("the graphs are not compared: {err:#}")))
             .ok();
     }
     Ok(report)
+}
+
+/// The outputs that differ beyond `rules`, in one line; `None` where none does.
+fn outputs_failure(compared: &RunsCompared, rules: &Rules) -> Option<String> {
+    let differing: Vec<String> = compared
+        .outputs
+        .iter()
+        .filter(|row| row.status.failed())
+        .map(|row| row.name.clone())
+        .collect();
+    (!differing.is_empty()).then(|| {
+        format!(
+            "{} {} beyond {}: {}",
+            part_of(differing.len(), compared.outputs.len(), "output"),
+            differ(differing.len()),
+            rules.describe(),
+            quoted_list(&differing)
+        )
+    })
 }
 
 /// The two models to run: A and B, or A twice under two configurations.
@@ -423,26 +210,19 @@ pub fn two_models(a: PathBuf, b: Option<PathBuf>, runs: &TwoRunArgs) -> Result<[
             }
             b
         }
-        None if runs.a_options.is_none() && runs.b_options.is_none() && !runs.b_naive => bail!(
-            "one model runs twice only under two configurations: add --a-options ARGS, --b-options ARGS or --b-naive (or give model B)"
-        ),
+        None if runs.a_options.is_none()
+            && runs.b_options.is_none()
+            && !runs.b_naive
+            && runs.a_runtime.is_none()
+            && runs.b_runtime.is_none() =>
+        {
+            bail!(
+                "one model runs twice only under two configurations: add --a-options ARGS, --b-options ARGS, --b-naive, or --a-runtime/--b-runtime VERSION (or give model B)"
+            )
+        }
         None => a.clone(),
     };
     Ok([a, model_b])
-}
-
-/// How one side's run went: what it printed on stderr, and how it died if it did.
-struct Ran {
-    transcript: String,
-    died: Option<Failure>,
-}
-
-/// What `--repro` keeps of a pair's runs: where each side records what it
-/// fed the engine, what each printed, and which died and how.
-pub struct Witness {
-    records: [PathBuf; 2],
-    transcripts: Vec<String>,
-    death: Option<(usize, String)>,
 }
 
 /// What `--repro` needs of one pair of models to write its folder.
@@ -530,37 +310,5 @@ impl Reproducing<'_> {
             command = command.no_testcase();
         }
         Ok(command)
-    }
-}
-
-/// The options of both runs with one side's own: a side's option replaces
-/// the common one of the same kind (`--threads 1` for a, `--threads 2` for both).
-fn merged(common: &[EngineOption], own: Vec<EngineOption>) -> Vec<EngineOption> {
-    let mut options: Vec<EngineOption> = common
-        .iter()
-        .filter(|option| !own.iter().any(|mine| discriminant(*option) == discriminant(mine)))
-        .cloned()
-        .collect();
-    options.extend(own);
-    options
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::GraphLayout;
-
-    #[test]
-    fn a_side_option_replaces_the_common_one_of_its_kind() {
-        let common = [EngineOption::Threads(2), EngineOption::FastRun];
-        let own = vec![EngineOption::Threads(1), EngineOption::Layout(GraphLayout::Nchw44)];
-        assert_eq!(
-            merged(&common, own),
-            [
-                EngineOption::FastRun,
-                EngineOption::Threads(1),
-                EngineOption::Layout(GraphLayout::Nchw44)
-            ]
-        );
     }
 }

@@ -1,6 +1,7 @@
 //! Two runs timed against each other: each side an `mge run` child of its own
-//! per round, the sides taking turns (A B, B A, ...) in `--rounds` rounds
-//! (`runner::rounds`), as tune confirms its winners.
+//! per round, the sides taking turns (A B, B A, ...), in `--rounds` rounds or
+//! until the rounds decide B/A's verdict (`runner::sequential`), as tune
+//! confirms its winners.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -8,16 +9,21 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use super::by_op;
-use super::runs::TwoRuns;
+use super::two_runs::TwoRuns;
 use crate::cli::TwoRunArgs;
 use crate::commands::Global;
 use crate::mge_command::MgeCommand;
 use crate::report::compare::TimingComparison;
-use crate::runner::rounds::{back_to_back, timed_child, Lineup, Measured, TimedRun};
+use crate::report::progress::RoundsProgress;
+use crate::runner::rounds::{timed_child, Lineup, Measured, TimedRun};
+use crate::runner::sequential::{rounds_until_decided, Looks, Plan, MIN_EFFECT_PERCENT};
 
-/// Rounds when `--rounds` is not given: the fewest whose interval leaves out
-/// one stray round on either side (the 2nd and 9th of 10 ratios).
-const DEFAULT_ROUNDS: u64 = 10;
+/// Looks at the rounds when `--rounds` does not fix them: after 8, 16, 32
+/// and 64 rounds (`Looks::doubling`), each at 98.75%.
+const LOOKS: u32 = 4;
+
+/// The time the rounds of a pair may take when `--timing-budget` is not given.
+const TIMING_BUDGET: Duration = Duration::from_secs(60);
 
 /// Untimed runs of each side in each round: the first runs allocate and fill caches.
 const WARMUP: usize = 2;
@@ -31,9 +37,17 @@ const ROUND_RUNS: u64 = 500;
 
 /// How two runs are timed.
 pub struct TimingSettings {
-    pub rounds: usize,
-    /// `--max-slowdown PCT`: B slower than A beyond it fails the check.
+    /// When the rounds are looked at: `--rounds`' one look, or the doubling looks.
+    pub looks: Looks,
+    /// `--timing-budget`; `None` with `--rounds`.
+    pub budget: Option<Duration>,
+    /// `--min-effect`, in percent (`MIN_EFFECT_PERCENT` unless given): the
+    /// pair's verdict and each operator's of `--by-op`.
+    pub min_effect: f64,
+    /// `--max-slowdown PCT`: B `slower` than A beyond it fails the check.
     pub max_slowdown: Option<f64>,
+    /// No progress on the terminal (`-q`).
+    pub quiet: bool,
     /// `--by-op N`: the operators whose time changed most, profiled after the timed rounds.
     pub by_op: Option<usize>,
 }
@@ -51,23 +65,46 @@ impl TimingSettings {
             );
             return None;
         }
+        let (looks, budget) = match runs.rounds {
+            Some(rounds) => (Looks::fixed(rounds as usize), None),
+            None => (
+                Looks::doubling(LOOKS, 1),
+                Some(runs.timing_budget.unwrap_or(TIMING_BUDGET)),
+            ),
+        };
         Some(TimingSettings {
-            rounds: runs.rounds.unwrap_or(DEFAULT_ROUNDS) as usize,
+            looks,
+            budget,
+            min_effect: runs.min_effect.unwrap_or(MIN_EFFECT_PERCENT),
             max_slowdown: runs.max_slowdown,
+            quiet: global.quiet,
             by_op: runs.by_op.map(|top| usize::try_from(top).unwrap_or(usize::MAX)),
         })
     }
+
+    /// How the rounds are said in a note: `10 rounds`, `until decided, 60 s at most`.
+    pub fn describe(&self) -> String {
+        match self.budget {
+            Some(budget) => format!(
+                "rounds until the verdict is decided ({} at most, {} s at most)",
+                self.looks.most(),
+                budget.as_secs_f64()
+            ),
+            None => format!("{} rounds", self.looks.most()),
+        }
+    }
 }
 
-/// Both sides timed on `models` (A's and B's) in `settings.rounds` rounds,
-/// held against each other; or the one line that says which side failed and how.
+/// Both sides timed on `models` (A's and B's), in rounds until decided or
+/// as many as fixed, held against each other; or the one line that says
+/// which side failed and how. `pair` names them on the progress line.
 pub fn time_pair(
     two: &TwoRuns,
     models: [&Path; 2],
     settings: &TimingSettings,
+    pair: &str,
 ) -> Result<std::result::Result<Option<TimingComparison>, String>> {
-    let started = Instant::now();
-    let mut pair = TimedPair {
+    let mut sides = TimedPair {
         commands: [0, 1].map(|at| {
             // A container is timed on the feeds, or #rand: not on its testcases, which `run` checks instead.
             two.command(at, MgeCommand::run(models[at]))
@@ -79,15 +116,25 @@ pub fn time_pair(
         timeout: two.timeout,
         failure: None,
     };
-    let rounds = back_to_back(&mut pair, settings.rounds)?;
-    let seconds = started.elapsed().as_secs_f64();
-    if let Some(failure) = pair.failure {
+    let plan = Plan {
+        looks: settings.looks.clone(),
+        min_effect_percent: settings.min_effect,
+        precision: None,
+        budget: settings.budget,
+        budget_flag: "--timing-budget",
+        pairs: vec![(0, 1)],
+    };
+    let mut progress = RoundsProgress::new(pair, &plan, settings.quiet);
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let outcome = rounds_until_decided(&mut sides, &plan, cores, |rounds| progress.round(rounds))?;
+    drop(progress);
+    if let Some(failure) = sides.failure {
         return Ok(Err(failure));
     }
-    let mut comparison = TimingComparison::new(&rounds, settings.max_slowdown, seconds);
+    let mut comparison = TimingComparison::new(&outcome, &plan, settings.max_slowdown);
     if let (Some(top), Some(timing)) = (settings.by_op, comparison.as_mut()) {
         let difference = timing.b_ms - timing.a_ms;
-        match by_op::attribute(two, models, timing.rounds, top, Some(difference))? {
+        match by_op::attribute(two, models, timing.rounds, top, Some(difference), settings.min_effect)? {
             Ok(by_op) => timing.by_op = Some(by_op),
             Err(failure) => return Ok(Err(failure)),
         }
@@ -117,5 +164,34 @@ impl Lineup for TimedPair {
         };
         self.failure = Some(format!("{}, timed: {why}", self.what[at]));
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+    use crate::cli::Cli;
+
+    /// The help's defaults are the ones the timing takes: one definition each.
+    #[test]
+    fn the_help_says_the_defaults_the_timing_takes() {
+        let cli = Cli::command();
+        let compare = cli.find_subcommand("compare").expect("mge compare");
+        let help = |id: &str| {
+            let arg = compare.get_arguments().find(|arg| arg.get_id() == id);
+            arg.and_then(clap::Arg::get_help).expect("a help line").to_string()
+        };
+        let min_effect = help("min_effect");
+        assert!(
+            min_effect.ends_with(&format!("[default: {MIN_EFFECT_PERCENT}]")),
+            "{min_effect}"
+        );
+        let budget = help("timing_budget");
+        assert!(
+            budget.ends_with(&format!("[default: {}]", TIMING_BUDGET.as_secs())),
+            "{budget}"
+        );
     }
 }

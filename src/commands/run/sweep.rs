@@ -18,16 +18,18 @@ use crate::commands::prepare::Testcases;
 use crate::commands::reduce::Failed;
 use crate::commands::{CheckFailed, Global};
 use crate::feeds::{at_shapes, named_spec, FeedOptions, ShapedFeed};
+use crate::messages::say;
 use crate::mge_command::MgeCommand;
 use crate::options::{EngineOption, Heading};
 use crate::output_files::npy_file_stem;
+use crate::report::made_by::Making;
 use crate::report::print;
 use crate::report::repro::{Case, Reduction, Repro};
 use crate::report::sweep::{not_ok, shape_label, Row, Shapes, Status, SweepReport};
 use crate::runner::timing::Timing;
 use crate::runtime::{self, Located};
-use crate::supervise::child::say;
 use crate::tensor::{DType, TensorInfo};
+use crate::text::part_of;
 
 /// A shape's run without `--timeout`: room for a large model's load and
 /// runs, short of waiting forever on an engine that hangs.
@@ -173,13 +175,13 @@ pub fn sweep(mut settings: RunSettings, sweep: Sweep, global: &Global) -> Result
         iterations: settings.plan.iterations,
         sweep: rows,
     };
-    print(&report, settings.json)?;
+    let making = Making::new(&global.runtime, None, &settings.model.engine.given);
+    print(&report, settings.json, &making)?;
     let failed: Vec<&Row> = report.failed().collect();
     if !failed.is_empty() {
         return Err(CheckFailed(format!(
-            "{} of {} shapes not ok: {}",
-            failed.len(),
-            report.sweep.len(),
+            "{} not ok: {}",
+            part_of(failed.len(), report.sweep.len(), "shape"),
             not_ok(&failed)
         ))
         .into());

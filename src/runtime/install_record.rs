@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::cuda::Architectures;
+use super::architectures::Architectures;
 use super::LITE_LIB_IN_WHEEL;
 use crate::input_files;
 

@@ -1,0 +1,88 @@
+//! The tool's own words for the user, on stderr: its notes, its warnings, the
+//! steps of a long task, the error it ends with. Every layer that speaks
+//! speaks through here. A supervised child's words go to its parent instead,
+//! over their channel (`supervise::child` opens the way, `to_parent`), so that
+//! the parent tells them from what the engine prints.
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use crate::text::printable;
+
+/// How a supervised child sends its words to its parent.
+pub struct ToParent {
+    /// Words of the tool's own.
+    pub said: fn(&str),
+    /// The error the tool ends with.
+    pub error: fn(&str),
+}
+
+static TO_PARENT: OnceLock<ToParent> = OnceLock::new();
+
+/// From now on, this process's words go to its parent (once its channel is open).
+pub fn to_parent(way: ToParent) {
+    let _ = TO_PARENT.set(way);
+}
+
+/// Writes `line` on stderr. A stderr that is gone (`2>&-`, a reader that
+/// quit) loses it and ends nothing: the command still ends with its own code.
+pub fn to_stderr(line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// The tool's own words for the user on stderr, or to the parent of a
+/// supervised child. A stderr that is gone (a closed pipe) loses them, and
+/// nothing else.
+pub fn say(text: &str) {
+    match TO_PARENT.get() {
+        Some(parent) => (parent.said)(text),
+        None => to_stderr(text),
+    }
+}
+
+/// The error the tool ends with, said as `say` does.
+pub fn say_error(message: &str) {
+    match TO_PARENT.get() {
+        Some(parent) => (parent.error)(message),
+        None => to_stderr(&error_line(message)),
+    }
+}
+
+/// How the tool's error reads on stderr, whichever process says it.
+pub fn error_line(message: &str) -> String {
+    format!("mge: error: {message}")
+}
+
+/// A note: something the user may like to know.
+pub fn note(message: impl fmt::Display) {
+    say(&format!("note: {}", printable(&message.to_string())));
+}
+
+/// A warning: something may not be what the user thinks.
+pub fn warning(message: impl fmt::Display) {
+    say(&format!("warning: {}", printable(&message.to_string())));
+}
+
+/// The steps of a long task (`runtime install`), said unless the user asked
+/// for quiet (`--quiet`).
+#[derive(Clone, Copy)]
+pub struct Voice {
+    quiet: bool,
+}
+
+impl Voice {
+    pub fn new(quiet: bool) -> Voice {
+        Voice { quiet }
+    }
+
+    pub fn is_quiet(self) -> bool {
+        self.quiet
+    }
+
+    pub fn say(self, text: impl fmt::Display) {
+        if !self.quiet {
+            say(&text.to_string());
+        }
+    }
+}
