@@ -14,13 +14,15 @@ use crate::common::*;
 use page::Page;
 
 /// The pages whose sessions the suite runs, one test each (below).
-const PAGES_WITH_SESSIONS: [&str; 6] = [
+const PAGES_WITH_SESSIONS: [&str; 8] = [
     "README.md",
     "docs/check.md",
     "docs/compare.md",
+    "docs/conventions.md",
     "docs/info.md",
     "docs/profile.md",
     "docs/run.md",
+    "docs/runtime.md",
 ];
 
 #[test]
@@ -39,6 +41,11 @@ fn compare_examples() {
 }
 
 #[test]
+fn conventions_examples() {
+    session::check_page("docs/conventions.md");
+}
+
+#[test]
 fn info_examples() {
     session::check_page("docs/info.md");
 }
@@ -51,6 +58,11 @@ fn profile_examples() {
 #[test]
 fn run_examples() {
     session::check_page("docs/run.md");
+}
+
+#[test]
+fn runtime_examples() {
+    session::check_page("docs/runtime.md");
 }
 
 /// README.md and every page of docs/.

@@ -6,8 +6,7 @@ use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::sync::{mpsc, OnceLock};
 
 use assert_cmd::prelude::CommandCargoExt;
 use snapbox::{Assert, Data};
@@ -98,25 +97,25 @@ fn run_with_deadline(script: &str, folder: &Path) -> Result<(i32, Vec<u8>), Stri
         .spawn()
         .map_err(|err| format!("cannot start sh: {err}"))?;
     let mut stdout = child.stdout.take().expect("a piped stdout");
-    let reader = std::thread::spawn(move || {
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
         let mut bytes = Vec::new();
-        stdout.read_to_end(&mut bytes).map(|_| bytes)
+        let _ = sender.send(stdout.read_to_end(&mut bytes).map(|_| bytes));
     });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(|err| err.to_string())? {
-            break status;
+    // Read until the pipe ends, when every process of the command is done with
+    // it: a process left in the background holds it too, and meets the deadline.
+    match receiver.recv_timeout(COMMAND_TIMEOUT) {
+        Ok(output) => {
+            let status = child.wait().map_err(|err| err.to_string())?;
+            Ok((status.code().unwrap_or(128), output.map_err(|err| err.to_string())?))
         }
-        if started.elapsed() > COMMAND_TIMEOUT {
+        Err(_) => {
             let group = format!("-{}", child.id());
             let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
             let _ = child.wait();
-            return Err(format!("did not finish within {COMMAND_TIMEOUT:?}"));
+            Err(format!("did not finish within {COMMAND_TIMEOUT:?}"))
         }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let output = reader.join().expect("the reader").map_err(|err| err.to_string())?;
-    Ok((status.code().unwrap_or(128), output))
+    }
 }
 
 /// `PATH` with a folder in front whose `mge` is the binary under test.
@@ -165,7 +164,11 @@ fn rewrite(page: &Page, rewrites: &[(Step, String)]) {
     let mut lines: Vec<String> = page.text.lines().map(str::to_string).collect();
     for (step, output) in rewrites.iter().rev() {
         let start = step.line; // the line after the `$` line, from 0
-        lines.splice(start..start + step.expected.len(), output.lines().map(str::to_string));
+                               // A session in a list item is indented: its output lines are too.
+        let command = &lines[start - 1];
+        let indent = command[..command.len() - command.trim_start().len()].to_string();
+        let output = output.lines().map(|line| format!("{indent}{line}"));
+        lines.splice(start..start + step.expected.len(), output);
     }
     let mut text = lines.join("\n");
     text.push('\n');
