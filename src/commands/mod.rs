@@ -10,6 +10,7 @@ mod expect;
 mod finite;
 mod info;
 mod man;
+mod models;
 mod pack_testcases;
 mod pool;
 mod prepare;

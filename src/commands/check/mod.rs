@@ -7,7 +7,6 @@
 //! not threads, also because the engine prints each AssertEqual error on the
 //! process's stdout, which is where they are read.
 
-pub(super) mod models;
 mod reduced;
 mod workers;
 
@@ -17,6 +16,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
+use super::models::select_models;
 use super::prepare::refuse_unchecked_testcases;
 use super::settings::{comparison_rules, EngineSettings};
 use super::{CheckFailed, Global};
@@ -34,7 +34,6 @@ use crate::report::made_by::Making;
 use crate::report::repro::{self, Case, Folder, Repro};
 use crate::report::{emit, print};
 use crate::runtime;
-use models::select_models;
 use workers::{serve, Workers};
 
 /// What `mge check` was asked, turned once from `CheckArgs`.

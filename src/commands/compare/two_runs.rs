@@ -22,7 +22,7 @@ use crate::engine::Device;
 use crate::interrupt::Interrupted;
 use crate::mge_command::MgeCommand;
 use crate::options::EngineOption;
-use crate::report::compare::{RunSide, RunsCompared};
+use crate::report::compare::two_runs::{RunSide, RunsCompared};
 use crate::runtime::{self, Choice, Located};
 use crate::supervise::parent::{ChildStdout, Failure, How, Muted, Next, Supervisor};
 use crate::text::path_text;
