@@ -31,7 +31,7 @@ use crate::output_files::{claim_file, write_atomically};
 use crate::report::check::{CheckReport, ModelCheck};
 use crate::report::junit::junit_xml;
 use crate::report::made_by::Making;
-use crate::report::repro::{self, Case, Folder, Repro};
+use crate::report::repro::{self, FailingModel, Folder, Repro};
 use crate::report::{emit, print};
 use crate::runtime;
 use workers::{serve, Workers};
@@ -226,7 +226,7 @@ impl Reproducing<'_> {
                 continue;
             };
             let model = &self.models[index];
-            let case = Case {
+            let failing = FailingModel {
                 model,
                 record: Some(record.join(index.to_string())),
                 failure: models[index].failure_line(),
@@ -234,7 +234,7 @@ impl Reproducing<'_> {
                 runtime: Some(self.runtime),
                 choice: &self.global.runtime,
             };
-            written = repro.add(case, |folder| {
+            written = repro.add(failing, |folder| {
                 let command = self.reproducing_check(model, folder)?;
                 if self.reduce {
                     self.reduce(&models[index], model, folder)?;

@@ -11,7 +11,7 @@ use super::{cell, heading, status_text};
 use crate::compare::{Divergence, Rules, TensorRow, TensorStatus, Tolerance};
 use crate::model::diff::StructureDiff;
 use crate::report::by_op::pair_by_op_text;
-use crate::report::junit::{Case, Outcome, Suite};
+use crate::report::junit::{JunitCase, Outcome, Suite};
 use crate::report::table::Table;
 use crate::report::Report;
 use crate::text::printable;
@@ -134,7 +134,7 @@ impl PairRow {
     }
 
     fn junit_suite(&self, rules: &Rules) -> Suite {
-        let skipped = |side: &str| Case {
+        let skipped = |side: &str| JunitCase {
             name: "pair".to_string(),
             time_s: 0.0,
             outcome: Outcome::Skipped(format!("only in {side}")),
@@ -146,7 +146,7 @@ impl PairRow {
             (None, _) => Vec::new(),
         };
         if let Some(error) = &self.error {
-            cases.push(Case {
+            cases.push(JunitCase {
                 name: "runs".to_string(),
                 time_s: 0.0,
                 outcome: Outcome::Error(error.clone()),

@@ -13,7 +13,7 @@ use super::two_runs::{RunSide, RunsCompared};
 use super::{heading, status_text, tensor_table, walk_text};
 use crate::compare::{DifferingSource, Divergence, Rules, TensorRow, TensorStatus, Tolerance};
 use crate::model::diff::StructureDiff;
-use crate::report::junit::{Case, Outcome, Suite};
+use crate::report::junit::{JunitCase, Outcome, Suite};
 use crate::report::structure::structure_text;
 use crate::report::Report;
 use crate::text::{differ, number, part_of, printable, shell_line};
@@ -148,8 +148,12 @@ fn outputs_failure(outputs: &[TensorRow], rules: &Rules) -> Option<String> {
 }
 
 /// A pair's JUnit cases: its outputs, then its timing (when timed).
-pub(super) fn pair_cases(outputs: (&[TensorRow], f64), rules: &Rules, timing: Option<&TimingComparison>) -> Vec<Case> {
-    let mut cases = vec![Case {
+pub(super) fn pair_cases(
+    outputs: (&[TensorRow], f64),
+    rules: &Rules,
+    timing: Option<&TimingComparison>,
+) -> Vec<JunitCase> {
+    let mut cases = vec![JunitCase {
         name: "outputs".to_string(),
         time_s: outputs.1,
         outcome: outputs_failure(outputs.0, rules).map_or(Outcome::Passed, Outcome::Failure),
@@ -161,7 +165,7 @@ pub(super) fn pair_cases(outputs: (&[TensorRow], f64), rules: &Rules, timing: Op
             (None, Some(reason)) => Outcome::Noted(format!("undecided: {reason}")),
             (None, None) => Outcome::Passed,
         };
-        cases.push(Case {
+        cases.push(JunitCase {
             name: "timing".to_string(),
             time_s: timing.seconds,
             outcome,
