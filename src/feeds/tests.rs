@@ -405,7 +405,7 @@ fn source_files_are_every_file_a_spec_may_name() {
     );
 }
 
-/// A quick sweep (the note has a long one): random byte mutations of
+/// A quick sweep (`scripts/hostile_sweep.py` runs a long one): random byte mutations of
 /// an `.npy` file's header and of `#rand` specs are errors or values, never a panic.
 #[test]
 fn mutated_npy_headers_and_specs_never_panic() {
