@@ -69,6 +69,22 @@ impl FolderModels {
             .collect();
         Ok(Some(FolderModels { places }))
     }
+
+    /// The runs read them: claimed before any run, so that neither --junit
+    /// nor stdout takes one.
+    fn claim(&self, folders: &[PathBuf; 2]) -> Result<()> {
+        let [dir_a, dir_b] = folders;
+        for (model, place) in &self.places {
+            match place {
+                Place::Both => folders
+                    .iter()
+                    .try_for_each(|dir| input_files::claim(&dir.join(model)))?,
+                Place::OnlyInA => input_files::claim(&dir_a.join(model))?,
+                Place::OnlyInB => input_files::claim(&dir_b.join(model))?,
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A model under the folders, and what its pair's outputs gave once run
@@ -99,16 +115,7 @@ pub fn compare_folders(
 ) -> Result<FolderReport> {
     let two = &settings.two;
     let [dir_a, dir_b] = folders;
-    // The runs read them: claimed here, so that neither --junit nor stdout takes one.
-    for (model, place) in &models.places {
-        match place {
-            Place::Both => folders
-                .iter()
-                .try_for_each(|dir| input_files::claim(&dir.join(model)))?,
-            Place::OnlyInA => input_files::claim(&dir_a.join(model))?,
-            Place::OnlyInB => input_files::claim(&dir_b.join(model))?,
-        }
-    }
+    models.claim(folders)?;
     two.claim_feeds()?;
     super::claim_junit(junit)?;
     two.note_feeds(global);
