@@ -1,15 +1,16 @@
 //! One file per subcommand; `dispatch` hands each its plain options.
 
-mod algo_cache;
 mod check;
 mod child_run;
 mod compare;
 mod completions;
 mod dump;
 mod expect;
+mod fast_run;
 mod finite;
 mod info;
 mod man;
+mod models;
 mod pack_testcases;
 mod pool;
 mod prepare;

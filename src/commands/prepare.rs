@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::algo_cache;
+use super::fast_run;
 use super::settings::{EngineSettings, ModelSettings};
 use super::Global;
 use crate::engine::{silence_stdout, AlgoSearch, Device, Lite, NetworkOptions, StdoutSilenced};
@@ -129,7 +129,7 @@ pub struct Ready {
     /// TensorRT's cache as the engine reads and writes it (a staged copy), and the user's file.
     tensorrt_cache: Option<(tempfile::NamedTempFile, std::path::PathBuf)>,
     /// The algorithm cache fast-run reads and keeps what it profiled in.
-    algo_cache: Option<algo_cache::InUse>,
+    algo_cache: Option<fast_run::InUse>,
 }
 
 impl Ready {
@@ -317,7 +317,7 @@ pub fn ready_runtime(
     if let Some(cache) = engine.fast_run_cache() {
         lite.use_algo_cache(cache)?;
     }
-    let algo_cache = algo_cache::open(lite, engine, model, options, global)?;
+    let algo_cache = fast_run::open(lite, engine, model, options, global)?;
     // The engine writes the cache where it read it: it gets a staged copy,
     // renamed over the user's file once written whole.
     let tensorrt_cache = match engine.tensorrt_cache() {

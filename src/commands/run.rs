@@ -24,7 +24,7 @@ use crate::profile::ProfileCapture;
 use crate::report::check::Tally;
 use crate::report::made_by::Making;
 use crate::report::print;
-use crate::report::repro::{self, Case, Folder, Reduction, Repro};
+use crate::report::repro::{self, FailingModel, Folder, Reduction, Repro};
 use crate::report::run::{
     noise_warning, InstanceReport, InstancesReport, Measurement, OutputDifference, ProfiledRuns, RunReport, Target,
     TestcaseRunReport, TestcasesRunReport, WrittenOutput,
@@ -138,7 +138,7 @@ pub fn run(mut settings: RunSettings, global: &Global) -> Result<()> {
     if let Some((capture, _)) = &mut profile {
         capture.phase("load", prepared.loading, prepared.loaded);
     }
-    let run = Run {
+    let run = LoadedRun {
         target: Target {
             model: model.path.display().to_string(),
             format: prepared.model.format(),
@@ -169,13 +169,13 @@ fn refuse_for_testcases(settings: &RunSettings, options: &NetworkOptions) -> Res
 }
 
 /// A loaded model's run, either way.
-struct Run<'a> {
+struct LoadedRun<'a> {
     target: Target,
     peak_after_load: Option<u64>,
     settings: &'a RunSettings,
 }
 
-impl Run<'_> {
+impl LoadedRun<'_> {
     /// The embedded testcases of a container, each judged by its assertions.
     fn testcases(self, mut prepared: Prepared, global: &Global) -> Result<()> {
         let settings = self.settings;
@@ -494,7 +494,7 @@ impl Reproducer {
             Err(failure) => failure.one_line(),
         };
         let model = self.settings.model.path.clone();
-        let case = Case {
+        let failing = FailingModel {
             model: &model,
             record: Some(self.record_folder()),
             failure,
@@ -506,7 +506,7 @@ impl Reproducer {
         let failed = reducible(settings, &rerun.ended, &rerun.transcript);
         let written = self
             .repro
-            .add(case, |folder| {
+            .add(failing, |folder| {
                 let command = reproducing_run(settings, timeout, folder)?;
                 match (settings.reduce, failed, runtime) {
                     (false, ..) => {}

@@ -2,10 +2,10 @@
 //! `stdio` and `process`) holds the only `unsafe` code of the crate.
 
 mod affinity;
-pub mod algo_cache;
 mod cuda_driver;
 mod env_numbers;
 mod exit_trap;
+pub mod fast_run_file;
 mod ffi;
 mod log_watch;
 mod process;
@@ -280,7 +280,7 @@ impl Lite {
     /// `dump_algo_cache`), once its framing is checked: a new file is an empty cache.
     pub fn use_algo_cache(&self, path: &Path) -> Result<()> {
         if let Some(bytes) = input_files::read_if_present(path, &input_files::FAST_RUN_CACHE)? {
-            algo_cache::check_framing(&bytes).map_err(|reason| {
+            fast_run_file::check_framing(&bytes).map_err(|reason| {
                 anyhow::anyhow!(
                     "{} is not a fast-run cache the engine wrote ({reason}): delete it, or give --fast-run-cache another file",
                     path.display()

@@ -23,7 +23,7 @@ use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 use crate::text::quoted_list;
 use random::RandomSpec;
 pub use spec::FeedSpec;
-use spec::{Reading, Source};
+use spec::{FeedSource, Reading};
 pub use swept::{at_shapes, ShapedFeed};
 
 pub struct FeedOptions {
@@ -132,7 +132,7 @@ fn has_values(tensor: HostTensor, input: &TensorInfo) -> Result<HostTensor> {
 /// which holds no more).
 pub fn default_spec(input: &TensorInfo) -> FeedSpec {
     let max = default_max(input.dtype);
-    let source = Source::Random(RandomSpec::uniform(0.0, max));
+    let source = FeedSource::Random(RandomSpec::uniform(0.0, max));
     FeedSpec::for_input(&input.name, &format!("#rand(0,{max})"), source)
 }
 
@@ -167,7 +167,7 @@ fn targets(spec: &Reading, spec_count: usize, inputs: &[TensorInfo]) -> Result<V
         return Ok(vec![0]);
     }
     match &spec.source {
-        Source::Npz { path, key: None } => {
+        FeedSource::Npz { path, key: None } => {
             let keys = crate::tensor::npy::Npz::open(path)
                 .map_err(|err| anyhow!("cannot feed '{}': {err:#}", spec.source_text))?
                 .keys();
@@ -185,7 +185,7 @@ fn targets(spec: &Reading, spec_count: usize, inputs: &[TensorInfo]) -> Result<V
             Ok(matched)
         }
         // A lone unnamed `#rand` feeds every input, as in `trace.dump`.
-        Source::Random(_) if spec_count == 1 => Ok((0..inputs.len()).collect()),
+        FeedSource::Random(_) if spec_count == 1 => Ok((0..inputs.len()).collect()),
         _ => bail!(
             "'{}' names no input, but the model has several inputs ({}): write NAME:SOURCE",
             spec.source_text,

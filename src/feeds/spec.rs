@@ -19,9 +19,9 @@ pub struct FeedSpec {
     text: String,
     /// `NAME:SOURCE` at each `:` of the text, in order: where NAME ends, and
     /// SOURCE read (its error kept for the reading that is chosen).
-    named: Vec<(usize, Result<Source>)>,
+    named: Vec<(usize, Result<FeedSource>)>,
     /// The whole text read as a SOURCE; `None` for a spec made for an input.
-    whole: Option<Result<Source>>,
+    whole: Option<Result<FeedSource>>,
 }
 
 /// The reading of a spec that the model's inputs chose.
@@ -30,11 +30,11 @@ pub(super) struct Reading<'a> {
     /// Index of the named input, if the spec names one.
     pub input: Option<usize>,
     pub source_text: &'a str,
-    pub source: &'a Source,
+    pub source: &'a FeedSource,
 }
 
 #[derive(Clone)]
-pub(super) enum Source {
+pub(super) enum FeedSource {
     Random(RandomSpec),
     Npy(PathBuf),
     Npz { path: PathBuf, key: Option<String> },
@@ -47,18 +47,18 @@ impl FeedSpec {
     pub fn parse(text: &str) -> FeedSpec {
         let named = text
             .match_indices(':')
-            .map(|(at, _)| (at, Source::parse(&text[at + 1..])))
+            .map(|(at, _)| (at, FeedSource::parse(&text[at + 1..])))
             .collect();
         FeedSpec {
             text: text.to_string(),
             named,
-            whole: Some(Source::parse(text)),
+            whole: Some(FeedSource::parse(text)),
         }
     }
 
     /// `NAME:SOURCE` for the input `name`, made rather than read: `source`,
     /// written `source_text`.
-    pub(super) fn for_input(name: &str, source_text: &str, source: Source) -> FeedSpec {
+    pub(super) fn for_input(name: &str, source_text: &str, source: FeedSource) -> FeedSpec {
         FeedSpec {
             text: format!("{name}:{source_text}"),
             named: vec![(name.len(), Ok(source))],
@@ -78,8 +78,8 @@ impl FeedSpec {
             .iter()
             .chain(self.named.iter().map(|(_, source)| source))
             .filter_map(|source| match source.as_ref().ok()? {
-                Source::Npy(path) | Source::Image(path) | Source::Npz { path, .. } => Some(path.as_path()),
-                Source::Random(_) | Source::Json(_) => None,
+                FeedSource::Npy(path) | FeedSource::Image(path) | FeedSource::Npz { path, .. } => Some(path.as_path()),
+                FeedSource::Random(_) | FeedSource::Json(_) => None,
             })
     }
 
@@ -139,18 +139,18 @@ fn looks_like_name(prefix: &str) -> bool {
 
 const IMAGE_EXTENSIONS: [&str; 6] = ["png", "jpg", "jpeg", "bmp", "ppm", "pgm"];
 
-impl Source {
+impl FeedSource {
     fn parse(text: &str) -> Result<Self> {
         if text.starts_with("#rand") {
-            return RandomSpec::parse(text).map(Source::Random);
+            return RandomSpec::parse(text).map(FeedSource::Random);
         }
         if text.starts_with('[') {
             return serde_json::from_str(text)
-                .map(Source::Json)
+                .map(FeedSource::Json)
                 .map_err(|err| anyhow!("invalid JSON literal '{text}': {err}"));
         }
         if let Ok(number @ Value::Number(_)) = serde_json::from_str(text) {
-            return Ok(Source::Json(number));
+            return Ok(FeedSource::Json(number));
         }
         // ASCII lowercasing keeps byte offsets, so positions found in `lower` index `text`.
         let lower = text.to_ascii_lowercase();
@@ -160,7 +160,7 @@ impl Source {
                 bail!("no array key after ':' in '{text}'");
             }
             let path = PathBuf::from(&text[..at + ".npz".len()]);
-            return Ok(Source::Npz {
+            return Ok(FeedSource::Npz {
                 path,
                 key: Some(key.to_string()),
             });
@@ -168,9 +168,9 @@ impl Source {
         let extension = Path::new(&lower).extension().and_then(|ext| ext.to_str()).unwrap_or("");
         let path = PathBuf::from(text);
         match extension {
-            "npy" => Ok(Source::Npy(path)),
-            "npz" => Ok(Source::Npz { path, key: None }),
-            ext if IMAGE_EXTENSIONS.contains(&ext) => Ok(Source::Image(path)),
+            "npy" => Ok(FeedSource::Npy(path)),
+            "npz" => Ok(FeedSource::Npz { path, key: None }),
+            ext if IMAGE_EXTENSIONS.contains(&ext) => Ok(FeedSource::Image(path)),
             _ => bail!(
                 "can't tell what '{text}' is: expected #rand(MIN,MAX[,SHAPE]), a .npy/.npz file, \
                  an image (png, jpg, bmp, ppm, pgm) or a JSON literal"
@@ -183,17 +183,17 @@ impl Source {
         let fits = |shape: &[usize]| feed_element_count(shape, info).map(drop);
         let stored = |(tensor, dtype)| (tensor, Some(dtype));
         match self {
-            Source::Random(spec) => spec.generate(info, options.seed).map(|tensor| (tensor, None)),
-            Source::Npy(path) => npy::load_npy_checked(path, info.dtype, &fits).map(stored),
-            Source::Npz { path, key } => npy::load_npz(path, key.as_deref(), info, &fits).map(stored),
-            Source::Image(path) => {
+            FeedSource::Random(spec) => spec.generate(info, options.seed).map(|tensor| (tensor, None)),
+            FeedSource::Npy(path) => npy::load_npy_checked(path, info.dtype, &fits).map(stored),
+            FeedSource::Npz { path, key } => npy::load_npz(path, key.as_deref(), info, &fits).map(stored),
+            FeedSource::Image(path) => {
                 let sizing = match options.resize_input {
                     true => image::Sizing::Resized,
                     false => image::Sizing::Own(&fits),
                 };
                 image::load(path, info, sizing).map(|tensor| (tensor, None))
             }
-            Source::Json(value) => json::to_tensor(value, info).map(|tensor| (tensor, None)),
+            FeedSource::Json(value) => json::to_tensor(value, info).map(|tensor| (tensor, None)),
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use anyhow::{bail, Result};
 
-use super::spec::{Reading, Source};
+use super::spec::{FeedSource, Reading};
 use super::{default_max, image, named_spec, targets, FeedOptions, FeedSpec};
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
 
@@ -70,18 +70,18 @@ fn at_shape(input: &TensorInfo, reading: Option<&Reading>, options: &FeedOptions
     };
     let context = |what: &str| format!("input '{}' from '{}': {what}", input.name, reading.source_text);
     match reading.source {
-        Source::Random(random) => match random.bounds_alone() {
+        FeedSource::Random(random) => match random.bounds_alone() {
             Some((min, max)) => Ok(named(format!("#rand({min},{max},{})", dims()))),
             None => bail!(context(
                 "--sweep gives the input its shapes: write #rand(MIN,MAX) without one"
             )),
         },
-        Source::Image(path) => {
+        FeedSource::Image(path) => {
             let laid_out = image::load(path, input, image::Sizing::Resized)
                 .map_err(|err| anyhow::anyhow!("{}", context(&format!("{err:#}"))))?;
             Ok(ShapedFeed::Values(repeated_to(laid_out, &input.shape)))
         }
-        Source::Npy(_) | Source::Npz { .. } | Source::Json(_) => {
+        FeedSource::Npy(_) | FeedSource::Npz { .. } | FeedSource::Json(_) => {
             let (held, _) = reading.source.load(input, options)?;
             if held.shape != input.shape {
                 bail!(context(&format!(

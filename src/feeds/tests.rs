@@ -8,7 +8,7 @@ use tempfile::TempDir;
 use zip::write::SimpleFileOptions;
 use zip::CompressionMethod;
 
-use super::spec::Source;
+use super::spec::FeedSource;
 use super::*;
 
 fn input(name: &str, shape: &[usize], dtype: DType) -> TensorInfo {
@@ -189,19 +189,22 @@ fn unknown_sources_say_what_is_expected() {
 fn sources_are_classified() {
     let inputs = two_inputs();
     let parse = |text: &str| FeedSpec::parse(text).reading(&inputs).unwrap().source.clone();
-    assert!(matches!(parse("data:a/b.NPY"), Source::Npy(path) if path == Path::new("a/b.NPY")));
-    assert!(matches!(parse("data:x.npz"), Source::Npz { key: None, .. }));
+    assert!(matches!(parse("data:a/b.NPY"), FeedSource::Npy(path) if path == Path::new("a/b.NPY")));
+    assert!(matches!(parse("data:x.npz"), FeedSource::Npz { key: None, .. }));
     assert!(matches!(
         parse("data:dir/x.NPZ:label"),
-        Source::Npz { path, key: Some(key) } if path == Path::new("dir/x.NPZ") && key == "label"
+        FeedSource::Npz { path, key: Some(key) } if path == Path::new("dir/x.NPZ") && key == "label"
     ));
     for image in ["a.png", "a.JPG", "a.jpeg", "a.bmp", "a.ppm", "a.Pgm"] {
-        assert!(matches!(parse(&format!("data:{image}")), Source::Image(_)), "{image}");
+        assert!(
+            matches!(parse(&format!("data:{image}")), FeedSource::Image(_)),
+            "{image}"
+        );
     }
     for json in ["3.5", "-1", "2e3", "[1, 2]", "[]"] {
-        assert!(matches!(parse(&format!("data:{json}")), Source::Json(_)), "{json}");
+        assert!(matches!(parse(&format!("data:{json}")), FeedSource::Json(_)), "{json}");
     }
-    assert!(matches!(parse("data:#rand(0,1)"), Source::Random(_)));
+    assert!(matches!(parse("data:#rand(0,1)"), FeedSource::Random(_)));
     let message = error(FeedSpec::parse("data:[1,").reading(&inputs).map(|_| ()));
     assert!(
         message.starts_with("input 'data': invalid JSON literal '[1,': "),
@@ -402,7 +405,7 @@ fn source_files_are_every_file_a_spec_may_name() {
     );
 }
 
-/// A quick sweep (the note has a long one): random byte mutations of
+/// A quick sweep (`scripts/hostile_sweep.py` runs a long one): random byte mutations of
 /// an `.npy` file's header and of `#rand` specs are errors or values, never a panic.
 #[test]
 fn mutated_npy_headers_and_specs_never_panic() {

@@ -348,15 +348,15 @@ impl<'s, 'a> Side<'s, 'a> {
     }
 
     /// What feeds input `index` of operator `at`.
-    fn source(&self, at: usize, index: usize) -> Source {
+    fn source(&self, at: usize, index: usize) -> InputOrigin {
         let Some(&id) = self.operator(at).inputs.get(index) else {
-            return Source::Missing;
+            return InputOrigin::Missing;
         };
         match self.writer.get(id as usize).copied().flatten() {
-            None => Source::Missing,
-            Some(writer) if self.operator(writer).is_input() => Source::Input(self.var_name(id)),
-            Some(writer) if self.operator(writer).is_constant() => Source::Constant(writer),
-            Some(writer) => Source::Computed(writer),
+            None => InputOrigin::Missing,
+            Some(writer) if self.operator(writer).is_input() => InputOrigin::Input(self.var_name(id)),
+            Some(writer) if self.operator(writer).is_constant() => InputOrigin::Constant(writer),
+            Some(writer) => InputOrigin::Computed(writer),
         }
     }
 
@@ -394,7 +394,7 @@ impl<'s, 'a> Side<'s, 'a> {
 
 /// What an operator's input comes from.
 #[derive(Debug, PartialEq)]
-enum Source {
+enum InputOrigin {
     Input(String),
     Constant(usize),
     Computed(usize),
@@ -484,9 +484,9 @@ fn same_place(sides: &[Side; 2], partner: &HashMap<usize, usize>, a: usize, b: u
         return false;
     }
     (0..mine.inputs.len()).all(|index| match (sides[0].source(a, index), sides[1].source(b, index)) {
-        (Source::Input(x), Source::Input(y)) => x == y,
-        (Source::Constant(_), Source::Constant(_)) => true,
-        (Source::Computed(x), Source::Computed(y)) => partner.get(&x) == Some(&y),
+        (InputOrigin::Input(x), InputOrigin::Input(y)) => x == y,
+        (InputOrigin::Constant(_), InputOrigin::Constant(_)) => true,
+        (InputOrigin::Computed(x), InputOrigin::Computed(y)) => partner.get(&x) == Some(&y),
         _ => false,
     })
 }
@@ -582,7 +582,9 @@ fn compare_operators(sides: &[Side; 2], a: usize, b: usize, change: &mut Change)
 fn compare_constants(sides: &[Side; 2], a: usize, b: usize, change: &mut Change, constants: &mut Constants) {
     let count = sides[0].operator(a).inputs.len().min(sides[1].operator(b).inputs.len());
     for index in 0..count {
-        let (Source::Constant(x), Source::Constant(y)) = (sides[0].source(a, index), sides[1].source(b, index)) else {
+        let (InputOrigin::Constant(x), InputOrigin::Constant(y)) =
+            (sides[0].source(a, index), sides[1].source(b, index))
+        else {
             continue;
         };
         let (Some(value_a), Some(value_b)) = (

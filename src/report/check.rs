@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::junit::{Case, Outcome, Suite};
+use super::junit::{JunitCase, Outcome, Suite};
 use super::Report;
 use crate::runner::testcase::{OutputCheck, TestcaseRun, TestcaseStatus};
 use crate::text::{number, path_text, printable};
@@ -240,7 +240,7 @@ impl ModelCheck {
     /// Its JUnit suite: a `testcase` for loading it (its time the load time;
     /// its error when it could not be checked), then one per embedded testcase.
     pub fn junit_suite(&self) -> Suite {
-        let load = Case {
+        let load = JunitCase {
             name: "load".to_string(),
             time_s: self.load_s.unwrap_or(0.0),
             outcome: match &self.error {
@@ -251,7 +251,7 @@ impl ModelCheck {
         };
         let testcases = self.testcases.iter().map(|testcase| {
             let message = testcase.message.clone().unwrap_or_default();
-            Case {
+            JunitCase {
                 name: format!("testcase {}", testcase.index),
                 time_s: testcase.time_s,
                 outcome: match testcase.status {

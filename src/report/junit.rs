@@ -10,11 +10,11 @@ use crate::text::printable;
 /// One model's `testsuite`.
 pub struct Suite {
     pub name: String,
-    pub cases: Vec<Case>,
+    pub cases: Vec<JunitCase>,
 }
 
 /// One `testcase`.
-pub struct Case {
+pub struct JunitCase {
     pub name: String,
     pub time_s: f64,
     pub outcome: Outcome,

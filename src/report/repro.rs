@@ -85,7 +85,7 @@ pub struct Repro {
 }
 
 /// One failing model, as its command saw it fail.
-pub struct Case<'a> {
+pub struct FailingModel<'a> {
     /// The model the folder is named after.
     pub model: &'a Path,
     /// What the child recorded (`Repro::record_folder`), if it was asked to.
@@ -146,11 +146,15 @@ impl Repro {
         self.set.path().join(RECORDS).join(key)
     }
 
-    /// Writes the folder of `case`; `command` names what it reads through the
+    /// Writes the folder of `failing`; `command` names what it reads through the
     /// `Folder` and returns the command line that reproduces the failure.
-    pub fn add(&mut self, case: Case, command: impl FnOnce(&mut Folder) -> Result<MgeCommand>) -> Result<()> {
-        let stem = npy_file_stem(&case.model.file_stem().unwrap_or_default().to_string_lossy());
-        self.add_named(&stem, case, command).map(drop)
+    pub fn add(
+        &mut self,
+        failing: FailingModel,
+        command: impl FnOnce(&mut Folder) -> Result<MgeCommand>,
+    ) -> Result<()> {
+        let stem = npy_file_stem(&failing.model.file_stem().unwrap_or_default().to_string_lossy());
+        self.add_named(&stem, failing, command).map(drop)
     }
 
     /// `add`, the folder named `stem` (`stem-2`, ... when taken) rather than
@@ -158,11 +162,11 @@ impl Repro {
     pub fn add_named(
         &mut self,
         stem: &str,
-        case: Case,
+        failing: FailingModel,
         command: impl FnOnce(&mut Folder) -> Result<MgeCommand>,
     ) -> Result<String> {
         let name = self.free_name(stem);
-        let recorded = case.record.as_deref().map(Recorded::read).transpose()?;
+        let recorded = failing.record.as_deref().map(Recorded::read).transpose()?;
         let staged = self.set.path().join(&name);
         fs::create_dir(&staged).with_context(|| format!("cannot write {}", self.dir.join(&name).display()))?;
         let mut feeds = Vec::new();
@@ -190,8 +194,10 @@ impl Repro {
             placed: Vec::new(),
             reduction: None,
         };
-        let env = engine_environment(case.runtime)?;
-        let command = command(&mut folder)?.user_runtime(case.choice)?.user_env(env.clone());
+        let env = engine_environment(failing.runtime)?;
+        let command = command(&mut folder)?
+            .user_runtime(failing.choice)?
+            .user_env(env.clone());
         let full_line = command.shell_line();
         let Folder {
             options,
@@ -199,18 +205,18 @@ impl Repro {
             reduction,
             ..
         } = folder;
-        let (line, reduced) = self.add_reduction(&name, reduction, &full_line, (case.choice, env), &mut files)?;
+        let (line, reduced) = self.add_reduction(&name, reduction, &full_line, (failing.choice, env), &mut files)?;
         let version = recorded
             .as_ref()
             .and_then(|record| record.runtime_version.clone())
-            .or_else(|| installed_version(case.runtime));
+            .or_else(|| installed_version(failing.runtime));
         let texts = [
             ("command.sh", format!("#!/usr/bin/env bash\n# Reproduces the failure in README.txt; run it from inside this folder.\n{line}\n")),
             ("options.txt", options.join("\n") + "\n"),
-            ("runtime.json", json(&runtime_used(case.runtime, version.clone())?)?),
+            ("runtime.json", json(&runtime_used(failing.runtime, version.clone())?)?),
             ("cpu.json", json(&Cpu::here())?),
-            ("engine.log", engine_log(&case, recorded.as_ref())),
-            ("README.txt", readme(&case, &line, version.as_deref(), &files) + &reduced),
+            ("engine.log", engine_log(&failing, recorded.as_ref())),
+            ("README.txt", readme(&failing, &line, version.as_deref(), &files) + &reduced),
         ];
         for (file, text) in texts {
             self.set.add(Path::new(&name).join(file), text.as_bytes())?;
@@ -450,14 +456,14 @@ fn engine_environment(runtime: Option<&Located>) -> Result<Vec<(OsString, OsStri
 
 /// `engine.log`: what failed, what the engine's process printed on stderr,
 /// and what the engine printed on the stdout the tool captured.
-fn engine_log(case: &Case, recorded: Option<&Recorded>) -> String {
-    let printed = match case.engine_log.is_empty() {
+fn engine_log(failing: &FailingModel, recorded: Option<&Recorded>) -> String {
+    let printed = match failing.engine_log.is_empty() {
         true => "(nothing)\n",
-        false => &case.engine_log,
+        false => &failing.engine_log,
     };
     let mut log = format!(
         "{}\n\nWhat the engine's process printed on stderr:\n{printed}",
-        case.failure
+        failing.failure
     );
     if let Some(stdout) = recorded.and_then(|record| record.engine_stdout.as_deref()) {
         let _ = write!(
@@ -473,12 +479,12 @@ fn json(value: &impl Serialize) -> Result<String> {
 }
 
 /// `README.txt`.
-fn readme(case: &Case, line: &str, version: Option<&str>, files: &[String]) -> String {
+fn readme(failing: &FailingModel, line: &str, version: Option<&str>, files: &[String]) -> String {
     let mut text = format!(
         "A reproducer written by mge {} (--repro).\n\nWhat failed: {}\nThe model: {}\n\n",
         env!("CARGO_PKG_VERSION"),
-        printable(&case.failure),
-        printable(&case.model.display().to_string())
+        printable(&failing.failure),
+        printable(&failing.model.display().to_string())
     );
     let runtime = match version {
         Some(version) => format!("the MegEngine runtime {version} (`mge runtime install --version {version}`)"),

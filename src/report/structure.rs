@@ -34,11 +34,14 @@ pub fn structure_text(diff: &StructureDiff) -> String {
     if diff.same() {
         let _ = writeln!(
             out,
-            "graph       same graph: {} matched, {} parameters in {}, {} MACs",
+            "graph       same graph: {} matched, {} parameters in {}, {}",
             counted(diff.ops_matched, "operator"),
             diff.params.a.count,
             counted(diff.params.a.tensors, "tensor"),
-            count_text(diff.macs.a)
+            match diff.macs.a {
+                Some(_) => format!("{} MACs", count_text(diff.macs.a)),
+                None => "MACs unknown (no shapes stored)".to_string(),
+            }
         );
     } else {
         let _ = writeln!(

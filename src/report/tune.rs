@@ -11,7 +11,7 @@ use crate::runner::rounds::{Measured, Ratio};
 use crate::runner::sequential::{RoundsNoise, Speed};
 use crate::text::number;
 use crate::tune::trial::TrialStatus;
-use crate::tune::{Confirmation, Contender, Row, Skipped, Source, Tuning};
+use crate::tune::{Confirmation, Contender, HeadlineSource, Row, Skipped, Tuning};
 
 #[derive(Serialize)]
 pub struct TuneReport {
@@ -49,7 +49,7 @@ pub struct Best {
     /// holds the true median ratio.
     pub speedup_interval: Option<[f64; 2]>,
     pub speedup_confidence: Option<f64>,
-    pub source: Source,
+    pub source: HeadlineSource,
     pub command: String,
 }
 
@@ -151,8 +151,10 @@ impl TuneReport {
                 median_ms: headline.best_ms,
                 baseline_ms: headline.baseline_ms,
                 ci95_ms: match headline.source {
-                    Source::NoWinner | Source::Unconfirmed => headline.row.safe().and_then(|best| best.interval_ms),
-                    Source::BackToBack | Source::NoneFaster => None,
+                    HeadlineSource::NoWinner | HeadlineSource::Unconfirmed => {
+                        headline.row.safe().and_then(|best| best.interval_ms)
+                    }
+                    HeadlineSource::BackToBack | HeadlineSource::NoneFaster => None,
                 },
                 speedup: headline.ratio(),
                 speedup_interval: headline.speedup.and_then(|speedup| speedup.interval),
@@ -276,7 +278,7 @@ impl Best {
             _ => String::new(),
         };
         match self.source {
-            Source::BackToBack => format!(
+            HeadlineSource::BackToBack => format!(
                 "best: {} at {:.3} ms, {} the baseline's {:.3} ms, back to back{}",
                 self.options,
                 self.median_ms,
@@ -284,15 +286,15 @@ impl Best {
                 self.baseline_ms,
                 rounds(self.speedup_confidence)
             ),
-            Source::NoneFaster => format!(
+            HeadlineSource::NoneFaster => format!(
                 "best: the baseline, at {:.3} ms back to back: no candidate was decidedly faster",
                 self.baseline_ms
             ),
-            Source::NoWinner => format!(
+            HeadlineSource::NoWinner => format!(
                 "best: the baseline, at {:.3} ms: no candidate beat it beyond the noise",
                 self.baseline_ms
             ),
-            Source::Unconfirmed => format!(
+            HeadlineSource::Unconfirmed => format!(
                 "best: the baseline, at {:.3} ms: the budget left no time to measure the search's winners again, back to back, so none is confirmed",
                 self.baseline_ms
             ),

@@ -7,7 +7,7 @@
 //!
 //! A file is `mge algorithm cache 1`, a line of JSON (`Header`: the key, the
 //! SHA-256 of what follows, the models profiled into it), then the engine's
-//! own cache (`engine::algo_cache`). It is written whole (a staged file
+//! own cache (`engine::fast_run_file`). It is written whole (a staged file
 //! renamed over it) under a lock, merged with what another process wrote
 //! meanwhile. One that is damaged (its hash or framing) or foreign (another
 //! key) is set aside under the lock, beside it, with a note, and the engine
@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{home, trust, Located};
-use crate::engine::algo_cache::{check_framing, merge};
+use crate::engine::fast_run_file::{check_framing, merge};
 use crate::engine::{AlgoSearch, NetworkOptions};
 use crate::input_files;
 

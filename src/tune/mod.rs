@@ -136,13 +136,13 @@ pub struct Headline<'t> {
     pub baseline_ms: f64,
     /// `None` for the baseline kept.
     pub speedup: Option<Ratio>,
-    pub source: Source,
+    pub source: HeadlineSource,
 }
 
 /// Where the headline's figures come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Source {
+pub enum HeadlineSource {
     /// The confirmation's rounds: a contender was `faster`, and is the best.
     BackToBack,
     /// The confirmation's rounds, where no contender was decidedly faster: the baseline is kept.
@@ -219,8 +219,8 @@ impl Tuning {
                 baseline_ms: searched_ms(&self.baseline),
                 speedup: None,
                 source: match self.searched {
-                    Some(_) => Source::Unconfirmed,
-                    None => Source::NoWinner,
+                    Some(_) => HeadlineSource::Unconfirmed,
+                    None => HeadlineSource::NoWinner,
                 },
             };
         };
@@ -231,14 +231,14 @@ impl Tuning {
                 best_ms: kept.median_ms(),
                 baseline_ms,
                 speedup: Some(kept.speedup()),
-                source: Source::BackToBack,
+                source: HeadlineSource::BackToBack,
             },
             None => Headline {
                 row: &self.baseline,
                 best_ms: baseline_ms,
                 baseline_ms,
                 speedup: None,
-                source: Source::NoneFaster,
+                source: HeadlineSource::NoneFaster,
             },
         }
     }

@@ -484,7 +484,7 @@ mod tests {
     use crate::tune::cost::OnRecord;
     use crate::tune::scripted::{search, Outcome, Scripted};
 
-    /// ResNet-18 with 2 threads on an AMD EPYC with AVX-512, by hand (issue 21):
+    /// ResNet-18 with 2 threads on an AMD EPYC with AVX-512, by hand:
     /// 63.3 ms plain, 44.0 with fast-run, 33.3 with fast-run and
     /// --record-comp-seq 2; the oneDNN layouts crash. The rest are guesses.
     fn resnet_on_amd(options: &[String], _: usize) -> Outcome {

@@ -93,6 +93,19 @@ fn the_model_against_its_fbs_v1_dump_is_the_same_graph() {
     assert_eq!(got["dumped"]["b"]["format"], "fbs-v1");
     // No shapes in FBS v1: its MACs are not counted, rather than counted wrong.
     assert_eq!(got["macs"]["b"], Value::Null, "{got}");
+    let manifest = whatchanged_manifest();
+    let model = |key: &str| manifest["models"][key].as_str().unwrap().to_string();
+    let (text, _) = run_expecting(
+        mge()
+            .args(["compare", "--structure"])
+            .arg(model("cnn_fbs1"))
+            .arg(model("cnn")),
+        0,
+    );
+    assert!(
+        text.contains("same graph: 12 operators matched, ") && text.contains(", MACs unknown (no shapes stored)\n"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Issue 24, items 4, 12, 13 and 14a: no output lands on an input under any
+//! No output lands on an input under any
 //! name (a descriptor, stdout), no two outputs take one file, outputs land on
 //! a mounted volume, and a machine out of descriptors is the tool's error,
 //! not a model's.
@@ -52,7 +52,7 @@ fn assert_unchanged(originals: &[(PathBuf, Vec<u8>)]) {
     }
 }
 
-/// Item 4: an output that reaches an input through a descriptor
+/// An output that reaches an input through a descriptor
 /// (`/dev/fd/3`, `/dev/stdin`), or a stdout that is an input's file
 /// (`1<>`, `>>`), is refused before any work; the input is left as it was.
 #[test]
@@ -102,7 +102,7 @@ fn no_output_reaches_an_input_through_a_descriptor() {
     assert_eq!(left_in(dir.path()).len(), 3, "nothing written beside the inputs");
 }
 
-/// Item 13: two outputs of one command never take one file or folder, under
+/// Two outputs of one command never take one file or folder, under
 /// any name (a hard link, a path through a symlinked folder), stdout
 /// included; refused before any work. Outputs written through a device may
 /// share, and a file inside a set's folder is fine unless the set takes its name.
@@ -254,7 +254,7 @@ fn with_bind_mounts(mounts: &[(&Path, &Path)], script: &str, dir: &Path) -> Outp
     output
 }
 
-/// Item 12: sets of outputs land in a folder that is a mount of its own (a
+/// Sets of outputs land in a folder that is a mount of its own (a
 /// container's volume: a rename into it from outside fails with EXDEV); a
 /// file mounted on its own (EBUSY for a rename over it) is refused before any
 /// work and written through a descriptor instead; a bind mount of an input's
@@ -316,7 +316,7 @@ fn outputs_land_on_mounts() {
     assert_eq!(left_in(&feeds), [feed]);
 }
 
-/// Item 14a: with too few descriptors for a second worker (`ulimit -n 10`,
+/// With too few descriptors for a second worker (`ulimit -n 10`,
 /// `-j 2`), the check ends as the tool's error (exit 2), not as a model
 /// that failed (exit 1).
 #[test]

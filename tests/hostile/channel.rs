@@ -1,4 +1,4 @@
-//! The child's messages to its parent (issue 24 item 3) travel on a pipe of
+//! The child's messages to its parent travel on a pipe of
 //! their own, which the engine is never told of: var names that the engine
 //! prints (its debug log under `RUNTIME_OVERRIDE_LOG_LEVEL=0`, its AssertEqual
 //! lines under `-v`) are text, never events; a child that writes garbage there

@@ -1,4 +1,4 @@
-//! Input made to break the tool (issues 9 and 16): crafted and mutated models,
+//! Input made to break the tool: crafted and mutated models,
 //! feeds whose headers lie, files that never end, output targets that are not
 //! plain files or are the command's own inputs, numbers out of all measure,
 //! outputs that go NaN. Each ends in a clear error (exit 2, one line) or a
@@ -93,7 +93,7 @@ fn a_crafted_root_vtable_is_an_error_not_a_crash() {
 }
 
 /// A handful of deterministic mutants of each graph format (a sweep of
-/// thousands is in the issue's note): every one is a result or an error.
+/// thousands is `scripts/hostile_sweep.py`): every one is a result or an error.
 #[test]
 fn mutated_models_never_crash() {
     let dir = tempfile::tempdir().unwrap();
@@ -392,7 +392,7 @@ fn path_arg(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
-/// Issue 16, item 1: a file that never ends, a FIFO, or one larger than its
+/// A file that never ends, a FIFO, or one larger than its
 /// kind may be is refused before it is read, in one line and little memory.
 #[test]
 fn reads_are_bounded_and_of_regular_files_only() {
@@ -441,7 +441,7 @@ fn copy_fixture(dir: &Path, name: &str, as_name: &str) -> PathBuf {
     path
 }
 
-/// Issue 16, item 2: no output replaces an input of its command, whatever
+/// No output replaces an input of its command, whatever
 /// the command, whatever the name (a hard link too); refused before any work.
 #[test]
 fn no_output_replaces_an_input() {
@@ -508,7 +508,7 @@ fn into_redirected_stdout(args: &str) -> String {
     std::fs::read_to_string(&file).unwrap()
 }
 
-/// Issue 16, item 3: `/dev/stdout` redirected to a file is written through
+/// `/dev/stdout` redirected to a file is written through
 /// stdout: the file keeps the report and gets the trace or JUnit too.
 #[test]
 fn reports_to_dev_stdout_keep_the_redirected_file() {
@@ -529,7 +529,7 @@ fn reports_to_dev_stdout_keep_the_redirected_file() {
     );
 }
 
-/// Issue 16, item 4: `dump --io` stopped while it writes leaves no partial
+/// `dump --io` stopped while it writes leaves no partial
 /// folder and no staging; one that fails leaves none either.
 #[test]
 fn an_interrupted_or_failed_io_dump_leaves_nothing() {
@@ -574,7 +574,7 @@ fn an_interrupted_or_failed_io_dump_leaves_nothing() {
     assert_eq!(left_in(dir.path()), std::slice::from_ref(&io), "no staging left");
 }
 
-/// Issue 16, item 7: numbers beyond any use are one-line usage errors, in
+/// Numbers beyond any use are one-line usage errors, in
 /// little memory (they were a panic, an abort blamed on the engine, runs
 /// without end); a timeout under `--duration` says how many runs were done.
 #[test]
@@ -636,7 +636,7 @@ fn numbers_out_of_range_are_one_line_usage_errors() {
     assert_eq!(stderr.contains(&warned), cores < 64, "{stderr}");
 }
 
-/// Issue 16, item 8: against what MegEngine computes on the fixture
+/// Against what MegEngine computes on the fixture
 /// (`fixtures/nonfinite_manifest.json`): NaN and infinities are said on
 /// stderr, counted in JSON, and fail the run under `--check-finite`.
 #[test]
@@ -707,7 +707,7 @@ fn non_finite_outputs_are_said_and_fail_under_check_finite() {
     assert!(!stderr.contains("warning"), "{stderr}");
 }
 
-/// Issue 16, item 9: a garbled fast-run cache, `--outputs -`, `#rand` ranges
+/// A garbled fast-run cache, `--outputs -`, `#rand` ranges
 /// the dtype cannot hold, and model folders with dangling links or one file
 /// under two names.
 #[test]

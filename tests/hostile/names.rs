@@ -1,4 +1,4 @@
-//! A model's names and odd paths are data (issue 24, items 9 to 11): var and
+//! A model's names and odd paths are data: var and
 //! operator names in any script or with control characters profile, dump
 //! and name files as the model names them, with MegEngine's values; they
 //! reach the terminal escaped; and models and feeds that start with `-`, or
@@ -64,7 +64,7 @@ fn trace_names(trace: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Item 9: `profile`, `run --profile` and `dump --io` failed on names in other
+/// `profile`, `run --profile` and `dump --io` failed on names in other
 /// scripts ("assertion `ch >= 1' failed") and on control characters (JSON the
 /// engine wrote raw); `run --outputs` wrote `__.npy` for `输出`. Each now
 /// reports, traces and files the model's own names, with MegEngine's values.
@@ -186,7 +186,7 @@ fn assert_printable(text: &str, what: &str) {
     );
 }
 
-/// Item 10: names with ESC, BEL and a line break reached the terminal raw in
+/// Names with ESC, BEL and a line break reached the terminal raw in
 /// `info`, `check`, the tables and errors, and a line break forged a report
 /// line. Text output shows them escaped, one record a line; JSON keeps them exact.
 #[test]
@@ -289,7 +289,7 @@ fn the_engines_text_under_verbose_shows_names_escaped() {
     );
 }
 
-/// Item 11: a model or a feed that starts with `-` broke the children of
+/// A model or a feed that starts with `-` broke the children of
 /// `tune` and `compare` ("the baseline does not run", "it failed"), and a
 /// path that is not UTF-8 became another file in tune's printed command.
 /// Children now get every value in its option's word and the models after

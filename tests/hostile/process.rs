@@ -1,4 +1,4 @@
-//! What the tool's process is given (issue 24 items 5 to 8 and 14c): limits
+//! What the tool's process is given: limits
 //! (`ulimit -f`, `-v`, `-s`), a stderr whose reader is gone, a current folder
 //! that no longer exists, the temporary folders of processes that were
 //! killed, and a library search path that names the current folder. Each

@@ -264,7 +264,7 @@ fn running(pid: u32) -> bool {
         .is_ok_and(|stat| !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
 }
 
-/// Issue 24 item 14b: an install interrupted (SIGINT), or killed outright
+/// An install interrupted (SIGINT), or killed outright
 /// (SIGKILL, when nothing of `mge`'s own runs any more), leaves no pip behind,
 /// though `python3` is a wrapper whose child the real pip is.
 #[test]

@@ -1,4 +1,4 @@
-//! Where the runtime may come from (issue 24): nothing from the current folder,
+//! Where the runtime may come from: nothing from the current folder,
 //! a shared temporary folder or a folder another user could change is loaded or
 //! run, and a supervised child loads the library its parent located. Each
 //! planted library writes a marker file when loaded (`tests/runtime/planted_lite.c`);
@@ -46,8 +46,8 @@ fn refused_unplanted(command: &mut assert_cmd::Command, marker: &Path) -> String
     stderr
 }
 
-/// Issue 24 item 1: Python put the current folder first on `sys.path`, so the
-/// look-up loaded `./megenginelite/libs/*.so` and `runtime install` ran `./pip`.
+/// Python puts the current folder first on `sys.path`: the runtime's look-up
+/// must not load `./megenginelite/libs/*.so`, nor `runtime install` run `./pip`.
 /// Also `PYTHONPATH` (ignored by `python3 -I`) and a `PATH` holding `.`.
 #[test]
 fn nothing_from_the_current_folder_is_loaded_or_run() {
@@ -105,10 +105,10 @@ fn no_python3_runs_from_a_folder_anyone_can_write() {
     }
 }
 
-/// Issue 24 item 2: without HOME the cache was `$TMPDIR/mge`, which any local
-/// user can write into: a planted newest version there was loaded. Now a line
-/// asks for MGE_HOME, and `run` says the same (its child had a TMPDIR of its own
-/// and said no runtime was found).
+/// Without HOME the cache is not `$TMPDIR/mge`, which any local user can
+/// write into (a planted newest version there would be loaded): a line asks
+/// for MGE_HOME, and `run` says the same (rather than its child, with a
+/// TMPDIR of its own, saying no runtime was found).
 #[test]
 fn without_a_home_no_temporary_folder_is_a_cache() {
     let tmp = tempfile::tempdir().unwrap();

@@ -7,7 +7,6 @@
 //! not threads, also because the engine prints each AssertEqual error on the
 //! process's stdout, which is where they are read.
 
-pub(super) mod models;
 mod reduced;
 mod workers;
 
@@ -17,6 +16,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
+use super::models::select_models;
 use super::prepare::refuse_unchecked_testcases;
 use super::settings::{comparison_rules, EngineSettings};
 use super::{CheckFailed, Global};
@@ -31,10 +31,9 @@ use crate::output_files::{claim_file, write_atomically};
 use crate::report::check::{CheckReport, ModelCheck};
 use crate::report::junit::junit_xml;
 use crate::report::made_by::Making;
-use crate::report::repro::{self, Case, Folder, Repro};
+use crate::report::repro::{self, FailingModel, Folder, Repro};
 use crate::report::{emit, print};
 use crate::runtime;
-use models::select_models;
 use workers::{serve, Workers};
 
 /// What `mge check` was asked, turned once from `CheckArgs`.
@@ -227,7 +226,7 @@ impl Reproducing<'_> {
                 continue;
             };
             let model = &self.models[index];
-            let case = Case {
+            let failing = FailingModel {
                 model,
                 record: Some(record.join(index.to_string())),
                 failure: models[index].failure_line(),
@@ -235,7 +234,7 @@ impl Reproducing<'_> {
                 runtime: Some(self.runtime),
                 choice: &self.global.runtime,
             };
-            written = repro.add(case, |folder| {
+            written = repro.add(failing, |folder| {
                 let command = self.reproducing_check(model, folder)?;
                 if self.reduce {
                     self.reduce(&models[index], model, folder)?;

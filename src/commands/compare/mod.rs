@@ -17,7 +17,7 @@ use anyhow::{bail, Context, Result};
 
 use super::settings::{comparison_rules, EngineSettings};
 use super::{CheckFailed, Global};
-use crate::cli::{CompareArgs, Shard};
+use crate::cli::CompareArgs;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, Rules, Tolerance};
 use crate::options::EngineOption;
@@ -27,6 +27,7 @@ use crate::report::junit::{junit_xml, Suite};
 use crate::report::made_by::Making;
 use crate::report::print;
 use crate::text::{differ, part_of};
+use folders::FolderModels;
 use runs::RunsSettings;
 use structure::Opening;
 
@@ -57,13 +58,13 @@ enum Sides {
         keep: Option<PathBuf>,
         repro: Option<PathBuf>,
     },
-    /// Two folders of models, pair by pair: `jobs` pairs' outputs at a time,
-    /// the pairs of `shard` only.
+    /// Two folders of models, pair by pair (the `models` under them, of
+    /// `--shard` only): `jobs` pairs' outputs at a time.
     Folders {
         runs: Box<RunsSettings>,
         folders: [PathBuf; 2],
+        models: FolderModels,
         jobs: usize,
-        shard: Option<Shard>,
     },
 }
 
@@ -74,18 +75,18 @@ impl CompareSettings {
             rtol: args.rtol.unwrap_or(0.0),
         });
         let rules = comparison_rules(&args.comparison, close)?;
-        let folders = match &args.b {
-            Some(b) => folders::are_model_folders(&args.a, b)?,
-            None => false,
+        let listed = match &args.b {
+            Some(b) => FolderModels::list(&args.a, b, args.shard)?,
+            None => None,
         };
-        if !folders && (args.shard.is_some() || args.jobs > 1) {
+        if listed.is_none() && (args.shard.is_some() || args.jobs > 1) {
             bail!("--shard and -j/--jobs share out the models of two folders; A and B are not two folders of models");
         }
         if args.structure {
             return structure_settings(args, global);
         }
-        let sides = match (folders, args.b) {
-            (true, Some(b)) => {
+        let sides = match (listed, args.b) {
+            (Some(models), Some(b)) => {
                 if args.runs.keep.is_some() {
                     bail!("--keep keeps the runs of one pair: compare that pair's models alone to keep them");
                 }
@@ -95,8 +96,8 @@ impl CompareSettings {
                 Sides::Folders {
                     runs: Box::new(RunsSettings::from_args(&args.runs, global)?),
                     folders: [args.a, b],
+                    models,
                     jobs: usize::try_from(args.jobs).unwrap_or(usize::MAX),
-                    shard: args.shard,
                 }
             }
             (_, b) if runs::is_model(&args.a) => Sides::Runs {
@@ -180,11 +181,11 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
         Sides::Folders {
             runs: run_settings,
             folders,
+            models,
             jobs,
-            shard,
         } => {
             let report =
-                folders::compare_folders(&run_settings, &folders, jobs, shard, rules, junit.as_deref(), global)?;
+                folders::compare_folders(&run_settings, &folders, &models, jobs, rules, junit.as_deref(), global)?;
             write_junit(junit.as_deref(), &report.junit_suites())?;
             print(&report, json, &Making::new(&global.runtime, None, &[]))?;
             if report.failed > 0 {

@@ -18,8 +18,9 @@ use crate::input_files;
 use crate::messages::say;
 use crate::mge_command::MgeCommand;
 use crate::output_files::{claim_set, StagedSet};
-use crate::report::compare::{RunsCompared, TwoRunReport};
-use crate::report::repro::{self, Case, Folder, Repro};
+use crate::report::compare::runs::TwoRunReport;
+use crate::report::compare::two_runs::RunsCompared;
+use crate::report::repro::{self, FailingModel, Folder, Repro};
 use crate::supervise::Scratch;
 use crate::text::{differ, part_of, quoted_list};
 
@@ -246,7 +247,7 @@ impl Reproducing<'_> {
             .unwrap_or(&witness.records[0]);
         // The runtime of the side that died, else A's.
         let side = witness.death.as_ref().map_or(0, |(at, _)| *at);
-        let case = Case {
+        let failing = FailingModel {
             model: self.models[0],
             record: Some(record.clone()),
             failure: failure.split("\nhint: ").next().unwrap_or_default().to_string(),
@@ -255,7 +256,7 @@ impl Reproducing<'_> {
             choice: &self.global.runtime,
         };
         let written = repro
-            .add(case, |folder| self.reproducing_compare(folder))
+            .add(failing, |folder| self.reproducing_compare(folder))
             .and_then(|()| repro.finish());
         match written {
             Ok(lines) => lines.iter().for_each(|line| say(line)),

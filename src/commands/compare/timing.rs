@@ -13,7 +13,7 @@ use super::two_runs::TwoRuns;
 use crate::cli::TwoRunArgs;
 use crate::commands::Global;
 use crate::mge_command::MgeCommand;
-use crate::report::compare::TimingComparison;
+use crate::report::compare::timing::TimingComparison;
 use crate::report::progress::RoundsProgress;
 use crate::runner::rounds::{timed_child, Lineup, Measured, TimedRun};
 use crate::runner::sequential::{rounds_until_decided, Looks, Plan, MIN_EFFECT_PERCENT};

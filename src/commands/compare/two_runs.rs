@@ -22,13 +22,13 @@ use crate::engine::Device;
 use crate::interrupt::Interrupted;
 use crate::mge_command::MgeCommand;
 use crate::options::EngineOption;
-use crate::report::compare::{RunSide, RunsCompared};
+use crate::report::compare::two_runs::{RunSide, RunsCompared};
 use crate::runtime::{self, Choice, Located};
 use crate::supervise::parent::{ChildStdout, Failure, How, Muted, Next, Supervisor};
 use crate::text::path_text;
 
 /// How one side runs, whatever model it runs.
-pub struct Run {
+pub struct SideSetup {
     pub name: &'static str,
     pub(super) options: Vec<EngineOption>,
     pub(super) naive: bool,
@@ -39,7 +39,7 @@ pub struct Run {
     pub opening: Opening,
 }
 
-impl Run {
+impl SideSetup {
     /// Side `name`: the options of both runs (`common`) with its own words
     /// (`--a-options`), which may name its runtime library, or the version
     /// of its runtime (`--a-runtime`); else the runtime `mge` would use.
@@ -50,7 +50,7 @@ impl Run {
         version: &Option<String>,
         naive: bool,
         global: &Global,
-    ) -> Result<Run> {
+    ) -> Result<SideSetup> {
         let (options, lite_lib) = side_options(name, common, words)?;
         let settings = EngineSettings::from_given(options.clone(), global).with_context(|| format!("run {name}"))?;
         if naive && settings.network.device != Device::Cpu {
@@ -89,7 +89,7 @@ impl Run {
             Some(_) => preflight.with_context(|| format!("run {name}"))?,
             None => preflight?,
         }
-        Ok(Run {
+        Ok(SideSetup {
             name,
             options,
             naive,
@@ -119,7 +119,7 @@ pub fn side_options(
 
 /// Both sides, and what they share.
 pub struct TwoRuns {
-    pub runs: [Run; 2],
+    pub runs: [SideSetup; 2],
     pub(super) feeds: FeedSettings,
     /// Feed a container `#rand` rather than its first testcase (`--no-testcase`).
     pub(super) no_testcase: bool,
@@ -132,8 +132,8 @@ impl TwoRuns {
     /// each side's runtime located.
     pub fn from_args(runs: &TwoRunArgs, global: &Global) -> Result<TwoRuns> {
         let common = &runs.engine.given;
-        let a = Run::new("a", common, &runs.a_options, &runs.a_runtime, false, global)?;
-        let b = Run::new("b", common, &runs.b_options, &runs.b_runtime, runs.b_naive, global)?;
+        let a = SideSetup::new("a", common, &runs.a_options, &runs.a_runtime, false, global)?;
+        let b = SideSetup::new("b", common, &runs.b_options, &runs.b_runtime, runs.b_naive, global)?;
         Ok(TwoRuns {
             runs: [a, b],
             feeds: FeedSettings::from_args(&runs.feeds)?,
@@ -224,7 +224,7 @@ impl TwoRuns {
                 return Err(anyhow::Error::new(died).context(what));
             }
         }
-        let side = |run: &Run, what: &str| Side::open(&root.join(run.name).join(what));
+        let side = |run: &SideSetup, what: &str| Side::open(&root.join(run.name).join(what));
         let [a, b] = &self.runs;
         let mut outputs = compare_sides(&side(a, "outputs")?, &side(b, "outputs")?, rules)?;
         for row in &mut outputs {

@@ -24,7 +24,7 @@ use crate::options::{EngineOption, Heading};
 use crate::output_files::npy_file_stem;
 use crate::report::made_by::Making;
 use crate::report::print;
-use crate::report::repro::{Case, Reduction, Repro};
+use crate::report::repro::{FailingModel, Reduction, Repro};
 use crate::report::sweep::{not_ok, shape_label, Row, Shapes, Status, SweepReport};
 use crate::runner::timing::Timing;
 use crate::runtime::{self, Located};
@@ -353,7 +353,7 @@ impl Shape<'_> {
         let model = &settings.model.path;
         let stem = npy_file_stem(&model.file_stem().unwrap_or_default().to_string_lossy());
         let labels: Vec<String> = self.row.shapes.0.iter().map(|(_, shape)| shape_label(shape)).collect();
-        let case = Case {
+        let failing = FailingModel {
             model,
             record: Some(self.record.clone()),
             failure: self.row.error.clone().unwrap_or_default(),
@@ -370,7 +370,7 @@ impl Shape<'_> {
                 "a shape the engine refused is not reduced: --reduce cuts crashes, exits, hangs and non-finite outputs",
             ),
         };
-        repro.add_named(&format!("{stem}-{}", labels.join("-")), case, |folder| {
+        repro.add_named(&format!("{stem}-{}", labels.join("-")), failing, |folder| {
             let command = reproducing_run(settings, timeout, folder)?;
             if settings.reduce {
                 match failed {

@@ -1,7 +1,8 @@
-//! Which model files `mge check` checks: folders expanded to the `*.mge` files
-//! under them, each file once, and with `--shard` one deterministic slice.
+//! Which model files a command works on, for `check` and `compare`: folders
+//! expanded to the `*.mge` files under them, each file once, and with
+//! `--shard` one deterministic slice.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -78,7 +79,7 @@ impl FileKey {
 /// Slice `shard` of `models`: sorted by path, model `i` (from 0) belongs to
 /// shard `i mod N + 1`. The slice depends only on the set of paths, not on
 /// their order, and the shards' sizes differ by one at most. Kept in the given order.
-pub(in crate::commands) fn shard_of(models: &[PathBuf], shard: Shard) -> Vec<PathBuf> {
+pub(super) fn shard_of(models: &[PathBuf], shard: Shard) -> Vec<PathBuf> {
     let mut sorted: Vec<&PathBuf> = models.iter().collect();
     sorted.sort();
     let mine: HashSet<&PathBuf> = sorted.into_iter().skip(shard.index - 1).step_by(shard.count).collect();
@@ -89,7 +90,7 @@ pub(in crate::commands) fn shard_of(models: &[PathBuf], shard: Shard) -> Vec<Pat
 /// that lead nowhere (reported as models that cannot be read, not skipped).
 /// Symbolic links to folders are not followed, so a link cycle cannot make
 /// the search endless.
-pub(in crate::commands) fn find_models(folder: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
+fn find_models(folder: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
     let entries = std::fs::read_dir(folder).with_context(|| format!("cannot list folder {}", folder.display()))?;
     for entry in entries {
         let entry = entry.with_context(|| format!("cannot list folder {}", folder.display()))?;
@@ -101,6 +102,16 @@ pub(in crate::commands) fn find_models(folder: &Path, found: &mut Vec<PathBuf>) 
         }
     }
     Ok(())
+}
+
+/// The `*.mge` files under `folder`, by their path under it (as `check` finds them).
+pub(super) fn models_under(folder: &Path) -> Result<BTreeSet<PathBuf>> {
+    let mut found = Vec::new();
+    find_models(folder, &mut found)?;
+    Ok(found
+        .into_iter()
+        .filter_map(|model| model.strip_prefix(folder).ok().map(Path::to_path_buf))
+        .collect())
 }
 
 #[cfg(test)]
