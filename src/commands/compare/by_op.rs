@@ -122,14 +122,12 @@ impl Lineup for ProfiledPair {
     }
 
     /// As many rounds as the timed ones, and as the intervals of the
-    /// operators the first round found worth judging need.
+    /// operators any round so far found worth judging need: on a loaded
+    /// machine a later round may find more than the first, and the rounds
+    /// must hold their intervals together.
     fn room_for_a_round(&mut self) -> bool {
         let done = self.profiles[0].len().min(self.profiles[1].len());
-        let needed = match done {
-            0 => self.least,
-            _ => rounds_for(judged(&self.profiles[0][0], &self.profiles[1][0])).max(self.least),
-        };
-        done < needed
+        done < rounds_needed(&self.profiles, self.least)
     }
 
     fn measure(&mut self, at: usize) -> Result<Option<Measured>> {
@@ -147,6 +145,16 @@ impl Lineup for ProfiledPair {
         self.failure = Some(format!("{}, profiled: {why}", self.what[at]));
         Ok(None)
     }
+}
+
+/// The rounds the profiles so far need: at least `least`, and as many as
+/// the most operators any one round found worth judging need.
+fn rounds_needed(profiles: &[Vec<Vec<Row>>; 2], least: usize) -> usize {
+    profiles[0]
+        .iter()
+        .zip(&profiles[1])
+        .map(|(a, b)| rounds_for(judged(a, b)))
+        .fold(least, usize::max)
 }
 
 /// The rounds whose order statistics can hold `judged` intervals together
@@ -446,6 +454,38 @@ mod tests {
         let (pairs, _, only_b) = match_rows(&unnamed(&a), &unnamed(&b));
         assert_eq!(pairs, [(0, 0), (1, 1), (2, 2)]);
         assert_eq!(only_b, [3]);
+    }
+
+    /// A later round that finds more operators worth judging than the first
+    /// (a loaded machine shifts the shares) asks for the rounds they need.
+    #[test]
+    fn rounds_follow_the_round_that_judges_most() {
+        let conv = |id: u64, ms: f64| {
+            row(
+                id,
+                &format!("conv{id}(x)[{id}]"),
+                "ConvolutionForward",
+                ms,
+                &[&[1, 4, 8, 8]],
+            )
+        };
+        let one_worth = vec![
+            conv(1, 100.0),
+            conv(2, 0.1),
+            conv(3, 0.1),
+            conv(4, 0.1),
+            conv(5, 0.1),
+            conv(6, 0.1),
+        ];
+        let six_worth: Vec<Row> = (1..=6).map(|id| conv(id, 1.0)).collect();
+        let profiles = |rounds: &[&Vec<Row>]| -> [Vec<Vec<Row>>; 2] {
+            let side: Vec<Vec<Row>> = rounds.iter().map(|rows| rows.to_vec()).collect();
+            [side.clone(), side]
+        };
+        assert_eq!(rounds_needed(&profiles(&[]), 6), 6);
+        assert_eq!(rounds_needed(&profiles(&[&one_worth]), 6), rounds_for(1).max(6));
+        assert_eq!(rounds_needed(&profiles(&[&one_worth, &six_worth]), 6), rounds_for(6));
+        assert!(rounds_for(6) > 6);
     }
 
     /// Rounds enough that the extreme ratios hold every judged operator's median together.
