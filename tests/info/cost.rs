@@ -36,15 +36,7 @@ fn parameters_and_operations_match_network_visualize() {
         assert_eq!(ops["parameters"]["count"], cost["param_count"], "{name}: {ops}");
         assert_eq!(ops["parameters"]["bytes"], cost["param_bytes"], "{name}");
         assert_eq!(ops["parameters"]["tensors"], cost["param_tensors"], "{name}");
-        let row = |op_type: &str| {
-            ops["types"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|row| row["type"] == op_type)
-                .unwrap_or_else(|| panic!("{name}: no {op_type} row in {ops}"))
-                .clone()
-        };
+        let row = |op_type: &str| type_row(ops, op_type).unwrap_or_else(|| panic!("{name}: no {op_type} row in {ops}"));
         let batch = dumped_batch(name);
         let mut macs = 0;
         for (op_type, expected) in cost["flops_by_type"].as_object().unwrap() {
@@ -171,15 +163,7 @@ fn transposed_convolutions_count_as_the_engines_profiler_counts_them() {
     let model = manifest["model"].as_str().unwrap();
     let (stdout, _) = run_expecting(mge().args(["info", model, "--ops", "--json", "-q"]), 0);
     let ops = &json_of(&stdout)["ops"];
-    let row = |op_type: &str| {
-        ops["types"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|row| row["type"] == op_type)
-            .cloned()
-            .unwrap_or_else(|| panic!("no {op_type} row in {ops}"))
-    };
+    let row = |op_type: &str| type_row(ops, op_type).unwrap_or_else(|| panic!("no {op_type} row in {ops}"));
     let engine = &manifest["computation_by_type"]["ConvolutionBackwardData"];
     let deconv = row("ConvolutionBackwardData");
     assert_eq!(deconv["count"], engine["count"]);
@@ -215,4 +199,13 @@ fn transposed_convolutions_count_as_the_engines_profiler_counts_them() {
 fn read_manifest_file(path: &str) -> Value {
     let text = std::fs::read_to_string(root().join(path)).unwrap_or_else(|err| panic!("{path}: {err}"));
     serde_json::from_str(&text).unwrap_or_else(|err| panic!("{path}: {err}"))
+}
+
+/// The row of `info --ops --json`'s `types` for `op_type`.
+fn type_row(ops: &Value, op_type: &str) -> Option<Value> {
+    ops["types"]
+        .as_array()?
+        .iter()
+        .find(|row| row["type"] == op_type)
+        .cloned()
 }
