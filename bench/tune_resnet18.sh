@@ -2,8 +2,10 @@
 # `mge tune` on a random-weight ResNet-18 (1x3x224x224, built by bench/resnet18.py into
 # bench/out/resnet18.mge on first use, ~46 MB, not committed), against the 2-thread baseline:
 # first on a fresh algorithm cache (a cache folder of its own, so that fast-run's profiling is
-# paid), then again on the cache the first kept. Prints each tune's table, what it found, the
-# budget it used and its whole time, and the second's time over the first's. Then runs the
+# paid), then again on the cache the first kept (which takes its search from the first's
+# record), and a third time with --search-again (the algorithm cache alone). Prints each
+# tune's table, what it found, the budget it used and its whole time, and the second's and
+# third's time over the first's. Then runs the
 # baseline, the first tune's printed command line, the packed model it saved (--save-model:
 # `mge run` with no flags) and a hand-found best side by side (interleaved rounds, on the
 # fast-run cache tune saved, so none of them profiles), to show the speed-up is reproduced and
@@ -42,11 +44,12 @@ trap 'rm -rf "$CACHE_HOME"' EXIT
 LITE=$("$MGE_BIN" runtime info --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["path"])')
 # Every run below, tunes and re-runs, on that cache folder: none writes into the user's.
 export MGE_HOME=$CACHE_HOME MGE_LITE_LIB=$LITE
-tune() { # NAME: one tune, its table in $OUT/tune-NAME.txt, its whole time in seconds on stdout
+tune() { # NAME [OPTION...]: one tune, its table in $OUT/tune-NAME.txt, its whole time in seconds on stdout
     local name=$1 started
+    shift
     rm -f "$OUT/tune.$name.json" "$OUT/tune.$name.json.cache" "$OUT/tune.$name.mge"
     started=$(date +%s.%N)
-    "$MGE_BIN" tune "$RESNET" --threads 2 --budget "$BUDGET" \
+    "$MGE_BIN" tune "$RESNET" --threads 2 --budget "$BUDGET" "$@" \
         --save "$OUT/tune.$name.json" --save-model "$OUT/tune.$name.mge" >"$OUT/tune-$name.txt"
     python3 -c 'import sys, time; print("%.1f" % (time.time() - float(sys.argv[1])))' "$started"
 }
@@ -54,8 +57,11 @@ fresh_s=$(tune fresh)
 echo "== tune on a fresh algorithm cache ($fresh_s s):"
 cat "$OUT/tune-fresh.txt"
 warm_s=$(tune warm)
-echo "== tune again, on the cache the first kept ($warm_s s):"
+echo "== tune again, on the cache the first kept, its search from the first's record ($warm_s s):"
 cat "$OUT/tune-warm.txt"
+again_s=$(tune again --search-again)
+echo "== tune a third time, --search-again: the algorithm cache alone ($again_s s):"
+cat "$OUT/tune-again.txt"
 best=$(tail -n 1 "$OUT/tune-fresh.txt")
 
 # A fast-run cache for every re-run: tune's, when fast-run won; else none is needed.
@@ -74,17 +80,21 @@ for ((round = 0; round < ROUNDS; round++)); do
     # shellcheck disable=SC2086 # HAND is a list of options
     hand_ms+=("$(run $HAND ${cache[*]:-})")
 done
-python3 - "${base_ms[*]}" "${tuned_ms[*]}" "${saved_ms[*]}" "${hand_ms[*]}" "$HAND" "$OUT/tune-fresh.txt" "$OUT/tune-warm.txt" "$fresh_s" "$warm_s" <<'PY'
+python3 - "${base_ms[*]}" "${tuned_ms[*]}" "${saved_ms[*]}" "${hand_ms[*]}" "$HAND" "$OUT/tune-fresh.txt" "$OUT/tune-warm.txt" "$fresh_s" "$warm_s" "$OUT/tune-again.txt" "$again_s" <<'PY'
 import statistics, sys
 base, tuned, saved, hand = (list(map(float, arg.split())) for arg in sys.argv[1:5])
 b, t, s, h = (statistics.median(x) for x in (base, tuned, saved, hand))
 def lines(path, prefix):
     return [line for line in open(path).read().splitlines() if line.startswith(prefix)]
-for name, path, took in (("fresh", sys.argv[6], sys.argv[8]), ("warm", sys.argv[7], sys.argv[9])):
+tunes = (("a fresh cache", sys.argv[6], sys.argv[8]), ("a warm cache, from the record", sys.argv[7], sys.argv[9]),
+         ("a warm cache, --search-again", sys.argv[10], sys.argv[11]))
+for name, path, took in tunes:
     found = lines(path, "best: ")[0]
     budget = lines(path, "budget: ")[0]
-    print(f"tune on a {name} cache ({float(took):.0f} s whole): {found[len('best: '):]}; {budget}")
-print(f"second tune / first: {float(sys.argv[9]) / float(sys.argv[8]):.2f} (expected at most 0.5)")
+    print(f"tune on {name} ({float(took):.0f} s whole): {found[len('best: '):]}; {budget}")
+first = float(sys.argv[8])
+print(f"second tune / first: {float(sys.argv[9]) / first:.2f} (expected at most 0.5); "
+      f"third (--search-again) / first: {float(sys.argv[11]) / first:.2f}")
 print(f"re-run ({len(base)} interleaved rounds, medians of medians): baseline {b:.2f} ms, "
       f"tune's command {t:.2f} ms ({b / t:.2f}x), its --save-model model {s:.2f} ms ({b / s:.2f}x, "
       f"{100 * (s / t - 1):+.0f}% of the command's), hand-found best '{sys.argv[5]}' {h:.2f} ms ({b / h:.2f}x)")

@@ -1459,7 +1459,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__tune)
-            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --no-algo-cache --model-key --model-decryption --c-opr-lib --budget --maxerr --stat --allow-outliers --topk --json --save --save-model --lite-lib --runtime-version --verbose --quiet --help"
+            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --no-algo-cache --model-key --model-decryption --c-opr-lib --budget --search-again --maxerr --stat --allow-outliers --topk --json --save --save-model --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

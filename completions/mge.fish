@@ -440,6 +440,7 @@ complete -c mge -n "__fish_mge_using_subcommand tune" -l tensorrt -d 'Run throug
 complete -c mge -n "__fish_mge_using_subcommand tune" -l full-run -d 'Profile every algorithm of each operator, not only the optimized ones (load_and_run\'s full-run)'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l binary-equal-between-batch -d 'Only pick algorithms whose outputs are binary equal between batches (implies reproducible algorithms)'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l no-algo-cache -d 'Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time'
+complete -c mge -n "__fish_mge_using_subcommand tune" -l search-again -d 'Measure every candidate anew, not the record of the last search of this model with these settings'
 complete -c mge -n "__fish_mge_using_subcommand tune" -l json -d 'Print one JSON document on stdout instead of the table'
 complete -c mge -n "__fish_mge_using_subcommand tune" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand tune" -s q -l quiet -d 'Print no notes or progress on stderr'

@@ -536,6 +536,10 @@ pub struct TuneArgs {
     #[arg(long, default_value = "120", value_name = "SECONDS", value_parser = parse_seconds, help_heading = SEARCH)]
     pub budget: Duration,
 
+    /// Measure every candidate anew, not the record of the last search of this model with these settings
+    #[arg(long, help_heading = SEARCH)]
+    pub search_again: bool,
+
     /// How a candidate's outputs are held against the baseline's
     #[command(flatten)]
     pub comparison: ComparisonArgs,

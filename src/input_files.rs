@@ -57,6 +57,8 @@ pub const TENSORRT_CACHE: Kind = Kind::internal("TensorRT cache", 4 * GIB);
 pub const ENGINE_DUMP: Kind = Kind::internal("engine's dump", 4 * GIB + MIB);
 pub const ENGINE_PROFILE: Kind = Kind::internal("engine's profile", 4 * GIB);
 pub const RUNTIME_RECORD: Kind = Kind::internal("runtime record", 16 * MIB);
+/// tune's record of a search (`tune::record`): a few rows, some KiB.
+pub const SEARCH_RECORD: Kind = Kind::internal("tune's search record", 16 * MIB);
 /// What a supervised child recorded for `--repro` (`supervise::repro_record`): its manifest, a version.
 pub const CHILD_RECORD: Kind = Kind::internal("child's record", MIB);
 /// `runtime install --wheel`: MegEngine's CUDA 11 wheels are a few GiB.

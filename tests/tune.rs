@@ -1,6 +1,10 @@
 //! `mge tune` on the real engine: the search runs within its budget and every
 //! candidate it calls safe computes the baseline's outputs.
 
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
 use crate::common::*;
 
 #[test]
@@ -114,21 +118,44 @@ fn saved_options_reproduce_the_winner() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
 
+/// Options that clash with every candidate but fast-run (and the layout
+/// transform): a search of a few trials.
+const ALL_BUT_FAST_RUN: [&str; 11] = [
+    "--threads",
+    "1",
+    "--record-comp-seq",
+    "1",
+    "--weight-preprocess",
+    "--fuse-preprocess",
+    "--layout",
+    "nchw44",
+    "--graph-opt-level",
+    "2",
+    "--json",
+];
+
+/// `mge tune fixtures/conv_float.mge` with the algorithm cache of `home`,
+/// fast-run the one candidate that runs, and `more` options: its report.
+fn tune_with_algo_cache(home: &Path, more: &[&str]) -> (Value, String) {
+    let (stdout, stderr) = run_expecting(
+        mge_with_algo_cache(home)
+            .args(["tune", "fixtures/conv_float.mge", "--budget", "20"])
+            .args(ALL_BUT_FAST_RUN)
+            .args(more),
+        0,
+    );
+    (json_of(&stdout), stderr)
+}
+
 /// Tune's fast-run candidates keep their algorithms in the cache folder's
-/// algorithm cache: the second tune's `--fast-run` profiles nothing. The
-/// options given clash with every other candidate: fast-run is the one tried.
+/// algorithm cache: the second tune's `--fast-run` profiles nothing (its
+/// search measured anew, not taken from the first's record).
 #[test]
 fn fast_run_candidates_keep_their_algorithms_in_the_algorithm_cache() {
     let home = tempfile::tempdir().unwrap();
-    let fast_run_profiling = || {
-        let (stdout, _) = run_expecting(
-            mge_with_algo_cache(home.path())
-                .args(["tune", "fixtures/conv_float.mge", "--json", "--budget", "20"])
-                .args(["--threads", "1", "--record-comp-seq", "1", "--weight-preprocess"])
-                .args(["--fuse-preprocess", "--layout", "nchw44", "--graph-opt-level", "2"]),
-            0,
-        );
-        let report = json_of(&stdout);
+    let fast_run_profiling = |more: &[&str]| {
+        let (report, _) = tune_with_algo_cache(home.path(), more);
+        assert_eq!(report["search"]["source"], "measured", "{report:#}");
         let candidates = report["candidates"].as_array().unwrap();
         let fast_run = candidates
             .iter()
@@ -137,8 +164,57 @@ fn fast_run_candidates_keep_their_algorithms_in_the_algorithm_cache() {
         assert_eq!(fast_run["status"], "ok", "{fast_run}");
         fast_run["profiling_s"].as_f64()
     };
-    assert!(fast_run_profiling().is_some());
+    assert!(fast_run_profiling(&[]).is_some());
     let kept = std::fs::read_dir(home.path().join("algo-cache")).unwrap().count();
-    assert!(kept >= 2, "a cache file and its lock");
-    assert_eq!(fast_run_profiling(), None);
+    assert!(kept >= 3, "a cache file, the search's record and the lock");
+    assert_eq!(fast_run_profiling(&["--search-again"]), None);
+}
+
+/// A second tune of the same model with the same settings takes its search
+/// from the first's record (the same table, to the figure) and measures
+/// only the baseline and the confirmation; a damaged record is said in a
+/// note and the search measured anew. On the stand-in library, whose every
+/// forward sleeps 5 ms: the baseline takes the same time however loaded the
+/// machine, so that the record is used whatever else runs.
+#[test]
+fn a_second_tune_takes_its_search_from_the_record() {
+    let home = tempfile::tempdir().unwrap();
+    let tune = || {
+        let (stdout, stderr) = run_expecting(
+            mge_with_algo_cache(home.path())
+                .env("MGE_FAULT", "slow")
+                .env("MGE_FAULT_MS", "5")
+                .arg("--lite-lib")
+                .arg(fault_library())
+                .args(["tune", "fixtures/conv_float.mge", "--budget", "10"])
+                .args(ALL_BUT_FAST_RUN),
+            0,
+        );
+        (json_of(&stdout), stderr)
+    };
+    let (first, _) = tune();
+    assert_eq!(first["search"]["source"], "measured", "{first:#}");
+    let (second, _) = tune();
+    assert_eq!(second["search"]["source"], "recorded", "{second:#}");
+    assert_eq!(second["search"]["took_s"], first["search"]["took_s"]);
+    assert_eq!(second["candidates"], first["candidates"]);
+    assert!(
+        second["search"]["age_s"].as_f64().is_some_and(|age| age < 600.0),
+        "{second:#}"
+    );
+
+    let records: Vec<PathBuf> = std::fs::read_dir(home.path().join("algo-cache"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "tune"))
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    std::fs::write(&records[0], "not a record").unwrap();
+    let (third, stderr) = tune();
+    assert_eq!(third["search"]["source"], "measured", "{third:#}");
+    let note = "note: the record of tune's last search of this model is damaged: it is not a record mge writes: every candidate is measured anew";
+    assert!(stderr.lines().any(|line| line == note), "{stderr}");
+    // Measured anew, it is the record again.
+    let (fourth, _) = tune();
+    assert_eq!(fourth["search"]["source"], "recorded", "{fourth:#}");
 }

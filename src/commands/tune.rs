@@ -20,9 +20,10 @@ use crate::report::print;
 use crate::report::progress::TuneProgress;
 use crate::report::tune::TuneReport;
 use crate::runtime;
-use crate::runtime::algo_cache::{model_digest, opted_out_by_environment, AlgoCache};
+use crate::runtime::algo_cache::{model_digest, opted_out_by_environment, AlgoCache, Key};
 use crate::supervise::Scratch;
 use crate::tune::candidate::singles;
+use crate::tune::record::{self, Recorded, SearchRecord};
 use crate::tune::trial::{AlgoCacheView, Trials};
 use crate::tune::Tuning;
 use crate::tune::{tune as search, TuneOptions};
@@ -36,6 +37,8 @@ pub struct TuneSettings {
     model: ModelSettings,
     /// The budget, and how a candidate's outputs are held against the baseline's.
     search: TuneOptions,
+    /// `--search-again`: no record of an earlier search is used.
+    search_again: bool,
     json: bool,
     /// `--save FILE`.
     save: Option<PathBuf>,
@@ -51,6 +54,7 @@ impl TuneSettings {
                 budget: args.budget,
                 rules: comparison_rules(&args.comparison, None)?,
             },
+            search_again: args.search_again,
             json: args.json,
             save: args.save,
             save_model: args.save_model,
@@ -119,10 +123,33 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
         scratch: scratch.path().to_path_buf(),
         count: 0,
     };
+    // A record of the search is kept beside the algorithms its fast-run candidates used.
+    let record_key = match &trials.algo_cache {
+        Some(view) => Some(record::key(
+            Key::new(&located, &view.options)?.text(),
+            &view.model,
+            &baseline.shell_line(),
+            &singles,
+            &settings.search.rules.describe(),
+            settings.search.budget,
+        )),
+        None => None,
+    };
+    let recorded = match (&trials.algo_cache, &record_key, settings.search_again) {
+        (Some(view), Some(key), false) => read_record(&view.cache, key, &singles, global),
+        _ => None,
+    };
     // The singles, and about as many combinations of the winners at most.
     let mut progress = TuneProgress::new(singles.len() as u64 * 3 / 2, global.quiet);
-    let tuning = search(&mut trials, singles, &settings.search, &mut progress)?;
+    let tuning = search(&mut trials, singles.clone(), recorded, &settings.search, &mut progress)?;
     drop(progress);
+    if let (Some(view), Some(key)) = (&trials.algo_cache, record_key) {
+        if let Some(record) = SearchRecord::of(&tuning, &singles, key.clone()) {
+            if let Err(err) = view.cache.keep_search_record(&key, &record.to_bytes()) {
+                global.note(format!("the search's record is not kept: {err:#}"));
+            }
+        }
+    }
     if let Some(file) = &settings.save {
         save(file, &tuning, &model.engine, &trials)?;
     }
@@ -135,6 +162,27 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
         settings.json,
         &Making::new(&global.runtime, None, &model.engine.given),
     )
+}
+
+/// The record of an earlier search under `key`; a damaged or foreign one is
+/// said in a note, and the search measures anew (and replaces it).
+fn read_record(cache: &AlgoCache, key: &str, singles: &[EngineOption], global: &Global) -> Option<Recorded> {
+    let bytes = match cache.search_record(key) {
+        Ok(bytes) => bytes?,
+        Err(err) => {
+            global.note(format!("the record of tune's last search is not read: {err:#}"));
+            return None;
+        }
+    };
+    match SearchRecord::read(&bytes, key, singles) {
+        Ok(recorded) => Some(recorded),
+        Err(why) => {
+            global.note(format!(
+                "the record of tune's last search of this model is {why}: every candidate is measured anew"
+            ));
+            None
+        }
+    }
 }
 
 /// Writes the model packed with the winner's options and the fast-run cache

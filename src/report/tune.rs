@@ -11,12 +11,14 @@ use crate::runner::rounds::{Measured, Ratio};
 use crate::runner::sequential::{RoundsNoise, Speed};
 use crate::text::number;
 use crate::tune::trial::TrialStatus;
-use crate::tune::{Confirmation, Contender, HeadlineSource, Row, Skipped, Tuning};
+use crate::tune::{Confirmation, Contender, HeadlineSource, Row, Searched, Skipped, Tuning};
 
 #[derive(Serialize)]
 pub struct TuneReport {
     pub baseline: Baseline,
     pub best: Best,
+    /// Where the candidates' figures come from.
+    pub search: SearchReport,
     /// Every candidate tried, the baseline first among them.
     pub candidates: Vec<CandidateReport>,
     /// Candidates not tried, and why.
@@ -25,6 +27,61 @@ pub struct TuneReport {
     /// The budget and what the search used of it, in seconds.
     pub budget_s: f64,
     pub used_s: f64,
+}
+
+#[derive(Serialize)]
+pub struct SearchReport {
+    /// `measured` by this tune, or `recorded`: the record of an earlier
+    /// search of this model with the same runtime, CPU and settings.
+    pub source: &'static str,
+    /// What the search took.
+    pub took_s: f64,
+    /// How long ago a recorded search ended.
+    pub age_s: Option<f64>,
+    /// Why the record of an earlier search was not used, where there was one.
+    pub record_unused: Option<String>,
+}
+
+impl SearchReport {
+    fn new(searched: &Searched) -> SearchReport {
+        match searched {
+            Searched::Now { took, record_unused } => SearchReport {
+                source: "measured",
+                took_s: took.as_secs_f64(),
+                age_s: None,
+                record_unused: record_unused.clone(),
+            },
+            Searched::Recorded { age, took } => SearchReport {
+                source: "recorded",
+                took_s: took.as_secs_f64(),
+                age_s: Some(age.as_secs_f64()),
+                record_unused: None,
+            },
+        }
+    }
+
+    /// The line above the search's table.
+    fn title(&self) -> String {
+        match self.age_s {
+            None => "search (each candidate measured once, in turn; the baseline first):".to_string(),
+            Some(age) => format!(
+                "search (the record of the search {} ago with this model, runtime, CPU and settings, which took {:.0} s; its winners are run again and measured back to back below; --search-again measures every candidate anew):",
+                age_text(age),
+                self.took_s
+            ),
+        }
+    }
+}
+
+/// `45 s`, `12 min`, `3 h`, `2 days`: how long ago, roughly.
+fn age_text(seconds: f64) -> String {
+    let seconds = seconds.max(0.0) as u64;
+    match seconds {
+        0..120 => format!("{seconds} s"),
+        120..7_200 => format!("{} min", seconds / 60),
+        7_200..172_800 => format!("{} h", seconds / 3_600),
+        _ => format!("{} days", seconds / 86_400),
+    }
 }
 
 #[derive(Serialize)]
@@ -162,6 +219,7 @@ impl TuneReport {
                 source: headline.source,
                 command: baseline.clone().engine(&headline.row.candidate.0).shell_line(),
             },
+            search: SearchReport::new(&tuning.searched),
             candidates,
             untried: tuning.untried.iter().map(UntriedReport::new).collect(),
             confirmation: tuning
@@ -214,7 +272,11 @@ impl Report for TuneReport {
                 status,
             ]);
         }
-        let mut out = "search (each candidate measured once, in turn; the baseline first):\n".to_string();
+        let mut out = String::new();
+        if let Some(why) = &self.search.record_unused {
+            let _ = writeln!(out, "the record of the last search of this model was not used: {why}");
+        }
+        let _ = writeln!(out, "{}", self.search.title());
         out += &table.render("");
         if let Some(noise) = self.search_noise() {
             let _ = writeln!(out, "{noise}");
@@ -448,7 +510,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::tune::scripted::{search, Outcome, Scripted};
+    use crate::tune::scripted::{record_of, search, search_from, Outcome, Scripted};
 
     fn report(machine: &mut Scripted) -> (TuneReport, serde_json::Value, String) {
         let tuning = search(machine, &[], 300);
@@ -507,6 +569,49 @@ mod tests {
         assert!(text.contains("2.07x"), "{text}");
         assert!(text.contains("noise (spread, load)"), "{text}");
         assert!(text.contains("noise: other processes used 0.00 to 0.00 of "), "{text}");
+    }
+
+    /// A search taken from a record says so above its table, and in JSON;
+    /// one measured anew says why the record was not used.
+    #[test]
+    fn the_title_says_where_the_search_comes_from() {
+        let script = |options: &[String], _: usize| {
+            Outcome::Runs(if options.iter().any(|option| option == "--fast-run") {
+                30.0
+            } else {
+                60.0
+            })
+        };
+        let cold = search(&mut Scripted::new(1, script), &[], 300);
+        let warm = search_from(&mut Scripted::new(1, script), &[], 300, Some(record_of(&cold, &[])));
+        let report = TuneReport::new(&warm, &MgeCommand::run(Path::new("m.mge")));
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["search"]["source"], "recorded");
+        assert_eq!(json["search"]["age_s"].as_f64(), Some(0.0));
+        let took = json["search"]["took_s"].as_f64().unwrap();
+        assert!(
+            report.to_text().starts_with(&format!(
+                "search (the record of the search 0 s ago with this model, runtime, CPU and settings, which took {took:.0} s; its winners are run again and measured back to back below; --search-again measures every candidate anew):\n"
+            )),
+            "{}",
+            report.to_text()
+        );
+
+        let slower = move |options: &[String], before: usize| match options.is_empty() {
+            true => Outcome::Runs(90.0),
+            false => script(options, before),
+        };
+        let anew = search_from(&mut Scripted::new(1, slower), &[], 300, Some(record_of(&cold, &[])));
+        let text = TuneReport::new(&anew, &MgeCommand::run(Path::new("m.mge"))).to_text();
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next(),
+            Some("the record of the last search of this model was not used: the baseline now takes 90.000 ms, 1.50x the 60.000 ms it took then (beyond 1.2x: the machine, its load or the feeds changed)")
+        );
+        assert_eq!(
+            lines.next(),
+            Some("search (each candidate measured once, in turn; the baseline first):")
+        );
     }
 
     /// A winner of the search that does not hold back to back leaves the

@@ -20,7 +20,7 @@ use crate::mge_command::MgeCommand;
 use crate::supervise::parent::{ChildStdout, Failure, How, Muted, Next, Supervisor};
 
 /// A contender's timed runs in one child: their median and its 95% confidence interval.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct Measured {
     pub median_ms: f64,
     /// What one run takes on average, stalls included: what sizes a trial.

@@ -127,8 +127,8 @@ pub struct Plan {
     /// within this factor (high/low) too: tune's headline needs the size of
     /// the gain, not only its direction.
     pub precision: Option<f64>,
-    /// The time the rounds may take: a round starts only while the rounds'
-    /// mean still fits in what is left of it. `None`: the lineup's own room.
+    /// The time the rounds may take: a round starts only while the longest
+    /// round so far still fits in what is left of it. `None`: the lineup's own room.
     pub budget: Option<Duration>,
     /// The option that set the time, for the reason of an undecided verdict.
     pub budget_flag: &'static str,
@@ -227,6 +227,8 @@ pub fn rounds_until_decided(
         started,
         budget: plan.budget,
         turns: 0,
+        round_started: started,
+        longest_round: Duration::ZERO,
         out_of_time: false,
     };
     let mut looked = Vec::new();
@@ -374,6 +376,9 @@ struct Budgeted<'l> {
     budget: Option<Duration>,
     /// Contenders measured so far.
     turns: usize,
+    /// When the round under way started, and the longest round so far.
+    round_started: Instant,
+    longest_round: Duration,
     /// A round did not start for want of time.
     out_of_time: bool,
 }
@@ -387,22 +392,29 @@ impl Lineup for Budgeted<'_> {
         self.lineup.now()
     }
 
-    /// The lineup's own room, and the rounds' mean left in the budget.
+    /// The lineup's own room, and the longest round so far left in the
+    /// budget: on a machine whose load rises, the rounds' mean would let a
+    /// last round start that ends well past it.
     fn room_for_a_round(&mut self) -> bool {
-        let rounds = self.turns / self.contenders().max(1);
         let spent = self.now().saturating_duration_since(self.started);
-        let fits = match (self.budget, rounds) {
-            (None, _) | (Some(_), 0) => true,
-            (Some(budget), rounds) => spent + spent / rounds as u32 <= budget,
-        };
+        let fits = self.budget.is_none_or(|budget| spent + self.longest_round <= budget);
         let room = fits && self.lineup.room_for_a_round();
         self.out_of_time |= !room;
         room
     }
 
     fn measure(&mut self, at: usize) -> Result<Option<Measured>> {
+        let contenders = self.contenders().max(1);
+        if self.turns.is_multiple_of(contenders) {
+            self.round_started = self.now();
+        }
         self.turns += 1;
-        self.lineup.measure(at)
+        let measured = self.lineup.measure(at)?;
+        if self.turns.is_multiple_of(contenders) {
+            let took = self.now().saturating_duration_since(self.round_started);
+            self.longest_round = self.longest_round.max(took);
+        }
+        Ok(measured)
     }
 }
 

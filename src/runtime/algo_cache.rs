@@ -12,6 +12,9 @@
 //! meanwhile. One that is damaged (its hash or framing) or foreign (another
 //! key) is set aside under the lock, beside it, with a note, and the engine
 //! profiles again; deleting the folder is always safe.
+//!
+//! Beside them, `HASH.tune`: tune's records of its searches over these
+//! algorithms (`tune::record`), written the same way.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -64,6 +67,11 @@ impl Key {
     /// The file's name: the key's hash, so that any key makes a plain name.
     fn file_name(&self) -> String {
         format!("{}.algo", &hex_sha256(self.0.as_bytes())[..16])
+    }
+
+    /// The key as text, for what is kept per key and more (tune's records).
+    pub fn text(&self) -> &str {
+        &self.0
     }
 }
 
@@ -283,16 +291,42 @@ impl AlgoCache {
         serde_json::to_writer(&mut bytes, &header)?;
         bytes.push(b'\n');
         bytes.extend_from_slice(&engine_cache);
+        self.write_whole(&file, &bytes)
+    }
+
+    /// The file of tune's record under `key` (any text): its hash, so that any key makes a plain name.
+    fn search_record_file(&self, key: &str) -> PathBuf {
+        self.dir.join(format!("{}.tune", &hex_sha256(key.as_bytes())[..16]))
+    }
+
+    /// The bytes of tune's record under `key`, where there is one (`tune::record` reads them).
+    pub fn search_record(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let file = self.search_record_file(key);
+        if std::fs::symlink_metadata(&file).is_err() {
+            return Ok(None);
+        }
+        trust::ensure_path_only_ours(&self.home, &file)?;
+        input_files::read_if_present(&file, &input_files::SEARCH_RECORD)
+    }
+
+    /// Keeps tune's record under `key`, in place of any before: written whole, under the lock.
+    pub fn keep_search_record(&self, key: &str, bytes: &[u8]) -> Result<()> {
+        let _lock = self.lock()?;
+        self.write_whole(&self.search_record_file(key), bytes)
+    }
+
+    /// Writes `file` whole: a staged file in the folder renamed over it. Under the lock.
+    fn write_whole(&self, file: &Path, bytes: &[u8]) -> Result<()> {
         let mut staged = tempfile::Builder::new()
             .prefix(".staged-")
             .tempfile_in(&self.dir)
             .with_context(|| format!("cannot write into {}", self.dir.display()))?;
         staged
-            .write_all(&bytes)
+            .write_all(bytes)
             .and_then(|()| staged.as_file().sync_all())
             .with_context(|| format!("cannot write {}", file.display()))?;
         staged
-            .persist(&file)
+            .persist(file)
             .with_context(|| format!("cannot write {}", file.display()))?;
         Ok(())
     }

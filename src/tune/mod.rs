@@ -7,10 +7,12 @@
 //! baseline's (a gain within the noise is no gain), and is the best only when
 //! measured again back to back its verdict against the baseline is `faster`
 //! (`runner::sequential`, as `compare` judges two runs). How the budget is
-//! spent is `search`'s.
+//! spent is `search`'s; a later tune of the same model and settings takes the
+//! search from its `record` and measures only the confirmation anew.
 
 pub mod candidate;
 mod cost;
+pub mod record;
 #[cfg(test)]
 pub mod scripted;
 mod search;
@@ -19,13 +21,14 @@ pub mod trial;
 use std::time::Duration;
 
 use anyhow::Result;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::compare::Rules;
 use crate::options::EngineOption;
 use crate::runner::rounds::{median_of_rounds, Measured, Ratio};
 use crate::runner::sequential::{RoundsNoise, Speed, Verdict, ALPHA};
 use candidate::Candidate;
+use record::Recorded;
 use trial::{Runner, TrialStatus};
 
 /// One tried candidate.
@@ -56,6 +59,7 @@ pub struct Untried {
     pub why: Skipped,
 }
 
+#[derive(Clone, Copy, Serialize, Deserialize)]
 pub enum Skipped {
     /// The budget left, beside what was `kept` for the confirmation, was less
     /// than the candidate would take (about `needs`).
@@ -184,6 +188,19 @@ pub struct TuneOptions {
     pub rules: Rules,
 }
 
+/// Where the search's figures come from.
+pub enum Searched {
+    /// This tune measured them, in `took`; `record_unused` says why the
+    /// record of an earlier search was not used, where there was one.
+    Now {
+        took: Duration,
+        record_unused: Option<String>,
+    },
+    /// The record of a search that ended `age` ago and took `took`: only
+    /// the baseline and the confirmation were measured now.
+    Recorded { age: Duration, took: Duration },
+}
+
 pub struct Tuning {
     pub baseline: Row,
     /// Every candidate after the baseline, in the order tried.
@@ -192,10 +209,11 @@ pub struct Tuning {
     /// baseline, or `None` when none was (the baseline is kept).
     pub best: Option<usize>,
     /// Index into `rows` of the search's fastest winner, before the confirmation.
-    pub searched: Option<usize>,
+    pub search_best: Option<usize>,
     pub untried: Vec<Untried>,
+    pub searched: Searched,
     pub confirmation: Option<Confirmation>,
-    /// The budget, and what the search used of it.
+    /// The budget, and what the tune used of it.
     pub budget: Duration,
     pub used: Duration,
 }
@@ -218,7 +236,7 @@ impl Tuning {
                 best_ms: searched_ms(&self.baseline),
                 baseline_ms: searched_ms(&self.baseline),
                 speedup: None,
-                source: match self.searched {
+                source: match self.search_best {
                     Some(_) => HeadlineSource::Unconfirmed,
                     None => HeadlineSource::NoWinner,
                 },
@@ -244,12 +262,14 @@ impl Tuning {
     }
 }
 
-/// Runs the search over `singles` (the options to try, each alone first).
+/// Runs the search over `singles` (the options to try, each alone first),
+/// or takes it from `recorded` where that record is usable.
 pub fn tune(
     trials: &mut dyn Runner,
     singles: Vec<EngineOption>,
+    recorded: Option<Recorded>,
     options: &TuneOptions,
     watcher: &mut dyn TuneWatcher,
 ) -> Result<Tuning> {
-    search::Search::start(trials, options, watcher)?.run(singles)
+    search::Search::start(trials, options, watcher)?.run(singles, recorded)
 }

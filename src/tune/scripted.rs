@@ -7,6 +7,7 @@ use anyhow::Result;
 
 use super::candidate::{singles, Candidate};
 use super::cost::OnRecord;
+use super::record::{Recorded, SearchRecord};
 use super::search::Search;
 use super::trial::{Runner, Trial, TrialStatus};
 use super::{Row, TuneOptions, TuneWatcher, Tuning};
@@ -157,13 +158,28 @@ impl TuneWatcher for Quiet {
 }
 
 pub fn search(script: &mut Scripted, user: &[EngineOption], budget_s: u64) -> Tuning {
+    search_from(script, user, budget_s, None)
+}
+
+/// As `search`, the search taken from `recorded` where that is usable.
+pub fn search_from(script: &mut Scripted, user: &[EngineOption], budget_s: u64, recorded: Option<Recorded>) -> Tuning {
     let options = TuneOptions {
         budget: Duration::from_secs(budget_s),
         rules: Rules::default(),
     };
-    let singles = singles(user, crate::engine::Device::Cpu, 2);
     Search::start(script, &options, &mut Quiet)
         .unwrap()
-        .run(singles)
+        .run(singles_of(user), recorded)
         .unwrap()
+}
+
+/// `tuning`'s search (of the user's options `user`) as its record keeps it, read back.
+pub fn record_of(tuning: &Tuning, user: &[EngineOption]) -> Recorded {
+    let singles = singles_of(user);
+    let record = SearchRecord::of(tuning, &singles, "key".into()).expect("a search measured now is recorded");
+    SearchRecord::read(&record.to_bytes(), "key", &singles).expect("a record reads back under its key")
+}
+
+fn singles_of(user: &[EngineOption]) -> Vec<EngineOption> {
+    singles(user, crate::engine::Device::Cpu, 2)
 }

@@ -32,8 +32,9 @@ use anyhow::{bail, Result};
 
 use super::candidate::{interacts_with_fast_run, Candidate};
 use super::cost::{budget_ran_out, Costs};
+use super::record::Recorded;
 use super::trial::{compare_outputs, Runner, Trial, TrialStatus};
-use super::{best_of, Confirmation, Contender, Row, Skipped, TuneOptions, TuneWatcher, Tuning, Untried};
+use super::{best_of, Confirmation, Contender, Row, Searched, Skipped, TuneOptions, TuneWatcher, Tuning, Untried};
 use crate::options::EngineOption;
 use crate::runner::rounds::{Lineup, Measured};
 use crate::runner::sequential::{rounds_until_decided, Looks, Plan, MIN_EFFECT_PERCENT};
@@ -155,8 +156,16 @@ impl<'a> Search<'a> {
     }
 
     /// Tries `singles` (fast-run where it fits, the rest in their order) and
-    /// what combines with them, then confirms the best.
-    pub fn run(mut self, singles: Vec<EngineOption>) -> Result<Tuning> {
+    /// what combines with them, then confirms the best; or, where `recorded`
+    /// holds a usable record of that search, confirms the record's winners.
+    pub fn run(mut self, singles: Vec<EngineOption>, recorded: Option<Recorded>) -> Result<Tuning> {
+        let mut record_unused = None;
+        if let Some(recorded) = recorded {
+            match recorded.usable(self.baseline_measured()) {
+                Ok(()) => return self.confirm_recorded(recorded),
+                Err(why) => record_unused = Some(why),
+            }
+        }
         let mut fast_run = singles.contains(&EngineOption::FastRun);
         let mut queue: VecDeque<EngineOption> = singles
             .into_iter()
@@ -178,18 +187,75 @@ impl<'a> Search<'a> {
                 self.combine_after(index)?;
             }
         }
-        let searched = self.best;
+        let searched = Searched::Now {
+            took: self.trials.now() - self.started,
+            record_unused,
+        };
+        self.finish(searched)
+    }
+
+    /// The search from `recorded`: its rows in place of trials (the
+    /// baseline's too, so that the table's figures are of one search). Its
+    /// winners, fastest first, run once more until `CONTENDERS` of them hold
+    /// the baseline's outputs now (the algorithms the cache holds may have
+    /// changed since); one that fails or differs is no winner. Then the
+    /// confirmation, measured now.
+    fn confirm_recorded(mut self, recorded: Recorded) -> Result<Tuning> {
+        self.baseline = recorded.baseline;
+        self.rows = recorded.rows;
+        self.untried = recorded.untried;
+        let mut held = 0;
+        for index in self.winners() {
+            if held == CONTENDERS {
+                break;
+            }
+            let candidate = self.rows[index].candidate.clone();
+            self.watcher.trying(&candidate);
+            let trial = self.trial(&candidate, CALIBRATION_RUNS)?;
+            let again = self.judge(candidate, trial);
+            match again.status {
+                TrialStatus::Ok => held += 1,
+                status => {
+                    let row = &mut self.rows[index];
+                    row.status = status;
+                    row.reason = Some(format!("run again now: {}", again.reason.unwrap_or_default()));
+                }
+            }
+        }
+        self.best = self.winners().first().copied();
+        self.finish(Searched::Recorded {
+            age: recorded.age,
+            took: recorded.took,
+        })
+    }
+
+    /// The search's best confirmed, and all of it as a `Tuning`.
+    fn finish(mut self, searched: Searched) -> Result<Tuning> {
+        let search_best = self.best;
         self.confirm()?;
         Ok(Tuning {
             baseline: self.baseline,
             rows: self.rows,
             best: self.best,
-            searched,
+            search_best,
             untried: self.untried,
+            searched,
             confirmation: self.confirmation,
             budget: self.options.budget,
             used: self.trials.now() - self.started,
         })
+    }
+
+    /// The rows that ran with the baseline's outputs and beat it beyond the
+    /// noise, fastest first.
+    fn winners(&self) -> Vec<usize> {
+        let baseline = *self.baseline_measured();
+        let median = |index: &usize| self.rows[*index].safe().map_or(f64::INFINITY, |row| row.median_ms);
+        let mut winners: Vec<usize> = (0..self.rows.len())
+            .filter(|index| self.rows[*index].safe().is_some_and(|row| row.beats(&baseline)))
+            .collect();
+        winners.sort_by(|a, b| median(a).total_cmp(&median(b)));
+        winners
     }
 
     fn remaining(&self) -> Duration {
@@ -258,15 +324,8 @@ impl<'a> Search<'a> {
             return Ok(None);
         }
         self.watcher.trying(&candidate);
-        let deadline = self.end.min(self.trials.now() + self.costs.allowance(&candidate));
         let profiles = candidate.has(&EngineOption::FastRun) && !self.trials.fast_run_cached(&candidate);
-        let mut trial = self.trials.run(&candidate, self.runs, deadline)?;
-        if trial.status == TrialStatus::TimedOut {
-            trial.reason = Some(match deadline == self.end {
-                true => budget_ran_out(trial.took),
-                false => self.costs.overran(&candidate),
-            });
-        }
+        let trial = self.trial(&candidate, self.runs)?;
         if let Some(profiling) = trial
             .measured
             .and_then(|measured| measured.profiling)
@@ -289,6 +348,20 @@ impl<'a> Search<'a> {
         let best = best_of(self.best, &self.baseline, &self.rows);
         self.watcher.tried(&self.rows[index], best, baseline_ms);
         Ok(Some(index))
+    }
+
+    /// `candidate` over `runs` timed runs, stopped at its deadline or the
+    /// budget's end, whichever comes first (and the reason said).
+    fn trial(&mut self, candidate: &Candidate, runs: u64) -> Result<Trial> {
+        let deadline = self.end.min(self.trials.now() + self.costs.allowance(candidate));
+        let mut trial = self.trials.run(candidate, runs, deadline)?;
+        if trial.status == TrialStatus::TimedOut {
+            trial.reason = Some(match deadline == self.end {
+                true => budget_ran_out(trial.took),
+                false => self.costs.overran(candidate),
+            });
+        }
+        Ok(trial)
     }
 
     /// A finished trial's row: a measured one is checked against the baseline's outputs.
@@ -384,15 +457,10 @@ impl<'a> Search<'a> {
     /// in rounds until each winner's verdict is decided or the budget is
     /// spent, and keeps as the best the fastest whose verdict is `faster`.
     fn confirm(&mut self) -> Result<()> {
-        let baseline = *self.baseline_measured();
-        let mut winners: Vec<usize> = (0..self.rows.len())
-            .filter(|index| self.rows[*index].safe().is_some_and(|row| row.beats(&baseline)))
-            .collect();
+        let mut winners = self.winners();
         if winners.is_empty() {
             return Ok(());
         }
-        let median = |index: &usize| self.rows[*index].safe().map_or(f64::INFINITY, |row| row.median_ms);
-        winners.sort_by(|a, b| median(a).total_cmp(&median(b)));
         winners.truncate(CONTENDERS);
         let lineup: Vec<Candidate> = std::iter::once(Candidate::default())
             .chain(winners.iter().map(|index| self.rows[*index].candidate.clone()))
@@ -482,7 +550,7 @@ mod tests {
     use super::*;
     use crate::runner::sequential::Speed;
     use crate::tune::cost::OnRecord;
-    use crate::tune::scripted::{search, Outcome, Scripted};
+    use crate::tune::scripted::{record_of, search, search_from, Outcome, Scripted};
 
     /// ResNet-18 with 2 threads on an AMD EPYC with AVX-512, by hand:
     /// 63.3 ms plain, 44.0 with fast-run, 33.3 with fast-run and
@@ -627,6 +695,92 @@ mod tests {
             warm.best_row().candidate.to_string(),
             cold.best_row().candidate.to_string()
         );
+    }
+
+    /// The second tune takes the search from the first's record: it runs the
+    /// baseline, the record's two fastest winners once (their outputs), and
+    /// the confirmation; no other candidate, and no profiling.
+    #[test]
+    fn a_recorded_search_measures_only_the_baseline_and_its_winners() {
+        let user = [EngineOption::Threads(2)];
+        let mut first = Scripted::new(20, resnet_on_amd);
+        let cold = search(&mut first, &user, 120);
+        let mut second = Scripted::new(20, resnet_on_amd);
+        second.cached = first.cached.clone();
+        let warm = search_from(&mut second, &user, 120, Some(record_of(&cold, &user)));
+        assert!(matches!(warm.searched, Searched::Recorded { .. }));
+        let table =
+            |tuning: &Tuning| -> Vec<String> { tuning.rows.iter().map(|row| row.candidate.to_string()).collect() };
+        assert_eq!(table(&warm), table(&cold));
+        let mut winners: Vec<String> = warm
+            .confirmation
+            .as_ref()
+            .expect("measured again")
+            .contenders
+            .iter()
+            .map(|contender| warm.rows[contender.row].candidate.to_string())
+            .collect();
+        winners.push("(baseline)".into());
+        let others: Vec<&String> = second.tried.iter().filter(|tried| !winners.contains(tried)).collect();
+        assert!(others.is_empty(), "{others:?}");
+        assert_eq!(second.cached, first.cached, "nothing profiled");
+        assert!(warm.used * 2 <= cold.used, "{:?} against {:?}", warm.used, cold.used);
+        assert!(warm.best_row().candidate.has(&EngineOption::FastRun));
+    }
+
+    /// A record whose baseline took another time than the baseline now (the
+    /// machine, its load, or the feeds changed): every candidate is measured
+    /// anew, and the tune says why.
+    #[test]
+    fn a_record_whose_baseline_took_another_time_is_measured_anew() {
+        let user = [EngineOption::Threads(2)];
+        let record = record_of(&search(&mut Scripted::new(20, resnet_on_amd), &user, 120), &user);
+        let mut slower = Scripted::new(20, |options, before| match resnet_on_amd(options, before) {
+            Outcome::Runs(ms) if options.is_empty() => Outcome::Runs(ms * 1.5),
+            outcome => outcome,
+        });
+        let changed = search_from(&mut slower, &user, 120, Some(record));
+        let Searched::Now {
+            record_unused: Some(why),
+            ..
+        } = &changed.searched
+        else {
+            panic!("the record was used");
+        };
+        assert_eq!(
+            why,
+            "the baseline now takes 94.950 ms, 1.50x the 63.300 ms it took then (beyond 1.2x: the machine, its load or the feeds changed)"
+        );
+        assert!(slower.tried.contains(&"--graph-opt-level 0".to_string()));
+    }
+
+    /// The record's fastest winner crashes now: it is no winner (its row
+    /// says so), and the next one is measured again in its place.
+    #[test]
+    fn a_recorded_winner_that_fails_now_is_no_winner() {
+        let user = [EngineOption::Threads(2)];
+        let cold = search(&mut Scripted::new(20, resnet_on_amd), &user, 120);
+        let fastest = cold.rows[cold.search_best.expect("a winner")].candidate.to_string();
+        let failing = fastest.clone();
+        let mut now = Scripted::new(20, move |options, before| match options.join(" ") == failing {
+            true => Outcome::Crashes,
+            false => resnet_on_amd(options, before),
+        });
+        let warm = search_from(&mut now, &user, 120, Some(record_of(&cold, &user)));
+        let row = warm
+            .rows
+            .iter()
+            .find(|row| row.candidate.to_string() == fastest)
+            .unwrap();
+        assert_eq!(row.status, TrialStatus::Crashed);
+        assert_eq!(row.reason.as_deref(), Some("run again now: bad err=45 in Xbyak::Error"));
+        let again = warm.confirmation.as_ref().expect("measured again");
+        assert_eq!(again.contenders.len(), 2);
+        assert!(again
+            .contenders
+            .iter()
+            .all(|contender| warm.rows[contender.row].candidate.to_string() != fastest));
+        assert_ne!(warm.best_row().candidate.to_string(), fastest);
     }
 
     /// Two processes burning the CPU: every trial's time anywhere from a

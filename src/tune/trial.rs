@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::candidate::Candidate;
 use super::cost::OnRecord;
@@ -21,7 +21,7 @@ use crate::runtime::Located;
 use crate::supervise::parent::How;
 use crate::text::number;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TrialStatus {
     /// Measured, with the baseline's outputs.

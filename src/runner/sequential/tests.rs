@@ -162,6 +162,42 @@ fn the_budget_ends_the_rounds_with_too_few_to_decide() {
     );
 }
 
+/// Rounds of 3 s and of 1 s in turn, as a load that comes and goes makes them.
+struct Uneven {
+    now: Instant,
+    turns: usize,
+}
+
+impl Lineup for Uneven {
+    fn contenders(&self) -> usize {
+        2
+    }
+
+    fn now(&self) -> Instant {
+        self.now
+    }
+
+    fn measure(&mut self, _: usize) -> Result<Option<Measured>> {
+        let round = self.turns / 2;
+        self.turns += 1;
+        self.now += Duration::from_millis(if round.is_multiple_of(2) { 1500 } else { 500 });
+        Ok(Some(measured_at(10.0)))
+    }
+}
+
+#[test]
+fn a_round_starts_only_while_the_longest_round_fits() {
+    // After 4 rounds, 8 s of 10: their mean (2 s) fits, the longest (3 s) does not, and the
+    // fifth would take 3 s.
+    let mut uneven = Uneven {
+        now: Instant::now(),
+        turns: 0,
+    };
+    let outcome = judged(&mut uneven, &compare_plan(Some(10)));
+    assert_eq!((outcome.rounds.len(), outcome.ended), (4, Ended::Budget));
+    assert_eq!(outcome.took, Duration::from_secs(8));
+}
+
 #[test]
 fn fixed_rounds_are_looked_at_once() {
     let mut pair = Pair::new(5, 0.0, |draws| 1.0 + 0.05 * draws.normal());
