@@ -1,6 +1,7 @@
 //! `mge tune` on the real engine: the search runs within its budget and every
 //! candidate it calls safe computes the baseline's outputs.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -186,7 +187,7 @@ fn a_second_tune_takes_its_search_from_the_record() {
                 .env("MGE_FAULT_MS", "5")
                 .arg("--lite-lib")
                 .arg(fault_library())
-                .args(["tune", "fixtures/conv_float.mge", "--budget", "10"])
+                .args(["tune", "fixtures/conv_float.mge", "--budget", "6"])
                 .args(ALL_BUT_FAST_RUN),
             0,
         );
@@ -217,4 +218,23 @@ fn a_second_tune_takes_its_search_from_the_record() {
     // Measured anew, it is the record again.
     let (fourth, _) = tune();
     assert_eq!(fourth["search"]["source"], "recorded", "{fourth:#}");
+
+    // A record another user could change is neither read nor replaced.
+    let kept = std::fs::read(&records[0]).unwrap();
+    let folder = home.path().join("algo-cache");
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (fifth, stderr) = tune();
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700)).unwrap();
+    assert_eq!(fifth["search"]["source"], "measured", "{fifth:#}");
+    let refused = format!(
+        "{} is writable by every user: mge reads nothing it keeps that another user could change",
+        folder.display()
+    );
+    assert!(
+        stderr.contains(&format!(
+            "note: the record of tune's last search is not read: {refused}"
+        )) && stderr.contains(&format!("note: the search's record is not kept: {refused}")),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&records[0]).unwrap(), kept);
 }

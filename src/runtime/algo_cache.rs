@@ -229,7 +229,7 @@ impl AlgoCache {
     /// at, never set aside (`tune`'s estimates; a run sets aside).
     pub fn held(&self, key: &Key) -> Option<Held> {
         let file = self.file(key);
-        trust::ensure_path_only_ours(&self.home, &file).ok()?;
+        trust::ensure_kept_path_only_ours(&self.home, &file).ok()?;
         let bytes = input_files::read_if_present(&file, &input_files::FAST_RUN_CACHE).ok()??;
         parse(&bytes, key).ok()
     }
@@ -241,7 +241,7 @@ impl AlgoCache {
         if std::fs::symlink_metadata(&file).is_err() {
             return Ok(Found::Nothing);
         }
-        trust::ensure_path_only_ours(&self.home, &file)?;
+        trust::ensure_kept_path_only_ours(&self.home, &file)?;
         match parse(&input_files::read(&file, &input_files::FAST_RUN_CACHE)?, key) {
             Ok(held) => Ok(Found::Held(held)),
             Err(_) => {
@@ -305,7 +305,7 @@ impl AlgoCache {
         if std::fs::symlink_metadata(&file).is_err() {
             return Ok(None);
         }
-        trust::ensure_path_only_ours(&self.home, &file)?;
+        trust::ensure_kept_path_only_ours(&self.home, &file)?;
         input_files::read_if_present(&file, &input_files::SEARCH_RECORD)
     }
 
@@ -338,7 +338,7 @@ impl AlgoCache {
             .mode(0o700)
             .create(&self.dir)
             .with_context(|| format!("cannot create {}", self.dir.display()))?;
-        trust::ensure_path_only_ours(&self.home, &self.dir)?;
+        trust::ensure_kept_path_only_ours(&self.home, &self.dir)?;
         let path = self.dir.join("lock");
         let file = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
         file.lock().with_context(|| format!("cannot lock {}", path.display()))?;

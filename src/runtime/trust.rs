@@ -79,7 +79,7 @@ pub fn ensure_only_ours(root: &Path, below: &Path) -> Result<()> {
                 .with_context(|| format!("cannot read {}", folder.display()))?
                 .path();
             let metadata = lstat(&path)?;
-            judge(&path, &metadata, me)?;
+            judge(&path, &metadata, me, RUNTIME_REFUSED)?;
             if metadata.is_dir() {
                 folders.push(path);
             }
@@ -90,14 +90,30 @@ pub fn ensure_only_ours(root: &Path, below: &Path) -> Result<()> {
 
 /// As `ensure_only_ours`, without what is inside `below`: the way from `root` to it.
 pub fn ensure_path_only_ours(root: &Path, below: &Path) -> Result<()> {
+    path_only_ours(root, below, RUNTIME_REFUSED)
+}
+
+/// As `ensure_path_only_ours`, for what mge keeps in its cache folder (the
+/// algorithm cache): what it reads there chooses the engine's kernels.
+pub fn ensure_kept_path_only_ours(root: &Path, below: &Path) -> Result<()> {
+    path_only_ours(root, below, KEPT_REFUSED)
+}
+
+/// What a refusal says to do: of a runtime, and of what mge keeps.
+const RUNTIME_REFUSED: &str =
+    "mge loads no runtime that another user could change; remove it, or name a library you trust with --lite-lib";
+const KEPT_REFUSED: &str =
+    "mge reads nothing it keeps that another user could change; remove it (the algorithm cache may always be deleted)";
+
+fn path_only_ours(root: &Path, below: &Path, refused: &str) -> Result<()> {
     let me = engine::effective_uid();
     let metadata = std::fs::metadata(root).with_context(|| format!("cannot read {}", root.display()))?;
-    judge(root, &metadata, me)?;
+    judge(root, &metadata, me, refused)?;
     let mut path = root.to_path_buf();
     for component in below.strip_prefix(root).unwrap_or(below).components() {
         path.push(component);
         let metadata = lstat(&path)?;
-        judge(&path, &metadata, me)?;
+        judge(&path, &metadata, me, refused)?;
     }
     Ok(())
 }
@@ -106,15 +122,11 @@ fn lstat(path: &Path) -> Result<Metadata> {
     std::fs::symlink_metadata(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
-/// Refuses the file or folder at `path` where `judged` finds something wrong.
-fn judge(path: &Path, metadata: &Metadata, me: u32) -> Result<()> {
+/// Refuses the file or folder at `path` where `judged` finds something wrong, saying what `refused` says.
+fn judge(path: &Path, metadata: &Metadata, me: u32, refused: &str) -> Result<()> {
     match judged(metadata.file_type().is_symlink(), metadata.uid(), metadata.mode(), me) {
         None => Ok(()),
-        Some(reason) => bail!(
-            "{} is {reason}: mge loads no runtime that another user could change; remove it, \
-             or name a library you trust with --lite-lib",
-            path.display()
-        ),
+        Some(reason) => bail!("{} is {reason}: {refused}", path.display()),
     }
 }
 
