@@ -917,7 +917,7 @@ pub struct IterationArgs {
 }
 
 /// The longest `--timeout`, `--duration` and `--budget`: 30 days.
-const MAX_SECONDS: f64 = 30.0 * 24.0 * 3600.0;
+pub const MAX_SECONDS: f64 = 30.0 * 24.0 * 3600.0;
 
 /// A positive number of seconds, at most `MAX_SECONDS`.
 fn parse_seconds(text: &str) -> Result<Duration, String> {

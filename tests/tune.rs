@@ -171,28 +171,62 @@ fn fast_run_candidates_keep_their_algorithms_in_the_algorithm_cache() {
     assert_eq!(fast_run_profiling(&["--search-again"]), None);
 }
 
+/// `mge tune fixtures/conv_float.mge --json` with the algorithm cache of
+/// `home`, on the stand-in library whose every forward sleeps 5 ms (the
+/// baseline takes the same time however loaded the machine, so that a
+/// record is used whatever else runs): its report, and its stderr.
+fn steady_tune(home: &Path) -> (Value, String) {
+    let (stdout, stderr) = run_expecting(
+        mge_with_algo_cache(home)
+            .env("MGE_FAULT", "slow")
+            .env("MGE_FAULT_MS", "5")
+            .arg("--lite-lib")
+            .arg(fault_library())
+            .args(["tune", "fixtures/conv_float.mge", "--budget", "6"])
+            .args(ALL_BUT_FAST_RUN),
+        0,
+    );
+    (json_of(&stdout), stderr)
+}
+
+/// The one record of a search that the algorithm cache of `home` keeps.
+fn search_record(home: &Path) -> PathBuf {
+    let records: Vec<PathBuf> = std::fs::read_dir(home.join("algo-cache"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "tune"))
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    records[0].clone()
+}
+
+/// A record whose figures no run measures (a baseline's median below zero,
+/// which a drift from the baseline now would have explained as a machine
+/// that changed) is damaged: a note, and every candidate measured anew.
+#[test]
+fn a_record_of_figures_no_run_measures_is_measured_anew() {
+    let home = tempfile::tempdir().unwrap();
+    let (first, _) = steady_tune(home.path());
+    assert_eq!(first["search"]["source"], "measured", "{first:#}");
+    let record = search_record(home.path());
+    let mut kept: Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    kept["baseline"]["measured"]["median_ms"] = (-1.0).into();
+    std::fs::write(&record, serde_json::to_vec(&kept).unwrap()).unwrap();
+    let (second, stderr) = steady_tune(home.path());
+    assert_eq!(second["search"]["source"], "measured", "{second:#}");
+    assert_eq!(second["search"]["record_unused"], Value::Null, "{second:#}");
+    let note = "note: the record of tune's last search of this model is damaged: it holds figures no run measures: every candidate is measured anew";
+    assert!(stderr.lines().any(|line| line == note), "{stderr}");
+}
+
 /// A second tune of the same model with the same settings takes its search
 /// from the first's record (the same table, to the figure) and measures
 /// only the baseline and the confirmation; a damaged record is said in a
-/// note and the search measured anew. On the stand-in library, whose every
-/// forward sleeps 5 ms: the baseline takes the same time however loaded the
-/// machine, so that the record is used whatever else runs.
+/// note and the search measured anew.
 #[test]
 fn a_second_tune_takes_its_search_from_the_record() {
     let home = tempfile::tempdir().unwrap();
-    let tune = || {
-        let (stdout, stderr) = run_expecting(
-            mge_with_algo_cache(home.path())
-                .env("MGE_FAULT", "slow")
-                .env("MGE_FAULT_MS", "5")
-                .arg("--lite-lib")
-                .arg(fault_library())
-                .args(["tune", "fixtures/conv_float.mge", "--budget", "6"])
-                .args(ALL_BUT_FAST_RUN),
-            0,
-        );
-        (json_of(&stdout), stderr)
-    };
+    let tune = || steady_tune(home.path());
     let (first, _) = tune();
     assert_eq!(first["search"]["source"], "measured", "{first:#}");
     let (second, _) = tune();
@@ -204,13 +238,8 @@ fn a_second_tune_takes_its_search_from_the_record() {
         "{second:#}"
     );
 
-    let records: Vec<PathBuf> = std::fs::read_dir(home.path().join("algo-cache"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|extension| extension == "tune"))
-        .collect();
-    assert_eq!(records.len(), 1, "{records:?}");
-    std::fs::write(&records[0], "not a record").unwrap();
+    let record = search_record(home.path());
+    std::fs::write(&record, "not a record").unwrap();
     let (third, stderr) = tune();
     assert_eq!(third["search"]["source"], "measured", "{third:#}");
     let note = "note: the record of tune's last search of this model is damaged: it is not a record mge writes: every candidate is measured anew";
@@ -220,7 +249,7 @@ fn a_second_tune_takes_its_search_from_the_record() {
     assert_eq!(fourth["search"]["source"], "recorded", "{fourth:#}");
 
     // A record another user could change is neither read nor replaced.
-    let kept = std::fs::read(&records[0]).unwrap();
+    let kept = std::fs::read(&record).unwrap();
     let folder = home.path().join("algo-cache");
     std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o777)).unwrap();
     let (fifth, stderr) = tune();
@@ -236,5 +265,5 @@ fn a_second_tune_takes_its_search_from_the_record() {
         )) && stderr.contains(&format!("note: the search's record is not kept: {refused}")),
         "{stderr}"
     );
-    assert_eq!(std::fs::read(&records[0]).unwrap(), kept);
+    assert_eq!(std::fs::read(&record).unwrap(), kept);
 }

@@ -25,6 +25,10 @@ use crate::runner::rounds::Measured;
 /// (median against median): beyond it, the machine or the feeds changed.
 const DRIFT: f64 = 1.2;
 
+/// No search, nor any trial of one, lasts longer than twice the longest
+/// `--budget`: a time beyond it in a record was never measured.
+const LONGEST_SECONDS: f64 = 2.0 * crate::cli::MAX_SECONDS;
+
 /// A search as a record keeps it. A candidate is written as its options'
 /// places in the tune's singles (part of the key), so that a record can
 /// only ever name options this tune would try itself.
@@ -137,14 +141,25 @@ impl SearchRecord {
     }
 
     /// The record in `bytes`, for `key` and `singles`: a damaged or foreign
-    /// one, or one naming an option `singles` does not hold, says why.
+    /// one (naming an option `singles` does not hold, or one twice; holding
+    /// figures no run measures) says why.
     pub fn read(bytes: &[u8], key: &str, singles: &[EngineOption]) -> Result<Recorded, String> {
         let record: SearchRecord =
             serde_json::from_slice(bytes).map_err(|_| "damaged: it is not a record mge writes".to_string())?;
         if record.key != key {
             return Err("foreign: written for another model, runtime, CPU or settings".into());
         }
+        if !time_measured(record.took) {
+            return Err(NOT_MEASURED.into());
+        }
         let candidate = |places: &[usize]| -> Result<Candidate, String> {
+            if places
+                .iter()
+                .enumerate()
+                .any(|(at, place)| places[..at].contains(place))
+            {
+                return Err("damaged: it names an option twice in one candidate".into());
+            }
             places
                 .iter()
                 .map(|place| singles.get(*place).cloned())
@@ -153,6 +168,9 @@ impl SearchRecord {
                 .ok_or_else(|| "damaged: it names an option tune does not try".to_string())
         };
         let row = |row: RowRecord| -> Result<Row, String> {
+            if !row.measured_sound() {
+                return Err(NOT_MEASURED.into());
+            }
             Ok(Row {
                 candidate: candidate(&row.options)?,
                 status: row.status,
@@ -182,6 +200,41 @@ impl SearchRecord {
             took: record.took,
         })
     }
+}
+
+/// Why a record holding a figure no run gives is refused.
+const NOT_MEASURED: &str = "damaged: it holds figures no run measures";
+
+impl RowRecord {
+    /// Whether every figure is one a trial could have measured: times
+    /// positive (medians, means) or not negative (the rest) and within
+    /// `LONGEST_SECONDS`, an interval in order, loads, spreads and errors
+    /// not negative, nothing infinite or not a number.
+    fn measured_sound(&self) -> bool {
+        let not_negative = |value: Option<f64>| value.is_none_or(|value| value.is_finite() && value >= 0.0);
+        let ms = |ms: f64| ms.is_finite() && (0.0..=LONGEST_SECONDS * 1e3).contains(&ms);
+        let measured = self.measured.as_ref().is_none_or(|measured| {
+            ms(measured.median_ms)
+                && measured.median_ms > 0.0
+                && ms(measured.mean_ms)
+                && measured.mean_ms > 0.0
+                && measured
+                    .interval_ms
+                    .is_none_or(|[low, high]| ms(low) && ms(high) && low <= high)
+                && [measured.timing, measured.load, measured.window]
+                    .into_iter()
+                    .chain(measured.profiling)
+                    .all(time_measured)
+                && not_negative(measured.other_load_cores)
+                && not_negative(measured.spread_percent)
+        });
+        measured && not_negative(self.err) && time_measured(self.took)
+    }
+}
+
+/// Whether `time` is one a search or a trial could have taken.
+fn time_measured(time: Duration) -> bool {
+    time.as_secs_f64() <= LONGEST_SECONDS
 }
 
 impl Recorded {
@@ -250,6 +303,51 @@ mod tests {
         assert_eq!(
             why(SearchRecord::read(&bytes, "key", &singles[..1])),
             "damaged: it names an option tune does not try"
+        );
+    }
+
+    /// A record whose figures no trial could have measured (a median below
+    /// or at zero, a time beyond any budget, an interval out of order, a
+    /// load below zero), or whose candidate names an option twice, is
+    /// damaged: never shown as measured, nor its rows taken as winners.
+    #[test]
+    fn a_record_of_figures_no_run_measures_is_damaged() {
+        let singles = singles();
+        let bytes = recorded_bytes(&singles);
+        let written: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let most = serde_json::json!({"secs": u64::MAX, "nanos": 999_999_999});
+        let edits: [(&str, serde_json::Value); 12] = [
+            ("/rows/0/measured/median_ms", (-1.0).into()),
+            ("/rows/0/measured/median_ms", 0.0.into()),
+            ("/rows/0/measured/median_ms", 1e308.into()),
+            ("/baseline/measured/median_ms", (-1.0).into()),
+            ("/rows/0/measured/mean_ms", 0.0.into()),
+            ("/rows/0/measured/interval_ms", serde_json::json!([2.0, 1.0])),
+            ("/rows/0/measured/other_load_cores", (-1.0).into()),
+            ("/rows/0/measured/spread_percent", (-1e308).into()),
+            ("/rows/0/measured/timing", most.clone()),
+            ("/rows/0/err", (-1.0).into()),
+            ("/rows/0/took", most.clone()),
+            ("/took", most),
+        ];
+        for (pointer, value) in edits {
+            let mut record = written.clone();
+            *record.pointer_mut(pointer).expect(pointer) = value.clone();
+            let edited = serde_json::to_vec(&record).unwrap();
+            assert_eq!(
+                SearchRecord::read(&edited, "key", &singles).err().as_deref(),
+                Some("damaged: it holds figures no run measures"),
+                "{pointer} = {value}"
+            );
+        }
+        let mut record = written;
+        let place = record.pointer("/rows/0/options/0").unwrap().clone();
+        *record.pointer_mut("/rows/0/options").unwrap() = serde_json::json!([place, place]);
+        assert_eq!(
+            SearchRecord::read(&serde_json::to_vec(&record).unwrap(), "key", &singles)
+                .err()
+                .as_deref(),
+            Some("damaged: it names an option twice in one candidate")
         );
     }
 
