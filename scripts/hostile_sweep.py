@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
-"""The hostile and mutation sweep of issue 16 (run through hostile_sweep.sh).
+"""The hostile and mutation sweep (run through hostile_sweep.sh).
 
-Every case runs `mge` in a folder of its own: inputs in `in/`, outputs in
+Whatever a user or a hostile file gives mge: no panic, hang, crash or
+overwritten input. Every case runs `mge` in a folder of its own: inputs in `in/`, outputs in
 `out/`, a private TMPDIR in `tmp/`, under `timeout` and GNU time for the peak
 RSS. A case fails on exit 101 or a "panicked"/backtrace on stderr (panic),
 the timeout (hang), an exit above 128 (signal), any other exit but 0, 1 and 2,
 a file of `in/` changed or gone (overwritten input), anything left in its
-TMPDIR or a staging name (`.mge-*`, `.install-*`, `*.partial`, `*.tmp`)
+TMPDIR or a staging name (`.mge-*`, `.install-*`, `.staged-*`, `*.partial`, `*.tmp`)
 anywhere in its folder (leftover), or a peak RSS over 200 MB where a read or a
 number is unbounded (memory). "engine crashed" on stderr is counted apart: the
 supervisor caught a signal in the engine.
 
-Round four (issue 24: nothing from the working folder, the environment or a
-model's names takes mge over) adds the groups cwd, env, fds, limits, names,
+Round four (nothing from the working folder, the environment or a model's
+names takes mge over) adds the groups cwd, env, fds, limits, names,
 odd-paths and more signals, and these checks: a `PLANTED-*` marker written by
 code planted where mge must not look (Python packages and programs in the
 current folder, libraries on a relative or world-writable LD_LIBRARY_PATH);
@@ -24,8 +25,8 @@ line on stderr (silent exit). A signal of the case's own CPU limit (`ulimit
 -t`) and the dynamic loader's exit 127 where `ulimit -n` leaves it no
 descriptor happen before or beyond mge: they are no failure.
 
-Round five (issue 32: nothing a model, a wheel, a dump or a long name
-carries takes mge over) adds a group per class: packed-options (a pack whose
+Round five (nothing a model, a wheel, a dump or a long name carries takes
+mge over) adds a group per class: packed-options (a pack whose
 extra_info names a library, a cache, cores or a key: refused by every
 command that loads models, info showing it; the planted library's marker and
 the files it names must not appear), long-names (names of 400 KB to 1.2 MB:
@@ -41,6 +42,17 @@ outside its folder, one behind a FIFO that would hang a reader) and
 non-utf8-folders (models, feeds and outputs in folders not named in UTF-8;
 compare's rows stay apart). Checks added: files that must stay absent or
 appear, secrets, stderr's size, rows shown once each.
+
+Round six (nothing mge keeps in its cache folder takes it over) adds the
+group kept-files: tune's record of its last search, made by mge itself and
+then damaged (garbage, cut short, empty, over its 16 MiB bound, a link to
+/dev/zero or to a record outside the folder, a FIFO, a folder, places and
+figures no search writes, a reason holding control characters, another
+model's key, a world-writable folder, another owner) and the algorithms
+beside it, through tune and runtime info: exit 0, a note where the record is
+refused and the record not used, nothing behind a link read or written. Checks
+added: what the case's own mge made first (`made_first`, then damaged), text
+its stdout must not hold and its stderr must, a stderr of one-line notes only.
 
 Mutations come from one seeded generator, so every run makes the same cases.
 """
@@ -72,7 +84,7 @@ MGE = os.path.join(ROOT, "target", "release", "mge")
 RUNTIME = os.path.expanduser("~/.cache/mge/runtime/1.13.0")
 RSS_LIMIT_KB = 200 * 1024
 SEED = 16
-STAGING = re.compile(r"^(\.mge-|\.install-)|\.partial$|\.tmp$")
+STAGING = re.compile(r"^(\.mge-|\.install-|\.staged-)|\.partial$|\.tmp$")
 
 
 @dataclass
@@ -132,6 +144,18 @@ class Case:
     max_stderr: int = None
     # Strings that must each appear on its stdout (rows that must stay apart).
     shown_apart: tuple = ()
+    # Strings its stdout must not hold (a kept record that must not be used).
+    not_shown: tuple = ()
+    # Strings its stderr must hold (the note that says a kept file is refused).
+    said: tuple = ()
+    # Its stderr holds one-line notes and nothing else (a refusal, not an error).
+    only_notes: bool = False
+    # mge command lines run in order in the case's folder, with its
+    # environment, before its inputs are looked at: what the case damages is
+    # then what mge itself keeps (a search's record, an algorithm cache).
+    made_first: list = None
+    # A function of the case's folder, run after `made_first`: the damage.
+    then: object = None
 
 
 def fixture(rel):
@@ -687,8 +711,8 @@ def signal_cases():
 
 
 # ---------------------------------------------------------------- round four
-# Issue 24: nothing from the working folder, the environment or a model's
-# names takes mge over. Planted code (Python modules, programs, libraries)
+# Nothing from the working folder, the environment or a model's names takes
+# mge over. Planted code (Python modules, programs, libraries)
 # writes a marker `PLANTED-<label>` into the case's folder when it runs.
 
 PLANTED_C = r"""
@@ -1188,7 +1212,7 @@ def install_signal_cases():
     return cases
 
 
-# ------------------------------------------------- round five (issue 32)
+# ------------------------------------------------- round five
 # Nothing a model, a wheel, a dump or a long name carries takes mge over.
 
 FAULT_LIB = None  # the tests' stand-in Lite library, built once by `build_fault_library`
@@ -1599,6 +1623,210 @@ def round_five_cases():
             + unsupervised_load_cases() + version_spelling_cases() + dump_index_cases() + non_utf8_folder_cases())
 
 
+# ------------------------------------------------- round six: what mge keeps
+# A kept file (tune's record of its search, fast-run's algorithms) that is
+# damaged, foreign, oversized, not a regular file or not the user's alone is
+# a note, and the work is done anew: never followed, trusted or written through.
+
+# Options that clash with every candidate but fast-run: a search of a trial or
+# two. A budget of 5 s, not less: under a load, the baseline's calibration
+# alone can outlast 3 s (exit 2, the budget ran out).
+KEPT_TUNE = ["tune", MODEL, "--budget", "5", "--threads", "1", "--record-comp-seq", "1", "--weight-preprocess",
+             "--fuse-preprocess", "--layout", "nchw44", "--graph-opt-level", "2"]
+# The same options but tune's, with fast-run: what keeps the algorithms a fast-run candidate finds.
+KEPT_FAST_RUN = ["run", MODEL, "-q", "--iter", "1", "--fast-run"] + KEPT_TUNE[4:]
+REFUSED_NOTE = "note: the record of tune's last search"
+RECORD_USED = ('"source": "recorded"', "search (the record of the search")
+OUTSIDE = "in/elsewhere.tune"
+
+
+def kept(d, pattern):
+    """The one file of the case's algorithm cache that ends in `pattern`."""
+    folder = os.path.join(d, "home", "algo-cache")
+    found = [os.path.join(folder, name) for name in os.listdir(folder) if name.endswith(pattern)]
+    if len(found) != 1:
+        raise ValueError(f"the case's first run kept {len(found)} files ending in {pattern}, not one")
+    return found[0]
+
+
+def replaced(pattern, make):
+    """A damage that puts what `make(d, path)` makes in place of the kept file."""
+    def damage(d):
+        path = kept(d, pattern)
+        os.remove(path)
+        make(d, path)
+    return damage
+
+
+def rewritten(pattern, change):
+    """A damage that writes `change(bytes)` over the kept file."""
+    def damage(d):
+        path = kept(d, pattern)
+        with open(path, "rb") as f:
+            data = f.read()
+        with open(path, "wb") as f:
+            f.write(change(data))
+    return damage
+
+
+def edited(change):
+    """A damage that edits the record's JSON: `change(record)` on a record
+    whose one row is fast-run's, measured as the baseline was (so that a
+    record read whole is used where the baseline now takes what it took)."""
+    def damage(d):
+        path = kept(d, ".tune")
+        with open(path) as f:
+            record = json.load(f)
+        row = json.loads(json.dumps(record["baseline"]))
+        row["options"] = [0]
+        record["rows"], record["untried"] = [row], []
+        text = change(record)
+        with open(path, "w") as f:
+            f.write(text if isinstance(text, str) else json.dumps(record))
+    return damage
+
+
+def set_in(*steps):
+    """An edit that sets each (path, value) of `steps` in the record; a path
+    is keys and indexes, `value` raw JSON text where it is bytes (numbers no
+    Python float writes)."""
+    def change(record):
+        raws = {}
+        for number, (keys, value) in enumerate(steps):
+            target = record
+            for key in keys[:-1]:
+                target = target[key]
+            if isinstance(value, bytes):
+                raws[f"@RAW{number}@"] = value.decode()
+                value = f"@RAW{number}@"
+            target[keys[-1]] = value
+        text = json.dumps(record)
+        for mark, raw in raws.items():
+            text = text.replace(json.dumps(mark), raw)
+        return text
+    return change
+
+
+def outside_copy(d, path):
+    """The record's bytes in the case's in/ (compared after the run), and the record a link to them."""
+    os.symlink(os.path.join(d, OUTSIDE), path)
+
+
+def kept_file_cases():
+    """tune over a record (and the algorithms beside it) that mge itself
+    kept, then damaged: each is a one-line note and a search measured anew,
+    exit 0; nothing behind a link is read or written, no FIFO hangs, no
+    staged file is left, no control character reaches the terminal."""
+    rng = random.Random(SEED)
+    garbage = bytes(rng.randrange(256) for _ in range(4096)) + b"\x1b[31m\x07\r\n"
+    max_secs = {"secs": 2**64 - 1, "nanos": 999_999_999}
+    beyond_secs = b'{"secs": 18446744073709551616, "nanos": 0}'
+    hostile = "\x1b[31mred\x07 bell\nsecond line\r\x01 end"
+
+    def copy_outside(d):
+        shutil.copyfile(kept(d, ".tune"), os.path.join(d, OUTSIDE))
+
+    def then_all(*damages):
+        def damage(d):
+            for each in damages:
+                each(d)
+        return damage
+
+    def chown_nobody(d):
+        nobody = 65534
+        os.chown(kept(d, ".tune"), nobody, nobody)
+
+    def durations_at_max(record):
+        record["took"] = max_secs
+        for row in [record["baseline"]] + record["rows"]:
+            row["took"] = max_secs
+            for name in ("timing", "load", "window"):
+                row["measured"][name] = max_secs
+        return None
+
+    def fast_run_won(record):
+        """Fast-run's row twice as fast as the baseline: taken from the
+        record, it runs again, on the algorithms kept beside it."""
+        measured = record["rows"][0]["measured"]
+        measured["median_ms"] /= 2
+        measured["mean_ms"] /= 2
+        measured["interval_ms"] = [measured["median_ms"] * 0.99, measured["median_ms"] * 1.01]
+        return None
+
+    # label: (damage, refused for sure: a note, and the record not used)
+    damages = {
+        "record garbage": (rewritten(".tune", lambda data: garbage), True),
+        "record truncated to half": (rewritten(".tune", lambda data: data[:len(data) // 2]), True),
+        "record empty": (rewritten(".tune", lambda data: b""), True),
+        "record 17 MiB (over the 16 MiB bound)": (rewritten(".tune", lambda data: data + b" " * ((17 << 20) - len(data))),
+                                                  True),
+        "record -> /dev/zero": (replaced(".tune", lambda d, path: os.symlink("/dev/zero", path)), True),
+        "record -> a record outside the folder": (then_all(copy_outside, replaced(".tune", outside_copy)), True),
+        "record a hard link to a file outside the folder": (
+            then_all(copy_outside, replaced(".tune", lambda d, path: os.link(os.path.join(d, OUTSIDE), path))), False),
+        "record a FIFO": (replaced(".tune", lambda d, path: os.mkfifo(path)), True),
+        "record a folder": (replaced(".tune", lambda d, path: os.mkdir(path)), True),
+        "record place out of range": (edited(set_in((["rows", 0, "options"], [1]))), True),
+        "record place negative": (edited(set_in((["rows", 0, "options"], [-1]))), True),
+        "record place u64::MAX": (edited(set_in((["rows", 0, "options"], [2**64 - 1]))), True),
+        "record place beyond u64": (edited(set_in((["rows", 0, "options"], b"[100000000000000000000]"))), True),
+        "record place a fraction": (edited(set_in((["rows", 0, "options"], [0.5]))), True),
+        "record untried place out of range": (edited(set_in((["untried"], [{"options": [7], "why": {
+            "CannotBeatTheBest": {"estimate_ms": 1.0}}}]))), True),
+        "record places repeated": (edited(set_in((["rows", 0, "options"], [0, 0]))), True),
+        "record durations of u64::MAX seconds": (edited(durations_at_max), True),
+        "record durations beyond u64 seconds": (edited(set_in((["took"], beyond_secs))), True),
+        "record row median negative": (edited(set_in((["rows", 0, "measured", "median_ms"], -1.0))), True),
+        "record row median zero": (edited(set_in((["rows", 0, "measured", "median_ms"], 0.0))), True),
+        "record row median NaN (null)": (edited(set_in((["rows", 0, "measured", "median_ms"], None))), True),
+        "record row median 1e308": (edited(set_in((["rows", 0, "measured", "median_ms"], 1e308))), True),
+        "record row interval and spread at the limits": (edited(set_in(
+            (["rows", 0, "measured", "interval_ms"], [-1e308, 1e308]), (["rows", 0, "measured", "spread_percent"], 1e308),
+            (["rows", 0, "measured", "other_load_cores"], -1e308), (["rows", 0, "err"], 1e308))), True),
+        "record baseline median negative": (edited(set_in((["baseline", "measured", "median_ms"], -1.0))), True),
+        "record baseline median zero": (edited(set_in((["baseline", "measured", "median_ms"], 0.0))), True),
+        "record baseline median 1e308": (edited(set_in((["baseline", "measured", "median_ms"], 1e308))), True),
+        "record ended in the future": (edited(set_in((["ended_s"], 2**64 - 1))), False),
+        "record ended at the epoch": (edited(set_in((["ended_s"], 0))), False),
+        "record row reason with ESC, BEL and line breaks": (edited(set_in(
+            (["rows", 0, "status"], "failed"), (["rows", 0, "measured"], None), (["rows", 0, "reason"], hostile))), False),
+        "record key of another model": (edited(lambda record: set_in((["key"], re.sub(
+            r"model=[0-9a-f]+", "model=" + "0" * 64, record["key"])))(record)), True),
+        "record key with ESC, BEL and line breaks": (edited(lambda record: set_in((["key"], record["key"] + hostile)
+                                                                                   )(record)), True),
+        "algo-cache folder world-writable": (lambda d: os.chmod(os.path.join(d, "home", "algo-cache"), 0o777), True),
+        "record owned by nobody": (chown_nobody, True),
+        "algorithms garbage beside a good record": (then_all(edited(fast_run_won), rewritten(".algo", lambda data: garbage)),
+                                                    False),
+        "algorithms truncated to half beside a good record": (
+            then_all(edited(fast_run_won), rewritten(".algo", lambda data: data[:len(data) // 2])), False),
+    }
+    # The damages `runtime info` (which sizes the algorithm cache) is given too.
+    info_too = ("record -> /dev/zero", "record -> a record outside the folder", "record a FIFO", "record a folder",
+                "record 17 MiB (over the 16 MiB bound)", "algo-cache folder world-writable", "record owned by nobody",
+                "algorithms garbage beside a good record")
+    env = {"MGE_HOME": "{D}/home", "MGE_LITE_LIB": os.path.join(RUNTIME, LITE)}
+    cases = []
+    for label, (damage, refused) in damages.items():
+        made_first = [KEPT_TUNE] + ([KEPT_FAST_RUN] if "algorithms" in label else [])
+        hostile_text = "ESC" in label
+        unbounded = "/dev/zero" in label or "17 MiB" in label
+        for command, argv in {"tune": KEPT_TUNE, "tune --json": KEPT_TUNE + ["--json"]}.items():
+            # The reason a record's row holds is shown, escaped, where the record is used.
+            shown = ()
+            if label.startswith("record row reason"):
+                shown = (json.dumps(hostile)[1:-1] if "--json" in argv else hostile.encode("unicode_escape").decode(),)
+            cases.append(Case("kept-files", f"{label}: {command}", argv, BASE_SETUP, env=env, made_first=made_first,
+                              then=damage, expect_rc=0, hostile_text=hostile_text, rss_bound=unbounded,
+                              shown_apart=shown,
+                              said=(REFUSED_NOTE,) if refused else (), not_shown=RECORD_USED if refused else (),
+                              only_notes=True, timeout=120))
+        if label in info_too:
+            cases.append(Case("kept-files", f"{label}: runtime info", ["runtime", "info"], BASE_SETUP, env=env,
+                              made_first=made_first, then=damage, expect_rc=0, rss_bound=unbounded, timeout=60))
+    return cases
+
+
 # ---------------------------------------------------------------- running
 
 
@@ -1771,6 +1999,21 @@ def wait_gone(session, tag, grace=3.0):
     return left
 
 
+def make_first(case, d, env, deadline, subs):
+    """Runs the case's `made_first` command lines, then its `then`; what
+    failed, for the case's failures (None where all went well)."""
+    for number, argv in enumerate(case.made_first or []):
+        with open(os.path.join(d, f"made-first-{number}"), "wb") as log:
+            made = subprocess.run(deadline + [MGE] + [substitute(a, subs) for a in argv], cwd=d, env=env,
+                                  stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
+        if made.returncode != 0:
+            return f"the case's own preparation failed (mge {' '.join(argv[:1])} exited {made.returncode})"
+    if case.then:
+        case.then(d)
+    return None
+
+
 def run_case(index, case, work):
     d = os.path.join(work, f"case{index:05d}")
     os.makedirs(os.path.join(d, "in"))
@@ -1785,7 +2028,6 @@ def run_case(index, case, work):
                 os.remove(path)
         setup.append((op, rel, arg))
         prepare(d, [(op, rel, arg)], subs)
-    inputs_before = snapshot(os.path.join(d, "in"))
     tag = f"SWEEP_CASE_TAG={os.path.basename(work)}-{index}"
     env = dict(os.environ)
     env.pop("MGE_LITE_LIB", None)
@@ -1803,6 +2045,8 @@ def run_case(index, case, work):
     timed = ["/usr/bin/time", "-f", "%M", "-o", rss_file]
     # by absolute path: the case's PATH may be empty or relative
     deadline = ["/usr/bin/timeout", "-k", "5", str(case.timeout)]
+    made_first_failed = make_first(case, d, env, deadline, subs)
+    inputs_before = snapshot(os.path.join(d, "in"))
     if case.namespace:
         script = f'{case.namespace} || exit 97; "$@"; rc=$?; ls -lAR "$D/out" "$D/tmp" > "$D/inner-listing" 2>&1; exit $rc'
         command = deadline + timed + ["/usr/bin/unshare", "-m", "/bin/sh", "-c", script, "sh"] + argv
@@ -1890,6 +2134,8 @@ def run_case(index, case, work):
         failures.append(f"signal {rc - 128}")
     elif rc not in (0, 1, 2):
         failures.append(f"exit {rc}")
+    if made_first_failed:
+        failures.append(made_first_failed)
     if case.expect_rc is not None and rc != case.expect_rc and not failures:
         failures.append(f"exit {rc}, not {case.expect_rc}")
     if "panicked" in stderr or "stack backtrace" in stderr or "RUST_BACKTRACE" in stderr:
@@ -1922,6 +2168,15 @@ def run_case(index, case, work):
             failures.append("a secret written: " + ", ".join(held[:5]))
     if case.max_stderr is not None and len(stderr_bytes) > case.max_stderr:
         failures.append(f"stderr of {len(stderr_bytes)} bytes")
+    used = [text for text in case.not_shown if text.encode() in stdout_bytes]
+    if used:
+        failures.append("shown though it must not be: " + ", ".join(used))
+    unsaid = [text for text in case.said if text.encode() not in stderr_bytes]
+    if unsaid:
+        failures.append("not said on stderr: " + ", ".join(unsaid))
+    stray = [line for line in stderr.splitlines() if not line.startswith("note: ")]
+    if case.only_notes and stray:
+        failures.append("more than one-line notes on stderr: " + stray[0][:80])
     merged = [name for name in case.shown_apart if stdout_bytes.count(name.encode()) != 1]
     if merged and rc in (0, 1):
         failures.append("not shown apart once each: " + ", ".join(merged))
@@ -1994,7 +2249,7 @@ def main():
     cases = (path_cases() + mutation_cases() + feed_cases() + number_cases() + output_cases() + file_cases()
              + disk_cases() + runtime_cases() + signal_cases()
              + cwd_cases() + env_cases() + fd_cases() + limit_cases() + name_cases() + odd_path_cases()
-             + round_five_cases())
+             + round_five_cases() + kept_file_cases())
     cases = [c for c in cases if args.only in c.group or args.only in c.name]
     if args.groups:
         cases = [c for c in cases if c.group in args.groups.split(",")]
