@@ -155,7 +155,7 @@ fn tune_with_algo_cache(home: &Path, more: &[&str]) -> (Value, String) {
 fn fast_run_candidates_keep_their_algorithms_in_the_algorithm_cache() {
     let home = tempfile::tempdir().unwrap();
     let fast_run_profiling = |more: &[&str]| {
-        let (report, _) = tune_with_algo_cache(home.path(), more);
+        let (report, stderr) = tune_with_algo_cache(home.path(), more);
         assert_eq!(report["search"]["source"], "measured", "{report:#}");
         let candidates = report["candidates"].as_array().unwrap();
         let fast_run = candidates
@@ -163,12 +163,31 @@ fn fast_run_candidates_keep_their_algorithms_in_the_algorithm_cache() {
             .find(|candidate| candidate["options"] == "--fast-run")
             .unwrap_or_else(|| panic!("fast-run was tried: {report:#}"));
         assert_eq!(fast_run["status"], "ok", "{fast_run}");
-        fast_run["profiling_s"].as_f64()
+        (fast_run["profiling_s"].as_f64(), stderr)
     };
-    assert!(fast_run_profiling(&[]).is_some());
-    let kept = std::fs::read_dir(home.path().join("algo-cache")).unwrap().count();
+    assert!(fast_run_profiling(&[]).0.is_some());
+    let folder = home.path().join("algo-cache");
+    let kept = std::fs::read_dir(&folder).unwrap().count();
     assert!(kept >= 3, "a cache file, the search's record and the lock");
-    assert_eq!(fast_run_profiling(&["--search-again"]), None);
+    assert_eq!(fast_run_profiling(&["--search-again"]).0, None);
+
+    // A damaged file changes nothing but a note: set aside, profiled again.
+    let algorithms: Vec<PathBuf> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "algo"))
+        .collect();
+    assert_eq!(algorithms.len(), 1, "{algorithms:?}");
+    std::fs::write(&algorithms[0], "mge algorithm cache 1\n{}").unwrap();
+    let (profiling, stderr) = fast_run_profiling(&["--search-again"]);
+    assert!(profiling.is_some(), "{stderr}");
+    let note = format!("note: the algorithm cache {} is damaged: ", algorithms[0].display());
+    let notes: Vec<&str> = stderr.lines().filter(|line| line.starts_with(&note)).collect();
+    assert_eq!(notes.len(), 1, "{stderr}");
+    assert!(
+        notes[0].ends_with(".algo.set-aside; fast-run profiles again"),
+        "{stderr}"
+    );
 }
 
 /// `mge tune fixtures/conv_float.mge --json` with the algorithm cache of

@@ -122,6 +122,7 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
         fast_run_cache,
         scratch: scratch.path().to_path_buf(),
         count: 0,
+        notes: Vec::new(),
     };
     // A record of the search is kept beside the algorithms its fast-run candidates used.
     let record_key = match &trials.algo_cache {
@@ -143,6 +144,9 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
     let mut progress = TuneProgress::new(singles.len() as u64 * 3 / 2, global.quiet);
     let tuning = search(&mut trials, singles.clone(), recorded, &settings.search, &mut progress)?;
     drop(progress);
+    for note in &trials.notes {
+        global.note(note);
+    }
     if let (Some(view), Some(key)) = (&trials.algo_cache, record_key) {
         if let Some(record) = SearchRecord::of(&tuning, &singles, key.clone()) {
             if let Err(err) = view.cache.keep_search_record(&key, &record.to_bytes()) {

@@ -16,7 +16,7 @@ use crate::mge_command::MgeCommand;
 use crate::options::{EngineOption, RuntimeOptions};
 use crate::runner::rounds::{timed_child, Measured, TimedRun};
 use crate::runner::timing::median;
-use crate::runtime::algo_cache::{model_identity, AlgoCache, Key};
+use crate::runtime::algo_cache::{model_identity, AlgoCache, Found, Key};
 use crate::runtime::Located;
 use crate::supervise::parent::How;
 use crate::text::number;
@@ -115,6 +115,17 @@ impl AlgoCacheView {
         (!per_ms.is_empty()).then(|| OnRecord::PerForwardMs(median(&per_ms)))
     }
 
+    /// Sets aside a damaged or foreign file of `candidate`'s key before its
+    /// trial reads it (the trial then profiles anew): the note that says so.
+    fn set_aside_damaged(&self, candidate: &Candidate) -> Option<String> {
+        let (_, key) = self.key_of(candidate)?;
+        match self.cache.read(&key) {
+            Ok(Found::SetAside(note)) => Some(note),
+            Ok(Found::Nothing | Found::Held(_)) => None,
+            Err(err) => Some(format!("the algorithm cache is not used: {err:#}")),
+        }
+    }
+
     /// The engine's cache fast-run used under `candidate`'s options.
     fn engine_cache(&self, candidate: &Candidate) -> Option<Vec<u8>> {
         let (_, key) = self.key_of(candidate)?;
@@ -134,6 +145,9 @@ pub struct Trials {
     pub fast_run_cache: Option<PathBuf>,
     pub scratch: PathBuf,
     pub count: usize,
+    /// What the trials found of the algorithm cache that the user should
+    /// know (a damaged file set aside), each once, for the command to say.
+    pub notes: Vec<String>,
 }
 
 impl Trials {
@@ -187,6 +201,16 @@ impl Runner for Trials {
         let started = Instant::now();
         self.count += 1;
         let outputs = self.scratch.join(format!("trial-{}", self.count));
+        // The trial's own notes are not shown: the parent finds what they would say.
+        if let Some(note) = candidate
+            .has(&EngineOption::FastRun)
+            .then(|| self.algo_cache.as_ref()?.set_aside_damaged(candidate))
+            .flatten()
+        {
+            if !self.notes.contains(&note) {
+                self.notes.push(note);
+            }
+        }
         let mut command = self.baseline.clone().engine(&candidate.0);
         if candidate.has(&EngineOption::FastRun) && self.fast_run_cache.is_none() && self.algo_cache.is_none() {
             command = command.engine(&[EngineOption::FastRunCache(self.cache_path())]);
