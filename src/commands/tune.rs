@@ -112,6 +112,7 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
             options: model.engine.network.clone(),
             model: model_digest(opened.bytes()),
             located: located.clone(),
+            looked_at: Vec::new(),
         }),
         false => None,
     };
@@ -136,8 +137,8 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
         )),
         None => None,
     };
-    let recorded = match (&trials.algo_cache, &record_key, settings.search_again) {
-        (Some(view), Some(key), false) => read_record(&view.cache, key, &singles, global),
+    let recorded = match (&trials.algo_cache, &record_key) {
+        (Some(view), Some(key)) if !settings.search_again => read_record(&view.cache, key, &singles, global),
         _ => None,
     };
     // The singles, and about as many combinations of the winners at most.
@@ -147,9 +148,9 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
     for note in &trials.notes {
         global.note(note);
     }
-    if let (Some(view), Some(key)) = (&trials.algo_cache, record_key) {
+    if let (Some(view), Some(key)) = (&trials.algo_cache, &record_key) {
         if let Some(record) = SearchRecord::of(&tuning, &singles, key.clone()) {
-            if let Err(err) = view.cache.keep_search_record(&key, &record.to_bytes()) {
+            if let Err(err) = view.cache.keep_search_record(key, &record.to_bytes()) {
                 global.note(format!("the search's record is not kept: {err:#}"));
             }
         }

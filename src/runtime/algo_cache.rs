@@ -64,9 +64,9 @@ impl Key {
         )))
     }
 
-    /// The file's name: the key's hash, so that any key makes a plain name.
+    /// The file's name.
     fn file_name(&self) -> String {
-        format!("{}.algo", &hex_sha256(self.0.as_bytes())[..16])
+        hashed_name(&self.0, "algo")
     }
 
     /// The key as text, for what is kept per key and more (tune's records).
@@ -141,6 +141,11 @@ pub fn model_identity(digest: &str, options: &NetworkOptions) -> String {
         options.layout, options.layout_transform, options.graph_opt_level, options.fuse_preprocess
     );
     hex_sha256(text.as_bytes())[..16].to_string()
+}
+
+/// A file's name for a key: the key's hash, so that any key makes a plain name.
+fn hashed_name(key: &str, extension: &str) -> String {
+    format!("{}.{extension}", &hex_sha256(key.as_bytes())[..16])
 }
 
 fn hex_sha256(bytes: &[u8]) -> String {
@@ -228,21 +233,28 @@ impl AlgoCache {
     /// What the cache holds for `key`, where it holds a sound file: looked
     /// at, never set aside (`tune`'s estimates; a run sets aside).
     pub fn held(&self, key: &Key) -> Option<Held> {
-        let file = self.file(key);
-        trust::ensure_kept_path_only_ours(&self.home, &file).ok()?;
-        let bytes = input_files::read_if_present(&file, &input_files::FAST_RUN_CACHE).ok()??;
+        let bytes = self.kept(&self.file(key), &input_files::FAST_RUN_CACHE).ok()??;
         parse(&bytes, key).ok()
+    }
+
+    /// The bytes of `file` in the folder, where there is one, read only
+    /// where no other user could have changed it.
+    fn kept(&self, file: &Path, kind: &input_files::Kind) -> Result<Option<Vec<u8>>> {
+        if std::fs::symlink_metadata(file).is_err() {
+            return Ok(None);
+        }
+        trust::ensure_kept_path_only_ours(&self.home, file)?;
+        input_files::read_if_present(file, kind)
     }
 
     /// What the cache holds for `key`; a damaged or foreign file is set
     /// aside (under the lock, should another process have replaced it meanwhile).
     pub fn read(&self, key: &Key) -> Result<Found> {
         let file = self.file(key);
-        if std::fs::symlink_metadata(&file).is_err() {
+        let Some(bytes) = self.kept(&file, &input_files::FAST_RUN_CACHE)? else {
             return Ok(Found::Nothing);
-        }
-        trust::ensure_kept_path_only_ours(&self.home, &file)?;
-        match parse(&input_files::read(&file, &input_files::FAST_RUN_CACHE)?, key) {
+        };
+        match parse(&bytes, key) {
             Ok(held) => Ok(Found::Held(held)),
             Err(_) => {
                 let _lock = self.lock()?;
@@ -294,19 +306,14 @@ impl AlgoCache {
         self.write_whole(&file, &bytes)
     }
 
-    /// The file of tune's record under `key` (any text): its hash, so that any key makes a plain name.
+    /// The file of tune's record under `key` (any text).
     fn search_record_file(&self, key: &str) -> PathBuf {
-        self.dir.join(format!("{}.tune", &hex_sha256(key.as_bytes())[..16]))
+        self.dir.join(hashed_name(key, "tune"))
     }
 
     /// The bytes of tune's record under `key`, where there is one (`tune::record` reads them).
     pub fn search_record(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        let file = self.search_record_file(key);
-        if std::fs::symlink_metadata(&file).is_err() {
-            return Ok(None);
-        }
-        trust::ensure_kept_path_only_ours(&self.home, &file)?;
-        input_files::read_if_present(&file, &input_files::SEARCH_RECORD)
+        self.kept(&self.search_record_file(key), &input_files::SEARCH_RECORD)
     }
 
     /// Keeps tune's record under `key`, in place of any before: written whole, under the lock.

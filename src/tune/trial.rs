@@ -77,6 +77,8 @@ pub struct AlgoCacheView {
     pub options: NetworkOptions,
     /// The model file's `model_digest`.
     pub model: String,
+    /// The keys whose files were looked at for damage (`set_aside_damaged`).
+    pub looked_at: Vec<Key>,
 }
 
 impl AlgoCacheView {
@@ -116,9 +118,14 @@ impl AlgoCacheView {
     }
 
     /// Sets aside a damaged or foreign file of `candidate`'s key before its
-    /// trial reads it (the trial then profiles anew): the note that says so.
-    fn set_aside_damaged(&self, candidate: &Candidate) -> Option<String> {
+    /// first trial reads it (the trial then profiles anew): the note that
+    /// says so. Each key's file is looked at once a tune, not every round.
+    fn set_aside_damaged(&mut self, candidate: &Candidate) -> Option<String> {
         let (_, key) = self.key_of(candidate)?;
+        if self.looked_at.contains(&key) {
+            return None;
+        }
+        self.looked_at.push(key.clone());
         match self.cache.read(&key) {
             Ok(Found::SetAside(note)) => Some(note),
             Ok(Found::Nothing | Found::Held(_)) => None,
@@ -204,7 +211,7 @@ impl Runner for Trials {
         // The trial's own notes are not shown: the parent finds what they would say.
         if let Some(note) = candidate
             .has(&EngineOption::FastRun)
-            .then(|| self.algo_cache.as_ref()?.set_aside_damaged(candidate))
+            .then(|| self.algo_cache.as_mut()?.set_aside_damaged(candidate))
             .flatten()
         {
             if !self.notes.contains(&note) {
