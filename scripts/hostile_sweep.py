@@ -1623,6 +1623,138 @@ def round_five_cases():
             + unsupervised_load_cases() + version_spelling_cases() + dump_index_cases() + non_utf8_folder_cases())
 
 
+# ------------------------------------------------- round six: shared tables
+# FlatBuffers lets many offsets point at one table, vector or string: a graph
+# of a few hundred KB can stand for one whose reading never ends. Each is
+# refused in one line before any reader expands it, in well under a second.
+
+
+def shared_graph(sharing, operators=100_000, list_len=100_000, name_len=0):
+    """An FBS v2 model whose `operators` entries all point at one operator
+    table (type Elemwise) with a list of `list_len` var ids as its inputs
+    (`sharing` "inputs", or "wide vtable": a vtable of 32,765 fields) or its
+    outputs ("outputs"), and a name of `name_len` bytes; one middle tensor,
+    no outputs. Laid out front to back, so every offset points forward."""
+    list_field = 8 if sharing == "outputs" else 7
+    fb = bytearray()
+    u16 = lambda v: fb.extend(struct.pack("<H", v))
+    u32 = lambda v: fb.extend(struct.pack("<I", v))
+    u32(24)
+    fb.extend(b"mgv2")
+    for entry in [14, 16, 0, 0, 4, 8, 12, 0]:  # the root's vtable: oprs, middle tensors, output vars
+        u16(entry)
+    for value in [16, 76 - 28, 44 - 32, 40 - 36, 0, 1, 60 - 48]:  # the root, no output var, one middle tensor
+        u32(value)
+    for entry in [6, 8, 4, 0]:  # the middle tensor's vtable: its name
+        u16(entry)
+    for value in [60 - 52, 68 - 64, 1]:
+        u32(value)
+    fb.extend(b"x\0\0\0")
+    vtable = 80 + 4 * operators
+    fields = 32_765 if sharing == "wide vtable" else 9
+    table = vtable + (4 + 2 * fields + 3) // 4 * 4
+    u32(operators)
+    for index in range(operators):
+        u32(table - (80 + 4 * index))
+    u16(4 + 2 * fields)
+    u16(16)
+    for index in range(fields):  # type (0), name (2), the list
+        u16({0: 4, 2: 12, list_field: 8}.get(index, 0))
+    fb.extend(bytes(table - len(fb)))
+    name = b"n" * name_len
+    name_padded = (4 + len(name) + 1 + 3) // 4 * 4
+    # The type string at table + 16, the list after it, the name last.
+    u32(table - vtable)
+    u32(12)
+    u32(32 - 8)
+    u32(32 + 4 + 4 * list_len - 12)
+    u32(8)
+    fb.extend(b"Elemwise\0\0\0\0")
+    u32(list_len)
+    fb.extend(bytes(4 * list_len))
+    u32(len(name))
+    fb.extend(name + bytes(name_padded - 4 - len(name)))
+    return struct.pack("<I", len(fb)) + bytes(fb)
+
+
+def aliased_graph(count=100_000):
+    """An FBS v2 model of `count` output vars (one table, original id 0) and
+    one more (id 1), and `count` output aliases all of var 1: each alias
+    looked up among the outputs one by one is count^2 comparisons."""
+    fb = bytearray()
+    u16 = lambda v: fb.extend(struct.pack("<H", v))
+    u32 = lambda v: fb.extend(struct.pack("<I", v))
+    u32(24)
+    fb.extend(b"mgv2")
+    for entry in [16, 16, 0, 0, 4, 0, 8, 12]:  # the root's vtable: oprs, output vars, aliases
+        u16(entry)
+    u32(16)
+    vars_at = 44
+    aliases_at = vars_at + 4 + 4 * (count + 1)
+    u32(40 - 28)  # oprs at 40: none
+    u32(vars_at - 32)
+    u32(aliases_at - 36)
+    u32(0)
+    var_vtable = aliases_at + 4 + 4 * count
+    var0 = var_vtable + 8
+    var1 = var0 + 8
+    alias_vtable = var1 + 8
+    alias = alias_vtable + 8
+    u32(count + 1)
+    for index in range(count + 1):
+        u32((var0 if index < count else var1) - (vars_at + 4 + 4 * index))
+    u32(count)
+    for index in range(count):
+        u32(alias - (aliases_at + 4 + 4 * index))
+    for entry in [8, 8, 0, 4]:  # an output var's vtable: original_id
+        u16(entry)
+    u32(var0 - var_vtable)
+    u32(0)
+    u32(var1 - var_vtable)
+    u32(1)
+    for entry in [8, 12, 4, 8]:  # an alias's vtable: id, name
+        u16(entry)
+    u32(alias - alias_vtable)
+    u32(1)
+    u32(4)
+    u32(1)
+    fb.extend(b"y\0\0\0")
+    return struct.pack("<I", len(fb)) + bytes(fb)
+
+
+def shared_table_cases():
+    """Graphs whose operators share one list of 100,000 inputs or outputs,
+    one vtable of 32,765 fields, one name of 1 MB, and a graph of 100,000
+    aliases of one output among 100,000: through every command that reads a
+    graph, each refused in one line (exit 2) within the memory bound."""
+    models = {
+        "inputs": shared_graph("inputs"),
+        "outputs": shared_graph("outputs"),
+        "wide vtable": shared_graph("wide vtable", list_len=1),
+        "one 1 MB name": shared_graph("inputs", operators=20_000, list_len=1, name_len=1_000_000),
+        "aliases": aliased_graph(),
+    }
+    commands = {
+        "info": ["info", "in/g.mge"],
+        "info --ops": ["info", "in/g.mge", "--ops", "--json"],
+        "compare --structure": ["compare", "in/g.mge", "in/g.mge", "--structure"],
+        "compare": ["compare", "in/g.mge", "in/g.mge", "--no-timing"],
+        "run": ["run", "in/g.mge", "--iter", "1"],
+        "run --repro --reduce": ["run", "in/g.mge", "--iter", "1", "--repro", "out/r", "--reduce"],
+        "check": ["check", "in/g.mge"],
+        "dump --io": ["dump", "in/g.mge", "--io", "out/io"],
+        "profile": ["profile", "in/g.mge", "--iter", "1", "-o", "out/p.json"],
+        "pack-testcases": ["pack-testcases", "in/g.mge", "-o", "out/tc.mge"],
+    }
+    cases = []
+    for label, data in models.items():
+        for command, argv in commands.items():
+            cases.append(Case("shared-tables", f"{label}: {command}", argv, [("bytes", "in/g.mge", data)],
+                              rss_bound=True, timeout=30, expect_rc=None if label == "aliases" else 2,
+                              max_stderr=4096))
+    return cases
+
+
 # ------------------------------------------------- round six: what mge keeps
 # A kept file (tune's record of its search, fast-run's algorithms) that is
 # damaged, foreign, oversized, not a regular file or not the user's alone is
@@ -2249,7 +2381,7 @@ def main():
     cases = (path_cases() + mutation_cases() + feed_cases() + number_cases() + output_cases() + file_cases()
              + disk_cases() + runtime_cases() + signal_cases()
              + cwd_cases() + env_cases() + fd_cases() + limit_cases() + name_cases() + odd_path_cases()
-             + round_five_cases() + kept_file_cases())
+             + round_five_cases() + kept_file_cases() + shared_table_cases())
     cases = [c for c in cases if args.only in c.group or args.only in c.name]
     if args.groups:
         cases = [c for c in cases if c.group in args.groups.split(",")]

@@ -46,6 +46,9 @@ pub fn info(settings: InfoSettings, global: &Global) -> Result<()> {
     let packing = packing(&model)?;
     // Read from the graph before the engine is asked anything: it runs nothing.
     let ops = settings.ops.then(|| model.cost()).transpose()?;
+    // An encrypted graph is verified once decrypted with the key the engine gets;
+    // one that does not decrypt is the engine's to refuse, supervised.
+    let verified = model.is_verified() || model.model_graph(engine.model_key.as_deref()).is_ok();
     let lite = load_runtime(global, Device::Cpu)?;
     let _ready = ready_runtime(&lite, engine, &model, &engine.network, global)?;
     let engine_output = silence_stdout(global.verbose);
@@ -69,7 +72,7 @@ pub fn info(settings: InfoSettings, global: &Global) -> Result<()> {
         container: model.is_container(),
         format: model.format(),
         size_bytes: model.size(),
-        verified: model.is_verified(),
+        verified,
         packing,
         inputs: session.inputs.iter().map(Tensor::from).collect(),
         outputs: session

@@ -68,6 +68,9 @@ pub struct GraphCost {
     pub uncounted: usize,
     /// Those operators by type: how many of each.
     pub uncounted_types: BTreeMap<String, usize>,
+    /// A count passed `u64::MAX` (a crafted shape) and stopped there.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub saturated: bool,
 }
 
 /// Types whose operators hold, move or reshape data and do no arithmetic.
@@ -118,8 +121,8 @@ pub fn graph_cost(graph: &Structure) -> GraphCost {
         if let Some(parameters) = cost.parameters {
             let sum = row.parameters.get_or_insert_with(Parameters::default);
             for into in [sum, &mut total.parameters] {
-                into.count += parameters.count;
-                into.bytes += parameters.bytes;
+                into.count = into.count.saturating_add(parameters.count);
+                into.bytes = into.bytes.saturating_add(parameters.bytes);
                 into.tensors += parameters.tensors;
             }
         }
@@ -129,13 +132,19 @@ pub fn graph_cost(graph: &Structure) -> GraphCost {
                 *total.uncounted_types.entry(name.to_string()).or_default() += 1;
             }
             Some(Some((macs, flops))) => {
-                *row.macs.get_or_insert(0) += macs;
-                *row.flops.get_or_insert(0) += flops;
-                total.macs += macs;
-                total.flops += flops;
+                for (into, value) in [
+                    (row.macs.get_or_insert(0), macs),
+                    (row.flops.get_or_insert(0), flops),
+                    (&mut total.macs, macs),
+                    (&mut total.flops, flops),
+                ] {
+                    *into = into.saturating_add(value);
+                }
             }
         }
     }
+    // Every count saturates rather than wraps: none of a real graph comes near.
+    total.saturated = [total.macs, total.flops, total.parameters.count, total.parameters.bytes].contains(&u64::MAX);
     total.types = types.into_values().collect();
     total.types.sort_by(|a, b| {
         b.flops
@@ -158,7 +167,6 @@ pub fn type_name(registered: &str) -> &str {
 
 fn operator_cost(graph: &Structure, operator: &Operator, name: &str) -> Cost {
     let shape = |id: Option<&u32>| id.and_then(|&id| graph.shape(id));
-    let elements = |shape: &[usize]| shape.iter().map(|&dim| dim as u64).product::<u64>();
     let output = shape(operator.outputs.first());
     let counted = |operations: Option<(u64, u64)>| Cost {
         parameters: None,
@@ -172,9 +180,9 @@ fn operator_cost(graph: &Structure, operator: &Operator, name: &str) -> Cost {
         "Convolution" | "ConvBias" => counted((|| {
             let (output, weight) = (output?, shape(operator.inputs.get(1))?);
             let per_output = elements(&weight[weight.len().checked_sub(3)?..]);
-            let macs = elements(output) * per_output;
+            let macs = elements(output).saturating_mul(per_output);
             let bias = if name == "ConvBias" { elements(output) } else { 0 };
-            Some((macs + bias, 2 * macs + bias))
+            Some((macs.saturating_add(bias), macs.saturating_mul(2).saturating_add(bias)))
         })()),
         "MatrixMul" | "BatchedMatrixMul" => {
             let transposed = operator
@@ -186,15 +194,15 @@ fn operator_cost(graph: &Structure, operator: &Operator, name: &str) -> Cost {
             counted((|| {
                 let (output, a) = (output?, shape(operator.inputs.first())?);
                 let inner = *a.get(a.len().checked_sub(if transposed { 2 } else { 1 })?)?;
-                let macs = elements(output) * inner as u64;
-                Some((macs, 2 * macs))
+                let macs = elements(output).saturating_mul(inner as u64);
+                Some((macs, macs.saturating_mul(2)))
             })())
         }
         // The filter first, then `diff`, the input it spreads over the output.
         "ConvolutionBackwardData" => counted((|| {
             let (filter, diff) = (shape(operator.inputs.first())?, shape(operator.inputs.get(1))?);
-            let macs = elements(diff) * elements(&filter[filter.len().checked_sub(3)?..]);
-            Some((macs, 2 * macs))
+            let macs = elements(diff).saturating_mul(elements(&filter[filter.len().checked_sub(3)?..]));
+            Some((macs, macs.saturating_mul(2)))
         })()),
         "Elemwise" | "ElemwiseMultiType" => counted(output.map(|output| (0, elements(output)))),
         // As the engine's profiler: a comparison or addition per window element of each output.
@@ -205,7 +213,12 @@ fn operator_cost(graph: &Structure, operator: &Operator, name: &str) -> Cost {
                 // A field at the schema's default (a window of 2) is left out of the flatbuffer.
                 Some(u64::from(param.table.u32(index).ok()?.unwrap_or(2)))
             };
-            Some((0, elements(output?) * window("window_h")? * window("window_w")?))
+            Some((
+                0,
+                elements(output?)
+                    .saturating_mul(window("window_h")?)
+                    .saturating_mul(window("window_w")?),
+            ))
         })()),
         // As the engine's profiler: an addition (or comparison) per input element.
         "Reduce" => counted(shape(operator.inputs.first()).map(|input| (0, elements(input)))),
@@ -217,12 +230,19 @@ fn operator_cost(graph: &Structure, operator: &Operator, name: &str) -> Cost {
 /// The parameters an `ImmutableTensor` holds: its tensor's elements and bytes.
 fn constant(operator: &Operator) -> Option<Parameters> {
     let value = operator.tensors.first()?;
-    let count: u64 = value.shape.iter().map(|&dim| dim as u64).product();
+    let count = elements(&value.shape);
     Some(Parameters {
         count,
-        bytes: (count * dtype_bits(value.dtype.unwrap_or(0))).div_ceil(8),
+        bytes: count.saturating_mul(dtype_bits(value.dtype.unwrap_or(0))).div_ceil(8),
         tensors: 1,
     })
+}
+
+/// The elements of a tensor of `shape`, at most `u64::MAX`.
+fn elements(shape: &[usize]) -> u64 {
+    shape
+        .iter()
+        .fold(1u64, |product, &dim| product.saturating_mul(dim as u64))
 }
 
 /// Bits per element of megdnn's `DTypeEnum` (`dtype.fbs`).

@@ -251,18 +251,25 @@ static SCALARS: Schema = Schema {
     required: &[],
 };
 
-/// More tables than any real graph has: a buffer whose offsets point many
-/// times at the same tables would otherwise take forever to verify.
-const MAX_TABLES: usize = 1_000_000;
+/// The work verifying a buffer may take, in elements read (a table's vtable
+/// entries, a vector's elements, a string's bytes), for each byte of it, and
+/// at least. FlatBuffers lets many offsets point at one table, vector or
+/// string, so a small buffer can stand for an endless graph; every reader of
+/// a verified graph expands no more than the verifier walked. A real graph
+/// reads each element about once: sharing that multiplies it is refused.
+const WORK_PER_BYTE: u64 = 16;
+const WORK_FLOOR: u64 = 1 << 20;
 /// Nesting deeper than any schema here allows.
 const MAX_DEPTH: usize = 64;
 
 /// Checks that every offset reachable from the root table of `buf` under
 /// `root` lands inside the buffer: vtables, tables, vectors, strings.
 pub fn verify(buf: &[u8], root: &'static Schema) -> Result<()> {
+    let budget = WORK_FLOOR.saturating_add(WORK_PER_BYTE.saturating_mul(buf.len() as u64));
     let mut verifier = Verifier {
         buf,
-        tables_left: MAX_TABLES,
+        budget,
+        work_left: budget,
     };
     let pos = verifier.offset(0)?;
     verifier.table(pos, root, 0)
@@ -270,10 +277,27 @@ pub fn verify(buf: &[u8], root: &'static Schema) -> Result<()> {
 
 struct Verifier<'a> {
     buf: &'a [u8],
-    tables_left: usize,
+    budget: u64,
+    work_left: u64,
 }
 
 impl Verifier<'_> {
+    /// Counts `elements` read against the budget.
+    fn charge(&mut self, elements: usize) -> Result<()> {
+        match self.work_left.checked_sub(elements as u64) {
+            Some(left) => {
+                self.work_left = left;
+                Ok(())
+            }
+            None => bail!(
+                "its tables are shared so that reading it means reading more than {} elements, \
+                 {WORK_PER_BYTE} for each of its {} bytes: a crafted graph, not a dump",
+                self.budget,
+                self.buf.len()
+            ),
+        }
+    }
+
     /// Where the offset stored at `pos` points, checked to be inside the buffer.
     fn offset(&self, pos: usize) -> Result<usize> {
         let value = read_u32(self.buf, pos)?;
@@ -294,10 +318,6 @@ impl Verifier<'_> {
         if depth > MAX_DEPTH {
             bail!("flatbuffer tables nest deeper than {MAX_DEPTH}");
         }
-        self.tables_left = self
-            .tables_left
-            .checked_sub(1)
-            .with_context(|| format!("flatbuffer has more than {MAX_TABLES} tables"))?;
         let what = || format!("{} table at {pos}", schema.name);
         let vtable = Table { buf: self.buf, pos }.vtable().with_context(what)?;
         let vtable_len = read_u16(self.buf, vtable)? as usize;
@@ -311,6 +331,7 @@ impl Verifier<'_> {
         slice(self.buf, vtable, vtable_len).with_context(what)?;
         slice(self.buf, pos, object_len).with_context(what)?;
         let field_count = (vtable_len - 4) / 2;
+        self.charge(1 + field_count)?;
         for &required in schema.required {
             if required >= field_count || read_u16(self.buf, vtable + 4 + 2 * required)? == 0 {
                 bail!("{}: required field {required} is missing", what());
@@ -399,21 +420,23 @@ impl Verifier<'_> {
     }
 
     /// The positions of a vector's elements, checked to lie inside the buffer.
-    fn vector(&self, start: usize, element: usize) -> Result<StepBy<Range<usize>>> {
+    fn vector(&mut self, start: usize, element: usize) -> Result<StepBy<Range<usize>>> {
         let len = read_u32(self.buf, start)? as usize;
         let bytes = len.checked_mul(element).context("flatbuffer vector too long")?;
         slice(self.buf, start + 4, bytes)?;
+        self.charge(len)?;
         Ok((start + 4..start + 4 + bytes).step_by(element))
     }
 
     /// A string: its bytes and the NUL after them inside the buffer.
-    fn string(&self, start: usize) -> Result<()> {
+    fn string(&mut self, start: usize) -> Result<()> {
         let len = read_u32(self.buf, start)? as usize;
         let with_nul = slice(
             self.buf,
             start + 4,
             len.checked_add(1).context("flatbuffer string too long")?,
         )?;
+        self.charge(len)?;
         if with_nul[len] != 0 {
             bail!("flatbuffer string at {start} is not NUL-terminated");
         }

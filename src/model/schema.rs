@@ -3,6 +3,8 @@
 //! `schema_v2.fbs` for FBS v2, with `dtype.fbs` and `mgb_cpp_opr.fbs`, in
 //! MegEngine's `src/serialization/impl/` and `src/opr/impl/`).
 
+use std::collections::BTreeSet;
+
 use anyhow::{bail, Result};
 
 use super::flatbuffer::Field::{Inline, String, Strings, Table, Tables, Union, Unions, Vector};
@@ -240,11 +242,12 @@ pub fn check_v2_references(flatbuffer: &[u8]) -> Result<()> {
             }
         }
     }
+    // A set: a graph of many outputs and as many aliases is looked up in n log n.
     let original_ids = model
         .tables(4)?
         .iter()
         .map(|var| Ok(var.u32(1)?.unwrap_or(0)))
-        .collect::<Result<Vec<u32>>>()?;
+        .collect::<Result<BTreeSet<u32>>>()?;
     for alias in model.tables(5)? {
         let id = alias.u32(0)?.unwrap_or(0);
         if !original_ids.contains(&id) {

@@ -59,7 +59,8 @@ pub struct ModelInfo {
     pub container: bool,
     pub format: String,
     pub size_bytes: usize,
-    /// Whether its graph was verified before the engine read it (not when encrypted).
+    /// Whether its graph was verified before the engine read it (an encrypted
+    /// one once decrypted with its key).
     pub verified: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub packing: Option<Packing>,
@@ -151,7 +152,7 @@ impl Report for ModelInfo {
             text += &packing.to_text();
         }
         if !self.verified {
-            text += "graph: encrypted, so not verified before the engine read it (the engine ran supervised)\n";
+            text += "graph: encrypted, and does not decrypt to a graph that verifies, so not verified before the engine read it (the engine ran supervised)\n";
         }
         let mut table = Table::new(&["", "name", "shape", "dtype"], &[]);
         for (role, tensors) in [("input", &self.inputs), ("output", &self.outputs)] {
@@ -221,6 +222,12 @@ fn ops_text(ops: &GraphCost) -> String {
         ops.parameters.tensors,
         grouped(ops.parameters.bytes)
     );
+    if ops.saturated {
+        text += &format!(
+            "saturated: a count passed {} and is shown as that: the graph stores shapes no tensor can have\n",
+            grouped(u64::MAX)
+        );
+    }
     if ops.uncounted > 0 {
         let types: Vec<String> = ops
             .uncounted_types

@@ -16,6 +16,7 @@ use crate::common::*;
 mod aliases;
 mod names;
 mod packs;
+mod shared_tables;
 
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(root().join("fixtures").join(name)).unwrap()

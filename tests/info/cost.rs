@@ -209,3 +209,38 @@ fn type_row(ops: &Value, op_type: &str) -> Option<Value> {
         .find(|row| row["type"] == op_type)
         .cloned()
 }
+
+/// A graph whose stored shapes hold 2^96 elements: every count stops at
+/// u64::MAX, and the report says so, rather than wrapping to a small number.
+#[test]
+fn counts_past_u64_saturate_and_say_so() {
+    let mut bytes = std::fs::read(root().join("fixtures/conv_float.mge")).unwrap();
+    // The two stored shapes (1, 8, 16, 16): the convolution's output and the next var.
+    let shape: Vec<u8> = [4u32, 1, 8, 16, 16].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let huge: Vec<u8> = [4u32, 1, u32::MAX, u32::MAX, u32::MAX]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let mut edited = 0;
+    while let Some(at) = bytes.windows(shape.len()).position(|window| window == shape) {
+        bytes[at..at + huge.len()].copy_from_slice(&huge);
+        edited += 1;
+    }
+    assert_eq!(edited, 2);
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("huge.mge");
+    std::fs::write(&model, bytes).unwrap();
+    let model = model.to_str().unwrap();
+    let (stdout, _) = run_expecting(mge().args(["info", model, "--ops", "--json", "-q"]), 0);
+    let ops = &json_of(&stdout)["ops"];
+    assert_eq!(ops["macs"].as_u64(), Some(u64::MAX), "{ops}");
+    assert_eq!(ops["saturated"], true, "{ops}");
+    let (stdout, _) = run_expecting(mge().args(["info", model, "--ops", "-q"]), 0);
+    assert!(stdout.contains("saturated: a count passed"), "{stdout}");
+    // A graph within bounds says nothing of it.
+    let (stdout, _) = run_expecting(
+        mge().args(["info", "fixtures/conv_float.mge", "--ops", "--json", "-q"]),
+        0,
+    );
+    assert!(json_of(&stdout)["ops"].get("saturated").is_none(), "{stdout}");
+}

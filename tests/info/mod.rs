@@ -112,3 +112,24 @@ fn info_text_names_inputs_and_outputs() {
     );
     assert!(stdout.contains("testcases: 3"), "{stdout}");
 }
+
+/// An encrypted model opened with its key is verified once decrypted, as a
+/// plain one is; one whose key the engine is not given is not claimed verified.
+#[test]
+fn an_encrypted_graph_is_verified_once_decrypted() {
+    let cases: [(&str, &[&str]); 3] = [
+        ("conv_float_packed_aes.pack", &[]),
+        ("conv_float_rc4.emod", &["--model-decryption", "RC4_default"]),
+        (
+            "conv_float_packed_aes_userkey.pack",
+            &["--model-key", "@fixtures/deploy/user_aes.key"],
+        ),
+    ];
+    for (file, options) in cases {
+        let model = format!("fixtures/deploy/{file}");
+        let (stdout, _) = run_expecting(mge().args(["info", &model, "--json"]).args(options), 0);
+        assert_eq!(json_of(&stdout)["verified"], true, "{file}");
+        let (stdout, _) = run_expecting(mge().args(["info", &model]).args(options), 0);
+        assert!(!stdout.contains("not verified"), "{file}: {stdout}");
+    }
+}
