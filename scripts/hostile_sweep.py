@@ -54,6 +54,11 @@ refused and the record not used, nothing behind a link read or written. Checks
 added: what the case's own mge made first (`made_first`, then damaged), text
 its stdout must not hold and its stderr must, a stderr of one-line notes only.
 
+The group wide-names (one long name widens no table) gives info, run, check,
+compare, profile and run --sweep inputs and outputs named in 100 KB to 1 MB,
+and swept inputs whose names hold control characters and line breaks. Checks
+added: stdout's size, and the lines of a report that passed.
+
 Mutations come from one seeded generator, so every run makes the same cases.
 """
 
@@ -142,6 +147,10 @@ class Case:
     secrets: tuple = ()
     # The most bytes its stderr may hold.
     max_stderr: int = None
+    # The most bytes its stdout may hold (a table padded to a long name's width).
+    max_stdout: int = None
+    # The lines its stdout must hold where it passes (a name's line break forges none).
+    stdout_lines: int = None
     # Strings that must each appear on its stdout (rows that must stay apart).
     shown_apart: tuple = ()
     # Strings its stdout must not hold (a kept record that must not be used).
@@ -1959,6 +1968,56 @@ def kept_file_cases():
     return cases
 
 
+def wide_name_cases():
+    """Names that would widen every row of a table: an input or an output
+    named in 100 KB to 1 MB through the tables of info, run, check, compare,
+    profile and run --sweep (a table cuts what it shows: stdout stays small),
+    and swept inputs whose names hold ESC, BEL, \\x01 and line breaks (the
+    sweep's header shows them escaped: no line of its own)."""
+    odd = read_fixture("fixtures/named/odd.mge")
+    odd_input = "a\"b'c\\d%s/e".encode()
+    odd_output = b"n" * 10000
+    feed = [("copy", "in/f.npy", "fixtures/named/feeds/x.npy")]
+    models = {
+        "output of 1,000,000 characters": lengthened(odd, odd_output, b"o" * 1_000_000),
+        "output of 400,000 escaped characters": lengthened(odd, odd_output, b"\x01" * 400_000),
+        "input of 1,000,000 characters": lengthened(odd, odd_input, b"i" * 1_000_000),
+        # Short enough to name on a command line (one word holds at most 128 KiB).
+        "input of 100,000 characters": lengthened(odd, odd_input, b"i" * 100_000),
+    }
+    extra_outputs = [word for var in ("Convolution", "RELU", "Reduce[0]", "Reduce[1]", "Reduce[2]")
+                     for word in ("--extra-output", var)]
+    commands = {
+        "info": ["info", "in/l.mge"],
+        "info --ops": ["info", "in/l.mge", "--ops"],
+        "run": ["run", "in/l.mge", "--iter", "1", "-i", "in/f.npy"],
+        "run --extra-output x5": ["run", "in/l.mge", "--iter", "1", "-i", "in/f.npy"] + extra_outputs,
+        "check": ["check", "in/l.mge"],
+        "compare --b-naive": ["compare", "in/l.mge", "--b-naive", "-i", "in/f.npy"],
+        "compare with itself": ["compare", "in/l.mge", "in/l.mge", "--no-timing", "-i", "in/f.npy"],
+        "profile": ["profile", "in/l.mge", "--iter", "1", "-i", "in/f.npy", "-o", "out/p.json"],
+    }
+    cases = []
+    for label, data in models.items():
+        setup = feed + [("bytes", "in/l.mge", data)]
+        chosen = dict(commands)
+        if label.startswith("input of 100,000"):
+            chosen = {"run --sweep": ["run", "in/l.mge", "--iter", "1", "--sweep", "i" * 100_000 + ":1x3x4x4,2x3x4x4"]}
+        for command, argv in chosen.items():
+            cases.append(Case("wide-names", f"{label}: {command}", argv, setup, timeout=120, max_stdout=64 << 10,
+                              max_stderr=1 << 20, hostile_text="escaped" in label))
+    manifest = json.loads(read_fixture("fixtures/named_manifest.json"))["models"]
+    for key in ("forged_staging", "control"):
+        model, name = manifest[key]["model"], manifest[key]["input"]
+        setup = [("copy", "in/n.mge", model)]
+        sweep = ["run", "in/n.mge", "--iter", "1", "--sweep", name + ":1x3x4x4,2x3x4x4"]
+        for command, argv, lines in (("run --sweep", sweep, 5), ("run --sweep --json", sweep + ["--json"], None),
+                                     ("run --sweep -v", sweep + ["-v"], 5)):
+            cases.append(Case("wide-names", f"{key} input: {command}", argv, setup, timeout=120, hostile_text=True,
+                              stdout_lines=lines))
+    return cases
+
+
 # ---------------------------------------------------------------- running
 
 
@@ -2300,6 +2359,11 @@ def run_case(index, case, work):
             failures.append("a secret written: " + ", ".join(held[:5]))
     if case.max_stderr is not None and len(stderr_bytes) > case.max_stderr:
         failures.append(f"stderr of {len(stderr_bytes)} bytes")
+    if case.max_stdout is not None and stdout_len > case.max_stdout:
+        failures.append(f"stdout of {stdout_len} bytes")
+    stdout_lines = stdout_bytes.count(b"\n")
+    if case.stdout_lines is not None and rc == 0 and stdout_lines != case.stdout_lines:
+        failures.append(f"stdout of {stdout_lines} lines, not {case.stdout_lines}")
     used = [text for text in case.not_shown if text.encode() in stdout_bytes]
     if used:
         failures.append("shown though it must not be: " + ", ".join(used))
@@ -2381,7 +2445,7 @@ def main():
     cases = (path_cases() + mutation_cases() + feed_cases() + number_cases() + output_cases() + file_cases()
              + disk_cases() + runtime_cases() + signal_cases()
              + cwd_cases() + env_cases() + fd_cases() + limit_cases() + name_cases() + odd_path_cases()
-             + round_five_cases() + kept_file_cases() + shared_table_cases())
+             + round_five_cases() + kept_file_cases() + shared_table_cases() + wide_name_cases())
     cases = [c for c in cases if args.only in c.group or args.only in c.name]
     if args.groups:
         cases = [c for c in cases if c.group in args.groups.split(",")]

@@ -5,7 +5,7 @@ use serde::{Serialize, Serializer};
 
 use super::table::Table;
 use super::Report;
-use crate::text::part_of;
+use crate::text::{part_of, printable};
 
 /// How a shape's run ended.
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,7 +108,7 @@ impl Report for SweepReport {
         let shapes = self.sweep.len();
         let mut text = format!(
             "model  {} on {}: {shapes} shape{}, each in a process of its own ({} warm-up, {} timed runs)\n",
-            self.model,
+            printable(&self.model),
             self.device,
             if shapes == 1 { "" } else { "s" },
             self.warmup,

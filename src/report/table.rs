@@ -2,28 +2,59 @@
 
 use unicode_width::UnicodeWidthStr;
 
-use crate::text::printable;
+use crate::text::{cut, printable};
 
-/// Rows of cells printed with each column padded to its widest cell.
+/// The most bytes of a cell's text a table shows in a column it pads: a
+/// longer name keeps its ends (`text::cut`), so that one name cannot widen
+/// every row of its column (JSON output keeps it whole).
+const PADDED_CELL_BYTES: usize = 160;
+
+/// The most bytes of a cell's text in the last column when it is
+/// left-aligned: that column pads no row, so a reason or a detail there
+/// shows whole up to this, and a report stays bounded whatever it holds.
+const FREE_CELL_BYTES: usize = 1024;
+
+/// Rows of cells printed with each column padded to its widest shown cell.
 /// Columns listed in `right` are right-aligned (numbers).
 pub struct Table {
     rows: Vec<Vec<String>>,
     right: Vec<usize>,
+    /// The last column, when left-aligned: cut at `FREE_CELL_BYTES`, never padded.
+    free: Option<usize>,
 }
 
 impl Table {
     pub fn new(header: &[&str], right: &[usize]) -> Table {
-        Table {
-            rows: vec![header.iter().map(|h| h.to_string()).collect()],
+        let free = header.len().checked_sub(1).filter(|last| !right.contains(last));
+        let mut table = Table {
+            rows: Vec::new(),
             right: right.to_vec(),
-        }
+            free,
+        };
+        table.rows.push(table.shown(header));
+        table
     }
 
-    /// A row; a cell shows its hidden characters escaped (see `text::printable`),
-    /// so that a name cannot break the row.
+    /// A row of cells as they are shown (see `shown`).
     pub fn row(&mut self, cells: Vec<String>) {
-        self.rows
-            .push(cells.into_iter().map(|cell| printable(&cell).into_owned()).collect());
+        let row = self.shown(&cells);
+        self.rows.push(row);
+    }
+
+    /// Cells, the header's too, as the table shows them: cut to their
+    /// column's bound, their hidden characters escaped (see
+    /// `text::printable`), so that a name can neither break its row nor pad
+    /// every other.
+    fn shown<S: AsRef<str>>(&self, cells: &[S]) -> Vec<String> {
+        let bound = |c| match Some(c) == self.free {
+            true => FREE_CELL_BYTES,
+            false => PADDED_CELL_BYTES,
+        };
+        cells
+            .iter()
+            .enumerate()
+            .map(|(c, cell)| printable(&cut(cell.as_ref(), bound(c))).into_owned())
+            .collect()
     }
 
     pub fn render(&self, indent: &str) -> String {
@@ -44,6 +75,9 @@ impl Table {
                 .iter()
                 .enumerate()
                 .map(|(c, cell)| {
+                    if Some(c) == self.free {
+                        return cell.clone();
+                    }
                     let padding = " ".repeat(widths[c] - cell.width());
                     if self.right.contains(&c) {
                         format!("{padding}{cell}")
@@ -85,5 +119,29 @@ mod tests {
             table.render(""),
             "name          dtype\n输出          f32\nline1\\nline2  f32\n"
         );
+    }
+
+    /// A name of any length shows its ends, the header's names escaped
+    /// too: the table stays as wide as its shown cells.
+    #[test]
+    fn cuts_long_cells_and_escapes_the_header() {
+        let long = format!("head{}tail", "n".repeat(1_000_000));
+        let mut table = Table::new(&["in\nput", "line1\nline2", "reason"], &[]);
+        table.row(vec![long.clone(), "f32".into(), long.clone()]);
+        table.row(vec!["x".into(), "f32".into(), "r".repeat(FREE_CELL_BYTES)]);
+        let text = table.render("");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(lines[0].starts_with("in\\nput"), "{text}");
+        let cells: Vec<&str> = lines[1]
+            .split("  ")
+            .map(str::trim)
+            .filter(|cell| !cell.is_empty())
+            .collect();
+        let (padded, free) = (cut(&long, PADDED_CELL_BYTES), cut(&long, FREE_CELL_BYTES));
+        assert_eq!(cells, [padded.as_ref(), "f32", free.as_ref()]);
+        // The last column, which pads nothing, shows a reason whole to its bound.
+        assert!(lines[2].ends_with(&"r".repeat(FREE_CELL_BYTES)), "{text}");
+        assert!(lines[2].len() < PADDED_CELL_BYTES + 64 + FREE_CELL_BYTES, "{text}");
     }
 }

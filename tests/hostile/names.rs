@@ -266,6 +266,44 @@ fn names_reach_the_terminal_escaped() {
     assert!(stdout.contains(r"-c\nx.mge #0: passed  'feat'"), "{stdout}");
 }
 
+/// A table was as wide as its widest cell: one output named in 1,000,000
+/// characters padded every row of `info` and `run` to it (3 MB, 7 MB). A
+/// table shows a name's ends only and sizes its columns by what it shows;
+/// `--json` keeps the whole name.
+#[test]
+fn one_long_name_pads_no_row_of_a_table() {
+    let odd = named("odd");
+    let long_output = "o".repeat(1_000_000);
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("long_output.mge");
+    let fixture = std::fs::read(root().join(&odd.model)).unwrap();
+    std::fs::write(
+        &model,
+        with_long_names(&fixture, odd.output.as_bytes(), long_output.as_bytes()),
+    )
+    .unwrap();
+
+    let (stdout, _) = run_expecting(mge().arg("info").arg(&model), 0);
+    assert_eq!(stdout.lines().count(), 4, "the model, the header, two rows");
+    assert!(stdout.len() < 2_000, "{} bytes", stdout.len());
+    assert!(
+        stdout.contains("o[... ") && stdout.contains(" bytes left out ...]o"),
+        "{stdout}"
+    );
+    let (stdout, _) = run_expecting(mge().arg("info").arg(&model).arg("--json"), 0);
+    assert_eq!(json_of(&stdout)["outputs"][0]["name"], long_output.as_str());
+
+    // The output table of a run with more outputs: a row each, none padded.
+    let mut run = mge();
+    run.arg("run").arg(&model).args(["-i", &feed(), "--iter", "1", "-q"]);
+    for var in ["Convolution", "RELU", "Reduce[0]", "Reduce[1]", "Reduce[2]"] {
+        run.args(["--extra-output", var]);
+    }
+    let (stdout, _) = run_expecting(&mut run, 0);
+    assert!(stdout.len() < 10_000, "{} bytes", stdout.len());
+    assert!(stdout.lines().any(|line| line.starts_with("RELU  ")), "{stdout}");
+}
+
 /// What the engine prints under `-v` (its AssertEqual lines, its debug log
 /// with `RUNTIME_OVERRIDE_LOG_LEVEL=0`) holds a model's names as they are:
 /// the parent passed ESC and BEL on to the terminal raw. Each line of the

@@ -242,3 +242,34 @@ fn a_sweep_is_checked_before_any_run() {
         assert!(stderr.contains(expected), "{args:?}: {expected:?} not in\n{stderr}");
     }
 }
+
+/// The sweep's header showed the swept inputs' names raw: a line break in
+/// one started a line of its own, a forged row. The header shows names
+/// escaped, as every table does.
+#[test]
+fn a_swept_inputs_name_shows_escaped_in_its_header() {
+    let models = &named_manifest()["models"];
+    let (model, input) = (
+        models["forged_staging"]["model"].as_str().unwrap(),
+        models["forged_staging"]["input"].as_str().unwrap(),
+    );
+    let (stdout, _) = run_expecting(
+        mge().args([
+            "run",
+            model,
+            "--sweep",
+            &format!("{input}:1x3x4x4"),
+            "-q",
+            "--iter",
+            "1",
+            "--warmup",
+            "0",
+        ]),
+        0,
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "the model, the header, the row, the verdict: {stdout}");
+    let escaped = r#"x\n\x01mge-event:{"event":"staging","path":".mge-data","exists":true}\n  status"#;
+    assert!(lines[1].starts_with(escaped), "{stdout}");
+    assert!(lines[2].starts_with("1x3x4x4  "), "{stdout}");
+}
