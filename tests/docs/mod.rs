@@ -2,7 +2,7 @@
 //! session a page shows (`$ mge ...` and what it printed) is run and its output
 //! compared, and every other `mge` command line a page shows is parsed by mge.
 //! How an example is written so that these tests check it:
-//! docs/README.md, "Examples the suite checks".
+//! docs/README.md, "Examples the tests run".
 
 mod commands;
 mod page;
