@@ -54,11 +54,19 @@ refused and the record not used, nothing behind a link read or written. Checks
 added: what the case's own mge made first (`made_first`, then damaged), text
 its stdout must not hold and its stderr must, a stderr of one-line notes only.
 
+Round seven adds wide-diffs: compare --structure of crafted graphs of 50,000
+and 60,000 operators (chains named as the engine names them, with an operator
+of another type inserted or every weight changed; operators all named alike,
+all of one type on one input, listed last first, or of 50,000 types each),
+each a diff in seconds where comparing every operator with every other took
+minutes (the case's 60 s deadline: a hang).
+
 Mutations come from one seeded generator, so every run makes the same cases.
 """
 
 import argparse
 import concurrent.futures
+import functools
 import hashlib
 import io
 import json
@@ -1827,6 +1835,193 @@ def kept_file_cases():
     return cases
 
 
+class FlatBuilder:
+    """Just enough of a FlatBuffers builder to write a graph, back to front
+    as src/model/builder.rs writes one: tables of u8, u32 and offsets,
+    vectors of u32 and of offsets, strings, bytes. An object is known by its
+    distance from the buffer's end."""
+
+    def __init__(self):
+        self.reversed = bytearray()
+
+    def align(self, length, align):
+        self.reversed.extend(bytes((align - (len(self.reversed) + length) % align) % align))
+
+    def place(self, data):
+        self.reversed.extend(data[::-1])
+        return len(self.reversed)
+
+    def string(self, text):
+        data = text.encode()
+        self.align(4 + len(data) + 1, 4)
+        return self.place(struct.pack("<I", len(data)) + data + b"\0")
+
+    def bytes(self, data):
+        self.align(len(data), 16)
+        self.place(data)
+        self.align(4, 4)
+        return self.place(struct.pack("<I", len(data)))
+
+    def u32s(self, values):
+        self.align(4 + 4 * len(values), 4)
+        return self.place(struct.pack(f"<I{len(values)}I", len(values), *values))
+
+    def offsets(self, targets):
+        length = 4 + 4 * len(targets)
+        self.align(length, 4)
+        start = len(self.reversed) + length
+        return self.place(struct.pack("<I", len(targets)) + b"".join(
+            struct.pack("<I", start - 4 - 4 * index - target) for index, target in enumerate(targets)))
+
+    def table(self, fields):
+        """`fields`: {index: ("B" | "I" | "offset", value)}; its vtable right before it."""
+        layout, size = [], 4
+        for index, (kind, value) in sorted(fields.items(), key=lambda field: field[1][0] == "B"):
+            width = 1 if kind == "B" else 4
+            size = (size + width - 1) // width * width
+            layout.append((index, kind, value, size))
+            size += width
+        size = (size + 3) // 4 * 4
+        self.align(size, 4)
+        start = len(self.reversed) + size
+        table = bytearray(size)
+        for index, kind, value, at in layout:
+            number = start - at - value if kind == "offset" else value
+            struct.pack_into("<B" if kind == "B" else "<I", table, at, number)
+        slots = max(fields, default=-1) + 1
+        vtable = [4 + 2 * slots, size] + [0] * slots
+        for index, _, _, at in layout:
+            vtable[2 + index] = at
+        struct.pack_into("<i", table, 0, 2 * len(vtable))
+        position = self.place(bytes(table))
+        self.place(struct.pack(f"<{len(vtable)}H", *vtable))
+        return position
+
+    def finish(self, root, identifier):
+        """The size-prefixed buffer, as an FBS v2 graph is stored."""
+        self.align(12, 16)
+        self.place(identifier)
+        self.place(struct.pack("<I", len(self.reversed) + 4 - root))
+        self.place(struct.pack("<I", len(self.reversed)))
+        return bytes(self.reversed[::-1])
+
+
+@dataclass
+class Opr:
+    """An operator of a crafted graph: its type and name, the var ids it
+    reads and writes, and the value it holds (a constant's)."""
+    type: str
+    name: str
+    inputs: list
+    outputs: list
+    value: bytes = None
+
+
+def fbs_v2_graph(operators, var_names, outputs):
+    """An FBS v2 graph (schema_v2.fbs) of `operators`, the vars named
+    `var_names` (shape (1, 8) each), with the vars `outputs` as its outputs."""
+    fb = FlatBuilder()
+    tables = []
+    for opr in operators:
+        fields = {0: ("offset", fb.string(opr.type)), 2: ("offset", fb.string(opr.name)),
+                  8: ("offset", fb.u32s(opr.outputs))}
+        if opr.inputs:
+            fields[7] = ("offset", fb.u32s(opr.inputs))
+        if opr.value is not None:
+            value = {6: ("offset", fb.bytes(opr.value)), 1: ("offset", fb.u32s([len(opr.value) // 4])),
+                     3: ("offset", fb.table({}))}
+            fields[11] = ("offset", fb.offsets([fb.table(value)]))
+        tables.append(fb.table(fields))
+    shape = fb.u32s([1, 8])
+    middle = [fb.table({0: ("offset", fb.string(name)), 1: ("offset", shape)}) for name in var_names]
+    output_vars = [fb.table({0: ("I", id), 1: ("I", id)}) for id in outputs]
+    root = fb.table({1: ("I", 2), 2: ("offset", fb.offsets(tables)), 3: ("offset", fb.offsets(middle)),
+                     4: ("offset", fb.offsets(output_vars))})
+    return fb.finish(root, b"mgv2")
+
+
+def chain_graph(links, name=lambda at: f"RELU[{at}]", type_of=lambda at: "Elemwise", reversed_order=False,
+                factor=lambda at: None):
+    """A chain of `links` operators after the input `data`, each reading the
+    one before it and, where `factor(at)` gives a value, a constant of its
+    own; named `name(at)` (operator and var). The output is the last link's
+    var. `reversed_order` lists the links last first: each reads an operator
+    listed after it, which the file order does not run before it."""
+    operators, names = [Opr("Host2DeviceCopy", "data", [], [0])], ["data"]
+    previous = 0
+    for at in range(links):
+        inputs = [previous]
+        value = factor(at)
+        if value is not None:
+            operators.append(Opr("ImmutableTensor", f"w{at}", [], [len(names)], struct.pack("<8f", *[value] * 8)))
+            names.append(f"w{at}")
+            inputs.append(len(names) - 1)
+        operators.append(Opr(type_of(at), name(at), inputs, [len(names)]))
+        previous = len(names)
+        names.append(name(at))
+    if reversed_order:
+        operators = operators[:1] + operators[:0:-1]
+    return fbs_v2_graph(operators, names, [previous])
+
+
+def fan_graph(count, name, type_of):
+    """`count` operators that each read the input `data`, every var an output."""
+    operators = [Opr("Host2DeviceCopy", "data", [], [0])]
+    operators += [Opr(type_of(at), name(at), [0], [1 + at]) for at in range(count)]
+    return fbs_v2_graph(operators, ["data"] + [name(at) for at in range(count)], list(range(1, count + 1)))
+
+
+def wide_diff_cases():
+    """compare --structure of graphs of 50,000 and 60,000 operators: chains
+    whose names the engine made up (matched by topology) against themselves,
+    with an operator inserted and with every weight changed; operators that
+    all hold one name, that are all of one type and read one input, listed
+    in reverse order, of 50,000 types each. Each is a diff in seconds (a
+    matching of every operator with every other took minutes): exit 0 or 1."""
+    big = 50_000
+
+    def inserted(at):
+        return "Reduce" if at == big // 2 else "Elemwise"
+
+    pairs = {
+        "chain of 50000 against itself": (lambda: chain_graph(big),) * 2,
+        "chain of 60000 against itself": (lambda: chain_graph(60_000),) * 2,
+        "chain of 50000 against one with an operator of another type in its middle": (
+            lambda: chain_graph(big), lambda: chain_graph(big, type_of=inserted)),
+        "chain of 50000 with weights against one whose every weight differs": (
+            lambda: chain_graph(big, factor=lambda at: 2.0), lambda: chain_graph(big, factor=lambda at: 3.0)),
+        "chain of 50000 operators all named alike against itself": (lambda: chain_graph(big, name=lambda at: "x"),) * 2,
+        "chain of 50000 listed last first against itself": (lambda: chain_graph(big, reversed_order=True),) * 2,
+        "chain of 50000 listed last first against one in order": (
+            lambda: chain_graph(big, reversed_order=True), lambda: chain_graph(big)),
+        "50000 operators of one type on one input, every var an output named alike, against itself": (
+            lambda: fan_graph(big, lambda at: "x", lambda at: "Elemwise"),) * 2,
+        "50000 operators of one type on one input against 50000 named apart": (
+            lambda: fan_graph(big, lambda at: "x", lambda at: "Elemwise"),
+            lambda: fan_graph(big, lambda at: f"x{at}", lambda at: "Elemwise")),
+        "50000 operators of 50000 types against 50000 of 50000 others": (
+            lambda: fan_graph(big, lambda at: f"x{at}", lambda at: f"A{at}"),
+            lambda: fan_graph(big, lambda at: f"x{at}", lambda at: f"B{at}")),
+    }
+    # Made once for the two cases of a pair (a graph of 50,000 operators takes Python seconds).
+    @functools.lru_cache(maxsize=1)
+    def graphs(label):
+        make_a, make_b = pairs[label]
+        a = make_a()
+        return a, a if make_b is make_a else make_b()
+
+    cases = []
+    for label in pairs:
+        def write(d, label=label):
+            for path, graph in zip(("in/a.mge", "in/b.mge"), graphs(label)):
+                with open(os.path.join(d, path), "wb") as f:
+                    f.write(graph)
+        for suffix in ([], ["--json"]):
+            cases.append(Case("wide-diffs", f"{label}{' --json' if suffix else ''}",
+                              ["compare", "--structure", "in/a.mge", "in/b.mge"] + suffix, then=write, timeout=60))
+    return cases
+
+
 # ---------------------------------------------------------------- running
 
 
@@ -2249,7 +2444,7 @@ def main():
     cases = (path_cases() + mutation_cases() + feed_cases() + number_cases() + output_cases() + file_cases()
              + disk_cases() + runtime_cases() + signal_cases()
              + cwd_cases() + env_cases() + fd_cases() + limit_cases() + name_cases() + odd_path_cases()
-             + round_five_cases() + kept_file_cases())
+             + round_five_cases() + kept_file_cases() + wide_diff_cases())
     cases = [c for c in cases if args.only in c.group or args.only in c.name]
     if args.groups:
         cases = [c for c in cases if c.group in args.groups.split(",")]
