@@ -57,13 +57,23 @@ its stdout must not hold and its stderr must, a stderr of one-line notes only.
 The group wide-names (one long name widens no table) gives info, run, check,
 compare, profile and run --sweep inputs and outputs named in 100 KB to 1 MB,
 and swept inputs whose names hold control characters and line breaks. Checks
-added: stdout's size, and the lines of a report that passed.
+added: stdout's size, and the lines of a report that passed. The group
+shared-tables gives every command that reads a graph ones whose operators
+share one list of 100,000 inputs or outputs, one vtable of 32,765 fields or
+one name of 1 MB, and 100,000 aliases of one output: each refused in one line
+within the memory bound. The group wide-diffs: compare --structure of crafted graphs of 50,000
+and 60,000 operators (chains named as the engine names them, with an operator
+of another type inserted or every weight changed; operators all named alike,
+all of one type on one input, listed last first, or of 50,000 types each),
+each a diff in seconds where comparing every operator with every other took
+minutes (the case's 60 s deadline: a hang).
 
 Mutations come from one seeded generator, so every run makes the same cases.
 """
 
 import argparse
 import concurrent.futures
+import functools
 import hashlib
 import io
 import json
@@ -1643,92 +1653,25 @@ def shared_graph(sharing, operators=100_000, list_len=100_000, name_len=0):
     table (type Elemwise) with a list of `list_len` var ids as its inputs
     (`sharing` "inputs", or "wide vtable": a vtable of 32,765 fields) or its
     outputs ("outputs"), and a name of `name_len` bytes; one middle tensor,
-    no outputs. Laid out front to back, so every offset points forward."""
-    list_field = 8 if sharing == "outputs" else 7
-    fb = bytearray()
-    u16 = lambda v: fb.extend(struct.pack("<H", v))
-    u32 = lambda v: fb.extend(struct.pack("<I", v))
-    u32(24)
-    fb.extend(b"mgv2")
-    for entry in [14, 16, 0, 0, 4, 8, 12, 0]:  # the root's vtable: oprs, middle tensors, output vars
-        u16(entry)
-    for value in [16, 76 - 28, 44 - 32, 40 - 36, 0, 1, 60 - 48]:  # the root, no output var, one middle tensor
-        u32(value)
-    for entry in [6, 8, 4, 0]:  # the middle tensor's vtable: its name
-        u16(entry)
-    for value in [60 - 52, 68 - 64, 1]:
-        u32(value)
-    fb.extend(b"x\0\0\0")
-    vtable = 80 + 4 * operators
-    fields = 32_765 if sharing == "wide vtable" else 9
-    table = vtable + (4 + 2 * fields + 3) // 4 * 4
-    u32(operators)
-    for index in range(operators):
-        u32(table - (80 + 4 * index))
-    u16(4 + 2 * fields)
-    u16(16)
-    for index in range(fields):  # type (0), name (2), the list
-        u16({0: 4, 2: 12, list_field: 8}.get(index, 0))
-    fb.extend(bytes(table - len(fb)))
-    name = b"n" * name_len
-    name_padded = (4 + len(name) + 1 + 3) // 4 * 4
-    # The type string at table + 16, the list after it, the name last.
-    u32(table - vtable)
-    u32(12)
-    u32(32 - 8)
-    u32(32 + 4 + 4 * list_len - 12)
-    u32(8)
-    fb.extend(b"Elemwise\0\0\0\0")
-    u32(list_len)
-    fb.extend(bytes(4 * list_len))
-    u32(len(name))
-    fb.extend(name + bytes(name_padded - 4 - len(name)))
-    return struct.pack("<I", len(fb)) + bytes(fb)
+    no outputs."""
+    fb = FlatBuilder()
+    fields = {0: ("offset", fb.string("Elemwise")), 2: ("offset", fb.string("n" * name_len)),
+              8 if sharing == "outputs" else 7: ("offset", fb.u32s([0] * list_len))}
+    if sharing == "wide vtable":
+        fields[32_764] = ("I", 0)
+    oprs = fb.offsets([fb.table(fields)] * operators)
+    tensors = fb.offsets([fb.table({0: ("offset", fb.string("x"))})])
+    return fb.finish(fb.table({2: ("offset", oprs), 3: ("offset", tensors), 4: ("offset", fb.offsets([]))}), b"mgv2")
 
 
 def aliased_graph(count=100_000):
     """An FBS v2 model of `count` output vars (one table, original id 0) and
     one more (id 1), and `count` output aliases all of var 1: each alias
     looked up among the outputs one by one is count^2 comparisons."""
-    fb = bytearray()
-    u16 = lambda v: fb.extend(struct.pack("<H", v))
-    u32 = lambda v: fb.extend(struct.pack("<I", v))
-    u32(24)
-    fb.extend(b"mgv2")
-    for entry in [16, 16, 0, 0, 4, 0, 8, 12]:  # the root's vtable: oprs, output vars, aliases
-        u16(entry)
-    u32(16)
-    vars_at = 44
-    aliases_at = vars_at + 4 + 4 * (count + 1)
-    u32(40 - 28)  # oprs at 40: none
-    u32(vars_at - 32)
-    u32(aliases_at - 36)
-    u32(0)
-    var_vtable = aliases_at + 4 + 4 * count
-    var0 = var_vtable + 8
-    var1 = var0 + 8
-    alias_vtable = var1 + 8
-    alias = alias_vtable + 8
-    u32(count + 1)
-    for index in range(count + 1):
-        u32((var0 if index < count else var1) - (vars_at + 4 + 4 * index))
-    u32(count)
-    for index in range(count):
-        u32(alias - (aliases_at + 4 + 4 * index))
-    for entry in [8, 8, 0, 4]:  # an output var's vtable: original_id
-        u16(entry)
-    u32(var0 - var_vtable)
-    u32(0)
-    u32(var1 - var_vtable)
-    u32(1)
-    for entry in [8, 12, 4, 8]:  # an alias's vtable: id, name
-        u16(entry)
-    u32(alias - alias_vtable)
-    u32(1)
-    u32(4)
-    u32(1)
-    fb.extend(b"y\0\0\0")
-    return struct.pack("<I", len(fb)) + bytes(fb)
+    fb = FlatBuilder()
+    outputs = fb.offsets([fb.table({1: ("I", 0)})] * count + [fb.table({1: ("I", 1)})])
+    aliases = fb.offsets([fb.table({0: ("I", 1), 1: ("offset", fb.string("y"))})] * count)
+    return fb.finish(fb.table({2: ("offset", fb.offsets([])), 4: ("offset", outputs), 5: ("offset", aliases)}), b"mgv2")
 
 
 def shared_table_cases():
@@ -2015,6 +1958,193 @@ def wide_name_cases():
                                      ("run --sweep -v", sweep + ["-v"], 5)):
             cases.append(Case("wide-names", f"{key} input: {command}", argv, setup, timeout=120, hostile_text=True,
                               stdout_lines=lines))
+    return cases
+
+
+class FlatBuilder:
+    """Just enough of a FlatBuffers builder to write a graph, back to front
+    as src/model/builder.rs writes one: tables of u8, u32 and offsets,
+    vectors of u32 and of offsets, strings, bytes. An object is known by its
+    distance from the buffer's end."""
+
+    def __init__(self):
+        self.reversed = bytearray()
+
+    def align(self, length, align):
+        self.reversed.extend(bytes((align - (len(self.reversed) + length) % align) % align))
+
+    def place(self, data):
+        self.reversed.extend(data[::-1])
+        return len(self.reversed)
+
+    def string(self, text):
+        data = text.encode()
+        self.align(4 + len(data) + 1, 4)
+        return self.place(struct.pack("<I", len(data)) + data + b"\0")
+
+    def bytes(self, data):
+        self.align(len(data), 16)
+        self.place(data)
+        self.align(4, 4)
+        return self.place(struct.pack("<I", len(data)))
+
+    def u32s(self, values):
+        self.align(4 + 4 * len(values), 4)
+        return self.place(struct.pack(f"<I{len(values)}I", len(values), *values))
+
+    def offsets(self, targets):
+        length = 4 + 4 * len(targets)
+        self.align(length, 4)
+        start = len(self.reversed) + length
+        return self.place(struct.pack("<I", len(targets)) + b"".join(
+            struct.pack("<I", start - 4 - 4 * index - target) for index, target in enumerate(targets)))
+
+    def table(self, fields):
+        """`fields`: {index: ("B" | "I" | "offset", value)}; its vtable right before it."""
+        layout, size = [], 4
+        for index, (kind, value) in sorted(fields.items(), key=lambda field: field[1][0] == "B"):
+            width = 1 if kind == "B" else 4
+            size = (size + width - 1) // width * width
+            layout.append((index, kind, value, size))
+            size += width
+        size = (size + 3) // 4 * 4
+        self.align(size, 4)
+        start = len(self.reversed) + size
+        table = bytearray(size)
+        for index, kind, value, at in layout:
+            number = start - at - value if kind == "offset" else value
+            struct.pack_into("<B" if kind == "B" else "<I", table, at, number)
+        slots = max(fields, default=-1) + 1
+        vtable = [4 + 2 * slots, size] + [0] * slots
+        for index, _, _, at in layout:
+            vtable[2 + index] = at
+        struct.pack_into("<i", table, 0, 2 * len(vtable))
+        position = self.place(bytes(table))
+        self.place(struct.pack(f"<{len(vtable)}H", *vtable))
+        return position
+
+    def finish(self, root, identifier):
+        """The size-prefixed buffer, as an FBS v2 graph is stored."""
+        self.align(12, 16)
+        self.place(identifier)
+        self.place(struct.pack("<I", len(self.reversed) + 4 - root))
+        self.place(struct.pack("<I", len(self.reversed)))
+        return bytes(self.reversed[::-1])
+
+
+@dataclass
+class Opr:
+    """An operator of a crafted graph: its type and name, the var ids it
+    reads and writes, and the value it holds (a constant's)."""
+    type: str
+    name: str
+    inputs: list
+    outputs: list
+    value: bytes = None
+
+
+def fbs_v2_graph(operators, var_names, outputs):
+    """An FBS v2 graph (schema_v2.fbs) of `operators`, the vars named
+    `var_names` (shape (1, 8) each), with the vars `outputs` as its outputs."""
+    fb = FlatBuilder()
+    tables = []
+    for opr in operators:
+        fields = {0: ("offset", fb.string(opr.type)), 2: ("offset", fb.string(opr.name)),
+                  8: ("offset", fb.u32s(opr.outputs))}
+        if opr.inputs:
+            fields[7] = ("offset", fb.u32s(opr.inputs))
+        if opr.value is not None:
+            value = {6: ("offset", fb.bytes(opr.value)), 1: ("offset", fb.u32s([len(opr.value) // 4])),
+                     3: ("offset", fb.table({}))}
+            fields[11] = ("offset", fb.offsets([fb.table(value)]))
+        tables.append(fb.table(fields))
+    shape = fb.u32s([1, 8])
+    middle = [fb.table({0: ("offset", fb.string(name)), 1: ("offset", shape)}) for name in var_names]
+    output_vars = [fb.table({0: ("I", id), 1: ("I", id)}) for id in outputs]
+    root = fb.table({1: ("I", 2), 2: ("offset", fb.offsets(tables)), 3: ("offset", fb.offsets(middle)),
+                     4: ("offset", fb.offsets(output_vars))})
+    return fb.finish(root, b"mgv2")
+
+
+def chain_graph(links, name=lambda at: f"RELU[{at}]", type_of=lambda at: "Elemwise", reversed_order=False,
+                factor=lambda at: None):
+    """A chain of `links` operators after the input `data`, each reading the
+    one before it and, where `factor(at)` gives a value, a constant of its
+    own; named `name(at)` (operator and var). The output is the last link's
+    var. `reversed_order` lists the links last first: each reads an operator
+    listed after it, which the file order does not run before it."""
+    operators, names = [Opr("Host2DeviceCopy", "data", [], [0])], ["data"]
+    previous = 0
+    for at in range(links):
+        inputs = [previous]
+        value = factor(at)
+        if value is not None:
+            operators.append(Opr("ImmutableTensor", f"w{at}", [], [len(names)], struct.pack("<8f", *[value] * 8)))
+            names.append(f"w{at}")
+            inputs.append(len(names) - 1)
+        operators.append(Opr(type_of(at), name(at), inputs, [len(names)]))
+        previous = len(names)
+        names.append(name(at))
+    if reversed_order:
+        operators = operators[:1] + operators[:0:-1]
+    return fbs_v2_graph(operators, names, [previous])
+
+
+def fan_graph(count, name, type_of):
+    """`count` operators that each read the input `data`, every var an output."""
+    operators = [Opr("Host2DeviceCopy", "data", [], [0])]
+    operators += [Opr(type_of(at), name(at), [0], [1 + at]) for at in range(count)]
+    return fbs_v2_graph(operators, ["data"] + [name(at) for at in range(count)], list(range(1, count + 1)))
+
+
+def wide_diff_cases():
+    """compare --structure of graphs of 50,000 and 60,000 operators: chains
+    whose names the engine made up (matched by topology) against themselves,
+    with an operator inserted and with every weight changed; operators that
+    all hold one name, that are all of one type and read one input, listed
+    in reverse order, of 50,000 types each. Each is a diff in seconds (a
+    matching of every operator with every other took minutes): exit 0 or 1."""
+    big = 50_000
+
+    def inserted(at):
+        return "Reduce" if at == big // 2 else "Elemwise"
+
+    pairs = {
+        "chain of 50000 against itself": (lambda: chain_graph(big),) * 2,
+        "chain of 60000 against itself": (lambda: chain_graph(60_000),) * 2,
+        "chain of 50000 against one with an operator of another type in its middle": (
+            lambda: chain_graph(big), lambda: chain_graph(big, type_of=inserted)),
+        "chain of 50000 with weights against one whose every weight differs": (
+            lambda: chain_graph(big, factor=lambda at: 2.0), lambda: chain_graph(big, factor=lambda at: 3.0)),
+        "chain of 50000 operators all named alike against itself": (lambda: chain_graph(big, name=lambda at: "x"),) * 2,
+        "chain of 50000 listed last first against itself": (lambda: chain_graph(big, reversed_order=True),) * 2,
+        "chain of 50000 listed last first against one in order": (
+            lambda: chain_graph(big, reversed_order=True), lambda: chain_graph(big)),
+        "50000 operators of one type on one input, every var an output named alike, against itself": (
+            lambda: fan_graph(big, lambda at: "x", lambda at: "Elemwise"),) * 2,
+        "50000 operators of one type on one input against 50000 named apart": (
+            lambda: fan_graph(big, lambda at: "x", lambda at: "Elemwise"),
+            lambda: fan_graph(big, lambda at: f"x{at}", lambda at: "Elemwise")),
+        "50000 operators of 50000 types against 50000 of 50000 others": (
+            lambda: fan_graph(big, lambda at: f"x{at}", lambda at: f"A{at}"),
+            lambda: fan_graph(big, lambda at: f"x{at}", lambda at: f"B{at}")),
+    }
+    # Made once for the two cases of a pair (a graph of 50,000 operators takes Python seconds).
+    @functools.lru_cache(maxsize=1)
+    def graphs(label):
+        make_a, make_b = pairs[label]
+        a = make_a()
+        return a, a if make_b is make_a else make_b()
+
+    cases = []
+    for label in pairs:
+        def write(d, label=label):
+            for path, graph in zip(("in/a.mge", "in/b.mge"), graphs(label)):
+                with open(os.path.join(d, path), "wb") as f:
+                    f.write(graph)
+        for suffix in ([], ["--json"]):
+            cases.append(Case("wide-diffs", f"{label}{' --json' if suffix else ''}",
+                              ["compare", "--structure", "in/a.mge", "in/b.mge"] + suffix, then=write, timeout=60))
     return cases
 
 
@@ -2427,6 +2557,14 @@ def run_case(index, case, work):
     return result
 
 
+def round_six_cases():
+    """What mge keeps, and graphs and names made to make its work grow."""
+    return (kept_file_cases()
+            + shared_table_cases()
+            + wide_name_cases()
+            + wide_diff_cases())
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="run the cases whose group or name holds this")
@@ -2445,7 +2583,7 @@ def main():
     cases = (path_cases() + mutation_cases() + feed_cases() + number_cases() + output_cases() + file_cases()
              + disk_cases() + runtime_cases() + signal_cases()
              + cwd_cases() + env_cases() + fd_cases() + limit_cases() + name_cases() + odd_path_cases()
-             + round_five_cases() + kept_file_cases() + shared_table_cases() + wide_name_cases())
+             + round_five_cases() + round_six_cases())
     cases = [c for c in cases if args.only in c.group or args.only in c.name]
     if args.groups:
         cases = [c for c in cases if c.group in args.groups.split(",")]

@@ -9,13 +9,14 @@
 # for --repro, image headers that lie, long engine records, engine loads
 # outside supervision, version spellings, io dump indexes that point outside,
 # folders not named in UTF-8; damaged, foreign and untrusted files in mge's
-# cache folder: tune's records, the algorithm cache; names that would widen
-# every row of a table) and fails on a panic, a signal, a hang, a silent exit,
-# an overwritten input, a leftover, a process left running, planted code run,
-# raw control characters shown, a file a model named written, a secret
-# written, a damaged kept file used, a report grown with a name's length or
-# forged lines, or more than 200 MB of peak memory where reads and numbers are
-# unbounded. About 30 minutes
+# cache folder: tune's records, the algorithm cache; graphs whose operators
+# share one list or vtable, names that would widen every row of a table,
+# structural diffs of graphs of 50,000 operators) and fails on a panic, a
+# signal, a hang, a silent exit, an overwritten input, a leftover, a process
+# left running, planted code run, raw control characters shown, a file a model
+# named written, a secret written, a damaged kept file used, a report grown
+# with a name's length or forged lines, or more than 200 MB of peak memory
+# where reads and numbers are unbounded. About 30 minutes
 # with --jobs 3 on two cores.
 #
 #   scripts/hostile_sweep.sh [--only SUBSTRING] [--groups G,...] [--jobs N] [--keep] [--list]
