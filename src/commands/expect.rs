@@ -124,88 +124,138 @@ pub fn expected_values(
     shapes_known: bool,
     rules: &Rules,
 ) -> Result<Vec<Expected>> {
-    let names: Vec<&str> = outputs.iter().map(|output| output.name.as_str()).collect();
-    let output = |name: &str| {
-        outputs
-            .iter()
-            .find(|output| output.name == name)
-            .with_context(|| format!("the model has no output '{name}' (outputs: {})", quoted_list(&names)))
-    };
-    let npy = |info: &TensorInfo, file: &Path, source: String| -> Result<Expected> {
-        Ok(Expected {
-            name: info.name.clone(),
-            value: feeds::load_npy(file, info.dtype).with_context(|| format!("--expect {source}"))?,
-            source,
-        })
-    };
+    let outputs = Outputs::new(outputs);
     let mut expected = Vec::new();
     for expectation in expectations {
-        match expectation {
-            Expectation::Output { output: name, file } => {
-                let source = format!("{name}:{}", file.display());
-                let info = output(name).with_context(|| format!("--expect {source}"))?;
-                expected.push(npy(info, file, file.display().to_string())?);
-            }
-            Expectation::Lone(file) => {
-                let [info] = outputs else {
-                    bail!(
-                        "--expect {}: the model has {} outputs ({}): say which this file holds, NAME:{}",
-                        file.display(),
-                        outputs.len(),
-                        quoted_list(&names),
-                        file.display()
-                    );
-                };
-                expected.push(npy(info, file, file.display().to_string())?);
-            }
-            Expectation::Bundle(file) => {
-                let keys = Npz::open(file)
-                    .with_context(|| format!("--expect {}", file.display()))?
-                    .keys();
-                for key in keys {
-                    let info = output(&key).with_context(|| format!("--expect {}: array '{key}'", file.display()))?;
-                    let value = feeds::load_npz_array(file, &key, info.dtype)
-                        .with_context(|| format!("--expect {}", file.display()))?;
-                    let source = format!("{}:{key}", file.display());
-                    expected.push(Expected {
-                        name: key,
-                        value,
-                        source,
-                    });
-                }
-            }
-            Expectation::Folder { dir, files } => {
-                let written = npy_file_names(names.iter().copied());
-                if let Some(stray) = files.iter().find(|file| !written.contains(file)) {
-                    bail!(
-                        "--expect {}: {} is the file of no output (the outputs' files, as --outputs names them: {})",
-                        dir.display(),
-                        stray.display(),
-                        quoted_list(written.iter().map(|name| name.display().to_string()))
-                    );
-                }
-                for (info, file) in outputs.iter().zip(&written).filter(|(_, file)| files.contains(file)) {
-                    let path = dir.join(file);
-                    expected.push(npy(info, &path, path.display().to_string())?);
-                }
-            }
-        }
+        expected.extend(read_expectation(expectation, &outputs)?);
     }
     rules.check_names(expected.iter().map(|expected| expected.name.as_str()))?;
-    for expected in expected.iter().filter(|_| shapes_known) {
-        let declared = &output(&expected.name)?.shape;
-        // A 0 is a dimension the engine does not know before the run.
-        if !declared.contains(&0) && *declared != expected.value.shape {
-            bail!(
-                "--expect: output '{}' has shape {}, {} holds {}",
-                expected.name,
-                format_shape(declared),
-                expected.source,
-                format_shape(&expected.value.shape)
-            );
+    if shapes_known {
+        for expected in &expected {
+            check_shape(expected, &outputs.named(&expected.name)?.shape)?;
         }
     }
     Ok(expected)
+}
+
+/// The model's outputs, found by name.
+struct Outputs<'a> {
+    infos: &'a [TensorInfo],
+    names: Vec<&'a str>,
+}
+
+impl<'a> Outputs<'a> {
+    fn new(infos: &'a [TensorInfo]) -> Outputs<'a> {
+        Outputs {
+            infos,
+            names: infos.iter().map(|output| output.name.as_str()).collect(),
+        }
+    }
+
+    /// The output called `name`; where there is none, an error that lists them.
+    fn named(&self, name: &str) -> Result<&'a TensorInfo> {
+        self.infos.iter().find(|output| output.name == name).with_context(|| {
+            format!(
+                "the model has no output '{name}' (outputs: {})",
+                quoted_list(&self.names)
+            )
+        })
+    }
+}
+
+/// The values one `--expect` gives, each matched to its output.
+fn read_expectation(expectation: &Expectation, outputs: &Outputs) -> Result<Vec<Expected>> {
+    match expectation {
+        Expectation::Output { output: name, file } => {
+            let source = format!("{name}:{}", file.display());
+            let info = outputs.named(name).with_context(|| format!("--expect {source}"))?;
+            Ok(vec![read_npy(info, file, file.display().to_string())?])
+        }
+        Expectation::Lone(file) => {
+            let [info] = outputs.infos else {
+                bail!(
+                    "--expect {}: the model has {} outputs ({}): say which this file holds, NAME:{}",
+                    file.display(),
+                    outputs.infos.len(),
+                    quoted_list(&outputs.names),
+                    file.display()
+                );
+            };
+            Ok(vec![read_npy(info, file, file.display().to_string())?])
+        }
+        Expectation::Bundle(file) => read_bundle(file, outputs),
+        Expectation::Folder { dir, files } => read_folder(dir, files, outputs),
+    }
+}
+
+/// `info`'s expected value from the .npy `file`, which `source` names.
+fn read_npy(info: &TensorInfo, file: &Path, source: String) -> Result<Expected> {
+    Ok(Expected {
+        name: info.name.clone(),
+        value: feeds::load_npy(file, info.dtype).with_context(|| format!("--expect {source}"))?,
+        source,
+    })
+}
+
+/// A .npz bundle's arrays, each the expected value of the output of its key.
+fn read_bundle(file: &Path, outputs: &Outputs) -> Result<Vec<Expected>> {
+    let keys = Npz::open(file)
+        .with_context(|| format!("--expect {}", file.display()))?
+        .keys();
+    let mut expected = Vec::new();
+    for key in keys {
+        let info = outputs
+            .named(&key)
+            .with_context(|| format!("--expect {}: array '{key}'", file.display()))?;
+        let value =
+            feeds::load_npz_array(file, &key, info.dtype).with_context(|| format!("--expect {}", file.display()))?;
+        let source = format!("{}:{key}", file.display());
+        expected.push(Expected {
+            name: key,
+            value,
+            source,
+        });
+    }
+    Ok(expected)
+}
+
+/// A folder's `files`, each the expected value of the output whose file
+/// `--outputs` names so; a file of no output is refused.
+fn read_folder(dir: &Path, files: &[PathBuf], outputs: &Outputs) -> Result<Vec<Expected>> {
+    let written = npy_file_names(outputs.names.iter().copied());
+    if let Some(stray) = files.iter().find(|file| !written.contains(file)) {
+        bail!(
+            "--expect {}: {} is the file of no output (the outputs' files, as --outputs names them: {})",
+            dir.display(),
+            stray.display(),
+            quoted_list(written.iter().map(|name| name.display().to_string()))
+        );
+    }
+    outputs
+        .infos
+        .iter()
+        .zip(&written)
+        .filter(|(_, file)| files.contains(file))
+        .map(|(info, file)| {
+            let path = dir.join(file);
+            read_npy(info, &path, path.display().to_string())
+        })
+        .collect()
+}
+
+/// Refuses an expected value whose shape is not its output's `declared` one.
+fn check_shape(expected: &Expected, declared: &[usize]) -> Result<()> {
+    // A 0 is a dimension the engine does not know before the run.
+    if !declared.contains(&0) && *declared != expected.value.shape {
+        bail!(
+            "--expect: output '{}' has shape {}, {} holds {}",
+            expected.name,
+            format_shape(declared),
+            expected.source,
+            format_shape(&expected.value.shape)
+        );
+    }
+    Ok(())
 }
 
 /// Each expected value against the output of its name after the runs.

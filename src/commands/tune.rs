@@ -19,8 +19,8 @@ use crate::report::made_by::Making;
 use crate::report::print;
 use crate::report::progress::TuneProgress;
 use crate::report::tune::TuneReport;
-use crate::runtime;
 use crate::runtime::algo_cache::{model_digest, opted_out_by_environment, AlgoCache, Key};
+use crate::runtime::{self, Located};
 use crate::supervise::Scratch;
 use crate::tune::candidate::singles;
 use crate::tune::record::{self, Recorded, SearchRecord};
@@ -67,74 +67,26 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
     let device = model.engine.network.device;
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let singles = singles(&model.engine.given, device, cores);
-    if let Some(file) = &settings.save {
-        claim_file("--save", file).with_context(|| format!("--save {}", file.display()))?;
-        // Written only should fast-run win, but checked now: the search may take minutes.
-        if model.engine.fast_run_cache().is_none() && singles.contains(&EngineOption::FastRun) {
-            let cache = saved_cache(file);
-            claim_file("--save's fast-run cache", &cache)
-                .with_context(|| format!("--save {}: fast-run's cache {}", file.display(), cache.display()))?;
-        }
-    }
-    if let Some(file) = &settings.save_model {
-        claim_file("--save-model", file).with_context(|| format!("--save-model {}", file.display()))?;
-    }
-    // A model that cannot be read fails here, in one line, not in every candidate.
-    let opened = read_model(&model.path, &model.engine)?;
-    // So is a pack that carries an option no model may.
-    Carried::of(&opened)?
-        .by_mge()
-        .with_context(|| model.path.display().to_string())?;
-    if settings.save_model.is_some() {
-        packed_options::ensure_packable(&opened)?;
-    }
+    claim_outputs(&settings, &singles)?;
+    let opened = read_tunable_model(&settings)?;
     let located = runtime::locate(&global.runtime)?;
     // Here, in one line, rather than in every candidate.
     runtime::ensure_runs_on(&located, device)?;
     // A scratch folder as the supervisor's: the next mge removes it should this one be killed.
     let scratch = Scratch::new()?;
-
-    // `mge run MODEL` with the user's feeds and fixed options: every candidate's start.
-    let mut baseline = MgeCommand::run(&model.path)
-        .feeds(&model.feeds.given, &model.feeds.options)
-        .engine(&model.engine.given);
-    if opened.is_container() {
-        // Tuned on feeds: the container's model with its real outputs, not its testcases.
-        baseline = baseline.no_testcase();
-    }
-
-    let fast_run_cache = model.engine.fast_run_cache().map(Path::to_path_buf);
-    // Fast-run candidates keep their algorithms where every later `--fast-run` finds them.
-    let uses_algo_cache = fast_run_cache.is_none() && !model.engine.no_algo_cache() && !opted_out_by_environment();
-    let algo_cache = match uses_algo_cache {
-        true => Some(AlgoCacheView {
-            cache: AlgoCache::at_home()?,
-            options: model.engine.network.clone(),
-            model: model_digest(opened.bytes()),
-            located: located.clone(),
-            looked_at: Vec::new(),
-        }),
-        false => None,
-    };
+    let baseline = baseline_command(model, &opened);
     let mut trials = Trials {
         baseline: baseline.clone().runtime(Ok(&located)).verbose(false),
         warmup: WARMUP,
-        algo_cache,
-        fast_run_cache,
+        algo_cache: algo_cache_view(&model.engine, &opened, &located)?,
+        fast_run_cache: model.engine.fast_run_cache().map(Path::to_path_buf),
         scratch: scratch.path().to_path_buf(),
         count: 0,
         notes: Vec::new(),
     };
     // A record of the search is kept beside the algorithms its fast-run candidates used.
     let record_key = match &trials.algo_cache {
-        Some(view) => Some(record::key(
-            Key::new(&located, &view.options)?.text(),
-            &view.model,
-            &baseline.shell_line(),
-            &singles,
-            &settings.search.rules.describe(),
-            settings.search.budget,
-        )),
+        Some(view) => Some(search_record_key(view, &baseline, &singles, &settings.search)?),
         None => None,
     };
     let recorded = match (&trials.algo_cache, &record_key) {
@@ -149,11 +101,7 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
         global.note(note);
     }
     if let (Some(view), Some(key)) = (&trials.algo_cache, &record_key) {
-        if let Some(record) = SearchRecord::of(&tuning, &singles, key.clone()) {
-            if let Err(err) = view.cache.keep_search_record(key, &record.to_bytes()) {
-                global.note(format!("the search's record is not kept: {err:#}"));
-            }
-        }
+        keep_record(&view.cache, key, &tuning, &singles, global);
     }
     if let Some(file) = &settings.save {
         save(file, &tuning, &model.engine, &trials)?;
@@ -167,6 +115,94 @@ pub fn tune(settings: TuneSettings, global: &Global) -> Result<()> {
         settings.json,
         &Making::new(&global.runtime, None, &model.engine.given),
     )
+}
+
+/// Claims the files `--save` and `--save-model` will write, before the search.
+fn claim_outputs(settings: &TuneSettings, singles: &[EngineOption]) -> Result<()> {
+    if let Some(file) = &settings.save {
+        claim_file("--save", file).with_context(|| format!("--save {}", file.display()))?;
+        // Written only should fast-run win, but checked now: the search may take minutes.
+        if settings.model.engine.fast_run_cache().is_none() && singles.contains(&EngineOption::FastRun) {
+            let cache = saved_cache(file);
+            claim_file("--save's fast-run cache", &cache)
+                .with_context(|| format!("--save {}: fast-run's cache {}", file.display(), cache.display()))?;
+        }
+    }
+    if let Some(file) = &settings.save_model {
+        claim_file("--save-model", file).with_context(|| format!("--save-model {}", file.display()))?;
+    }
+    Ok(())
+}
+
+/// The model file, read once: a model that cannot be read or tuned fails
+/// here, in one line, not in every candidate.
+fn read_tunable_model(settings: &TuneSettings) -> Result<ModelFile> {
+    let model = &settings.model;
+    let opened = read_model(&model.path, &model.engine)?;
+    // So is a pack that carries an option no model may.
+    Carried::of(&opened)?
+        .by_mge()
+        .with_context(|| model.path.display().to_string())?;
+    if settings.save_model.is_some() {
+        packed_options::ensure_packable(&opened)?;
+    }
+    Ok(opened)
+}
+
+/// `mge run MODEL` with the user's feeds and fixed options: every candidate's start.
+fn baseline_command(model: &ModelSettings, opened: &ModelFile) -> MgeCommand {
+    let baseline = MgeCommand::run(&model.path)
+        .feeds(&model.feeds.given, &model.feeds.options)
+        .engine(&model.engine.given);
+    match opened.is_container() {
+        // Tuned on feeds: the container's model with its real outputs, not its testcases.
+        true => baseline.no_testcase(),
+        false => baseline,
+    }
+}
+
+/// Where fast-run candidates keep their algorithms: the algorithm cache,
+/// where every later `--fast-run` finds them, unless the user gave a
+/// fast-run cache or opted out of it.
+fn algo_cache_view(engine: &EngineSettings, opened: &ModelFile, located: &Located) -> Result<Option<AlgoCacheView>> {
+    if engine.fast_run_cache().is_some() || engine.no_algo_cache() || opted_out_by_environment() {
+        return Ok(None);
+    }
+    Ok(Some(AlgoCacheView {
+        cache: AlgoCache::at_home()?,
+        options: engine.network.clone(),
+        model: model_digest(opened.bytes()),
+        located: located.clone(),
+        looked_at: Vec::new(),
+    }))
+}
+
+/// The key of this search's record: the algorithm cache's key, the model,
+/// the baseline, the candidates, the rules and the budget.
+fn search_record_key(
+    view: &AlgoCacheView,
+    baseline: &MgeCommand,
+    singles: &[EngineOption],
+    search: &TuneOptions,
+) -> Result<String> {
+    Ok(record::key(
+        Key::new(&view.located, &view.options)?.text(),
+        &view.model,
+        &baseline.shell_line(),
+        singles,
+        &search.rules.describe(),
+        search.budget,
+    ))
+}
+
+/// Keeps the record of `tuning` under `key` for a later tune; one that
+/// cannot be kept is said in a note.
+fn keep_record(cache: &AlgoCache, key: &str, tuning: &Tuning, singles: &[EngineOption], global: &Global) {
+    if let Some(record) = SearchRecord::of(tuning, singles, key.to_string()) {
+        if let Err(err) = cache.keep_search_record(key, &record.to_bytes()) {
+            global.note(format!("the search's record is not kept: {err:#}"));
+        }
+    }
 }
 
 /// The record of an earlier search under `key`; a damaged or foreign one is

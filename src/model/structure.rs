@@ -283,68 +283,9 @@ fn read_v1<'a>(root: Table<'a>, tensor_data: &'a [u8]) -> Result<Structure<'a>> 
     // Where the next tensor value begins in `tensor_data`.
     let mut cursor = 0usize;
     for (index, table) in root.tables(v1::GRAPH_OPRS)?.into_iter().enumerate() {
-        let id = table.u64(v1::TYPE_ID)?.unwrap_or(0);
-        let op_type = type_names::type_name(id).map_or_else(|| format!("type {id:#018x}"), String::from);
-        let names = table.strings(v1::OUTPUT_NAME)?;
-        let tensor_count = table.tables(v1::TENSORS)?.len();
-        let output_dtype = dtype(table.table(v1::OUTPUT_DTYPE)?)?;
-        let first = vars.len() as u32;
-        let count = v1_output_count(&op_type, &names, tensor_count);
-        vars.extend((0..count).map(|at| Var {
-            name: names.get(at).copied(),
-            shape: None,
-            dtype: output_dtype,
-        }));
-        let inputs = table.u32s(v1::INPUTS)?;
-        if let Some(id) = inputs.iter().find(|&&id| id >= first) {
-            bail!("operator {index} ({op_type}) reads var {id}, which no operator before it wrote");
-        }
-        let mut tensors = Vec::new();
-        for value in table.tables(v1::TENSORS)? {
-            let size = value.u32(v1::TENSOR_DATA_SIZE)?.unwrap_or(0) as usize;
-            let offset = value.u32(v1::TENSOR_OFFSET)?.unwrap_or(0) as usize;
-            let data = match size {
-                0 => &[][..],
-                _ => {
-                    let start = cursor.saturating_add(offset);
-                    let end = cursor.saturating_add(size);
-                    cursor = end;
-                    tensor_data.get(start..end).with_context(|| {
-                        format!(
-                            "operator {index} ({op_type}) holds a tensor at bytes {start}..{end} of the graph's {} bytes of values",
-                            tensor_data.len()
-                        )
-                    })?
-                }
-            };
-            tensors.push(tensor_layout(value, data)?);
-        }
-        operators.push(Operator {
-            table,
-            name: table.string(v1::NAME)?,
-            op_type,
-            inputs,
-            outputs: (first..vars.len() as u32).collect(),
-            params: params(
-                table,
-                [v1::PARAM_TYPE, v1::PARAM],
-                [v1::ADDITIONAL_PARAM_TYPES, v1::ADDITIONAL_PARAMS],
-            )?,
-            tensors,
-        });
+        operators.push(read_v1_operator(index, table, &mut vars, tensor_data, &mut cursor)?);
     }
-    // A constant's and an input's tensor give their var's shape, dtype and
-    // (an input's, unless the file names its var) name.
-    for operator in &operators {
-        if let ([id], [tensor]) = (operator.outputs.as_slice(), operator.tensors.as_slice()) {
-            let var = &mut vars[*id as usize];
-            var.shape = Some(tensor.shape.clone());
-            var.dtype = var.dtype.or(tensor.dtype);
-            if operator.is_input() {
-                var.name = var.name.or(tensor.name);
-            }
-        }
-    }
+    v1_vars_from_tensors(&operators, &mut vars);
     let outputs = match root.structs(v1::GRAPH_OUTPUT_VARS, v1::OUTPUT_VAR_SIZE)? {
         Some(structs) => structs
             .chunks_exact(v1::OUTPUT_VAR_SIZE)
@@ -365,6 +306,95 @@ fn read_v1<'a>(root: Table<'a>, tensor_data: &'a [u8]) -> Result<Structure<'a>> 
             ..metadata_of(metadata, 3, 2)?
         },
     })
+}
+
+/// Operator `index` of an FBS v1 graph, whose vars are numbered in the
+/// order the operators write them: the vars it writes are added to `vars`,
+/// and it may read only those written before.
+fn read_v1_operator<'a>(
+    index: usize,
+    table: Table<'a>,
+    vars: &mut Vec<Var<'a>>,
+    tensor_data: &'a [u8],
+    cursor: &mut usize,
+) -> Result<Operator<'a>> {
+    let id = table.u64(v1::TYPE_ID)?.unwrap_or(0);
+    let op_type = type_names::type_name(id).map_or_else(|| format!("type {id:#018x}"), String::from);
+    let names = table.strings(v1::OUTPUT_NAME)?;
+    let tensor_count = table.tables(v1::TENSORS)?.len();
+    let output_dtype = dtype(table.table(v1::OUTPUT_DTYPE)?)?;
+    let first = vars.len() as u32;
+    let count = v1_output_count(&op_type, &names, tensor_count);
+    vars.extend((0..count).map(|at| Var {
+        name: names.get(at).copied(),
+        shape: None,
+        dtype: output_dtype,
+    }));
+    let inputs = table.u32s(v1::INPUTS)?;
+    if let Some(id) = inputs.iter().find(|&&id| id >= first) {
+        bail!("operator {index} ({op_type}) reads var {id}, which no operator before it wrote");
+    }
+    let tensors = v1_tensors(index, &op_type, table, tensor_data, cursor)?;
+    Ok(Operator {
+        table,
+        name: table.string(v1::NAME)?,
+        op_type,
+        inputs,
+        outputs: (first..vars.len() as u32).collect(),
+        params: params(
+            table,
+            [v1::PARAM_TYPE, v1::PARAM],
+            [v1::ADDITIONAL_PARAM_TYPES, v1::ADDITIONAL_PARAMS],
+        )?,
+        tensors,
+    })
+}
+
+/// The tensors FBS v1 operator `index` holds. Their values lie one after
+/// another in `tensor_data`: each is taken at `cursor`, which moves past it.
+fn v1_tensors<'a>(
+    index: usize,
+    op_type: &str,
+    table: Table<'a>,
+    tensor_data: &'a [u8],
+    cursor: &mut usize,
+) -> Result<Vec<Tensor<'a>>> {
+    let mut tensors = Vec::new();
+    for value in table.tables(v1::TENSORS)? {
+        let size = value.u32(v1::TENSOR_DATA_SIZE)?.unwrap_or(0) as usize;
+        let offset = value.u32(v1::TENSOR_OFFSET)?.unwrap_or(0) as usize;
+        let data = match size {
+            0 => &[][..],
+            _ => {
+                let start = cursor.saturating_add(offset);
+                let end = cursor.saturating_add(size);
+                *cursor = end;
+                tensor_data.get(start..end).with_context(|| {
+                    format!(
+                        "operator {index} ({op_type}) holds a tensor at bytes {start}..{end} of the graph's {} bytes of values",
+                        tensor_data.len()
+                    )
+                })?
+            }
+        };
+        tensors.push(tensor_layout(value, data)?);
+    }
+    Ok(tensors)
+}
+
+/// A constant's and an input's tensor give their var's shape, dtype and
+/// (an input's, unless the file names its var) name.
+fn v1_vars_from_tensors<'a>(operators: &[Operator<'a>], vars: &mut [Var<'a>]) {
+    for operator in operators {
+        if let ([id], [tensor]) = (operator.outputs.as_slice(), operator.tensors.as_slice()) {
+            let var = &mut vars[*id as usize];
+            var.shape = Some(tensor.shape.clone());
+            var.dtype = var.dtype.or(tensor.dtype);
+            if operator.is_input() {
+                var.name = var.name.or(tensor.name);
+            }
+        }
+    }
 }
 
 /// How many vars an FBS v1 operator writes. The file names them only where

@@ -234,6 +234,31 @@ impl TuneReport {
 
 impl Report for TuneReport {
     fn to_text(&self) -> String {
+        let mut out = String::new();
+        if let Some(why) = &self.search.record_unused {
+            let _ = writeln!(out, "the record of the last search of this model was not used: {why}");
+        }
+        let _ = writeln!(out, "{}", self.search.title());
+        out += &self.candidates_table();
+        if let Some(noise) = self.search_noise() {
+            let _ = writeln!(out, "{noise}");
+        }
+        for untried in &self.untried {
+            let _ = writeln!(out, "not tried: {}: {}", untried.options, untried.why_text());
+        }
+        let _ = writeln!(out, "budget: {:.0} s of {:.0} s used", self.used_s, self.budget_s);
+        if let Some(again) = &self.confirmation {
+            out += &again.lines();
+        }
+        let _ = writeln!(out, "{}", self.best.headline());
+        let _ = writeln!(out, "{}", self.best.command);
+        out
+    }
+}
+
+impl TuneReport {
+    /// The candidates tried, a row each, the baseline first.
+    fn candidates_table(&self) -> String {
         let mut table = Table::new(
             &[
                 "options",
@@ -248,17 +273,6 @@ impl Report for TuneReport {
             &[1, 3, 4, 5],
         );
         for candidate in &self.candidates {
-            let mut status = status_word(candidate.status).to_string();
-            if candidate.status == TrialStatus::Ok && candidate.options != self.baseline.options {
-                status += match (candidate.beats_baseline, candidate.slower_than_baseline) {
-                    (true, _) => ", faster",
-                    (false, true) => ", slower",
-                    (false, false) => ", within the noise",
-                };
-            }
-            if let Some(reason) = &candidate.reason {
-                let _ = write!(status, ": {reason}");
-            }
             table.row(vec![
                 candidate.options.clone(),
                 candidate.median_ms.map_or("-".into(), |ms| format!("{ms:.3}")),
@@ -269,62 +283,79 @@ impl Report for TuneReport {
                 candidate.err.map_or("-".into(), number),
                 candidate.took(),
                 candidate.noise(),
-                status,
+                candidate.status_text(&self.baseline.options),
             ]);
         }
-        let mut out = String::new();
-        if let Some(why) = &self.search.record_unused {
-            let _ = writeln!(out, "the record of the last search of this model was not used: {why}");
-        }
-        let _ = writeln!(out, "{}", self.search.title());
-        out += &table.render("");
-        if let Some(noise) = self.search_noise() {
-            let _ = writeln!(out, "{noise}");
-        }
-        for untried in &self.untried {
-            let why = match (untried.needs_s, untried.estimate_ms) {
-                (Some(needs), _) => format!(
-                    "needs about {needs:.0} s, more than the budget had left beside the {:.0} s kept for measuring the winners again",
-                    untried.kept_s.unwrap_or_default()
-                ),
-                (_, Some(estimate)) => format!("cannot beat the best: about {estimate:.3} ms from its parts"),
-                _ => untried.why.to_string(),
+        table.render("")
+    }
+}
+
+impl CandidateReport {
+    /// `ok, faster`, `rejected: REASON`: how its trial ended and, where it
+    /// ran and is not the baseline, how its interval lies beside the baseline's.
+    fn status_text(&self, baseline_options: &str) -> String {
+        let mut status = status_word(self.status).to_string();
+        if self.status == TrialStatus::Ok && self.options != baseline_options {
+            status += match (self.beats_baseline, self.slower_than_baseline) {
+                (true, _) => ", faster",
+                (false, true) => ", slower",
+                (false, false) => ", within the noise",
             };
-            let _ = writeln!(out, "not tried: {}: {why}", untried.options);
         }
-        let _ = writeln!(out, "budget: {:.0} s of {:.0} s used", self.used_s, self.budget_s);
-        if let Some(again) = &self.confirmation {
-            let looks: Vec<String> = again.looks.iter().map(usize::to_string).collect();
-            let load = again.noise.other_load_cores.map_or(String::new(), |load| {
-                format!("; other processes used {load:.2} of {} cores", again.noise.cores)
-            });
+        if let Some(reason) = &self.reason {
+            let _ = write!(status, ": {reason}");
+        }
+        status
+    }
+}
+
+impl UntriedReport {
+    /// Why it was not tried, in words.
+    fn why_text(&self) -> String {
+        match (self.needs_s, self.estimate_ms) {
+            (Some(needs), _) => format!(
+                "needs about {needs:.0} s, more than the budget had left beside the {:.0} s kept for measuring the winners again",
+                self.kept_s.unwrap_or_default()
+            ),
+            (_, Some(estimate)) => format!("cannot beat the best: about {estimate:.3} ms from its parts"),
+            _ => self.why.to_string(),
+        }
+    }
+}
+
+impl ConfirmationReport {
+    /// The rounds back to back: a line for them and the baseline, one for
+    /// each contender and its verdict, and one where none held.
+    fn lines(&self) -> String {
+        let mut out = String::new();
+        let looks: Vec<String> = self.looks.iter().map(usize::to_string).collect();
+        let load = self.noise.other_load_cores.map_or(String::new(), |load| {
+            format!("; other processes used {load:.2} of {} cores", self.noise.cores)
+        });
+        let _ = writeln!(
+            out,
+            "measured again, back to back ({} rounds, looked at {}{load}): the baseline at {:.3} ms",
+            self.rounds,
+            looks.join(", "),
+            self.baseline_ms
+        );
+        for contender in &self.contenders {
+            let verdict = match (contender.speed, self.kept.as_ref() == Some(&contender.options)) {
+                (Speed::Faster, true) => "faster: the best".to_string(),
+                (Speed::Undecided, _) => format!("undecided: {}", contender.reason.as_deref().unwrap_or("")),
+                (speed, _) => speed.word().to_string(),
+            };
             let _ = writeln!(
                 out,
-                "measured again, back to back ({} rounds, looked at {}{load}): the baseline at {:.3} ms",
-                again.rounds,
-                looks.join(", "),
-                again.baseline_ms
+                "  {}: {:.3} ms, {} ({verdict})",
+                contender.options,
+                contender.median_ms,
+                speedup_text(contender.speedup, contender.speedup_interval)
             );
-            for contender in &again.contenders {
-                let verdict = match (contender.speed, again.kept.as_ref() == Some(&contender.options)) {
-                    (Speed::Faster, true) => "faster: the best".to_string(),
-                    (Speed::Undecided, _) => format!("undecided: {}", contender.reason.as_deref().unwrap_or("")),
-                    (speed, _) => speed.word().to_string(),
-                };
-                let _ = writeln!(
-                    out,
-                    "  {}: {:.3} ms, {} ({verdict})",
-                    contender.options,
-                    contender.median_ms,
-                    speedup_text(contender.speedup, contender.speedup_interval)
-                );
-            }
-            if again.kept.is_none() {
-                let _ = writeln!(out, "  no decided winner: the baseline is kept");
-            }
         }
-        let _ = writeln!(out, "{}", self.best.headline());
-        let _ = writeln!(out, "{}", self.best.command);
+        if self.kept.is_none() {
+            let _ = writeln!(out, "  no decided winner: the baseline is kept");
+        }
         out
     }
 }

@@ -2,6 +2,8 @@
 //! files that megenginelite wrote (`fixtures/deploy/`, with MegEngine's own
 //! analysis of them in `fixtures/deploy_manifest.json`).
 
+use std::path::Path;
+
 use crate::common::*;
 use serde_json::Value;
 
@@ -179,77 +181,8 @@ fn profile_analyze_finds_what_megengines_analyzer_finds() {
     for recorded in manifest["profiles"].as_array().unwrap() {
         let trace = dir.path().join("trace.json");
         let file = recorded["file"].as_str().unwrap();
-        let (stdout, _) = run_expecting(
-            mge()
-                .args(["profile", "--analyze", file, "--top", "100", "--json", "-o"])
-                .arg(&trace),
-            0,
-        );
-        let report = json_of(&stdout);
-        let ms = |seconds: &Value| seconds.as_f64().unwrap() * 1e3;
-        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
-        assert!(
-            close(
-                report["operator_ms"].as_f64().unwrap(),
-                ms(&recorded["total_device_time_s"])
-            ),
-            "{report}"
-        );
-        assert!(
-            close(
-                report["operator_host_ms"].as_f64().unwrap(),
-                ms(&recorded["total_host_time_s"])
-            ),
-            "{report}"
-        );
-        let rows = report["rows"].as_array().unwrap();
-        for (rank, expected) in recorded["top3_device"].as_array().unwrap().iter().enumerate() {
-            let time = ms(&expected["time_s"]);
-            assert!(
-                close(rows[rank]["time_ms"].as_f64().unwrap(), time),
-                "#{rank}: {} vs {expected}",
-                rows[rank]
-            );
-            // Operators of equal time may come in either order.
-            let tied: Vec<&Value> = rows
-                .iter()
-                .filter(|row| close(row["time_ms"].as_f64().unwrap(), time))
-                .collect();
-            assert!(
-                tied.iter()
-                    .any(|row| row["name"] == expected["name"] && row["type"] == expected["type"]),
-                "{expected} among {tied:?}"
-            );
-        }
-        let (stdout, _) = run_expecting(
-            mge()
-                .args([
-                    "profile",
-                    "--analyze",
-                    file,
-                    "--aggregate",
-                    "--top",
-                    "100",
-                    "--json",
-                    "-o",
-                ])
-                .arg(&trace),
-            0,
-        );
-        let by_type = json_of(&stdout);
-        for expected in recorded["device_time_by_type"].as_array().unwrap() {
-            let row = by_type["rows"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|row| row["name"] == expected["type"])
-                .unwrap();
-            assert_eq!(row["count"], expected["count"]);
-            assert!(
-                close(row["time_ms"].as_f64().unwrap(), ms(&expected["time_s"])),
-                "{row} vs {expected}"
-            );
-        }
+        assert_totals_and_top_operators(recorded, file, &trace);
+        assert_sums_by_type(recorded, file, &trace);
         let events = json_of(&std::fs::read_to_string(&trace).unwrap());
         let operators = events["traceEvents"]
             .as_array()
@@ -260,6 +193,95 @@ fn profile_analyze_finds_what_megengines_analyzer_finds() {
         assert!(
             operators >= recorded["comp_seq"].as_array().unwrap().len(),
             "{operators}"
+        );
+    }
+}
+
+/// Seconds as the manifest records them, in milliseconds.
+fn ms(seconds: &Value) -> f64 {
+    seconds.as_f64().unwrap() * 1e3
+}
+
+/// The same time, but for the rounding of its sums.
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+/// `--analyze` of the profile `file` gives the `recorded` analysis's total
+/// device and host times and its top operators by device time.
+fn assert_totals_and_top_operators(recorded: &Value, file: &str, trace: &Path) {
+    let (stdout, _) = run_expecting(
+        mge()
+            .args(["profile", "--analyze", file, "--top", "100", "--json", "-o"])
+            .arg(trace),
+        0,
+    );
+    let report = json_of(&stdout);
+    assert!(
+        close(
+            report["operator_ms"].as_f64().unwrap(),
+            ms(&recorded["total_device_time_s"])
+        ),
+        "{report}"
+    );
+    assert!(
+        close(
+            report["operator_host_ms"].as_f64().unwrap(),
+            ms(&recorded["total_host_time_s"])
+        ),
+        "{report}"
+    );
+    let rows = report["rows"].as_array().unwrap();
+    for (rank, expected) in recorded["top3_device"].as_array().unwrap().iter().enumerate() {
+        let time = ms(&expected["time_s"]);
+        assert!(
+            close(rows[rank]["time_ms"].as_f64().unwrap(), time),
+            "#{rank}: {} vs {expected}",
+            rows[rank]
+        );
+        // Operators of equal time may come in either order.
+        let tied: Vec<&Value> = rows
+            .iter()
+            .filter(|row| close(row["time_ms"].as_f64().unwrap(), time))
+            .collect();
+        assert!(
+            tied.iter()
+                .any(|row| row["name"] == expected["name"] && row["type"] == expected["type"]),
+            "{expected} among {tied:?}"
+        );
+    }
+}
+
+/// `--analyze --aggregate` of the profile `file` gives the `recorded`
+/// analysis's count and device time of each operator type.
+fn assert_sums_by_type(recorded: &Value, file: &str, trace: &Path) {
+    let (stdout, _) = run_expecting(
+        mge()
+            .args([
+                "profile",
+                "--analyze",
+                file,
+                "--aggregate",
+                "--top",
+                "100",
+                "--json",
+                "-o",
+            ])
+            .arg(trace),
+        0,
+    );
+    let by_type = json_of(&stdout);
+    for expected in recorded["device_time_by_type"].as_array().unwrap() {
+        let row = by_type["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["name"] == expected["type"])
+            .unwrap();
+        assert_eq!(row["count"], expected["count"]);
+        assert!(
+            close(row["time_ms"].as_f64().unwrap(), ms(&expected["time_s"])),
+            "{row} vs {expected}"
         );
     }
 }
@@ -288,7 +310,7 @@ fn profile_analyze_filters_as_profile_analyze() {
     assert_eq!(named.len(), 1);
     assert_eq!(named[0]["name"], recorded["top3_device"][0]["name"]);
     assert!(rows(&["--opr-name", "onv"]).is_empty(), "re.match anchors at the start");
-    let slowest_ms = recorded["top3_device"][0]["time_s"].as_f64().unwrap() * 1e3;
+    let slowest_ms = ms(&recorded["top3_device"][0]["time_s"]);
     assert_eq!(rows(&["--min-time", &slowest_ms.to_string()]).len(), 1);
     let by_name: Vec<String> = rows(&["--order-by", "name"])
         .iter()
@@ -321,8 +343,7 @@ fn profile_analyze_writes_no_trace_unasked_and_shares_one_total() {
     let report = json_of(&run_expecting(&mut command, 0).0);
     assert_eq!(std::fs::read_dir(here.path()).unwrap().count(), 0, "a file was written");
     assert!(report["trace"].is_null(), "{report}");
-    let total_ms = recorded["total_device_time_s"].as_f64().unwrap() * 1e3;
-    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    let total_ms = ms(&recorded["total_device_time_s"]);
     assert!(close(report["operator_ms"].as_f64().unwrap(), total_ms), "{report}");
     for row in report["rows"].as_array().unwrap() {
         let share = 100.0 * row["time_ms"].as_f64().unwrap() / total_ms;
@@ -335,7 +356,7 @@ fn profile_analyze_writes_no_trace_unasked_and_shares_one_total() {
         .find(|row| row["type"] == "Reduce")
         .unwrap();
     let selected = &report["selected"];
-    let reduce_ms = reduce["time_s"].as_f64().unwrap() * 1e3;
+    let reduce_ms = ms(&reduce["time_s"]);
     assert_eq!(selected["operators"], reduce["count"], "{selected}");
     assert_eq!(
         selected["of"],

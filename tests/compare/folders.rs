@@ -75,6 +75,13 @@ fn two_folders_give_one_table_json_and_junit_with_the_right_verdicts() {
         &["--rounds", "6", "-j", "2", "--junit", junit.to_str().unwrap()],
         1,
     );
+    assert_json_verdicts(&report);
+    assert_junit_verdicts(&junit);
+    assert_table_verdicts_untimed(dir.path());
+}
+
+/// The zoo's pairs, as `compare --json` of its folders says them (6 rounds).
+fn assert_json_verdicts(report: &Value) {
     let expected = [
         ("added.mge", "only_in_b"),
         ("conv.mge", "passed"),
@@ -83,7 +90,7 @@ fn two_folders_give_one_table_json_and_junit_with_the_right_verdicts() {
         ("tc/conv_tc1.mge", "passed"),
     ];
     let expected: Vec<(String, String)> = expected.iter().map(|(m, s)| (m.to_string(), s.to_string())).collect();
-    assert_eq!(statuses(&report), expected, "{report}");
+    assert_eq!(statuses(report), expected, "{report}");
     assert_eq!(
         [
             &report["passed"],
@@ -119,7 +126,11 @@ fn two_folders_give_one_table_json_and_junit_with_the_right_verdicts() {
             "{one_sided}"
         );
     }
-    let xml = std::fs::read_to_string(&junit).unwrap();
+}
+
+/// The same verdicts in the JUnit file, a suite per pair.
+fn assert_junit_verdicts(junit: &Path) {
+    let xml = std::fs::read_to_string(junit).unwrap();
     assert!(
         xml.contains(r#"<testsuites name="mge compare" tests="8" failures="1" errors="0" skipped="2""#),
         "{xml}"
@@ -130,13 +141,15 @@ fn two_folders_give_one_table_json_and_junit_with_the_right_verdicts() {
     );
     assert!(xml.contains("1 of 1 output differs beyond"), "{xml}");
     assert!(xml.contains(r#"<skipped message="only in a"/>"#), "{xml}");
+}
 
-    // The same verdicts as a table, untimed.
+/// The same verdicts as a table, untimed, for the zoo in `dir`.
+fn assert_table_verdicts_untimed(dir: &Path) {
     let (stdout, _) = run_expecting(
         mge()
             .arg("compare")
-            .arg(dir.path().join("old"))
-            .arg(dir.path().join("new"))
+            .arg(dir.join("old"))
+            .arg(dir.join("new"))
             .args(["-q", "--no-timing"]),
         1,
     );

@@ -103,9 +103,8 @@ fn no_output_reaches_an_input_through_a_descriptor() {
 }
 
 /// Two outputs of one command never take one file or folder, under
-/// any name (a hard link, a path through a symlinked folder), stdout
-/// included; refused before any work. Outputs written through a device may
-/// share, and a file inside a set's folder is fine unless the set takes its name.
+/// any name (a hard link, a path through a symlinked folder); refused
+/// before any work.
 #[test]
 fn two_outputs_never_take_one_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -183,7 +182,13 @@ fn two_outputs_never_take_one_file() {
     }
     assert_eq!(std::fs::read_to_string(&taken).unwrap(), "an earlier cache");
     assert!(!cache.exists() && left_in(&real).is_empty() && !dir.path().join("d").exists());
+}
 
+/// Stdout is an output too: no other takes its file, but outputs written
+/// through a device may share it.
+#[test]
+fn no_output_takes_stdouts_file_but_devices_may_share() {
+    let dir = tempfile::tempdir().unwrap();
     // The trace would replace the file the report goes to.
     refused_with(
         &shell(
@@ -204,8 +209,12 @@ fn two_outputs_never_take_one_file() {
         "{}",
         String::from_utf8_lossy(&shared.stderr)
     );
+}
 
-    // A trace in the folder of the outputs is fine, but not under an output's name.
+/// A file inside a set's folder is fine unless the set takes its name.
+#[test]
+fn a_trace_may_lie_among_the_outputs_but_not_under_an_outputs_name() {
+    let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     let traced = |trace: &str| {

@@ -66,91 +66,117 @@ fn trace_names(trace: &Path) -> Vec<String> {
 
 /// `profile`, `run --profile` and `dump --io` failed on names in other
 /// scripts ("assertion `ch >= 1' failed") and on control characters (JSON the
-/// engine wrote raw); `run --outputs` wrote `__.npy` for `输出`. Each now
-/// reports, traces and files the model's own names, with MegEngine's values.
+/// engine wrote raw). Each now reports, traces and files the model's own
+/// names, with MegEngine's values.
 #[test]
 fn names_in_any_script_profile_dump_and_name_their_files() {
     let feed = feed();
     for key in ["unicode", "unicode_ops", "unicode_fbs1", "control", "odd"] {
         let model = named(key);
         let dir = tempfile::tempdir().unwrap();
-        let reference = read_f32(&model.reference);
-        // The engine names the operator that hands out an output after it.
-        let callback = format!("callback({})", model.output);
-
-        let trace = dir.path().join("profile.json");
-        let (stdout, _) = run_expecting(
-            mge()
-                .args(["profile", &model.model, "-i", &feed, "--json", "-q", "-o"])
-                .arg(&trace),
-            0,
-        );
-        assert_no_placeholder(&stdout, key);
-        let report = json_of(&stdout);
-        let rows: Vec<&str> = report["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|row| row["name"].as_str().unwrap())
-            .collect();
-        assert!(rows.iter().any(|row| row.starts_with(&callback)), "{key}: {rows:?}");
-        if let Some(operator) = &model.operator {
-            assert!(rows.contains(&operator.as_str()), "{key}: {rows:?}");
-        }
-        assert!(
-            trace_names(&trace).iter().any(|name| name.starts_with(&callback)),
-            "{key}"
-        );
-
-        let run_trace = dir.path().join("run.json");
-        let outputs = dir.path().join("outputs");
-        let (stdout, _) = run_expecting(
-            mge()
-                .args([
-                    "run",
-                    &model.model,
-                    "-i",
-                    &feed,
-                    "--iter",
-                    "2",
-                    "--json",
-                    "-q",
-                    "--profile",
-                ])
-                .arg(&run_trace)
-                .arg("--outputs")
-                .arg(&outputs),
-            0,
-        );
-        let written = &json_of(&stdout)["outputs_written"][0];
-        assert_eq!(written["output"], model.output.as_str(), "{key}");
-        let file = PathBuf::from(written["file"].as_str().unwrap());
-        assert_eq!(file.parent(), Some(outputs.as_path()), "{key}");
-        assert_close(&read_f32(&file), &reference, key);
-        assert!(
-            trace_names(&run_trace).iter().any(|name| name.starts_with(&callback)),
-            "{key}"
-        );
-
-        let io = dir.path().join("io");
-        run_expecting(
-            mge().args(["dump", &model.model, "-i", &feed, "-q", "--io"]).arg(&io),
-            0,
-        );
-        let index = std::fs::read_to_string(io.join("index.json")).unwrap();
-        assert_no_placeholder(&index, key);
-        let index: Value = serde_json::from_str(&index).unwrap();
-        let vars = index["vars"].as_array().unwrap();
-        let var = |name: &str| vars.iter().find(|var| var["name"] == name);
-        let output = var(&model.output).unwrap_or_else(|| panic!("{key}: no var {:?}", model.output));
-        assert_close(&read_f32(&io.join(output["file"].as_str().unwrap())), &reference, key);
-        if key != "unicode_fbs1" {
-            // FBS v1's loader names an input var after its operator (`h2d[0]`).
-            assert!(var(&model.input).is_some(), "{key}: no var {:?}", model.input);
-        }
+        profile_reports_and_traces_the_models_names(&model, key, &feed, dir.path());
+        run_traces_and_files_the_output_by_its_name(&model, key, &feed, dir.path());
+        dump_io_indexes_the_models_vars_by_name(&model, key, &feed, dir.path());
     }
+}
 
-    // File names keep the name's script; the engine's own text dump names it too.
+impl Named {
+    /// The engine names the operator that hands out an output after it.
+    fn callback(&self) -> String {
+        format!("callback({})", self.output)
+    }
+}
+
+fn profile_reports_and_traces_the_models_names(model: &Named, key: &str, feed: &str, dir: &Path) {
+    let trace = dir.join("profile.json");
+    let (stdout, _) = run_expecting(
+        mge()
+            .args(["profile", &model.model, "-i", feed, "--json", "-q", "-o"])
+            .arg(&trace),
+        0,
+    );
+    assert_no_placeholder(&stdout, key);
+    let report = json_of(&stdout);
+    let rows: Vec<&str> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        rows.iter().any(|row| row.starts_with(&model.callback())),
+        "{key}: {rows:?}"
+    );
+    if let Some(operator) = &model.operator {
+        assert!(rows.contains(&operator.as_str()), "{key}: {rows:?}");
+    }
+    assert!(
+        trace_names(&trace)
+            .iter()
+            .any(|name| name.starts_with(&model.callback())),
+        "{key}"
+    );
+}
+
+fn run_traces_and_files_the_output_by_its_name(model: &Named, key: &str, feed: &str, dir: &Path) {
+    let run_trace = dir.join("run.json");
+    let outputs = dir.join("outputs");
+    let (stdout, _) = run_expecting(
+        mge()
+            .args([
+                "run",
+                &model.model,
+                "-i",
+                feed,
+                "--iter",
+                "2",
+                "--json",
+                "-q",
+                "--profile",
+            ])
+            .arg(&run_trace)
+            .arg("--outputs")
+            .arg(&outputs),
+        0,
+    );
+    let written = &json_of(&stdout)["outputs_written"][0];
+    assert_eq!(written["output"], model.output.as_str(), "{key}");
+    let file = PathBuf::from(written["file"].as_str().unwrap());
+    assert_eq!(file.parent(), Some(outputs.as_path()), "{key}");
+    assert_close(&read_f32(&file), &read_f32(&model.reference), key);
+    assert!(
+        trace_names(&run_trace)
+            .iter()
+            .any(|name| name.starts_with(&model.callback())),
+        "{key}"
+    );
+}
+
+fn dump_io_indexes_the_models_vars_by_name(model: &Named, key: &str, feed: &str, dir: &Path) {
+    let io = dir.join("io");
+    run_expecting(mge().args(["dump", &model.model, "-i", feed, "-q", "--io"]).arg(&io), 0);
+    let index = std::fs::read_to_string(io.join("index.json")).unwrap();
+    assert_no_placeholder(&index, key);
+    let index: Value = serde_json::from_str(&index).unwrap();
+    let vars = index["vars"].as_array().unwrap();
+    let var = |name: &str| vars.iter().find(|var| var["name"] == name);
+    let output = var(&model.output).unwrap_or_else(|| panic!("{key}: no var {:?}", model.output));
+    assert_close(
+        &read_f32(&io.join(output["file"].as_str().unwrap())),
+        &read_f32(&model.reference),
+        key,
+    );
+    if key != "unicode_fbs1" {
+        // FBS v1's loader names an input var after its operator (`h2d[0]`).
+        assert!(var(&model.input).is_some(), "{key}: no var {:?}", model.input);
+    }
+}
+
+/// `run --outputs` wrote `__.npy` for `输出`: file names keep the name's
+/// script; the engine's own text dump names it too.
+#[test]
+fn file_names_keep_the_script_of_the_name() {
+    let feed = feed();
     let model = named("unicode");
     let dir = tempfile::tempdir().unwrap();
     let outputs = dir.path().join("outputs");

@@ -13,6 +13,8 @@ use crate::common::*;
 
 const CU118_SASS: [&str; 6] = ["sm_61", "sm_70", "sm_75", "sm_80", "sm_86", "sm_89"];
 const CU101_SASS: [&str; 5] = ["sm_52", "sm_60", "sm_61", "sm_70", "sm_75"];
+/// A run that loads the runtime's libraries.
+const RUN: [&str; 5] = ["run", "fixtures/conv_float.mge", "-q", "--iter", "1"];
 
 fn record(install: &Path) -> Value {
     json_of(&std::fs::read_to_string(install.join("files.json")).unwrap())
@@ -27,15 +29,35 @@ fn a_wheel_file_installs_every_library_of_its_runtime_beside_other_versions() {
     let (home, wheels) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let home = home.path();
     let cu118 = stand_in_wheel(wheels.path(), "1.13.0+cu118", WheelFile::Copy(gencode_engine_library()));
+    let install = installs_its_libraries_to_the_byte_and_records_them(home, &cu118);
+    a_second_version_installs_beside_it_and_the_newest_is_used(home, wheels.path());
+    a_version_is_chosen_by_the_environment_or_the_command_line(home);
+    each_library_is_verified_and_a_damaged_one_repaired(home, &install, &cu118);
+
+    // The wheel's version is the install's: another asked for is refused.
+    let (_, stderr) = run_expecting(
+        mge_home(home)
+            .args(["runtime", "install", "--version", "1.13.1", "--wheel"])
+            .arg(&cu118),
+        2,
+    );
+    assert!(
+        stderr.contains("holds MegEngine 1.13.0+cu118, not the --version 1.13.1 asked for"),
+        "{stderr}"
+    );
+}
+
+/// Installs `wheel` into `home`, and returns the install.
+fn installs_its_libraries_to_the_byte_and_records_them(home: &Path, wheel: &Path) -> PathBuf {
     let (stdout, _) = run_expecting(
-        mge_home(home).args(["runtime", "install", "-q", "--wheel"]).arg(&cu118),
+        mge_home(home).args(["runtime", "install", "-q", "--wheel"]).arg(wheel),
         0,
     );
     let install = home.join("runtime/1.13.0+cu118");
     assert_eq!(stdout.trim(), install.join(STAND_IN_LITE).display().to_string());
 
     // Every shared library of the runtime's folders, to the byte; nothing else.
-    let archive = zip::ZipArchive::new(std::fs::File::open(&cu118).unwrap()).unwrap();
+    let archive = zip::ZipArchive::new(std::fs::File::open(wheel).unwrap()).unwrap();
     let mut archive = archive;
     for name in STAND_IN_RUNTIME {
         let mut expected = Vec::new();
@@ -68,10 +90,14 @@ fn a_wheel_file_installs_every_library_of_its_runtime_beside_other_versions() {
         recorded["cuda_architectures"],
         json!({"sass": CU118_SASS, "ptx": ["compute_89"]})
     );
+    install
+}
 
-    // A second version beside it: its engine a bare file holding the string (no ELF sections).
+/// A second version beside the first: its engine a bare file holding the
+/// string (no ELF sections).
+fn a_second_version_installs_beside_it_and_the_newest_is_used(home: &Path, wheels: &Path) {
     let engine = format!("not an ELF file\0{CU101_GENCODE}\0and more");
-    let plain = stand_in_wheel(wheels.path(), "1.13.0", WheelFile::Bytes(engine.as_bytes()));
+    let plain = stand_in_wheel(wheels, "1.13.0", WheelFile::Bytes(engine.as_bytes()));
     run_expecting(
         mge_home(home).args(["runtime", "install", "-q", "--wheel"]).arg(&plain),
         0,
@@ -91,8 +117,10 @@ fn a_wheel_file_installs_every_library_of_its_runtime_beside_other_versions() {
         json!(CU101_SASS),
         "{info}"
     );
+}
 
-    // Chosen by the environment, or on the command line.
+/// With 1.13.0 and 1.13.0+cu118 installed.
+fn a_version_is_chosen_by_the_environment_or_the_command_line(home: &Path) {
     let info = runtime_info(mge_home(home).env("MGE_RUNTIME_VERSION", "1.13.0"), 0);
     assert_eq!(info["found_by"], "--runtime-version / MGE_RUNTIME_VERSION", "{info}");
     assert_eq!(
@@ -100,8 +128,7 @@ fn a_wheel_file_installs_every_library_of_its_runtime_beside_other_versions() {
         home.join("runtime/1.13.0").join(STAND_IN_LITE).display().to_string()
     );
     assert_eq!(info["cuda_architectures"]["ptx"], json!(["compute_75"]), "{info}");
-    let run = ["run", "fixtures/conv_float.mge", "-q", "--iter", "1"];
-    run_expecting(mge_home(home).args(run).args(["--runtime-version", "1.13.0"]), 0);
+    run_expecting(mge_home(home).args(RUN).args(["--runtime-version", "1.13.0"]), 0);
     // check's workers are handed the library the parent found: it wins over the version they inherit.
     let check = ["check", "fixtures/conv_float_tc1.mge", "-q"];
     run_expecting(mge_home(home).args(check).env("MGE_RUNTIME_VERSION", "1.13.0"), 0);
@@ -112,11 +139,14 @@ fn a_wheel_file_installs_every_library_of_its_runtime_beside_other_versions() {
         ),
         ("../1.13.0", "expected a version such as 1.13.0 or 1.13.2+cu118"),
     ] {
-        let (_, stderr) = run_expecting(mge_home(home).args(run).env("MGE_RUNTIME_VERSION", asked), 2);
+        let (_, stderr) = run_expecting(mge_home(home).args(RUN).env("MGE_RUNTIME_VERSION", asked), 2);
         assert!(stderr.contains(said), "{asked}: {stderr}");
     }
+}
 
-    // Each library verified: one changed (same size) is named by info, one cut short refused before loading.
+/// Each library verified: one changed (same size) is named by info, one cut
+/// short refused before loading; installing the wheel again repairs it.
+fn each_library_is_verified_and_a_damaged_one_repaired(home: &Path, install: &Path, wheel: &Path) {
     let cudnn = install.join("megengine/core/lib/libcudnn.so.8");
     std::fs::write(&cudnn, b"CUDNN").unwrap();
     let (stdout, _) = run_expecting(mge_home(home).args(["runtime", "info"]), 2);
@@ -125,26 +155,14 @@ fn a_wheel_file_installs_every_library_of_its_runtime_beside_other_versions() {
         "{stdout}"
     );
     std::fs::write(&cudnn, b"cu").unwrap();
-    let (_, stderr) = run_expecting(mge_home(home).args(run), 2);
+    let (_, stderr) = run_expecting(mge_home(home).args(RUN), 2);
     assert!(
         stderr.contains("megengine/core/lib/libcudnn.so.8 holds 2 bytes, 5 expected"),
         "{stderr}"
     );
-    let (_, stderr) = run_expecting(mge_home(home).args(["runtime", "install", "--wheel"]).arg(&cu118), 0);
+    let (_, stderr) = run_expecting(mge_home(home).args(["runtime", "install", "--wheel"]).arg(wheel), 0);
     assert!(stderr.contains("repairing MegEngine 1.13.0+cu118"), "{stderr}");
-    run_expecting(mge_home(home).args(run), 0);
-
-    // The wheel's version is the install's: another asked for is refused.
-    let (_, stderr) = run_expecting(
-        mge_home(home)
-            .args(["runtime", "install", "--version", "1.13.1", "--wheel"])
-            .arg(&cu118),
-        2,
-    );
-    assert!(
-        stderr.contains("holds MegEngine 1.13.0+cu118, not the --version 1.13.1 asked for"),
-        "{stderr}"
-    );
+    run_expecting(mge_home(home).args(RUN), 0);
 }
 
 #[test]
@@ -258,8 +276,5 @@ fn the_registrys_wheel_installs_from_a_file_with_its_cuda_architectures() {
     assert_eq!(info["version"], "1.13.0", "{info}");
     assert_eq!(info["files"]["state"], "verified", "{info}");
     assert_eq!(info["cuda_architectures"], expected, "{info}");
-    run_expecting(
-        mge_home(home.path()).args(["run", "fixtures/conv_float.mge", "-q", "--iter", "1"]),
-        0,
-    );
+    run_expecting(mge_home(home.path()).args(RUN), 0);
 }
