@@ -9,7 +9,8 @@
 # for --repro, image headers that lie, long engine records, engine loads
 # outside supervision, version spellings, io dump indexes that point outside,
 # folders not named in UTF-8; damaged, foreign and untrusted files in mge's
-# cache folder: tune's records, the algorithm cache) and fails on a panic, a
+# cache folder: tune's records, the algorithm cache; --reduce on graphs whose
+# var ids do not hold and on failures that come and go) and fails on a panic, a
 # signal, a hang, a silent exit, an overwritten input, a leftover, a process
 # left running, planted code run, raw control characters shown, a file a model
 # named written, a secret written, a damaged kept file used, or more than 200
