@@ -145,7 +145,8 @@ impl Reducer<'_> {
         let whole = tries.run(tries.command(&tries.model, None))?;
         match &whole {
             whole if failed.is(whole) => {}
-            // mge's own refusal (a file it cannot read) or the engine's error says nothing of the failure's coming back.
+            // mge's own refusal (a file it cannot read) or the engine's error
+            // says nothing of whether the failure comes back.
             Outcome::Refused(why) => {
                 return Ok(Reduction::NotReduced(format!(
                     "the model did not run again from inside the folder on its recorded feeds: {why}"
@@ -359,7 +360,7 @@ impl Tries<'_> {
                 self.reduced(cut, (&outcome, whole), how, None)
             }
             None => Reduction::NotReduced(format!(
-                "no part of the graph cut before its end failed alike ({tries} tried by bisection, each run twice, \
+                "no part of the graph cut before its end failed ({tries} tried by bisection, each run twice, \
                  each run in a process of its own)"
             )),
         })
