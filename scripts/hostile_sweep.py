@@ -67,6 +67,14 @@ of another type inserted or every weight changed; operators all named alike,
 all of one type on one input, listed last first, or of 50,000 types each),
 each a diff in seconds where comparing every operator with every other took
 minutes (the case's 60 s deadline: a hang).
+The group reduce-cuts (nothing a graph or a flaky engine says takes
+--reduce over): graphs whose operators read vars no operator before them
+writes, or write vars the graph does not list, through `run --repro
+--reduce` on the fault library (which runs them and fails) and the engine
+(which refuses them): the failure in a line, exit 2, no reduced.mge; crashes
+and hangs that come and go (the fault library's MGE_FAULT_PATTERN): said
+flaky, no reduced.mge, where a steady pattern gives one; a crash that a
+deadline hid; and reduced.mge's size, which is its part's (`at_most`).
 
 Mutations come from one seeded generator, so every run makes the same cases.
 """
@@ -153,6 +161,8 @@ class Case:
     absent: tuple = ()
     # Files that must be there after it (a reproducer the case must write).
     present: tuple = ()
+    # (file, bytes): files that must be there, and no larger (a reduced model).
+    at_most: tuple = ()
     # Strings that neither its streams nor any file under out/ may hold (keys, tokens).
     secrets: tuple = ()
     # The most bytes its stderr may hold.
@@ -2148,6 +2158,87 @@ def wide_diff_cases():
     return cases
 
 
+# ------------------------------------------------- --reduce's cuts
+# A graph --reduce cuts is the model's word: var ids that do not hold are
+# refused in a line, never a panic; a failure that comes and goes is said
+# flaky, and no part is claimed; a part is a model of its own, its size the part's.
+
+REDUCE_MODEL = "fixtures/reduce_nan.mge"
+
+
+def reading(model, var, field=7):
+    """The plain FBS v2 `model` with the first id of field `field` (7: the
+    inputs, 8: the outputs) of its first operator that reads a var set to `var`."""
+    u32 = lambda at: struct.unpack_from("<I", model, at)[0]  # noqa: E731
+
+    def target(table, index):
+        vtable = table - struct.unpack_from("<i", model, table)[0]
+        entry = 4 + 2 * index
+        offset = struct.unpack_from("<H", model, vtable + entry)[0] if entry < struct.unpack_from("<H", model, vtable)[0] else 0
+        return table + offset + u32(table + offset) if offset else None
+
+    operators = target(4 + u32(4), 2)
+    for slot in range(operators + 4, operators + 4 + 4 * u32(operators), 4):
+        if target(slot + u32(slot), 7):
+            ids = target(slot + u32(slot), field)
+            return model[:ids + 4] + struct.pack("<I", var) + model[ids + 8:]
+    raise ValueError("no operator of the model reads a var")
+
+
+def reduce_cut_cases():
+    """`--repro DIR --reduce` on crafted graphs whose operators read or
+    write vars that do not hold (the stand-in runs them and fails, the real
+    engine refuses them): the failure in a line, exit 2, the folder without a
+    reduced.mge; on failures that come and go (the stand-in's
+    MGE_FAULT_PATTERN, counted in the case's folder): said flaky, no
+    reduced.mge, where a steady one has it; and reduced.mge's size: the part's."""
+    model = read_fixture(REDUCE_MODEL)
+    reduce = ["-q", "--iter", "1", "--repro", "out/r", "--reduce"]
+    stand_in = ["--lite-lib", "in/lite.so"]
+    setup = BASE_SETUP + [("fault", "in/lite.so", None)]
+    folder = "out/r/m/"
+    cases = []
+    # The first computing operator writes var 4; the last operator var 16.
+    for label, var in {"999": 999, "4294967295": 0xFFFFFFFF, "a var written later": 16, "its own output": 4}.items():
+        crafted = setup + [("bytes", MODEL, reading(model, var))]
+        for fault, extra in {"segv": [], "abort": [], "hang": ["--timeout", "1"]}.items():
+            # The library by its absolute path here, by a relative one below: the tries run in the folder.
+            env = {"MGE_FAULT": fault, "MGE_LITE_LIB": "{D}/in/lite.so"}
+            cases.append(Case("reduce-cuts", f"an input reads {label}: {fault}", ["run", MODEL] + extra + reduce,
+                              crafted, env=env, expect_rc=2, present=(folder + "README.txt",),
+                              absent=(folder + "reduced.mge",), timeout=60))
+        cases.append(Case("reduce-cuts", f"an input reads {label}: the engine", ["run", MODEL] + reduce, crafted,
+                          expect_rc=2, absent=(folder + "reduced.mge",), timeout=60))
+    for var in (999, 0xFFFFFFFF):
+        crafted = setup + [("bytes", MODEL, reading(model, var, field=8))]
+        for engine, extra in {"the stand-in": stand_in, "the engine": []}.items():
+            cases.append(Case("reduce-cuts", f"an output writes {var}: {engine}", ["run", MODEL] + extra + reduce,
+                              crafted, env={"MGE_FAULT": "segv"}, expect_rc=2, absent=("out/r",), timeout=60))
+    steady = setup + [("copy", MODEL, REDUCE_MODEL)]
+    # 1: the command's run, then the reproduction from the folder, then each part that holds LOG twice.
+    patterns = {"10": True, "1101": True, "110": True, "1110": True, "1": False, "1111110": False}
+    for pattern, flaky in patterns.items():
+        env = {"MGE_FAULT_VAR": "LOG", "MGE_FAULT_PATTERN": pattern, "MGE_FAULT_COUNTER": "{D}/count"}
+        for fault, extra in {"segv": [], "abort": [], "hang": ["--timeout", "1"]}.items():
+            verdict = (folder + "reduced.mge",)
+            cases.append(Case("reduce-cuts", f"{fault} now and then ({pattern})", ["run", MODEL] + stand_in + extra
+                              + reduce, steady, env=dict(env, MGE_FAULT=fault), expect_rc=2,
+                              present=(folder + "README.txt",) + (() if flaky else verdict),
+                              absent=verdict if flaky else (), said=("is flaky",) if flaky else (), timeout=120))
+    hidden = {"MGE_FAULT": "segv", "MGE_FAULT_VAR": "LOG", "MGE_FAULT_SLOW_VAR": "ADD", "MGE_FAULT_MS": "60000"}
+    cases.append(Case("reduce-cuts", "a crash a deadline hid", ["run", MODEL] + stand_in + ["--timeout", "1"] + reduce,
+                      steady, env=hidden, expect_rc=2, present=(folder + "reduced.mge",), timeout=120))
+    # divergence_a cut at its first convolution: without the second's weights (1,752 bytes of its 5,112).
+    part = setup + [("copy", MODEL, "fixtures/divergence_a.mge")]
+    cases.append(Case("reduce-cuts", "a part's size", ["run", MODEL] + stand_in + reduce, part,
+                      env={"MGE_FAULT": "segv", "MGE_FAULT_VAR": "RELU[0]"}, expect_rc=2,
+                      at_most=((folder + "reduced.mge", 5112 - 1752),), timeout=60))
+    nan = setup + [("copy", MODEL, REDUCE_MODEL), ("copy", "in/d.npy", "fixtures/feeds/reduce_data.npy")]
+    cases.append(Case("reduce-cuts", "a part's size: the engine's NaN", ["run", MODEL, "-i", "data:in/d.npy",
+                                                                          "--check-finite"] + reduce,
+                      nan, expect_rc=1, at_most=((folder + "reduced.mge", len(model) - 1),), timeout=60))
+    return cases
+
 # ---------------------------------------------------------------- running
 
 
@@ -2480,6 +2571,12 @@ def run_case(index, case, work):
     for rel in case.present:
         if not os.path.exists(os.path.join(d, rel)):
             failures.append(f"not written: {rel}")
+    for rel, most in case.at_most:
+        path = os.path.join(d, rel)
+        if not os.path.isfile(path):
+            failures.append(f"not written: {rel}")
+        elif os.path.getsize(path) > most:
+            failures.append(f"{rel} holds {os.path.getsize(path)} bytes, more than {most}")
     if case.secrets:
         held = [os.path.relpath(os.path.join(base, name), d) for base, _, names in os.walk(os.path.join(d, "out"))
                 for name in names if secret_in(os.path.join(base, name), case.secrets)]
@@ -2562,7 +2659,8 @@ def round_six_cases():
     return (kept_file_cases()
             + shared_table_cases()
             + wide_name_cases()
-            + wide_diff_cases())
+            + wide_diff_cases()
+            + reduce_cut_cases())
 
 
 def main():

@@ -11,7 +11,8 @@
 # folders not named in UTF-8; damaged, foreign and untrusted files in mge's
 # cache folder: tune's records, the algorithm cache; graphs whose operators
 # share one list or vtable, names that would widen every row of a table,
-# structural diffs of graphs of 50,000 operators) and fails on a panic, a
+# structural diffs of graphs of 50,000 operators, --reduce on graphs whose var
+# ids do not hold and on failures that come and go) and fails on a panic, a
 # signal, a hang, a silent exit, an overwritten input, a leftover, a process
 # left running, planted code run, raw control characters shown, a file a model
 # named written, a secret written, a damaged kept file used, a report grown

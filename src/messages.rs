@@ -61,7 +61,12 @@ pub fn note(message: impl fmt::Display) {
 
 /// A warning: something may not be what the user thinks.
 pub fn warning(message: impl fmt::Display) {
-    say(&format!("warning: {}", printable(&message.to_string())));
+    say(&warning_line(message));
+}
+
+/// How a warning reads, for a line said later.
+pub fn warning_line(message: impl fmt::Display) -> String {
+    format!("warning: {}", printable(&message.to_string()))
 }
 
 /// The steps of a long task (`runtime install`), said unless the user asked

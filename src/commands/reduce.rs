@@ -11,10 +11,16 @@
 //! over the operators that compute, in the order the model lists them (the
 //! order MegEngine dumped them in, one they can run in): each try is the
 //! graph cut at an operator's first var, run in a supervised child of its
-//! own under the deadline; the shortest that still fails alike is kept.
-//! The graph is cut by mge's model writer (`model::cut`), the weights as
-//! they are.
+//! own under the deadline; the shortest that still fails is kept.
+//!
+//! Every verdict is seen twice before it is relied on: the command's
+//! failure again from inside the folder, each part's failure or pass in a
+//! second run. A failure that does not come back, or a part that fails once
+//! and not again, makes the failure flaky: no part is then claimed to
+//! reproduce it. The graph is cut by mge's model writer (`model::cut`): a
+//! model of the part alone, its weights among it.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -89,6 +95,19 @@ pub struct Reducer<'a> {
     pub verbose: bool,
 }
 
+/// A verdict that did not hold when seen again: the failure comes and goes,
+/// and the reduction ends, claiming no part.
+#[derive(Debug)]
+struct Flaky(String);
+
+impl fmt::Display for Flaky {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Flaky {}
+
 impl Reducer<'_> {
     /// Looks for the smaller reproducer of `failed` and gives it to `folder`,
     /// or why there is none: anything but the user's interruption ends there.
@@ -96,7 +115,10 @@ impl Reducer<'_> {
         let reduction = match self.find(folder, failed) {
             Ok(reduction) => reduction,
             Err(err) if err.downcast_ref::<Interrupted>().is_some() => return Err(err),
-            Err(err) => Reduction::NotReduced(format!("{err:#}")),
+            Err(err) => match err.downcast::<Flaky>() {
+                Ok(Flaky(why)) => Reduction::Flaky(why),
+                Err(err) => Reduction::NotReduced(format!("{err:#}")),
+            },
         };
         folder.reduced(reduction);
         Ok(())
@@ -112,15 +134,30 @@ impl Reducer<'_> {
             options: folder.placed_options(),
             fed: fed_in(&staged.join(self.feeds))?,
             model: self.model_in(&staged)?,
+            runtime: Located {
+                path: std::path::absolute(&self.runtime.path)?,
+                ..self.runtime.clone()
+            },
             deadline: self.timeout,
             count: 0,
         };
         let started = Instant::now();
         let whole = tries.run(tries.command(&tries.model, None))?;
-        if !failed.is(&whole) {
-            return Ok(Reduction::NotReduced(format!(
-                "the model did not fail so again on its recorded feeds from inside the folder: {whole}"
-            )));
+        match &whole {
+            whole if failed.is(whole) => {}
+            // mge's own refusal (a file it cannot read) or the engine's error
+            // says nothing of whether the failure comes back.
+            Outcome::Refused(why) => {
+                return Ok(Reduction::NotReduced(format!(
+                    "the model did not run again from inside the folder on its recorded feeds: {why}"
+                )))
+            }
+            whole => {
+                return Err(Flaky(format!(
+                    "the failure did not come back when the model ran again from inside the folder on its recorded feeds: {whole}"
+                ))
+                .into())
+            }
         }
         let took = started.elapsed() * TRY_FACTOR;
         tries.deadline = self.timeout.or(Some(took.max(MIN_TRY)));
@@ -151,6 +188,8 @@ struct Tries<'a> {
     /// The recorded feeds: each input's name and file.
     fed: Vec<(String, String)>,
     model: PathBuf,
+    /// The runtime, its path absolute: the tries run inside the folder.
+    runtime: Located,
     deadline: Option<Duration>,
     /// The parts of the graph tried so far.
     count: usize,
@@ -183,28 +222,56 @@ impl Tries<'_> {
     /// Runs `command` from inside the folder, supervised under the deadline.
     fn run(&self, command: MgeCommand) -> Result<Outcome> {
         let command = command
-            .runtime(Ok(self.reducer.runtime))
+            .runtime(Ok(&self.runtime))
             .verbose(self.reducer.verbose)
             .in_folder(self.folder);
         Ok(run_child(&command, self.deadline, self.reducer.verbose)?.outcome)
     }
 
-    /// Runs the part of the graph `cut`, written as the folder's `reduced.mge`.
-    fn try_cut(&mut self, cut: &CutGraph) -> Result<Outcome> {
+    /// Runs the part of the graph `cut`, written as the folder's
+    /// `reduced.mge`, twice: whether it fails as `whole` did (`fails`), and
+    /// how it ended the first time. A part that fails in one run and not in
+    /// the other is `Flaky`.
+    fn try_cut(&mut self, cut: &CutGraph, whole: &Outcome) -> Result<(bool, Outcome)> {
         let file = self.folder.join(REDUCED);
         std::fs::write(&file, &cut.graph).with_context(|| format!("cannot write {}", file.display()))?;
         self.count += 1;
-        let outcome = self.run(self.command(Path::new(REDUCED), Some(&cut.inputs)));
+        let command = self.command(Path::new(REDUCED), Some(&cut.inputs));
+        let runs = self
+            .run(command.clone())
+            .and_then(|first| Ok((first, self.run(command)?)));
         // The folder's files are written at the end, the reduced model among them.
         let _ = std::fs::remove_file(&file);
-        outcome
+        let (first, second) = runs?;
+        match (fails(&first, whole), fails(&second, whole)) {
+            (once, again) if once == again => Ok((once, first)),
+            _ => Err(Flaky(format!(
+                "the part of the model that computes var '{}' ({} of its {} operators) failed in one of two runs \
+                 and not in the other: {first}; then: {second}",
+                cut.var, cut.operators, cut.of
+            ))
+            .into()),
+        }
     }
 
-    /// `cut`, which fails as `outcome` says, as the folder's reproducer.
-    fn reduced(&self, cut: CutGraph, outcome: &Outcome, found: String, index: Option<&Index>) -> Reduction {
+    /// `cut`, which fails as `outcome` says (the whole model as `whole`), as the folder's reproducer.
+    fn reduced(
+        &self,
+        cut: CutGraph,
+        (outcome, whole): (&Outcome, &Outcome),
+        found: String,
+        index: Option<&Index>,
+    ) -> Reduction {
+        let fails = match outcome.fails_like(whole) {
+            true => format!("It fails alike: {outcome}."),
+            false => format!(
+                "It fails otherwise than the whole model, which ran into its deadline ({whole}): {outcome}. \
+                 A run stopped at its deadline may not have come to the failure that a part, doing less, comes to sooner."
+            ),
+        };
         let about = format!(
             "reduced.mge is the part of the model that computes var '{}': {} of its {} operators, {} of them computing \
-             (the others its inputs and constants), in the order the model lists them. It fails alike: {outcome}.\n\
+             (the others its inputs and constants), in the order the model lists them. {fails}\n\
              The cut is at {}.\n{found}",
             cut.var,
             cut.operators,
@@ -251,27 +318,27 @@ impl Tries<'_> {
             return Ok(None);
         };
         let cut = model.cut_at(id)?;
-        let outcome = self.try_cut(&cut)?;
-        if !outcome.fails_like(whole) {
+        let (failing, outcome) = self.try_cut(&cut, whole)?;
+        if !failing {
             return Ok(None);
         }
         let found = format!(
             "Found by the engine's io dump of the whole model, in which var '{}' is the first, in execution order, to hold NaN or infinities.",
             var.name
         );
-        Ok(Some(self.reduced(cut, &outcome, found, Some(&index))))
+        Ok(Some(self.reduced(cut, (&outcome, whole), found, Some(&index))))
     }
 
-    /// The shortest prefix of `points` whose cut fails as `whole` did, by
-    /// bisection: the whole model fails, no part at all is taken to pass.
+    /// The shortest prefix of `points` whose cut fails as `whole` did
+    /// (`fails`), by bisection: the whole model fails, no part at all is taken to pass.
     fn bisect(&mut self, model: &ModelFile, points: &[CutPoint], whole: &Outcome) -> Result<Reduction> {
         let (mut passing, mut failing) = (0, points.len() + 1);
         let mut found = None;
         while failing - passing > 1 {
             let middle = (passing + failing) / 2;
             let cut = model.cut_at(points[middle - 1].var)?;
-            let outcome = self.try_cut(&cut)?;
-            match outcome.fails_like(whole) {
+            let (failing_here, outcome) = self.try_cut(&cut, whole)?;
+            match failing_here {
                 true => {
                     failing = middle;
                     found = Some((cut, outcome));
@@ -280,22 +347,33 @@ impl Tries<'_> {
             }
         }
         let tries = match self.count {
-            1 => "1 try".to_string(),
-            count => format!("{count} tries"),
+            1 => "1 part".to_string(),
+            count => format!("{count} parts"),
         };
         Ok(match found {
             Some((cut, outcome)) => {
                 let how = format!(
-                    "Found by bisection over the model's {} computing operators in the order it lists them: {tries}, each in a process of its own.",
+                    "Found by bisection over the model's {} computing operators in the order it lists them: \
+                     {tries} tried, each run twice, each run in a process of its own.",
                     points.len()
                 );
-                self.reduced(cut, &outcome, how, None)
+                self.reduced(cut, (&outcome, whole), how, None)
             }
             None => Reduction::NotReduced(format!(
-                "no part of the graph cut before its end failed alike ({tries} by bisection, each in a process of its own)"
+                "no part of the graph cut before its end failed ({tries} tried by bisection, each run twice, \
+                 each run in a process of its own)"
             )),
         })
     }
+}
+
+/// Whether a part of the model that ended as `outcome` fails as the whole
+/// model did (`whole`): alike, or, where the whole ran into its deadline, by
+/// crashing: a run stopped at its deadline may not have come to the failure
+/// that a part, doing less, comes to sooner (a deadline the whole model
+/// needed is not the part's). Any other end is a pass.
+fn fails(outcome: &Outcome, whole: &Outcome) -> bool {
+    outcome.fails_like(whole) || matches!((outcome, whole), (Outcome::Crashed(_), Outcome::Hung(_)))
 }
 
 /// The first var of `index` (in execution order) whose values, in the dump

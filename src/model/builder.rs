@@ -3,6 +3,10 @@
 //! offset points forward. It can also build in front of an existing buffer,
 //! whose objects the new ones may then refer to: a graph is edited by
 //! writing a new root before it, and everything not changed stays as it was.
+//! Or it copies objects of another buffer as they were (`copied`), at the
+//! alignment they had there: a graph's part written alone (`copy`).
+
+use std::collections::HashMap;
 
 /// A written object, or one of the existing buffer, by its distance from the
 /// end of the final buffer.
@@ -41,6 +45,8 @@ pub struct Builder {
     shift: usize,
     /// The length of the existing buffer the builder writes in front of.
     existing: usize,
+    /// The vtables of copied tables, each written once.
+    vtables: HashMap<Vec<u8>, Offset>,
 }
 
 impl Builder {
@@ -50,6 +56,7 @@ impl Builder {
             reversed: Vec::new(),
             shift: 0,
             existing: 0,
+            vtables: HashMap::new(),
         }
     }
 
@@ -61,6 +68,7 @@ impl Builder {
             reversed: buffer.iter().rev().copied().collect(),
             shift: (buffer.len() + prefix) % MAX_ALIGN,
             existing: buffer.len(),
+            vtables: HashMap::new(),
         }
     }
 
@@ -73,9 +81,15 @@ impl Builder {
         self.reversed.len()
     }
 
-    /// Pads so that `len` more bytes end on an `align` boundary of the final buffer.
+    /// Pads so that `len` more bytes start on an `align` boundary of the final buffer.
     fn align(&mut self, len: usize, align: usize) {
-        let end = self.len() + len + MAX_ALIGN - self.shift;
+        self.align_to(len, align, 0);
+    }
+
+    /// Pads so that `len` more bytes start at `residue` modulo `align` (a
+    /// divisor of `MAX_ALIGN`) from the final buffer's start.
+    fn align_to(&mut self, len: usize, align: usize, residue: usize) {
+        let end = self.len() + len + residue + MAX_ALIGN - self.shift;
         let padding = (align - end % align) % align;
         self.reversed.extend(std::iter::repeat_n(0, padding));
     }
@@ -170,6 +184,54 @@ impl Builder {
         // The vtable needs 2-byte alignment, which ending at the table's 4-aligned start gives.
         self.place(&vtable_bytes);
         table_offset
+    }
+
+    /// `bytes` of another buffer, where they lay at `position` from its
+    /// start (aligned as this buffer's is), placed at that position modulo
+    /// `align`, the offsets at `offsets` (positions in `bytes`, each with
+    /// its 4 bytes inside them) pointing to objects of this buffer.
+    pub fn copied(&mut self, bytes: &[u8], position: usize, align: usize, offsets: &[(usize, Offset)]) -> Offset {
+        self.align_to(bytes.len(), align, position % align);
+        self.place_pointing(bytes.to_vec(), offsets)
+    }
+
+    /// A table of another buffer, as `copied` places it (`table` its bytes,
+    /// the first 4 where its vtable is), at its position modulo 8 (its
+    /// largest scalar's alignment at most), with the vtable `vtable`: one
+    /// written already where a table had the same, else just before it.
+    pub fn copied_table(
+        &mut self,
+        vtable: &[u8],
+        table: &[u8],
+        position: usize,
+        offsets: &[(usize, Offset)],
+    ) -> Offset {
+        const TABLE_ALIGN: usize = 8;
+        self.align_to(table.len(), TABLE_ALIGN, position % TABLE_ALIGN);
+        let start = self.len() + table.len();
+        let mut table = table.to_vec();
+        // Where the vtable is, from the table's start: before it (positive), or after it.
+        let soffset = match self.vtables.get(vtable) {
+            Some(written) => i32::try_from(written.0 as i64 - start as i64).expect("a graph smaller than 2 GB"),
+            None => vtable.len() as i32,
+        };
+        table[..4].copy_from_slice(&soffset.to_le_bytes());
+        let copy = self.place_pointing(table, offsets);
+        if !self.vtables.contains_key(vtable) {
+            // A vtable's length is even, and the table starts 4-aligned as it did: the vtable is 2-aligned.
+            let written = self.place(vtable);
+            self.vtables.insert(vtable.to_vec(), written);
+        }
+        copy
+    }
+
+    /// Places `bytes`, aligned already, the offsets at `offsets` pointing to their targets.
+    fn place_pointing(&mut self, mut bytes: Vec<u8>, offsets: &[(usize, Offset)]) -> Offset {
+        let start = self.len() + bytes.len();
+        for &(at, target) in offsets {
+            bytes[at..at + 4].copy_from_slice(&Self::relative(start - at, target).to_le_bytes());
+        }
+        self.place(&bytes)
     }
 
     /// The finished buffer: the root offset, the file identifier, the objects;

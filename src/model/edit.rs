@@ -298,7 +298,7 @@ fn operator_table(builder: &mut Builder, new: NewOperator) -> Offset {
 }
 
 /// An `OutputVar`: a var's id, and the id its output is known by (to aliases).
-fn output_var(builder: &mut Builder, compact: u32, original: u32) -> Offset {
+pub(super) fn output_var(builder: &mut Builder, compact: u32, original: u32) -> Offset {
     builder.table(&[
         (output::COMPACT_ID, Value::U32(compact)),
         (output::ORIGINAL_ID, Value::U32(original)),

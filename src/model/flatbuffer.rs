@@ -22,7 +22,8 @@ impl<'a> Table<'a> {
         Table::at(buf, root)
     }
 
-    fn at(buf: &'a [u8], pos: usize) -> Result<Table<'a>> {
+    /// The table at `pos` of `buf`.
+    pub fn at(buf: &'a [u8], pos: usize) -> Result<Table<'a>> {
         let table = Table { buf, pos };
         // Checked here so that `field` can trust the vtable's position.
         table.vtable()?;
@@ -50,8 +51,7 @@ impl<'a> Table<'a> {
 
     /// Where the offset stored at `pos` points.
     fn follow(&self, pos: usize) -> Result<usize> {
-        pos.checked_add(read_u32(self.buf, pos)? as usize)
-            .context("flatbuffer offset overflows")
+        follow(self.buf, pos)
     }
 
     pub fn u8(&self, index: usize) -> Result<Option<u8>> {
@@ -67,6 +67,21 @@ impl<'a> Table<'a> {
             return Ok(None);
         };
         Ok(Some(u64::from_le_bytes(slice(self.buf, pos, 8)?.try_into().unwrap())))
+    }
+
+    /// The table's vtable and the table itself, as bytes of its buffer (the
+    /// table's first 4 say where its vtable is), each within its bounds.
+    pub fn raw(&self) -> Result<(&'a [u8], &'a [u8])> {
+        let vtable = self.vtable()?;
+        let vtable_len = read_u16(self.buf, vtable)? as usize;
+        let object_len = read_u16(self.buf, vtable + 2)? as usize;
+        if vtable_len < 4 || !vtable_len.is_multiple_of(2) || object_len < 4 {
+            bail!("malformed vtable at {vtable} (size {vtable_len}, table size {object_len})");
+        }
+        Ok((
+            slice(self.buf, vtable, vtable_len)?,
+            slice(self.buf, self.pos, object_len)?,
+        ))
     }
 
     /// Where the table starts in its buffer.
@@ -245,7 +260,7 @@ pub struct Schema {
 
 /// A table of scalars only, or one of a newer schema: fields are checked to
 /// lie inside the table.
-static SCALARS: Schema = Schema {
+pub static SCALARS: Schema = Schema {
     name: "param",
     fields: &[],
     required: &[],
@@ -442,6 +457,29 @@ impl Verifier<'_> {
         }
         Ok(())
     }
+}
+
+/// Where the offset stored at `pos` of `buf` points.
+pub fn follow(buf: &[u8], pos: usize) -> Result<usize> {
+    pos.checked_add(read_u32(buf, pos)? as usize)
+        .context("flatbuffer offset overflows")
+}
+
+/// The vector at `start` of `buf`, of elements of `element` bytes: its
+/// length, then its elements, as bytes of the buffer.
+pub fn vector_bytes(buf: &[u8], start: usize, element: usize) -> Result<&[u8]> {
+    let len = read_u32(buf, start)? as usize;
+    let bytes = len
+        .checked_mul(element)
+        .and_then(|bytes| bytes.checked_add(4))
+        .context("flatbuffer vector too long")?;
+    slice(buf, start, bytes)
+}
+
+/// The string at `start` of `buf`: its length, its bytes and the NUL after them.
+pub fn string_bytes(buf: &[u8], start: usize) -> Result<&[u8]> {
+    let len = read_u32(buf, start)? as usize;
+    slice(buf, start, len.checked_add(5).context("flatbuffer string too long")?)
 }
 
 fn slice(buf: &[u8], pos: usize, len: usize) -> Result<&[u8]> {

@@ -16,6 +16,7 @@ use crate::text;
 mod assertions;
 mod builder;
 mod cipher;
+mod copy;
 mod cost;
 mod cut;
 pub mod diff;

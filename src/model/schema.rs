@@ -123,7 +123,7 @@ static TENSOR_V2: Schema = Schema {
     required: &[],
 };
 
-static MIDDLE_TENSOR_V2: Schema = Schema {
+pub(super) static MIDDLE_TENSOR_V2: Schema = Schema {
     name: "MiddleTensor",
     // name, shape, comp_node, dtype, format (type, value).
     fields: &[

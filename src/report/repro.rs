@@ -36,6 +36,7 @@ use serde::Serialize;
 
 use super::made_by::{installed_version, runtime_used, sha256, Cpu};
 use crate::feeds::named_spec;
+use crate::messages::warning_line;
 use crate::mge_command::MgeCommand;
 use crate::mge_command::RECORD_ENV;
 use crate::options::EngineOption;
@@ -80,8 +81,9 @@ pub fn claim(dir: &Path) -> Result<()> {
 pub struct Repro {
     dir: PathBuf,
     set: StagedSet,
-    /// The folders written so far, by name, with the line that reproduces each.
-    written: Vec<(String, String)>,
+    /// The folders written so far, by name, with the line that reproduces
+    /// each, and whether `--reduce` found its failure flaky.
+    written: Vec<(String, String, bool)>,
 }
 
 /// One failing model, as its command saw it fail.
@@ -126,6 +128,9 @@ pub enum Reduction {
     },
     /// Why the model was not reduced.
     NotReduced(String),
+    /// The failure came and went (what was seen, in a line): no part of the
+    /// model is claimed to reproduce it.
+    Flaky(String),
 }
 
 impl Repro {
@@ -205,6 +210,7 @@ impl Repro {
             reduction,
             ..
         } = folder;
+        let flaky = matches!(reduction, Some(Reduction::Flaky(_)));
         let (line, reduced) = self.add_reduction(&name, reduction, &full_line, (failing.choice, env), &mut files)?;
         let version = recorded
             .as_ref()
@@ -226,7 +232,7 @@ impl Repro {
         fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .with_context(|| format!("cannot write {}", self.dir.join(&name).join("command.sh").display()))?;
         let folder = self.dir.join(&name).display().to_string();
-        self.written.push((name, line));
+        self.written.push((name, line, flaky));
         Ok(folder)
     }
 
@@ -250,6 +256,15 @@ impl Repro {
                     format!("\nNot reduced (--reduce): {}\n", printable(&why)),
                 ))
             }
+            Some(Reduction::Flaky(why)) => {
+                return Ok((
+                    full_line.to_string(),
+                    format!(
+                        "\nNot reduced (--reduce): the failure is flaky, and no part of the model is claimed to reproduce it: {}\n",
+                        printable(&why)
+                    ),
+                ))
+            }
             Some(Reduction::Reduced { graph, command, about }) => (graph, command, about),
         };
         let line = command.user_runtime(choice)?.user_env(env).shell_line();
@@ -261,11 +276,13 @@ impl Repro {
         fs::set_permissions(&staged, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .with_context(|| format!("cannot write {}", self.dir.join(name).join("full-command.sh").display()))?;
         files.push(
-            "reduced.mge  the smallest part of the model found to fail alike (see below), which command.sh runs".into(),
+            "reduced.mge  the smallest part of the model found to fail (see below), which command.sh runs".into(),
         );
-        files.push("full-command.sh  the command line that runs the whole model: it fails alike".into());
+        files.push(
+            "full-command.sh  the command line that runs the whole model, which fails as \"What failed\" says".into(),
+        );
         let text = format!(
-            "\nReduced (--reduce): {}\n\nThe whole model fails alike with full-command.sh, which runs:\n\n    {full_line}\n",
+            "\nReduced (--reduce): {}\n\nThe whole model fails as \"What failed\" says above with full-command.sh, which runs:\n\n    {full_line}\n",
             printable_lines(&about)
         );
         Ok((line, text))
@@ -275,7 +292,7 @@ impl Repro {
     fn free_name(&self, stem: &str) -> String {
         let stem = stem.to_string();
         let taken =
-            |name: &String| self.written.iter().any(|(written, _)| written == name) || self.dir.join(name).exists();
+            |name: &String| self.written.iter().any(|(written, ..)| written == name) || self.dir.join(name).exists();
         std::iter::once(stem.clone())
             .chain((2..).map(|n| format!("{stem}-{n}")))
             .find(|name| !taken(name))
@@ -283,7 +300,8 @@ impl Repro {
     }
 
     /// Writes the folders added, if any (nothing else), and returns the line
-    /// that says where each went and how to reproduce it.
+    /// that says where each went and how to reproduce it, and a warning after
+    /// it where `--reduce` found the failure flaky.
     pub fn finish(self) -> Result<Vec<String>> {
         let Repro { dir, set, written } = self;
         if written.is_empty() {
@@ -291,15 +309,20 @@ impl Repro {
         }
         fs::remove_dir_all(set.path().join(RECORDS)).with_context(|| format!("--repro {}", dir.display()))?;
         set.commit().with_context(|| format!("--repro {}", dir.display()))?;
-        Ok(written
-            .iter()
-            .map(|(name, line)| {
-                format!(
-                    "repro: wrote {}; to reproduce, from inside it run: {line}",
-                    printable(&dir.join(name).display().to_string())
-                )
-            })
-            .collect())
+        let mut lines = Vec::new();
+        for (name, line, flaky) in &written {
+            let folder = dir.join(name).display().to_string();
+            lines.push(format!(
+                "repro: wrote {}; to reproduce, from inside it run: {line}",
+                printable(&folder)
+            ));
+            if *flaky {
+                lines.push(warning_line(format!(
+                    "the failure in {folder} is flaky: it did not come back every time it was run, and --reduce claims no part of the model (see its README.txt)"
+                )));
+            }
+        }
+        Ok(lines)
     }
 }
 

@@ -67,6 +67,29 @@ pub fn deploy_manifest() -> Value {
     read_manifest("fixtures/deploy_manifest.json")
 }
 
+/// The values megenginelite's io dump of `fixtures/deploy/iodump` wrote
+/// for var `var` of model `dump` (`deploy_manifest.json`), with its entry.
+pub fn engine_dumped_var(dump: &Value, var: &str) -> (Vec<f32>, Value) {
+    let entry = dump["files_sorted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["var_name"] == var)
+        .unwrap_or_else(|| panic!("no var {var} in the dump"))
+        .clone();
+    let raw = std::fs::read(
+        root()
+            .join(dump["folder"].as_str().unwrap())
+            .join(entry["file"].as_str().unwrap()),
+    )
+    .unwrap();
+    let values = raw[entry["data_offset"].as_u64().unwrap() as usize..]
+        .chunks_exact(4)
+        .map(|bytes| f32::from_le_bytes(bytes.try_into().unwrap()))
+        .collect();
+    (values, entry)
+}
+
 /// `fixtures/named_manifest.json`, of `fixtures/make_named_fixtures.py`: models with hostile var names.
 pub fn named_manifest() -> Value {
     read_manifest("fixtures/named_manifest.json")

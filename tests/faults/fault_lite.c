@@ -35,6 +35,16 @@
  * an input fed in that shape, as an engine that fails at one shape;
  * MGE_FAULT_VAR to a model (FBS v2) that lists a var of that name, as an
  * engine that fails in the operator writing it: a graph cut before it runs.
+ * MGE_FAULT_SLOW_VAR makes LITE_forward first sleep MGE_FAULT_MS milliseconds
+ * (default 50) on a model that lists a var of that name, as an engine that
+ * takes long over a larger part of a graph: a deadline the whole model runs
+ * into then hides the failure a smaller part comes to sooner.
+ * MGE_FAULT_PATTERN (of '0' and '1') with MGE_FAULT_COUNTER (a file) makes
+ * the failure come and go, as an engine that fails now and then, the same
+ * way on every machine: each process that comes to the failure takes the
+ * next number from that file (0 where it holds none), and fails only where
+ * the pattern's character at that number (modulo its length) is '1' ("10":
+ * every other process). A process decides once: its later calls go as its first.
  * Without MGE_FAULT it behaves like a model with input "data" (1,3,16,16)
  * and output "feat" (1,8), both float32, whose output is all zeros, made by
  * one operator: its profile (written when the network goes, as MegEngine's
@@ -47,6 +57,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,8 +79,8 @@ typedef struct {
 static float input_data[3 * 16 * 16], output_data[8];
 static FakeTensor input = {{{1, 3, 16, 16}, 4, 0}, input_data, 3 * 16 * 16};
 static FakeTensor output = {{{1, 8}, 2, 0}, output_data, 8};
-/* Whether the model loaded lists the var MGE_FAULT_VAR names. */
-static int has_faulty_var;
+/* Whether the model loaded lists the var MGE_FAULT_VAR, and MGE_FAULT_SLOW_VAR, names. */
+static int has_faulty_var, has_slow_var;
 static char config[1024];
 static int network;
 static const char *input_names[] = {"data"};
@@ -162,6 +173,42 @@ static int fed_in_faulty_shape(const char *shape) {
     return !strcmp(written, shape);
 }
 
+/* Whether this process fails, as MGE_FAULT_PATTERN says: decided at its first call here. */
+static int fails_this_time(void) {
+    static int decided = -1;
+    const char *pattern = getenv("MGE_FAULT_PATTERN");
+    const char *counter = getenv("MGE_FAULT_COUNTER");
+    if (!pattern || !*pattern || !counter) return 1;
+    if (decided >= 0) return decided;
+    long count = 0;
+    int fd = open(counter, O_RDWR | O_CREAT, 0600);
+    if (fd >= 0 && flock(fd, LOCK_EX) == 0) {
+        char text[32] = "";
+        ssize_t n = pread(fd, text, sizeof text - 1, 0);
+        if (n > 0) count = atol(text);
+        int length = snprintf(text, sizeof text, "%ld\n", count + 1);
+        if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)length, 0) != length) count = 0;
+    }
+    if (fd >= 0) close(fd);
+    decided = pattern[count % (long)strlen(pattern)] == '1';
+    return decided;
+}
+
+/* Sleeps MGE_FAULT_MS milliseconds (default 50), whole: a sleep a signal cuts short is slept to its end. */
+static void sleep_fault_ms(void) {
+    const char *ms = getenv("MGE_FAULT_MS");
+    long total = ms ? atol(ms) : 50;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += total / 1000;
+    until.tv_nsec += (total % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec += 1;
+        until.tv_nsec -= 1000000000L;
+    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) != 0) {}
+}
+
 static int fail_here(const char *where) {
     const char *fault = getenv("MGE_FAULT");
     const char *at = getenv("MGE_FAULT_AT");
@@ -173,6 +220,7 @@ static int fail_here(const char *where) {
         return 0;
     if (shape && !fed_in_faulty_shape(shape)) return 0;
     if (getenv("MGE_FAULT_VAR") && !has_faulty_var) return 0;
+    if (!fails_this_time()) return 0;
     if (!strcmp(fault, "exit")) {
         exit_from_workers();
     } else if (!strcmp(fault, "abort")) {
@@ -214,18 +262,7 @@ static int fail_here(const char *where) {
         else if (fd >= 0)
             scribble(fd);
     } else if (!strcmp(fault, "slow")) {
-        /* Whole: a sleep a signal cuts short is slept to its end. */
-        const char *ms = getenv("MGE_FAULT_MS");
-        long total = ms ? atol(ms) : 50;
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += total / 1000;
-        until.tv_nsec += (total % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec += 1;
-            until.tv_nsec -= 1000000000L;
-        }
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) != 0) {}
+        sleep_fault_ms();
     } else if (!strcmp(fault, "error")) {
         fprintf(stderr, "[23 08:29:00 apply@framework.cpp:580][ERR] fault: the pass failed\n\nbacktrace:\n"
                         "/lib/libmegengine_shared.so(_ZN3mgb13MegBrainErrorC1ERKSs+0x4a) [0x7fb86344686a]\n"
@@ -322,8 +359,10 @@ static int lists_var(const unsigned char *model, size_t size, const char *name) 
 int LITE_load_model_from_mem(void *net, void *model, size_t size) {
     (void)net;
     const char *name = getenv("MGE_FAULT_VAR");
+    const char *slow = getenv("MGE_FAULT_SLOW_VAR");
     /* Kept once set: a container's testcase graphs, loaded after its model, list other vars. */
     has_faulty_var |= name && lists_var(model, size, name);
+    has_slow_var |= slow && lists_var(model, size, slow);
     return fail_here("load");
 }
 int LITE_set_cpu_inplace_mode(void *net) {
@@ -374,6 +413,7 @@ static void dump_output(void) {
 int LITE_dump_layout_transform_model(void *net, const char *path) { (void)net; (void)path; return 0; }
 int LITE_forward(void *net) {
     (void)net;
+    if (has_slow_var) sleep_fault_ms();
     int failed = fail_here("forward");
     if (!failed && io_dump_dir[0]) dump_output();
     return failed;

@@ -88,22 +88,7 @@ fn an_internal_var_becomes_an_output() {
         .find(|d| d["name"] == "divergence_a")
         .unwrap();
     let var = "Convolution[1]";
-    let entry = dump["files_sorted"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["var_name"] == var)
-        .unwrap();
-    let raw = std::fs::read(
-        root()
-            .join(dump["folder"].as_str().unwrap())
-            .join(entry["file"].as_str().unwrap()),
-    )
-    .unwrap();
-    let expected: Vec<f32> = raw[entry["data_offset"].as_u64().unwrap() as usize..]
-        .chunks_exact(4)
-        .map(|bytes| f32::from_le_bytes(bytes.try_into().unwrap()))
-        .collect();
+    let (expected, entry) = engine_dumped_var(dump, var);
     let dir = tempfile::tempdir().unwrap();
     let mut command = mge();
     command.args([
