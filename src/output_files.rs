@@ -370,6 +370,15 @@ fn refuse_as_set_folder(dir: &Path) -> Result<()> {
     if dir.exists() && !dir.is_dir() {
         bail!("{} exists and is not a folder", dir.display());
     }
+    // A link to no folder cannot become one: the set's folder could not be
+    // renamed over it once the work is done.
+    if let (false, Ok(link)) = (dir.exists(), fs::read_link(dir)) {
+        bail!(
+            "{} is a symbolic link to {}, which leads to no folder: make the folder, or name another",
+            dir.display(),
+            link.display()
+        );
+    }
     if let Some(input) = input_under(dir) {
         bail!(
             "{} holds {}, which this command reads: write into another folder",
@@ -841,5 +850,13 @@ mod tests {
         std::fs::write(&out, b"a file").unwrap();
         assert!(claim_set("test", &out).is_err());
         assert!(claim_set("test", &dir.path().join("no/such/dir")).is_err());
+        // A dangling link is refused when claimed, not once the set is written.
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink("nowhere", &dangling).unwrap();
+        let err = claim_set("test", &dangling).unwrap_err().to_string();
+        assert!(
+            err.ends_with("is a symbolic link to nowhere, which leads to no folder: make the folder, or name another"),
+            "{err}"
+        );
     }
 }
