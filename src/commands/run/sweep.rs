@@ -28,6 +28,7 @@ use crate::report::repro::{FailingModel, Reduction, Repro};
 use crate::report::sweep::{not_ok, shape_label, Row, Shapes, Status, SweepReport};
 use crate::runner::timing::Timing;
 use crate::runtime::{self, Located};
+use crate::supervise::Scratch;
 use crate::tensor::{DType, TensorInfo};
 use crate::text::part_of;
 
@@ -119,10 +120,8 @@ pub fn sweep(mut settings: RunSettings, sweep: Sweep, global: &Global) -> Result
     let located = runtime::locate(&global.runtime)?;
     runtime::ensure_runs_on(&located, settings.model.engine.network.device)?;
     let inputs = model_inputs(&settings, &located, sweep.timeout, global.verbose)?;
-    let scratch = tempfile::Builder::new()
-        .prefix("mge-sweep-")
-        .tempdir()
-        .context("cannot make a folder for the sweep's feeds")?;
+    // Removed on every way out; one a killed sweep left goes with the next `mge` that starts a child.
+    let scratch = Scratch::new()?;
     // Every shape's feeds before any run: a feed that cannot follow a shape is the command's error.
     let feeds = (0..sweep.count())
         .map(|at| {
@@ -263,7 +262,9 @@ fn shape_feeds(settings: &RunSettings, inputs: &[TensorInfo], shapes: &Shapes, f
             ShapedFeed::Values(values) => {
                 std::fs::create_dir_all(folder).with_context(|| format!("cannot make {}", folder.display()))?;
                 let file = folder.join(format!("{}.npy", npy_file_stem(&name)));
-                std::fs::write(&file, values.to_npy()).with_context(|| format!("cannot write {}", file.display()))?;
+                std::fs::File::create(&file)
+                    .and_then(|mut out| values.write_npy(&mut out))
+                    .with_context(|| format!("cannot write {}", file.display()))?;
                 named_spec(&name, &file.display().to_string(), inputs.len() == 1)
             }
         });
