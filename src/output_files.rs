@@ -509,6 +509,18 @@ impl StagedSet {
             .with_context(|| format!("cannot copy {} to {}", source.display(), self.dir.join(&file).display()))
     }
 
+    /// `file` as a hard link to the staged file `existing` (both relative to
+    /// the set's folder): one file's bytes on the disk once, however many
+    /// folders hold it. A copy where the file system takes no hard link.
+    pub fn link_in(&mut self, file: PathBuf, existing: &Path) -> Result<()> {
+        let (path, source) = (self.path().join(&file), self.path().join(existing));
+        let linked = fs::create_dir_all(folder_of(&path)).and_then(|()| fs::hard_link(&source, &path));
+        match linked {
+            Ok(()) => Ok(()),
+            Err(_) => self.copy_in(file, &source),
+        }
+    }
+
     /// Moves every staged file into the set's folder.
     pub fn commit(mut self) -> Result<()> {
         let dir = self.dir.clone();

@@ -24,7 +24,7 @@ use crate::options::{EngineOption, Heading};
 use crate::output_files::npy_file_stem;
 use crate::report::made_by::Making;
 use crate::report::print;
-use crate::report::repro::{FailingModel, Reduction, Repro};
+use crate::report::repro::{discard_record, FailingModel, Reduction, Repro};
 use crate::report::sweep::{not_ok, shape_label, Row, Shapes, Status, SweepReport};
 use crate::runner::timing::Timing;
 use crate::runtime::{self, Located};
@@ -147,17 +147,20 @@ pub fn sweep(mut settings: RunSettings, sweep: Sweep, global: &Global) -> Result
         }
         let ran = run_child(&command, Some(sweep.timeout), global.verbose)?;
         let mut row = row_of(shapes, &ran)?;
-        if let (Some(repro), Some(record), false) = (&mut repro, record, row.status == Status::Ok) {
-            let shape = Shape {
-                row: &row,
-                ran: &ran,
-                record,
-                timeout: sweep.timeout,
-            };
-            match shape.write_folder(repro, &settings, &located, global) {
-                Ok(folder) => row.repro = Some(folder),
-                Err(err) => global.warn(format!("{err:#}")),
+        if let (Some(repro), Some(record)) = (&mut repro, record) {
+            if row.status != Status::Ok {
+                let shape = Shape {
+                    row: &row,
+                    ran: &ran,
+                    record: record.clone(),
+                    timeout: sweep.timeout,
+                };
+                match shape.write_folder(repro, &settings, &located, global) {
+                    Ok(folder) => row.repro = Some(folder),
+                    Err(err) => global.warn(format!("{err:#}")),
+                }
             }
+            discard_record(&record);
         }
         rows.push(row);
     }
