@@ -76,6 +76,14 @@ and hangs that come and go (the fault library's MGE_FAULT_PATTERN): said
 flaky, no reduced.mge, where a steady pattern gives one; a crash that a
 deadline hid; and reduced.mge's size, which is its part's (`at_most`).
 
+The groups (mge's own work) adds the groups own-memory (under `ulimit -v`,
+models whose graphs claim gigabytes, sparse encrypted models for `compare
+--structure`, a sweep's image at shapes of gigabytes: one line, exit 2,
+nothing left in TMPDIR, no crash blamed on the engine), repro-claims
+(`--repro` at what can take no folder, refused before any work) and
+sweep-repro (every shape of a sweep failing, its folders written). Check
+added: text its stderr must not hold (`not_said`).
+
 Mutations come from one seeded generator, so every run makes the same cases.
 """
 
@@ -177,6 +185,8 @@ class Case:
     not_shown: tuple = ()
     # Strings its stderr must hold (the note that says a kept file is refused).
     said: tuple = ()
+    # Strings its stderr must not hold (the engine blamed for mge's own failure).
+    not_said: tuple = ()
     # Its stderr holds one-line notes and nothing else (a refusal, not an error).
     only_notes: bool = False
     # mge command lines run in order in the case's folder, with its
@@ -1806,6 +1816,119 @@ def outside_copy(d, path):
     os.symlink(os.path.join(d, OUTSIDE), path)
 
 
+# ------------------------------------------------- round seven: mge's own work
+# Memory that runs out in what mge itself does (a model read, decrypted, a
+# feed laid out at a shape) is one line, exit 2, nothing left, and never the
+# engine's crash; a --repro folder is claimed before any work, as every
+# output is; a sweep's reproducers reproduce, the model kept once.
+
+# The engine crashes as it loads: a case that reaches it says so.
+CRASH_AT_LOAD = {"MGE_LITE_LIB": "{D}/in/lite.so", "MGE_FAULT": "segv", "MGE_FAULT_AT": "open"}
+
+
+def own_memory_cases():
+    """Under `ulimit -v`, what a file or an argument sizes: `info` of sparse
+    models whose graphs claim hundreds of MiB to GiBs, `compare --structure`
+    of sparse encrypted ones (decrypted in place: the file's memory and no
+    more), `run --sweep` laying an image out at shapes of gigabytes. Exit 2,
+    one line, nothing left in TMPDIR, and no crash blamed on the engine (the
+    fault library is the runtime: it would say where it was reached)."""
+    v2 = lambda size: struct.pack("<I", size) + b"\0\0\0\0mgv2"
+    # FBS v1: magic, feature bits, reserved, then the bytes of its tensor values.
+    v1 = lambda size: struct.pack("<IQIQ", 0x4342474D, 0, 0, size)
+    models = {
+        "v2 claiming 512 MiB": (v2(512 << 20), (512 << 20) + 4),
+        "v2 claiming 4 GiB - 1": (v2(2**32 - 1), 2**32 + 3),
+        "v1 tensors of 3 GiB": (v1(3 << 30), (3 << 30) + 24),
+        "container of a v2 claiming 1 GiB": (b"mgbtest0" + struct.pack("<I", 1) + v2(1 << 30), (1 << 30) + 16),
+    }
+    setup = BASE_SETUP + [("fault", "in/lite.so", None), ("copy", "in/cat.png", "fixtures/feeds/cat.png")]
+    env = {"MGE_LITE_LIB": "{D}/in/lite.so"}
+    blamed = ("engine crashed", "crashed (SIGABRT)")
+    cases = []
+    for kib in (200000, 600000, 1600000):
+        limit = shell(f"ulimit -v {kib}")
+        for label, (head, length) in models.items():
+            for command in (["info", "in/big.mge"], ["info", "in/big.mge", "--json"]):
+                cases.append(Case("own-memory", f"ulimit -v {kib}: {' '.join(command)}: {label}", command,
+                                  setup + [("sparsehead", "in/big.mge", (head, length))], env=env, shell=limit,
+                                  expect_rc=2, not_said=blamed, timeout=120))
+        for method in ("RC4_default", "SIMPLE_FAST_RC4_default", "AES_default"):
+            for mib in (256, 1024):
+                argv = ["compare", "in/big.emod", MODEL, "--structure", "--model-decryption", method]
+                cases.append(Case("own-memory", f"ulimit -v {kib}: compare --structure {method} of {mib} MiB", argv,
+                                  setup + [("sparse", "in/big.emod", (mib << 20) + 24)], env=env, shell=limit,
+                                  expect_rc=2, not_said=blamed, timeout=300))
+        for shape in ("1x3x16000x16000", "1x3x4000x60000", "64x3x2000x2000"):
+            argv = ["run", MODEL, "-q", "--sweep", f"data:{shape}", "-i", "data:in/cat.png"]
+            cases.append(Case("own-memory", f"ulimit -v {kib}: run --sweep data:{shape} of an image", argv, setup,
+                              env=env, shell=limit, expect_rc=2, said=("not enough memory for ",), not_said=blamed,
+                              timeout=120))
+    return cases
+
+
+def repro_claim_cases():
+    """--repro DIR at what can take no folder (a dangling link, a link loop,
+    a file or a link to one, a folder holding the model, `-`, inside a folder
+    that does not exist) is refused before any work, by run, run --sweep,
+    check and compare alike: one line, exit 2, the engine never reached,
+    nothing made where the link points. At a link to a folder the reproducer
+    goes into that folder."""
+    commands = {
+        "run": ["run", MODEL, "-q", "--iter", "1"],
+        "run --sweep": ["run", MODEL, "-q", "--sweep", "data:1x3x16x16,2x3x16x16"],
+        "check": ["check", CONTAINER, "-q"],
+        "compare": ["compare", MODEL, MODEL, "-q"],
+    }
+    places = {
+        "a dangling link": ("out/r", [("symlink", "out/r", "nowhere")]),
+        "a dangling absolute link": ("out/r", [("symlink", "out/r", "/nonexistent/mge-repro")]),
+        "a link to a dangling link": ("out/r", [("symlink", "out/r", "r2"), ("symlink", "out/r2", "nowhere")]),
+        "a link loop": ("out/r", [("symlink", "out/r", "r2"), ("symlink", "out/r2", "r")]),
+        "a file": ("out/r", [("bytes", "out/r", b"a file\n")]),
+        "a link to a file": ("out/r", [("bytes", "out/f", b"a file\n"), ("symlink", "out/r", "f")]),
+        "the folder of the model": ("in", []),
+        "a folder that does not exist's child": ("out/no/such/r", []),
+        "-": ("-", []),
+    }
+    setup = BASE_SETUP + [("fault", "in/lite.so", None)]
+    cases = []
+    for command, argv in commands.items():
+        for label, (place, made) in places.items():
+            cases.append(Case("repro-claims", f"{command} --repro at {label}", argv + ["--repro", place],
+                              setup + made, env=dict(CRASH_AT_LOAD), expect_rc=2, not_said=("engine crashed",),
+                              absent=("out/nowhere", "out/no")))
+    # A link to a folder takes the reproducer: the engine crashes in its run.
+    crash = {"MGE_LITE_LIB": "{D}/in/lite.so", "MGE_FAULT": "segv"}
+    for command, argv, folder in (("run", commands["run"], "m"), ("check", commands["check"], "tc"),
+                                  ("run --sweep", commands["run --sweep"], "m-2x3x16x16")):
+        cases.append(Case("repro-claims", f"{command} --repro at a link to a folder", argv + ["--repro", "out/r"],
+                          setup + [("dir", "out/real", None), ("symlink", "out/r", "real")], env=dict(crash),
+                          present=(f"out/real/{folder}/command.sh", f"out/real/{folder}/model.mge"), timeout=120))
+    return cases
+
+
+def sweep_repro_cases():
+    """A sweep whose shapes fail (crash, abort, exit, hang at --timeout) each
+    leaves its folder, the model kept once for all; into a DIR that holds an
+    earlier sweep's folders too, which take other names."""
+    shapes = "data:1x3x16x16,2x3x16x16,4x3x16x16"
+    folders = [f"out/r/m-{batch}x3x16x16" for batch in (1, 2, 4)]
+    setup = BASE_SETUP + [("fault", "in/lite.so", None)]
+    cases = []
+    for fault in ("segv", "abort", "exit", "hang"):
+        env = {"MGE_LITE_LIB": "{D}/in/lite.so", "MGE_FAULT": fault}
+        argv = ["run", MODEL, "-q", "--timeout", "3", "--sweep", shapes, "--repro", "out/r"]
+        present = tuple(f"{folder}/{file}" for folder in folders for file in ("model.mge", "command.sh", "feeds"))
+        cases.append(Case("sweep-repro", f"every shape fails ({fault})", argv, setup, env=env, expect_rc=1,
+                          present=present, timeout=120))
+        earlier = [("bytes", f"{folder}/README.txt", b"an earlier sweep's\n") for folder in folders]
+        again = tuple(f"{folder}-2/model.mge" for folder in folders)
+        cases.append(Case("sweep-repro", f"every shape fails ({fault}) into a DIR an earlier sweep wrote",
+                          argv, setup + earlier, env=env, expect_rc=1, present=again, timeout=120))
+    return cases
+
+
 def kept_file_cases():
     """tune over a record (and the algorithms beside it) that mge itself
     kept, then damaged: each is a one-line note and a search measured anew,
@@ -2289,6 +2412,11 @@ def prepare(d, setup, subs=None):
         elif op == "sparse":
             with open(path, "wb") as f:
                 f.truncate(arg)
+        elif op == "sparsehead":
+            head, length = arg
+            with open(path, "wb") as f:
+                f.write(head)
+                f.truncate(length)
         elif op == "remove":
             os.remove(path)
         elif op == "removetree":
@@ -2597,6 +2725,9 @@ def run_case(index, case, work):
     unsaid = [text for text in case.said if text.encode() not in stderr_bytes]
     if unsaid:
         failures.append("not said on stderr: " + ", ".join(unsaid))
+    missaid = [text for text in case.not_said if text.encode() in stderr_bytes]
+    if missaid:
+        failures.append("said on stderr though it must not be: " + ", ".join(missaid))
     stray = [line for line in stderr.splitlines() if not line.startswith("note: ")]
     if case.only_notes and stray:
         failures.append("more than one-line notes on stderr: " + stray[0][:80])
@@ -2655,12 +2786,16 @@ def run_case(index, case, work):
 
 
 def round_six_cases():
-    """What mge keeps, and graphs and names made to make its work grow."""
+    """What mge keeps; graphs, names and failures made to make its work grow
+    or mislead it; its own memory, the claim of --repro, a sweep's reproducers."""
     return (kept_file_cases()
             + shared_table_cases()
             + wide_name_cases()
             + wide_diff_cases()
-            + reduce_cut_cases())
+            + reduce_cut_cases()
+            + own_memory_cases()
+            + repro_claim_cases()
+            + sweep_repro_cases())
 
 
 def main():

@@ -12,12 +12,14 @@
 # cache folder: tune's records, the algorithm cache; graphs whose operators
 # share one list or vtable, names that would widen every row of a table,
 # structural diffs of graphs of 50,000 operators, --reduce on graphs whose var
-# ids do not hold and on failures that come and go) and fails on a panic, a
-# signal, a hang, a silent exit, an overwritten input, a leftover, a process
-# left running, planted code run, raw control characters shown, a file a model
-# named written, a secret written, a damaged kept file used, a report grown
-# with a name's length or forged lines, or more than 200 MB of peak memory
-# where reads and numbers are unbounded. About 30 minutes
+# ids do not hold and on failures that come and go; memory that runs out in
+# mge's own work, --repro folders that cannot be, a sweep's reproducers) and
+# fails on a panic, a signal, a hang, a silent exit, an overwritten input, a
+# leftover, a process left running, planted code run, raw control characters
+# shown, a file a model named written, a secret written, a damaged kept file
+# used, a report grown with a name's length or forged lines, the engine
+# blamed for mge's own failure, or more than 200 MB of peak memory where
+# reads and numbers are unbounded. About 30 minutes
 # with --jobs 3 on two cores.
 #
 #   scripts/hostile_sweep.sh [--only SUBSTRING] [--groups G,...] [--jobs N] [--keep] [--list]

@@ -17,6 +17,8 @@ use std::sync::{Mutex, OnceLock};
 
 use anyhow::{bail, Context, Result};
 
+use crate::memory;
+
 /// A kind of file the tool reads: what to call it, how large it may be, and
 /// whether it is an input that outputs must spare.
 pub struct Kind {
@@ -155,7 +157,11 @@ fn regular(path: &Path, kind: &Kind, metadata: &Metadata) -> Result<()> {
 /// bound while it is read (as files in `/proc` can) is refused too.
 pub fn read(path: &Path, kind: &Kind) -> Result<Vec<u8>> {
     let (file, len) = open(path, kind)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    let mut bytes = memory::with_capacity(
+        usize::try_from(len).unwrap_or(usize::MAX),
+        &format!("the {}", kind.what),
+    )
+    .with_context(|| format!("cannot read {} {}", kind.what, path.display()))?;
     file.take(kind.max_bytes + 1)
         .read_to_end(&mut bytes)
         .with_context(|| format!("cannot read {} {}", kind.what, path.display()))?;

@@ -11,6 +11,7 @@ mod feeds;
 mod input_files;
 mod interrupt;
 mod iodump;
+mod memory;
 mod messages;
 mod mge_command;
 mod model;

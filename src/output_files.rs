@@ -370,6 +370,15 @@ fn refuse_as_set_folder(dir: &Path) -> Result<()> {
     if dir.exists() && !dir.is_dir() {
         bail!("{} exists and is not a folder", dir.display());
     }
+    // A link to no folder cannot become one: the set's folder could not be
+    // renamed over it once the work is done.
+    if let (false, Ok(link)) = (dir.exists(), fs::read_link(dir)) {
+        bail!(
+            "{} is a symbolic link to {}, which leads to no folder: make the folder, or name another",
+            dir.display(),
+            link.display()
+        );
+    }
     if let Some(input) = input_under(dir) {
         bail!(
             "{} holds {}, which this command reads: write into another folder",
@@ -498,6 +507,18 @@ impl StagedSet {
             .and_then(|()| fs::copy(source, &path))
             .and_then(|_| fs::File::open(&path)?.sync_all())
             .with_context(|| format!("cannot copy {} to {}", source.display(), self.dir.join(&file).display()))
+    }
+
+    /// `file` as a hard link to the staged file `existing` (both relative to
+    /// the set's folder): one file's bytes on the disk once, however many
+    /// folders hold it. A copy where the file system takes no hard link.
+    pub fn link_in(&mut self, file: PathBuf, existing: &Path) -> Result<()> {
+        let (path, source) = (self.path().join(&file), self.path().join(existing));
+        let linked = fs::create_dir_all(folder_of(&path)).and_then(|()| fs::hard_link(&source, &path));
+        match linked {
+            Ok(()) => Ok(()),
+            Err(_) => self.copy_in(file, &source),
+        }
     }
 
     /// Moves every staged file into the set's folder.
@@ -841,5 +862,13 @@ mod tests {
         std::fs::write(&out, b"a file").unwrap();
         assert!(claim_set("test", &out).is_err());
         assert!(claim_set("test", &dir.path().join("no/such/dir")).is_err());
+        // A dangling link is refused when claimed, not once the set is written.
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink("nowhere", &dangling).unwrap();
+        let err = claim_set("test", &dangling).unwrap_err().to_string();
+        assert!(
+            err.ends_with("is a symbolic link to nowhere, which leads to no folder: make the folder, or name another"),
+            "{err}"
+        );
     }
 }

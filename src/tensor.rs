@@ -4,9 +4,12 @@
 pub mod npy;
 
 use std::fmt;
+use std::io::{self, Write};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use half::f16;
+
+use crate::memory;
 
 /// Element types the Lite runtime knows (its `LiteDataType`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -318,11 +321,23 @@ pub fn format_shape(shape: &[usize]) -> String {
 impl HostTensor {
     /// Builds a tensor of `dtype` from values, converting like NumPy's `astype`
     /// (floats to integers truncate toward zero; out-of-range values saturate).
+    /// Its memory is asked for before the values are made (see `memory`).
     pub fn from_f64(shape: Vec<usize>, dtype: DType, values: impl IntoIterator<Item = f64>) -> Result<Self> {
-        let count: usize = shape.iter().product();
-        let mut data = Vec::with_capacity(count * dtype.size());
+        let (count, bytes) = shape
+            .iter()
+            .try_fold(1usize, |count, &dim| count.checked_mul(dim))
+            .and_then(|count| Some((count, count.checked_mul(dtype.size())?)))
+            .with_context(|| {
+                format!(
+                    "shape {} of {dtype} holds more bytes than memory can",
+                    format_shape(&shape)
+                )
+            })?;
+        let mut data = memory::with_capacity(bytes, &format!("a tensor of shape {}", format_shape(&shape)))?;
         let mut written = 0usize;
-        for value in values {
+        let mut values = values.into_iter();
+        // No more than the room made: a value past the shape would grow it.
+        for value in values.by_ref().take(count) {
             match dtype {
                 DType::F32 => data.extend_from_slice(&(value as f32).to_ne_bytes()),
                 DType::F16 => data.extend_from_slice(&f16::from_f64(value).to_ne_bytes()),
@@ -338,6 +353,9 @@ impl HostTensor {
         }
         if written != count {
             bail!("{written} values do not fill shape {}", format_shape(&shape));
+        }
+        if values.next().is_some() {
+            bail!("more values than shape {} holds", format_shape(&shape));
         }
         Ok(HostTensor { shape, dtype, data })
     }
@@ -380,6 +398,18 @@ impl HostTensor {
     /// The tensor as a version 1.0 `.npy` file. Written here rather than through
     /// ndarray-npy because that needs a typed array and has no float16.
     pub fn to_npy(&self) -> Vec<u8> {
+        let mut bytes = self.npy_header();
+        bytes.extend(&self.data);
+        bytes
+    }
+
+    /// `to_npy` written to `out` without a copy of the values.
+    pub fn write_npy(&self, out: &mut impl Write) -> io::Result<()> {
+        out.write_all(&self.npy_header())?;
+        out.write_all(&self.data)
+    }
+
+    fn npy_header(&self) -> Vec<u8> {
         let mut header = format!(
             "{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
             self.dtype.npy_descr(),
@@ -392,7 +422,6 @@ impl HostTensor {
         let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
         bytes.extend((header.len() as u16).to_le_bytes());
         bytes.extend(header.as_bytes());
-        bytes.extend(&self.data);
         bytes
     }
 }

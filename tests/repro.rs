@@ -443,6 +443,41 @@ fn the_folder_is_claimed_as_every_output_is() {
     }
 }
 
+/// `--repro` at a link that leads to no folder was taken: the run went
+/// ahead and ended with a warning and no folder (the staging folder cannot
+/// be renamed over the link). It is refused as `--outputs` is, before any
+/// work: the engine here crashes as it loads, should a child load it.
+#[test]
+fn a_folder_at_a_dangling_link_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let dangling = dir.path().join("dangling");
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+    for args in [
+        &["run", "fixtures/conv_float.mge", "--iter", "1"][..],
+        &["check", "fixtures/conv_float_tc1.mge"],
+        &["compare", "fixtures/conv_float.mge", "fixtures/conv_float.mge"],
+        &["run", "fixtures/conv_float.mge", "--sweep", "data:1x3x16x16"],
+    ] {
+        let mut command = mge();
+        command
+            .args(args)
+            .args(["-q", "--repro"])
+            .arg(&dangling)
+            .env("MGE_LITE_LIB", fault_library())
+            .env("MGE_FAULT", "segv")
+            .env("MGE_FAULT_AT", "open");
+        let (stdout, stderr) = run_expecting(&mut command, 2);
+        let expected = format!(
+            "mge: error: --repro {0}: {0} is a symbolic link to {1}, which leads to no folder: make the folder, or name another\n",
+            dangling.display(),
+            dir.path().join("nowhere").display()
+        );
+        assert_eq!(stderr, expected, "{args:?}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        assert_eq!(left_in(dir.path()), std::slice::from_ref(&dangling), "{args:?}");
+    }
+}
+
 /// The variable that has a child record its feeds is the parent's to set:
 /// one in the user's environment records nothing anywhere.
 #[test]

@@ -48,7 +48,7 @@ pub fn info(settings: InfoSettings, global: &Global) -> Result<()> {
     let ops = settings.ops.then(|| model.cost()).transpose()?;
     // An encrypted graph is verified once decrypted with the key the engine gets;
     // one that does not decrypt is the engine's to refuse, supervised.
-    let verified = model.is_verified() || model.model_graph(engine.model_key.as_deref()).is_ok();
+    let verified = model.is_verified() || model.decrypts(engine.model_key.as_deref()).is_ok();
     let lite = load_runtime(global, Device::Cpu)?;
     let _ready = ready_runtime(&lite, engine, &model, &engine.network, global)?;
     let engine_output = silence_stdout(global.verbose);

@@ -5,12 +5,13 @@
 use std::io::BufReader;
 use std::path::Path;
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits};
 
 use super::checked_element_count;
 use super::jpeg;
 use crate::input_files;
+use crate::memory;
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
 
 /// The most pixels an image that `--resize-input` resizes may have (a
@@ -50,23 +51,19 @@ pub(super) fn load(path: &Path, info: &TensorInfo, sizing: Sizing) -> Result<Hos
                 )
             })?;
         checked_element_count(&[height, width, 3], info.dtype)?;
-        image = image.resized(height, width);
+        image = image.resized(height, width)?;
     }
-    let channels = layout.channels;
-    let hwc: Vec<u8> = if channels == 1 {
-        image.pixels.chunks_exact(3).map(bgr_to_gray).collect()
-    } else {
-        image.pixels
-    };
-    let values = if layout.channels_last {
-        hwc
-    } else {
-        (0..channels)
-            .flat_map(|channel| hwc.iter().skip(channel).step_by(channels).copied())
-            .collect()
-    };
     let shape = layout.shape(image.height, image.width);
-    HostTensor::from_f64(shape, info.dtype, values.into_iter().map(f64::from))
+    // Laid out as the tensor's values are made: the pixels are not copied on the way.
+    let pixels = &image.pixels;
+    let values: Box<dyn Iterator<Item = u8>> = match (layout.channels, layout.channels_last) {
+        (1, _) => Box::new(pixels.chunks_exact(3).map(bgr_to_gray)),
+        (_, true) => Box::new(pixels.iter().copied()),
+        (channels, false) => {
+            Box::new((0..channels).flat_map(move |channel| pixels.iter().skip(channel).step_by(channels).copied()))
+        }
+    };
+    HostTensor::from_f64(shape, info.dtype, values.map(f64::from))
 }
 
 /// How the input wants its image, from its declared shape.
@@ -203,61 +200,58 @@ struct Tap {
 /// The taps along one axis as OpenCV's `resize` computes them for `INTER_LINEAR`: half-pixel
 /// centres and weights rounded to 11 fractional bits. Past the edges OpenCV snaps columns to
 /// the edge sample (`snap_edges`) but for rows only clips the indices, keeping the weights.
-fn linear_taps(source_len: usize, target_len: usize, snap_edges: bool) -> Vec<Tap> {
+fn linear_taps(source_len: usize, target_len: usize, snap_edges: bool, what: &str) -> Result<Vec<Tap>> {
     let scale = 1.0 / (target_len as f64 / source_len as f64);
     let last = source_len as i64 - 1;
-    (0..target_len)
-        .map(|target| {
-            let position = ((target as f64 + 0.5) * scale - 0.5) as f32;
-            let floor = position.floor();
-            let (index, fraction) = match floor as i64 {
-                index if snap_edges && index < 0 => (0, 0.0),
-                index if snap_edges && index >= last => (last, 0.0),
-                index => (index, position - floor),
-            };
-            let clip = |index: i64| index.clamp(0, last) as usize;
-            let weight = |share: f32| (share * WEIGHT_ONE).round_ties_even() as i32;
-            Tap {
-                near: clip(index),
-                far: clip(index + 1),
-                near_weight: weight(1.0 - fraction),
-                far_weight: weight(fraction),
-            }
-        })
-        .collect()
+    let mut taps = memory::with_capacity(target_len, what)?;
+    taps.extend((0..target_len).map(|target| {
+        let position = ((target as f64 + 0.5) * scale - 0.5) as f32;
+        let floor = position.floor();
+        let (index, fraction) = match floor as i64 {
+            index if snap_edges && index < 0 => (0, 0.0),
+            index if snap_edges && index >= last => (last, 0.0),
+            index => (index, position - floor),
+        };
+        let clip = |index: i64| index.clamp(0, last) as usize;
+        let weight = |share: f32| (share * WEIGHT_ONE).round_ties_even() as i32;
+        Tap {
+            near: clip(index),
+            far: clip(index + 1),
+            near_weight: weight(1.0 - fraction),
+            far_weight: weight(fraction),
+        }
+    }));
+    Ok(taps)
 }
 
 impl BgrImage {
     /// `cv2.resize(image, (width, height))` with `INTER_LINEAR`: a horizontal pass into
-    /// fixed-point rows, then a vertical pass back to 8 bits.
-    fn resized(&self, height: usize, width: usize) -> BgrImage {
-        let columns = linear_taps(self.width, width, true);
-        let rows: Vec<Vec<i32>> = self
-            .pixels
-            .chunks_exact(self.width * 3)
-            .map(|row| {
-                let sample = |x: usize, channel: usize| i32::from(row[x * 3 + channel]);
-                columns
-                    .iter()
-                    .flat_map(|tap| {
-                        (0..3).map(move |c| sample(tap.near, c) * tap.near_weight + sample(tap.far, c) * tap.far_weight)
-                    })
-                    .collect()
-            })
-            .collect();
+    /// fixed-point rows, then a vertical pass back to 8 bits. The memory of
+    /// both, sized by the target's shape, is asked for first (see `memory`).
+    fn resized(&self, height: usize, width: usize) -> Result<BgrImage> {
+        let what = format!("the image resized to {width}x{height}");
+        let columns = linear_taps(self.width, width, true, &what)?;
+        let row_len = width.checked_mul(3).with_context(|| what.clone())?;
+        let mut rows: Vec<Vec<i32>> = memory::with_capacity(self.height, &what)?;
+        for row in self.pixels.chunks_exact(self.width * 3) {
+            let sample = |x: usize, channel: usize| i32::from(row[x * 3 + channel]);
+            let mut blended = memory::with_capacity(row_len, &what)?;
+            blended.extend(columns.iter().flat_map(|tap| {
+                (0..3).map(move |c| sample(tap.near, c) * tap.near_weight + sample(tap.far, c) * tap.far_weight)
+            }));
+            rows.push(blended);
+        }
         // The rounding of OpenCV's SIMD vertical pass (`VResizeLinearVec_32s8u`), which is what
         // x86 and ARM builds run: each product is truncated before the sum is rounded.
         let blend = |value: i32, weight: i32| ((value >> 4) * weight) >> 16;
-        let pixels = linear_taps(self.height, height, false)
-            .iter()
-            .flat_map(|tap| {
-                let (near, far) = (&rows[tap.near], &rows[tap.far]);
-                near.iter().zip(far).map(move |(&near_value, &far_value)| {
-                    let sum = blend(near_value, tap.near_weight) + blend(far_value, tap.far_weight);
-                    ((sum + 2) >> 2).clamp(0, 255) as u8
-                })
+        let mut pixels = memory::with_capacity(height.checked_mul(row_len).with_context(|| what.clone())?, &what)?;
+        pixels.extend(linear_taps(self.height, height, false, &what)?.iter().flat_map(|tap| {
+            let (near, far) = (&rows[tap.near], &rows[tap.far]);
+            near.iter().zip(far).map(move |(&near_value, &far_value)| {
+                let sum = blend(near_value, tap.near_weight) + blend(far_value, tap.far_weight);
+                ((sum + 2) >> 2).clamp(0, 255) as u8
             })
-            .collect();
-        BgrImage { height, width, pixels }
+        }));
+        Ok(BgrImage { height, width, pixels })
     }
 }

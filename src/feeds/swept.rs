@@ -3,10 +3,11 @@
 //! (and repeated along a batch), a file or a literal feeds the shape it holds
 //! only; inputs the sweep leaves alone keep their feed.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use super::spec::{FeedSource, Reading};
 use super::{default_max, image, named_spec, targets, FeedOptions, FeedSpec};
+use crate::memory;
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
 
 /// How an input is fed at one shape of a sweep.
@@ -79,7 +80,9 @@ fn at_shape(input: &TensorInfo, reading: Option<&Reading>, options: &FeedOptions
         FeedSource::Image(path) => {
             let laid_out = image::load(path, input, image::Sizing::Resized)
                 .map_err(|err| anyhow::anyhow!("{}", context(&format!("{err:#}"))))?;
-            Ok(ShapedFeed::Values(repeated_to(laid_out, &input.shape)))
+            let repeated = repeated_to(laid_out, &input.shape)
+                .map_err(|err| anyhow::anyhow!("{}", context(&format!("{err:#}"))))?;
+            Ok(ShapedFeed::Values(repeated))
         }
         FeedSource::Npy(_) | FeedSource::Npz { .. } | FeedSource::Json(_) => {
             let (held, _) = reading.source.load(input, options)?;
@@ -97,16 +100,24 @@ fn at_shape(input: &TensorInfo, reading: Option<&Reading>, options: &FeedOptions
     }
 }
 
-/// An image laid out with a batch of one, repeated to fill `shape`'s batch.
-fn repeated_to(image: HostTensor, shape: &[usize]) -> HostTensor {
+/// An image laid out with a batch of one, repeated to fill `shape`'s batch
+/// (its memory asked for first: see `memory`).
+fn repeated_to(mut image: HostTensor, shape: &[usize]) -> Result<HostTensor> {
     let batch = match (image.shape.first(), shape.first()) {
         (Some(1), Some(&batch)) if image.shape.len() == shape.len() && batch > 1 => batch,
-        _ => return image,
+        _ => return Ok(image),
     };
-    let mut repeated = image.clone();
-    repeated.shape[0] = batch;
-    repeated.data = image.data.repeat(batch);
-    repeated
+    let what = format!("a batch of {batch} images");
+    let mut data = memory::with_capacity(
+        image.data.len().checked_mul(batch).with_context(|| what.clone())?,
+        &what,
+    )?;
+    for _ in 0..batch {
+        data.extend_from_slice(&image.data);
+    }
+    image.shape[0] = batch;
+    image.data = data;
+    Ok(image)
 }
 
 #[cfg(test)]

@@ -119,36 +119,54 @@ impl Method {
     /// (which its encryption mixes into the key of the inner stream). AES
     /// holds no such check (Lite neither checks its padding, which
     /// `aes_encrypt.sh` makes PKCS#7 but another tool need not): what it
-    /// decrypts to is told by the graph's own check.
-    pub fn decrypt(self, data: &[u8], key: &[u8]) -> Result<Vec<u8>> {
+    /// decrypts to is told by the graph's own check. Decrypted in place: a
+    /// model of gigabytes needs no more memory than its file.
+    pub fn decrypt(self, mut data: Vec<u8>, key: &[u8]) -> Result<Vec<u8>> {
         self.check_key(key)?;
-        self.check_framing(data)?;
+        self.check_framing(&data)?;
         match self {
             Method::Aes => {
-                let (iv, rest) = data.split_at(16);
-                let (blocks, length) = rest.split_at(rest.len() - 8);
-                let length = u64::from_be_bytes(length.try_into().expect("8 bytes")) as usize;
-                let mut plain = blocks.to_vec();
-                cbc::Decryptor::<Aes256>::new_from_slices(key, iv)
+                let iv: [u8; 16] = data[..16].try_into().expect("16 bytes");
+                let size = data.len();
+                let length = u64::from_be_bytes(data[size - 8..].try_into().expect("8 bytes")) as usize;
+                data.truncate(size - 8);
+                data.drain(..16);
+                cbc::Decryptor::<Aes256>::new_from_slices(key, &iv)
                     .map_err(|_| anyhow!("{self}: a 32-byte key and a 16-byte IV"))?
-                    .decrypt_padded_mut::<NoPadding>(&mut plain)
+                    .decrypt_padded_mut::<NoPadding>(&mut data)
                     .map_err(|_| anyhow!("{self}: whole 16-byte blocks"))?;
-                plain.truncate(length);
-                Ok(plain)
+                data.truncate(length);
             }
             Method::Rc4 | Method::SimpleFastRc4 => {
-                let words: Vec<u64> = data
-                    .chunks_exact(8)
-                    .map(|word| u64::from_le_bytes(word.try_into().expect("8 bytes")))
-                    .collect();
-                let (body, hash) = words.split_at(words.len() - 1);
+                let hash = u64::from_le_bytes(data[data.len() - 8..].try_into().expect("8 bytes"));
+                data.truncate(data.len() - 8);
                 let (hash_key, encryption_key) = rc4_keys(key);
-                let plain = match self {
-                    Method::Rc4 => rc4_decrypt(body, hash[0], hash_key, encryption_key)?,
-                    _ => simple_fast_rc4_decrypt(body, hash[0], hash_key, encryption_key)?,
-                };
-                Ok(plain.iter().flat_map(|word| word.to_le_bytes()).collect())
+                let mut body = Words(&mut data);
+                match self {
+                    Method::Rc4 => rc4_decrypt(&mut body, hash, hash_key, encryption_key)?,
+                    _ => simple_fast_rc4_decrypt(&mut body, hash, hash_key, encryption_key)?,
+                }
             }
+        }
+        Ok(data)
+    }
+}
+
+/// Bytes as the little-endian 8-byte words the RC4 methods encrypt, changed in place.
+struct Words<'a>(&'a mut [u8]);
+
+impl Words<'_> {
+    fn values(&self) -> impl Iterator<Item = u64> + '_ {
+        self.0
+            .chunks_exact(8)
+            .map(|word| u64::from_le_bytes(word.try_into().expect("8 bytes")))
+    }
+
+    /// Replaces each word by what `change` makes of it, in order.
+    fn each(&mut self, mut change: impl FnMut(u64) -> u64) {
+        for word in self.0.chunks_exact_mut(8) {
+            let value = u64::from_le_bytes((&*word).try_into().expect("8 bytes"));
+            word.copy_from_slice(&change(value).to_le_bytes());
         }
     }
 }
@@ -166,48 +184,43 @@ fn rc4_keys(key: &[u8]) -> (u64, u64) {
 
 /// RC4_default: each word was hidden twice, under a stream keyed by the
 /// keyed hash of the plain words, then under one keyed by the encryption
-/// key; the last word holds that hash mixed with the hash of the words
-/// between the two. The outer stream and the hash of what it reveals give
-/// the plain hash back, which keys the inner stream; the plain words must
-/// then hash to it.
-fn rc4_decrypt(body: &[u64], hash: u64, hash_key: u64, encryption_key: u64) -> Result<Vec<u64>> {
+/// key; the last word (`hash`) holds that hash mixed with the hash of the
+/// words between the two. The outer stream and the hash of what it reveals
+/// give the plain hash back, which keys the inner stream; the plain words
+/// must then hash to it.
+fn rc4_decrypt(body: &mut Words, hash: u64, hash_key: u64, encryption_key: u64) -> Result<()> {
     let mut outer = Rc4Stream::new(encryption_key);
     let mut between = FastHash::new(hash_key);
-    let revealed: Vec<u64> = body
-        .iter()
-        .map(|word| {
-            let inner = word ^ outer.next_word();
-            between.feed(inner);
-            inner
-        })
-        .collect();
+    body.each(|word| {
+        let inner = word ^ outer.next_word();
+        between.feed(inner);
+        inner
+    });
     let plain_hash = hash ^ between.value ^ outer.next_word();
     let mut inner = Rc4Stream::new(plain_hash);
     let mut check = FastHash::new(hash_key);
-    let plain: Vec<u64> = revealed
-        .iter()
-        .map(|word| {
-            let plain = word ^ inner.next_word();
-            check.feed(plain);
-            plain
-        })
-        .collect();
+    body.each(|word| {
+        let plain = word ^ inner.next_word();
+        check.feed(plain);
+        plain
+    });
     if check.value != plain_hash {
         bail!("the decrypted words do not match their keyed hash");
     }
-    Ok(plain)
+    Ok(())
 }
 
 /// SIMPLE_FAST_RC4_default: one stream keyed by the encryption key; the
-/// last word is the keyed hash of the encrypted ones, checked first as Lite does.
-fn simple_fast_rc4_decrypt(body: &[u64], hash: u64, hash_key: u64, encryption_key: u64) -> Result<Vec<u64>> {
+/// last word (`hash`) is the keyed hash of the encrypted ones, checked first as Lite does.
+fn simple_fast_rc4_decrypt(body: &mut Words, hash: u64, hash_key: u64, encryption_key: u64) -> Result<()> {
     let mut checksum = FastHash::new(hash_key);
-    body.iter().for_each(|word| checksum.feed(*word));
+    body.values().for_each(|word| checksum.feed(word));
     if checksum.value != hash {
         bail!("the encrypted words do not match their checksum");
     }
     let mut stream = Rc4Stream::new(encryption_key);
-    Ok(body.iter().map(|word| word ^ stream.next_word()).collect())
+    body.each(|word| word ^ stream.next_word());
+    Ok(())
 }
 
 /// Lite's RC4 (`rc4::RC4RandStream`): RC4's key schedule over the 8 bytes of
@@ -321,7 +334,7 @@ mod tests {
             ("conv_float_sfrc4.emod", Method::SimpleFastRc4),
         ] {
             let encrypted = fixture(&format!("deploy/{file}"));
-            let decrypted = method.decrypt(&encrypted, &method.built_in_key()).unwrap();
+            let decrypted = method.decrypt(encrypted, &method.built_in_key()).unwrap();
             assert!(decrypted == plain, "{file}");
         }
     }
@@ -354,9 +367,9 @@ mod tests {
             ),
         ] {
             let encrypted = fixture(&format!("deploy/{file}"));
-            let err = method.decrypt(&encrypted, &[0; 128]).unwrap_err();
+            let err = method.decrypt(encrypted.clone(), &[0; 128]).unwrap_err();
             assert!(err.to_string().contains(message), "{file}: {err}");
-            let wrong = method.decrypt(&encrypted, &right_hash_key);
+            let wrong = method.decrypt(encrypted, &right_hash_key);
             match method {
                 // Its checksum is of the encrypted words, under the hash key alone.
                 Method::SimpleFastRc4 => assert!(wrong.unwrap() != fixture("conv_float.mge")),
@@ -364,8 +377,8 @@ mod tests {
             }
         }
         let aes = fixture("deploy/conv_float_aes.emod");
-        assert!(Method::Aes.decrypt(&aes, &[0; 32]).unwrap() != fixture("conv_float.mge"));
-        assert!(Method::Aes.decrypt(&aes, &[0; 16]).is_err());
+        assert!(Method::Aes.decrypt(aes.clone(), &[0; 32]).unwrap() != fixture("conv_float.mge"));
+        assert!(Method::Aes.decrypt(aes, &[0; 16]).is_err());
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 
 use crate::input_files;
+use crate::memory::{self, OutOfMemory};
 use crate::text;
 
 mod assertions;
@@ -91,14 +92,20 @@ pub struct ModelGraph {
     pub file_format: String,
     /// Whether the file is a testcase container.
     pub container: bool,
-    flatbuffer: Vec<u8>,
-    /// The tensor values of an FBS v1 graph.
-    tensors: Vec<u8>,
+    /// The file's bytes, or what its model decrypted to, and where in them
+    /// the graph's flatbuffer and the tensor values of an FBS v1 graph lie.
+    bytes: Vec<u8>,
+    flatbuffer: Range<usize>,
+    tensors: Range<usize>,
 }
 
 impl ModelGraph {
     pub fn structure(&self) -> Result<Structure<'_>> {
-        Structure::read(self.format, &self.flatbuffer, &self.tensors)
+        Structure::read(
+            self.format,
+            &self.bytes[self.flatbuffer.clone()],
+            &self.bytes[self.tensors.clone()],
+        )
     }
 }
 
@@ -119,8 +126,10 @@ impl ModelFile {
     /// names the method of a bare encrypted model, whose file does not.
     pub fn read(path: &Path, encrypted: Option<Method>) -> Result<ModelFile> {
         let (file, len) = input_files::open(path, &input_files::MODEL)?;
-        ModelFile::from_reader(file, Some(len), encrypted)
-            .with_context(|| format!("{} is not a usable MegEngine model", path.display()))
+        ModelFile::from_reader(file, Some(len), encrypted).map_err(|err| match OutOfMemory::caused(&err) {
+            true => err.context(format!("cannot read {}", path.display())),
+            false => err.context(format!("{} is not a usable MegEngine model", path.display())),
+        })
     }
 
     /// A model file in memory, checked as `read` checks one on disk.
@@ -447,38 +456,49 @@ impl ModelFile {
     /// The model graph as the engine runs it, to read its structure: a
     /// container's outputs are the vars its assertions check; an encrypted
     /// graph decrypted as the engine decrypts it, with `key` (`--model-key`)
-    /// or else its method's built-in key.
-    pub fn model_graph(&self, key: Option<&[u8]>) -> Result<ModelGraph> {
-        let decrypted;
-        let (bytes, graphs, file_format) = match &self.graphs {
-            Some(graphs) => (&self.bytes[..], graphs, self.format()),
+    /// or else its method's built-in key. The file's bytes become the
+    /// graph's, decrypted in place: a large model is not copied.
+    pub fn model_graph(self, key: Option<&[u8]>) -> Result<ModelGraph> {
+        let file_format = self.format();
+        let (mut bytes, graphs, file_format) = match self.graphs {
+            Some(graphs) => (self.bytes, graphs, file_format),
             None => {
-                decrypted = self.decrypted(key)?;
-                let format = format!("{} {}", self.format(), decrypted.1.format);
-                (&decrypted.0[..], &decrypted.1, format)
+                let (plain, graphs) = ModelFile::decrypted(self.bytes, &self.wrapping, key)?;
+                let format = format!("{file_format} {}", graphs.format);
+                (plain, graphs, format)
             }
         };
-        let mut flatbuffer = bytes[graphs.graph_flatbuffer.clone()].to_vec();
         if graphs.testcases.is_some() {
-            unassert::rewrite(graphs.format, &mut flatbuffer)
+            unassert::rewrite(graphs.format, &mut bytes[graphs.graph_flatbuffer.clone()])
                 .context("cannot take the model's outputs from before its AssertEqual operators")?;
         }
         Ok(ModelGraph {
             format: graphs.format,
             file_format,
             container: graphs.testcases.is_some(),
-            flatbuffer,
-            tensors: bytes[graphs.graph_tensors.clone()].to_vec(),
+            bytes,
+            flatbuffer: graphs.graph_flatbuffer,
+            tensors: graphs.graph_tensors,
         })
+    }
+
+    /// Whether the encrypted model decrypts with `key` (else its method's
+    /// built-in key) to a graph that verifies, as `model_graph` decrypts it:
+    /// a copy is decrypted, the file kept for the engine.
+    pub fn decrypts(&self, key: Option<&[u8]>) -> Result<()> {
+        let mut copy = memory::with_capacity(self.bytes.len(), "the model decrypted")?;
+        copy.extend_from_slice(&self.bytes);
+        ModelFile::decrypted(copy, &self.wrapping, key).map(drop)
     }
 
     /// The encrypted model (a bare file, or a pack's model data) decrypted
     /// with `key`, else its method's built-in key, and its graph, checked as
     /// any graph is: the model that was encrypted, to the byte. A wrong key
     /// is one line (the method's hash, else a graph that does not verify).
-    fn decrypted(&self, key: Option<&[u8]>) -> Result<(Vec<u8>, Graphs)> {
-        let (method, data) = match &self.wrapping {
-            Wrapping::Encrypted(method) => (*method, &self.bytes[..]),
+    /// `bytes`, the file's, become the plain model's.
+    fn decrypted(mut bytes: Vec<u8>, wrapping: &Wrapping, key: Option<&[u8]>) -> Result<(Vec<u8>, Graphs)> {
+        let method = match wrapping {
+            Wrapping::Encrypted(method) => *method,
             Wrapping::Packed(pack) => {
                 let name = &pack.header.model_decryption;
                 let method = Method::from_name(name).with_context(|| {
@@ -487,7 +507,9 @@ impl ModelFile {
                         text::printable(name)
                     )
                 })?;
-                (method, &self.bytes[pack.data.clone()])
+                bytes.truncate(pack.data.end);
+                bytes.drain(..pack.data.start);
+                method
             }
             Wrapping::Bare => bail!("the model is not encrypted"),
         };
@@ -507,7 +529,7 @@ impl ModelFile {
                 "the model does not decrypt with {method} and {whose}: {why}; the key or the method is wrong, or the file is damaged"
             )
         };
-        let plain = method.decrypt(data, key).map_err(|err| wrong(format!("{err:#}")))?;
+        let plain = method.decrypt(bytes, key).map_err(|err| wrong(format!("{err:#}")))?;
         let mut reader = Reader::holding(plain);
         let graphs = reader.graphs(method.padding()).map_err(|err| {
             let wrong = wrong("what it decrypts to is no MegEngine graph".into());
@@ -696,8 +718,8 @@ impl<R: Read> Reader<R> {
     fn take(&mut self, len: usize, what: &str) -> Result<Range<usize>> {
         let in_source = self.len.map(|total| total.saturating_sub(self.pos));
         if in_source.is_some_and(|in_source| len <= in_source) {
-            self.bytes
-                .reserve_exact((self.pos + len).saturating_sub(self.bytes.len()));
+            let missing = (self.pos + len).saturating_sub(self.bytes.len());
+            memory::reserve(&mut self.bytes, missing, "the model")?;
         }
         let remaining = match in_source {
             Some(in_source) if len > in_source => in_source,
@@ -719,6 +741,10 @@ impl<R: Read> Reader<R> {
 
     /// Everything left in the source.
     fn rest(&mut self) -> Result<Vec<u8>> {
+        if let Some(len) = self.len {
+            let missing = len.saturating_sub(self.bytes.len());
+            memory::reserve(&mut self.bytes, missing, "the model")?;
+        }
         self.fill(usize::MAX)?;
         Ok(std::mem::take(&mut self.bytes))
     }
@@ -946,7 +972,7 @@ mod tests {
                 .as_str()
                 .map(|key| std::fs::read(root.join(key)).unwrap());
             let model = open(file, method);
-            let (bytes, graphs) = model.decrypted(key.as_deref()).unwrap();
+            let (bytes, graphs) = ModelFile::decrypted(model.bytes.clone(), &model.wrapping, key.as_deref()).unwrap();
             assert!(bytes == plain, "{file}");
             assert_eq!(graphs.format, GraphFormat::FbsV2, "{file}");
             let graph = model.model_graph(key.as_deref()).unwrap();

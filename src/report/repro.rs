@@ -4,8 +4,10 @@
 //!
 //! ```text
 //! DIR/NAME/            NAME: the model's stem (NAME-2, ... when taken)
-//!   model.mge          the model, copied (compare: a.mge and b.mge); one larger
-//!                      than COPY_LIMIT stays where it is: model.mge.sha256 holds
+//!   model.mge          the model, copied (compare: a.mge and b.mge), once for
+//!                      all of DIR's new folders: the others' are hard links to
+//!                      it where the file system takes them; one larger than
+//!                      COPY_LIMIT stays where it is: model.mge.sha256 holds
 //!                      its SHA-256 and path, as sha256sum writes them
 //!   feeds/             the exact values the engine was fed, as .npy:
 //!                      feeds/NAME.npy with feeds/inputs.json ([[input, file], ...]),
@@ -24,7 +26,8 @@
 //!
 //! The whole of DIR's new folders is written at the end or nothing is
 //! (`StagedSet`); the children record their feeds into the staging folder
-//! (`supervise::repro_record`), whence a failing model's are moved into its folder.
+//! (`supervise::repro_record`), whence a failing model's are moved into its
+//! folder, and a passing one's removed as it passes (`discard_record`).
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -36,6 +39,7 @@ use serde::Serialize;
 
 use super::made_by::{installed_version, runtime_used, sha256, Cpu};
 use crate::feeds::named_spec;
+use crate::input_files::FileId;
 use crate::messages::warning_line;
 use crate::mge_command::MgeCommand;
 use crate::mge_command::RECORD_ENV;
@@ -77,6 +81,14 @@ pub fn claim(dir: &Path) -> Result<()> {
     claim_set("--repro", dir).with_context(|| format!("--repro {}", dir.display()))
 }
 
+/// Removes what a child recorded into `record` (`Repro::record_folder`) once
+/// its folder took what it needs, or the model passed: a passing model's
+/// feeds would fill the staging folder model by model (a sweep's shapes, a
+/// check's models).
+pub fn discard_record(record: &Path) {
+    let _ = fs::remove_dir_all(record);
+}
+
 /// `--repro DIR` (claimed by `claim`), staged while the command works, written by `finish`.
 pub struct Repro {
     dir: PathBuf,
@@ -84,6 +96,19 @@ pub struct Repro {
     /// The folders written so far, by name, with the line that reproduces
     /// each, and whether `--reduce` found its failure flaky.
     written: Vec<(String, String, bool)>,
+    /// The models in them so far, each kept once (a sweep's shapes share one).
+    models: Vec<(FileId, KeptModel)>,
+}
+
+/// How a folder holds a model.
+#[derive(Clone)]
+enum KeptModel {
+    /// Copied into the set at this path (relative to it), which the next
+    /// folder links to.
+    Copied(PathBuf),
+    /// Left where it is (larger than `COPY_LIMIT`): its absolute path, and
+    /// the line of its `.sha256` file.
+    Summed(PathBuf, String),
 }
 
 /// One failing model, as its command saw it fail.
@@ -105,6 +130,7 @@ pub struct FailingModel<'a> {
 /// command must from inside the folder.
 pub struct Folder<'r> {
     set: &'r mut StagedSet,
+    models: &'r mut Vec<(FileId, KeptModel)>,
     name: String,
     /// The feeds of a fed run, as `-i` specs of files in the folder.
     feeds: Vec<String>,
@@ -143,6 +169,7 @@ impl Repro {
             dir: dir.to_path_buf(),
             set,
             written: Vec::new(),
+            models: Vec::new(),
         })
     }
 
@@ -171,15 +198,32 @@ impl Repro {
         command: impl FnOnce(&mut Folder) -> Result<MgeCommand>,
     ) -> Result<String> {
         let name = self.free_name(stem);
+        let written = self.write_folder(&name, failing, command);
+        if written.is_err() {
+            // A folder half written is none, and no later folder links to its model.
+            let _ = fs::remove_dir_all(self.set.path().join(&name));
+            self.models
+                .retain(|(_, kept)| !matches!(kept, KeptModel::Copied(copy) if copy.starts_with(&name)));
+        }
+        written
+    }
+
+    /// `add_named`'s folder, `name`.
+    fn write_folder(
+        &mut self,
+        name: &str,
+        failing: FailingModel,
+        command: impl FnOnce(&mut Folder) -> Result<MgeCommand>,
+    ) -> Result<String> {
         let recorded = failing.record.as_deref().map(Recorded::read).transpose()?;
-        let staged = self.set.path().join(&name);
-        fs::create_dir(&staged).with_context(|| format!("cannot write {}", self.dir.join(&name).display()))?;
+        let staged = self.set.path().join(name);
+        fs::create_dir(&staged).with_context(|| format!("cannot write {}", self.dir.join(name).display()))?;
         let mut feeds = Vec::new();
         let mut files = Vec::new();
         if let Some(record) = &recorded {
             if let Some(recorded_feeds) = &record.feeds {
                 fs::rename(recorded_feeds, staged.join("feeds"))
-                    .with_context(|| format!("cannot write {}", self.dir.join(&name).join("feeds").display()))?;
+                    .with_context(|| format!("cannot write {}", self.dir.join(name).join("feeds").display()))?;
                 feeds = feed_specs(&record.fed);
                 files.push(match record.fed.is_empty() {
                     true => "feeds/N/  the values each embedded testcase N fed the engine, as .npy (inputs.json: which input each file is)".to_string(),
@@ -192,7 +236,8 @@ impl Repro {
         }
         let mut folder = Folder {
             set: &mut self.set,
-            name: name.clone(),
+            models: &mut self.models,
+            name: name.to_string(),
             feeds,
             options: Vec::new(),
             files,
@@ -211,7 +256,7 @@ impl Repro {
             ..
         } = folder;
         let flaky = matches!(reduction, Some(Reduction::Flaky(_)));
-        let (line, reduced) = self.add_reduction(&name, reduction, &full_line, (failing.choice, env), &mut files)?;
+        let (line, reduced) = self.add_reduction(name, reduction, &full_line, (failing.choice, env), &mut files)?;
         let version = recorded
             .as_ref()
             .and_then(|record| record.runtime_version.clone())
@@ -225,14 +270,14 @@ impl Repro {
             ("README.txt", readme(&failing, &line, version.as_deref(), &files) + &reduced),
         ];
         for (file, text) in texts {
-            self.set.add(Path::new(&name).join(file), text.as_bytes())?;
+            self.set.add(Path::new(name).join(file), text.as_bytes())?;
         }
         // A shell runs it as `./command.sh` too.
         let script = staged.join("command.sh");
         fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .with_context(|| format!("cannot write {}", self.dir.join(&name).join("command.sh").display()))?;
-        let folder = self.dir.join(&name).display().to_string();
-        self.written.push((name, line, flaky));
+            .with_context(|| format!("cannot write {}", self.dir.join(name).join("command.sh").display()))?;
+        let folder = self.dir.join(name).display().to_string();
+        self.written.push((name.to_string(), line, flaky));
         Ok(folder)
     }
 
@@ -303,7 +348,7 @@ impl Repro {
     /// that says where each went and how to reproduce it, and a warning after
     /// it where `--reduce` found the failure flaky.
     pub fn finish(self) -> Result<Vec<String>> {
-        let Repro { dir, set, written } = self;
+        let Repro { dir, set, written, .. } = self;
         if written.is_empty() {
             return Ok(Vec::new());
         }
@@ -328,19 +373,40 @@ impl Repro {
 
 impl Folder<'_> {
     /// The model `path` as `file` in the folder; one larger than
-    /// `COPY_LIMIT` by its absolute path, its SHA-256 in `FILE.sha256`.
+    /// `COPY_LIMIT` by its absolute path, its SHA-256 in `FILE.sha256`. A
+    /// model that an earlier folder of the set holds is not copied again
+    /// (a sweep's shapes fail on one model): the folder's file is a hard link
+    /// to that copy, and a large model's SHA-256 is not computed again.
     pub fn model(&mut self, file: &str, path: &Path) -> Result<PathBuf> {
-        let size = fs::metadata(path)
-            .with_context(|| format!("cannot read {}", path.display()))?
-            .len();
-        if size <= COPY_LIMIT {
-            self.set.copy_in(Path::new(&self.name).join(file), path)?;
-            self.files.push(format!("{file}  the model {}, copied", path.display()));
-            return Ok(PathBuf::from(file));
+        let metadata = fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let id = FileId::of(&metadata);
+        let kept = self
+            .models
+            .iter()
+            .find(|(kept, _)| *kept == id)
+            .map(|(_, how)| how.clone());
+        let in_folder = Path::new(&self.name).join(file);
+        match kept {
+            Some(KeptModel::Copied(copy)) => self.set.link_in(in_folder.clone(), &copy)?,
+            None if metadata.len() <= COPY_LIMIT => {
+                self.set.copy_in(in_folder.clone(), path)?;
+                self.models.push((id, KeptModel::Copied(in_folder.clone())));
+            }
+            Some(KeptModel::Summed(absolute, sum)) => return self.summed(file, absolute, &sum, metadata.len()),
+            None => {
+                let absolute = std::path::absolute(path)?;
+                let sum = format!("{}  {}\n", sha256(&absolute)?, absolute.display());
+                self.models.push((id, KeptModel::Summed(absolute.clone(), sum.clone())));
+                return self.summed(file, absolute, &sum, metadata.len());
+            }
         }
-        let absolute = std::path::absolute(path)?;
-        let digest = sha256(&absolute)?;
-        let sum = format!("{digest}  {}\n", absolute.display());
+        self.files.push(format!("{file}  the model {}, copied", path.display()));
+        Ok(PathBuf::from(file))
+    }
+
+    /// The model at `absolute`, of `size` bytes, named by its path in the
+    /// command, its `sum` in `FILE.sha256`.
+    fn summed(&mut self, file: &str, absolute: PathBuf, sum: &str, size: u64) -> Result<PathBuf> {
         self.set
             .add(Path::new(&self.name).join(format!("{file}.sha256")), sum.as_bytes())?;
         self.files.push(format!(

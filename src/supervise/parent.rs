@@ -20,6 +20,7 @@ use super::stall::{StallWatch, STALL_LIMIT};
 use super::{ChildSetup, Event, Phase, Whereabouts, CHILD_ENV, MAX_TEXT, STAGING_PREFIX};
 use crate::engine;
 use crate::interrupt::{catch_interruptions, interruption, signal_name, Interrupted};
+use crate::memory::limited;
 use crate::messages::{error_line, to_stderr};
 use crate::mge_command::MgeCommand;
 use crate::mge_command::RECORD_ENV;
@@ -129,9 +130,17 @@ impl Watcher for Muted {
 }
 
 /// The head of an engine backtrace, or one of its frames:
-/// `lib.so(symbol+0x4a) [0x7fb86344686a]`.
+/// `lib.so(symbol+0x4a) [0x7fb86344686a]`; or a line of the backtrace Rust
+/// prints after mge's own failure under `RUST_BACKTRACE` (`stack backtrace:`,
+/// `  4: mge::model::Reader<R>::take`, `at src/x.rs:1:2`, its closing note).
 fn is_backtrace(line: &str) -> bool {
-    line == "backtrace:" || (line.ends_with(']') && line.contains("[0x"))
+    static RUST_FRAME: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^(?:\d+: \S.*::|at \S+:\d+:\d+$)").expect("valid"));
+    line == "backtrace:"
+        || (line.ends_with(']') && line.contains("[0x"))
+        || line == "stack backtrace:"
+        || RUST_FRAME.is_match(line)
+        || line.starts_with("note: Some details are omitted, run with `RUST_BACKTRACE=full`")
 }
 
 /// The message of a line of the engine's log, without the header its log
@@ -153,6 +162,9 @@ fn engine_message(line: &str) -> &str {
 pub struct Failure {
     pub how: How,
     pub whereabouts: Whereabouts,
+    /// Whether the child had begun to load the engine's library: a crash
+    /// before is mge's own (a read of the model that ran out of memory).
+    pub engine_loaded: bool,
     /// The last line the engine printed before the child died.
     pub last_words: Option<String>,
     /// What to try, where the engine's last words tell.
@@ -212,7 +224,7 @@ pub enum How {
 
 /// A hint for a failure: what the engine said, or what the tool can see of
 /// this process's situation, tells the likely cause.
-fn hint(work: Work, how: &How, last_words: Option<&str>) -> Option<&'static str> {
+fn hint(work: Work, how: &How, last_words: Option<&str>, engine_loaded: bool) -> Option<&'static str> {
     if let Some(hint) = work.hint(last_words) {
         return Some(hint);
     }
@@ -228,23 +240,15 @@ fn hint(work: Work, how: &How, last_words: Option<&str>) -> Option<&'static str>
         );
     }
     if limited("Max address space") {
-        return Some(
-            "the address space is limited (ulimit -v), and the engine may have failed to start its threads: \
-             raise the limit, or use fewer --threads and --instances",
-        );
+        return Some(match engine_loaded {
+            true => {
+                "the address space is limited (ulimit -v), and the engine may have failed to start its threads: \
+                 raise the limit, or use fewer --threads and --instances"
+            }
+            false => "the address space is limited (ulimit -v), and mge ran out of it: raise the limit",
+        });
     }
     None
-}
-
-/// Whether this process (and so its child) runs under a soft limit of this
-/// name in `/proc/self/limits` ("Max address space", ...).
-fn limited(name: &str) -> bool {
-    let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
-    limits.lines().any(|line| {
-        line.strip_prefix(name)
-            .and_then(|rest| rest.split_whitespace().next())
-            .is_some_and(|soft| soft != "unlimited")
-    })
 }
 
 impl Failure {
@@ -267,6 +271,11 @@ impl fmt::Display for Failure {
             How::EngineExit { status, thread } => write!(
                 f,
                 "the engine ended the process with exit({status}) from its thread '{thread}' {place}"
+            )?,
+            How::Signal(signal) if crash(*signal) && !self.engine_loaded => write!(
+                f,
+                "mge's own process crashed ({}) before it loaded the engine",
+                signal_name(*signal)
             )?,
             How::Signal(signal) => match crash(*signal) {
                 true => write!(f, "the engine crashed ({}) {place}", signal_name(*signal))?,
@@ -381,6 +390,8 @@ pub struct Supervisor {
     /// When the child was seen to have exited while its streams were still open.
     exited_at: Option<Instant>,
     whereabouts: Whereabouts,
+    /// The child began to load the engine's library (in any task of its own).
+    engine_loaded: bool,
     /// Watches the child while the engine loads.
     stall: StallWatch,
     /// The error of a thread that could not start, if one did not.
@@ -457,6 +468,7 @@ impl Supervisor {
             open_streams: readers.len(),
             exited_at: None,
             whereabouts: Whereabouts::default(),
+            engine_loaded: false,
             stall: StallWatch::default(),
             thread_error: None,
             last_event: Instant::now(),
@@ -614,6 +626,7 @@ impl Supervisor {
         self.last_event = Instant::now();
         match event {
             Event::Phase { phase } => {
+                self.engine_loaded |= phase == Phase::Runtime;
                 self.whereabouts.enter(phase);
                 self.stall = StallWatch::default();
                 watcher.moved(&self.whereabouts);
@@ -697,9 +710,10 @@ impl Supervisor {
 
     fn failure(&mut self, how: How) -> Failure {
         Failure {
-            hint: hint(self.work, &how, self.last_words.as_deref()),
+            hint: hint(self.work, &how, self.last_words.as_deref(), self.engine_loaded),
             how,
             whereabouts: self.whereabouts,
+            engine_loaded: self.engine_loaded,
             last_words: self.last_words.clone(),
         }
     }
@@ -912,6 +926,45 @@ mod tests {
             ("LITE[ERR] 12:34:56.123456 ", "LITE[ERR] 12:34:56.123456 "),
         ] {
             assert_eq!(engine_message(line), message, "{line}");
+        }
+    }
+
+    /// A crash before the child loaded the engine's library is mge's own (a
+    /// read of the model that ran out of memory), said with what it said
+    /// before its backtrace; one after is the engine's, even in a later
+    /// task of a worker whose engine is loaded.
+    #[test]
+    fn a_crash_before_the_engine_loaded_is_mges_own() {
+        let failure = |engine_loaded: bool| Failure {
+            how: How::Signal(libc::SIGABRT),
+            whereabouts: Whereabouts::default(),
+            engine_loaded,
+            last_words: Some("memory allocation of 1073741828 bytes failed".into()),
+            hint: None,
+        };
+        assert_eq!(
+            failure(false).to_string(),
+            "mge's own process crashed (SIGABRT) before it loaded the engine; it said last: 'memory allocation of 1073741828 bytes failed'"
+        );
+        assert!(failure(true)
+            .to_string()
+            .starts_with("the engine crashed (SIGABRT) before the engine loaded the model"));
+        for line in [
+            "stack backtrace:",
+            "4: mge::model::Reader<R>::take",
+            "at /rustc/abc/library/alloc/src/raw_vec.rs:12:5",
+            "5: <alloc::vec::Vec<T> as alloc::vec::spec_from_iter::SpecFromIter<T,I>>::from_iter",
+            "note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.",
+            "backtrace:",
+        ] {
+            assert!(is_backtrace(line), "{line}");
+        }
+        for line in [
+            "memory allocation of 1073741828 bytes failed",
+            "at least 2 runs",
+            "3: the third",
+        ] {
+            assert!(!is_backtrace(line), "{line}");
         }
     }
 }

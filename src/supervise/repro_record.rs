@@ -25,8 +25,7 @@ use anyhow::{Context, Result};
 use crate::feeds::Feed;
 use crate::input_files;
 use crate::mge_command::RECORD_ENV;
-use crate::output_files::npy_files;
-use crate::tensor::HostTensor;
+use crate::output_files::npy_file_names;
 
 use super::KEPT_HALF;
 
@@ -71,10 +70,8 @@ fn folder() -> Option<PathBuf> {
 pub fn runtime_version(version: (i32, i32, i32)) {
     if let Some(folder) = folder() {
         let (major, minor, patch) = version;
-        let _ = create_new(
-            &folder.join(RUNTIME_VERSION),
-            format!("{major}.{minor}.{patch}\n").as_bytes(),
-        );
+        let version = format!("{major}.{minor}.{patch}\n");
+        let _ = create_new(&folder.join(RUNTIME_VERSION), |out| out.write_all(version.as_bytes()));
     }
 }
 
@@ -143,21 +140,20 @@ pub fn testcase(index: usize, feeds: &[Feed]) {
 /// `dir` (new) with a `.npy` file per feed and their manifest, written last.
 fn write_feeds(dir: &Path, feeds: &[Feed]) -> Result<()> {
     fs::create_dir(dir)?;
-    let named: Vec<(String, HostTensor)> = feeds
-        .iter()
-        .map(|feed| (feed.name.clone(), feed.tensor.clone()))
-        .collect();
+    let files = npy_file_names(feeds.iter().map(|feed| feed.name.as_str()));
     let mut manifest = Vec::new();
-    for (name, file, tensor) in npy_files(&named) {
-        create_new(&dir.join(&file), &tensor.to_npy())?;
-        manifest.push((name.to_string(), file.to_string_lossy().into_owned()));
+    for (feed, file) in feeds.iter().zip(files) {
+        create_new(&dir.join(&file), |out| feed.tensor.write_npy(out))?;
+        manifest.push((feed.name.clone(), file.to_string_lossy().into_owned()));
     }
-    create_new(&dir.join(INPUTS), &serde_json::to_vec(&manifest)?)
+    let manifest = serde_json::to_vec(&manifest)?;
+    create_new(&dir.join(INPUTS), |out| out.write_all(&manifest))
 }
 
-fn create_new(path: &Path, contents: &[u8]) -> Result<()> {
+/// A new file at `path`, written by `write`.
+fn create_new(path: &Path, write: impl FnOnce(&mut File) -> io::Result<()>) -> Result<()> {
     File::create_new(path)
-        .and_then(|mut file| file.write_all(contents))
+        .and_then(|mut file| write(&mut file))
         .with_context(|| format!("cannot write {}", path.display()))
 }
 

@@ -11,6 +11,7 @@ use zip::ZipArchive;
 
 use super::{format_shape, Element, TensorView};
 use crate::input_files;
+use crate::memory;
 use crate::text::quoted_list;
 
 /// An `.npy` file parsed in place.
@@ -217,7 +218,8 @@ pub fn read_whole(source: impl Read, len: u64, check: &dyn Fn(&NpyHeader) -> Res
     let mut source = source.take(len);
     let (header, mut bytes) = read_header(&mut source, len)?;
     check(&header)?;
-    bytes.reserve_exact(usize::try_from(len).unwrap_or(usize::MAX).saturating_sub(bytes.len()));
+    let data = usize::try_from(len).unwrap_or(usize::MAX).saturating_sub(bytes.len());
+    memory::reserve(&mut bytes, data, "the array")?;
     source
         .read_to_end(&mut bytes)
         .map_err(|err| anyhow!("cannot read the data: {err}"))?;

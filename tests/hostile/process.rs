@@ -462,3 +462,101 @@ fn a_killed_runs_staged_reproducer_is_removed_by_the_next() {
     );
     assert!(staged().is_empty(), "{:?}", staged());
 }
+
+/// A sparse file of `len` bytes at `path` that begins with `head`: gigabytes
+/// that take no disk.
+fn sparse_file(path: &Path, head: &[u8], len: u64) {
+    let file = std::fs::File::create(path).unwrap();
+    std::io::Write::write_all(&mut &file, head).unwrap();
+    file.set_len(len).unwrap();
+}
+
+/// `mge ARGS` under `ulimit -v KIB`, on the fault library, with `tmp` as TMPDIR.
+fn under_memory_limit(kib: u64, tmp: &Path, args: &[&Path]) -> assert_cmd::Command {
+    let mut command = mge_in_shell(&format!("ulimit -v {kib} && exec \"$0\" \"$@\""));
+    command
+        .args(args)
+        .env("MGE_LITE_LIB", fault_library())
+        .env("TMPDIR", tmp);
+    command
+}
+
+/// Memory that runs out in mge's own work, for what a file or an argument
+/// sizes, is one line and exit 2, nothing left behind: `info`'s read of a
+/// model whose graph claims 512 MiB ended with "the engine crashed (SIGABRT)"
+/// (the read is in the supervised child, before the engine loads);
+/// `--sweep` laying an image out at 16000x16000 aborted and left its
+/// `mge-sweep-*` folder in TMPDIR.
+#[test]
+fn memory_that_runs_out_in_mges_own_work_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let model = dir.path().join("big.mge");
+    // An FBS v2 graph's size prefix, then its identifier: 512 MiB to read.
+    let size = 512u32 << 20;
+    sparse_file(
+        &model,
+        &[&size.to_le_bytes()[..], b"\0\0\0\0mgv2"].concat(),
+        4 + u64::from(size),
+    );
+    let (_, stderr) = run_expecting(&mut under_memory_limit(300_000, &tmp, &[Path::new("info"), &model]), 2);
+    assert!(
+        error_line(&stderr).starts_with(&format!(
+            "mge: error: cannot read {}: not enough memory for the model: 536870904 bytes could not be allocated under the address space limit (ulimit -v)",
+            model.display()
+        )),
+        "{stderr}"
+    );
+    let args = [
+        "run",
+        "fixtures/conv_float.mge",
+        "-q",
+        "--sweep",
+        "data:1x3x16000x16000",
+        "-i",
+        "data:fixtures/feeds/cat.png",
+    ];
+    let args: Vec<&Path> = args.iter().map(Path::new).collect();
+    let (stdout, stderr) = run_expecting(&mut under_memory_limit(1_000_000, &tmp, &args), 2);
+    let line = error_line(&stderr);
+    assert!(
+        line.starts_with("mge: error: input 'data' from 'fixtures/feeds/cat.png': not enough memory for ")
+            && line.contains(" bytes could not be allocated under the address space limit (ulimit -v)"),
+        "{stderr}"
+    );
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(left_in(&tmp).is_empty(), "{:?}", left_in(&tmp));
+}
+
+/// A model decrypted for `compare --structure` takes the memory of its file
+/// and no more: RC4 needed 4 times it (the words, what the outer stream
+/// revealed, the plain words, their bytes) and aborted under a limit that
+/// holds the file twice over. Here a 64 MiB file of zeros, which is no
+/// model under any method's key: each says so in one line.
+#[test]
+fn a_decrypted_model_takes_the_memory_of_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    // Whole RC4 words, and a 16-byte IV, whole AES blocks and a length of 0.
+    let encrypted = dir.path().join("zeros.emod");
+    sparse_file(&encrypted, &[], (64 << 20) + 24);
+    for method in ["RC4_default", "SIMPLE_FAST_RC4_default", "AES_default"] {
+        let args = [
+            Path::new("compare"),
+            &encrypted,
+            Path::new("fixtures/conv_float.mge"),
+            Path::new("--structure"),
+            Path::new("--model-decryption"),
+            Path::new(method),
+        ];
+        let (_, stderr) = run_expecting(&mut under_memory_limit(250_000, &tmp, &args), 2);
+        assert!(
+            error_line(&stderr).contains(&format!(
+                "the model does not decrypt with {method} and its built-in key: "
+            )),
+            "{method}: {stderr}"
+        );
+    }
+}

@@ -273,3 +273,91 @@ fn a_swept_inputs_name_shows_escaped_in_its_header() {
     assert!(lines[1].starts_with(escaped), "{stdout}");
     assert!(lines[2].starts_with("1x3x4x4  "), "{stdout}");
 }
+
+/// Several shapes that crash leave a folder each, and the model's bytes once
+/// (the folders' `model.mge` is one file: 30 crashing shapes of a 4 MB model
+/// took 121 MB); each folder's command reproduces its crash from inside it.
+#[test]
+fn the_folders_of_shapes_that_crashed_hold_the_model_once() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let repro = dir.path().join("repro");
+    // The crash at every shape.
+    let mut command = sweep(
+        "fixtures/conv_float.mge",
+        "data:1x3x16x16,2x3x16x16,4x3x16x16",
+        &["--repro"],
+    );
+    command
+        .arg(&repro)
+        .env("MGE_LITE_LIB", fault_library())
+        .env("MGE_FAULT", "segv");
+    let (stdout, stderr) = run_expecting(&mut command, 1);
+    assert_eq!(statuses(&rows(&stdout)), ["crashed", "crashed", "crashed"]);
+    let written = written(&stderr);
+    assert_eq!(written.len(), 3, "{stderr}");
+    let models: Vec<std::fs::Metadata> = written
+        .iter()
+        .map(|(folder, _)| std::fs::metadata(folder.join("model.mge")).unwrap())
+        .collect();
+    let size = std::fs::metadata(root().join("fixtures/conv_float.mge")).unwrap().len();
+    assert!(models.iter().all(|model| model.len() == size));
+    assert!(
+        models
+            .iter()
+            .all(|model| model.ino() == models[0].ino() && model.nlink() == 3),
+        "one file, not a copy per folder"
+    );
+    for (folder, line) in &written {
+        let (_, stderr) = run_expecting(&mut reproduce(folder, "bash command.sh"), 2);
+        assert!(
+            stderr.contains("the engine crashed (SIGSEGV)"),
+            "{}: {line}:\n{stderr}",
+            folder.display()
+        );
+    }
+}
+
+/// A shape that passes leaves no recorded feeds in the staging folder while
+/// the sweep goes on: seen while the last shape hangs, its own record there.
+#[test]
+fn the_feeds_of_a_shape_that_passed_are_not_kept_while_the_sweep_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let repro = dir.path().join("repro");
+    let mut sweeping = std::process::Command::new(mge().get_program());
+    sweeping
+        .current_dir(root())
+        .args(["run", "fixtures/conv_float.mge", "-q", "--json", "--timeout", "20"])
+        .args(["--sweep", "data:1x3x16x16,2x3x16x16,4x3x16x16", "--repro"])
+        .arg(&repro)
+        .env("MGE_LITE_LIB", fault_library())
+        .env("MGE_FAULT", "hang")
+        .env("MGE_FAULT_SHAPE", "4,3,16,16")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut sweeping = sweeping.spawn().unwrap();
+    // The staging folder beside DIR (new), its children's records in `.records`.
+    let records = || -> Vec<String> {
+        let staging = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .find(|entry| entry.file_name().to_string_lossy().starts_with(".mge-"));
+        staging
+            .and_then(|staging| std::fs::read_dir(staging.path().join(".records")).ok())
+            .map(|records| {
+                records
+                    .flatten()
+                    .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let started = std::time::Instant::now();
+    while !records().contains(&"sweep-2".to_string()) && started.elapsed() < COMMAND_TIMEOUT {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let seen = records();
+    sweeping.kill().unwrap();
+    sweeping.wait().unwrap();
+    assert_eq!(seen, ["sweep-2"], "only the hanging shape's record");
+}

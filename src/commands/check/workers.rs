@@ -19,6 +19,7 @@ use crate::engine::{silence_stdout, take_stdout, Lite};
 use crate::mge_command::MgeCommand;
 use crate::options::EngineOption;
 use crate::report::check::{ModelCheck, TestcaseCheck};
+use crate::report::repro::discard_record;
 use crate::runner::testcase::{run_testcases, Judge};
 use crate::runner::{Plan, Session};
 use crate::runtime;
@@ -125,6 +126,9 @@ impl Workers<'_> {
         };
         let check = answer.as_ref().unwrap_or_else(|check| check);
         let transcript = (self.record.is_some() && check.failed_in_the_run()).then(|| running.transcript());
+        if let (Some(record), None) = (&self.record, &transcript) {
+            discard_record(&record.join(index.to_string()));
+        }
         let check = answer.unwrap_or_else(|check| {
             *worker = None;
             check

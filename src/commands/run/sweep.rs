@@ -24,10 +24,11 @@ use crate::options::{EngineOption, Heading};
 use crate::output_files::npy_file_stem;
 use crate::report::made_by::Making;
 use crate::report::print;
-use crate::report::repro::{FailingModel, Reduction, Repro};
+use crate::report::repro::{discard_record, FailingModel, Reduction, Repro};
 use crate::report::sweep::{not_ok, shape_label, Row, Shapes, Status, SweepReport};
 use crate::runner::timing::Timing;
 use crate::runtime::{self, Located};
+use crate::supervise::Scratch;
 use crate::tensor::{DType, TensorInfo};
 use crate::text::part_of;
 
@@ -119,10 +120,8 @@ pub fn sweep(mut settings: RunSettings, sweep: Sweep, global: &Global) -> Result
     let located = runtime::locate(&global.runtime)?;
     runtime::ensure_runs_on(&located, settings.model.engine.network.device)?;
     let inputs = model_inputs(&settings, &located, sweep.timeout, global.verbose)?;
-    let scratch = tempfile::Builder::new()
-        .prefix("mge-sweep-")
-        .tempdir()
-        .context("cannot make a folder for the sweep's feeds")?;
+    // Removed on every way out; one a killed sweep left goes with the next `mge` that starts a child.
+    let scratch = Scratch::new()?;
     // Every shape's feeds before any run: a feed that cannot follow a shape is the command's error.
     let feeds = (0..sweep.count())
         .map(|at| {
@@ -148,17 +147,20 @@ pub fn sweep(mut settings: RunSettings, sweep: Sweep, global: &Global) -> Result
         }
         let ran = run_child(&command, Some(sweep.timeout), global.verbose)?;
         let mut row = row_of(shapes, &ran)?;
-        if let (Some(repro), Some(record), false) = (&mut repro, record, row.status == Status::Ok) {
-            let shape = Shape {
-                row: &row,
-                ran: &ran,
-                record,
-                timeout: sweep.timeout,
-            };
-            match shape.write_folder(repro, &settings, &located, global) {
-                Ok(folder) => row.repro = Some(folder),
-                Err(err) => global.warn(format!("{err:#}")),
+        if let (Some(repro), Some(record)) = (&mut repro, record) {
+            if row.status != Status::Ok {
+                let shape = Shape {
+                    row: &row,
+                    ran: &ran,
+                    record: record.clone(),
+                    timeout: sweep.timeout,
+                };
+                match shape.write_folder(repro, &settings, &located, global) {
+                    Ok(folder) => row.repro = Some(folder),
+                    Err(err) => global.warn(format!("{err:#}")),
+                }
             }
+            discard_record(&record);
         }
         rows.push(row);
     }
@@ -263,7 +265,9 @@ fn shape_feeds(settings: &RunSettings, inputs: &[TensorInfo], shapes: &Shapes, f
             ShapedFeed::Values(values) => {
                 std::fs::create_dir_all(folder).with_context(|| format!("cannot make {}", folder.display()))?;
                 let file = folder.join(format!("{}.npy", npy_file_stem(&name)));
-                std::fs::write(&file, values.to_npy()).with_context(|| format!("cannot write {}", file.display()))?;
+                std::fs::File::create(&file)
+                    .and_then(|mut out| values.write_npy(&mut out))
+                    .with_context(|| format!("cannot write {}", file.display()))?;
                 named_spec(&name, &file.display().to_string(), inputs.len() == 1)
             }
         });
