@@ -24,7 +24,7 @@ use crate::report::dump::{DumpReport, Written};
 use crate::report::made_by::Making;
 use crate::report::print;
 use crate::runner::testcase::testcase_values;
-use crate::runner::{Plan, Session};
+use crate::runner::{RunPlan, Session};
 use crate::tensor::HostTensor;
 
 /// What `mge dump` was asked, turned once from `DumpArgs`.
@@ -188,7 +188,7 @@ impl DumpRun {
 fn run_once(mut prepared: Prepared, global: &Global) -> Result<Vec<(String, HostTensor)>> {
     let feeds = prepared.feeds(global)?;
     prepared.session.feed(&feeds)?;
-    prepared.session.measure(&Plan::once(global.verbose), &mut ())?;
+    prepared.session.measure(&RunPlan::once(global.verbose), &mut ())?;
     let outputs = prepared.session.read_outputs()?;
     prepared.finish()?;
     Ok(outputs)

@@ -18,7 +18,7 @@ use crate::output_files::{claim_file, write_atomically};
 use crate::report::made_by::Making;
 use crate::report::pack_testcases::{PackTestcasesReport, TestcaseTensor};
 use crate::report::print;
-use crate::runner::Plan;
+use crate::runner::RunPlan;
 use crate::tensor::{DType, HostTensor};
 
 /// What `mge pack-testcases` was asked, turned once from `PackTestcasesArgs`.
@@ -60,7 +60,7 @@ pub fn pack_testcases(settings: PackTestcasesSettings, global: &Global) -> Resul
     })?;
     let feeds = prepared.feeds(global)?;
     prepared.session.feed(&feeds)?;
-    prepared.session.measure(&Plan::once(global.verbose), &mut ())?;
+    prepared.session.measure(&RunPlan::once(global.verbose), &mut ())?;
     let outputs = prepared.session.read_outputs()?;
     let expected: Vec<(String, &HostTensor)> = outputs
         .iter()

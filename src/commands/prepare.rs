@@ -21,7 +21,7 @@ use crate::options::EngineOption;
 use crate::output_files::{staged_beside, write_atomically};
 use crate::packed_options::Carried;
 use crate::runner::testcase::testcase_feeds;
-use crate::runner::{profile_algorithms, Outputs, Plan, RunObserver, Runs, Session};
+use crate::runner::{profile_algorithms, Outputs, RunObserver, RunPlan, Runs, Session};
 use crate::runtime;
 use crate::runtime::algo_cache::ModelRecord;
 use crate::supervise::child::announce;
@@ -409,7 +409,7 @@ impl Prepared<'_> {
 
     /// Warms up and times the runs of `plan` (see `Session::measure`), with a
     /// note when `--duration` stopped at the most timed runs one run keeps.
-    pub fn measure(&mut self, plan: &Plan, observer: &mut impl RunObserver) -> Result<Runs> {
+    pub fn measure(&mut self, plan: &RunPlan, observer: &mut impl RunObserver) -> Result<Runs> {
         let runs = self.session.measure(plan, observer)?;
         if plan.stopped_at_most(runs.timed_ms.len()) {
             self.global.note(format!(

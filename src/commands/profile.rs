@@ -20,7 +20,7 @@ use crate::report::profile::{
 };
 use crate::report::trace::{comp_node_name, write_trace, TraceSource};
 use crate::runner::timing::{ColdStart, Timing};
-use crate::runner::Plan;
+use crate::runner::RunPlan;
 
 /// What `mge profile` was asked, turned once from `ProfileArgs`.
 pub struct ProfileSettings {
@@ -46,7 +46,7 @@ struct ModelRun {
     model: ModelSettings,
     /// What a container's testcases are for (`--no-testcase`).
     testcases: Testcases,
-    plan: Plan,
+    plan: RunPlan,
     /// `--all-times`.
     all_times: bool,
     /// `-o FILE`, else `<stem>.trace.json` in the current folder.

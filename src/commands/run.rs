@@ -36,7 +36,7 @@ use crate::runner::noise::Noise;
 use crate::runner::pinning::pinned_threads;
 use crate::runner::testcase::{run_testcases, Judge, TestcaseRun};
 use crate::runner::timing::{ColdStart, Timing};
-use crate::runner::{Plan, Runs};
+use crate::runner::{RunPlan, Runs};
 use crate::runtime::Located;
 use crate::supervise::parent::Rerun;
 use crate::tensor::HostTensor;
@@ -47,7 +47,7 @@ pub struct RunSettings {
     model: ModelSettings,
     /// What a container's testcases are for (`--no-testcase`).
     testcases: Testcases,
-    plan: Plan,
+    plan: RunPlan,
     /// `--all-times`: every timed run's time in the JSON report.
     all_times: bool,
     expectations: Vec<Expectation>,
@@ -97,7 +97,7 @@ impl RunSettings {
         Ok(RunSettings {
             model,
             testcases: Testcases::unless(args.no_testcase, Testcases::Run),
-            plan: Plan {
+            plan: RunPlan {
                 sample_machine: true,
                 ..plan(&args.iterations, global)
             },

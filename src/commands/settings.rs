@@ -16,7 +16,7 @@ use crate::feeds::{self, FeedOptions, FeedSpec};
 use crate::input_files;
 use crate::options::{EngineOption, RuntimeOptions, TransformTarget};
 use crate::output_files::claim_file;
-use crate::runner::Plan;
+use crate::runner::RunPlan;
 use crate::runtime;
 
 /// A command's engine options, turned once from its arguments.
@@ -304,8 +304,8 @@ impl FeedSettings {
     }
 }
 
-pub fn plan(iterations: &IterationArgs, global: &Global) -> Plan {
-    Plan {
+pub fn plan(iterations: &IterationArgs, global: &Global) -> RunPlan {
+    RunPlan {
         warmup: iterations.warmup,
         iterations: iterations.iter,
         duration: iterations.duration,

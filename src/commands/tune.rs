@@ -23,7 +23,7 @@ use crate::runtime::algo_cache::{model_digest, opted_out_by_environment, AlgoCac
 use crate::runtime::{self, Located};
 use crate::supervise::Scratch;
 use crate::tune::candidate::singles;
-use crate::tune::record::{self, Recorded, SearchRecord};
+use crate::tune::record::{self, RecordedSearch, SearchRecord};
 use crate::tune::trial::{AlgoCacheView, Trials};
 use crate::tune::Tuning;
 use crate::tune::{tune as search, TuneOptions};
@@ -207,7 +207,7 @@ fn keep_record(cache: &AlgoCache, key: &str, tuning: &Tuning, singles: &[EngineO
 
 /// The record of an earlier search under `key`; a damaged or foreign one is
 /// said in a note, and the search measures anew (and replaces it).
-fn read_record(cache: &AlgoCache, key: &str, singles: &[EngineOption], global: &Global) -> Option<Recorded> {
+fn read_record(cache: &AlgoCache, key: &str, singles: &[EngineOption], global: &Global) -> Option<RecordedSearch> {
     let bytes = match cache.search_record(key) {
         Ok(bytes) => bytes?,
         Err(err) => {

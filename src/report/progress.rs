@@ -6,7 +6,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::messages::to_stderr;
 use crate::runner::rounds::{Measured, Ratio};
-use crate::runner::sequential::Plan;
+use crate::runner::sequential::RoundsPlan;
 use crate::runtime::InstallWatcher;
 use crate::supervise::parent::Watcher;
 use crate::supervise::{Phase, Whereabouts};
@@ -201,7 +201,7 @@ pub struct RoundsProgress {
 
 impl RoundsProgress {
     /// The rounds of `pair` (a model's name in a folder, or empty) under `plan`.
-    pub fn new(pair: &str, plan: &Plan, quiet: bool) -> RoundsProgress {
+    pub fn new(pair: &str, plan: &RoundsPlan, quiet: bool) -> RoundsProgress {
         let bar = match plan.budget {
             Some(budget) => {
                 let spinner = bar(

@@ -46,7 +46,7 @@ use crate::mge_command::RECORD_ENV;
 use crate::options::EngineOption;
 use crate::output_files::{claim_set, npy_file_stem, StagedSet};
 use crate::runtime::{self, Choice, Located};
-use crate::supervise::repro_record::Recorded;
+use crate::supervise::repro_record::ChildRecord;
 use crate::text::{printable, printable_lines};
 
 /// Models up to this size are copied into the folder; larger ones are named
@@ -215,7 +215,7 @@ impl Repro {
         failing: FailingModel,
         command: impl FnOnce(&mut Folder) -> Result<MgeCommand>,
     ) -> Result<String> {
-        let recorded = failing.record.as_deref().map(Recorded::read).transpose()?;
+        let recorded = failing.record.as_deref().map(ChildRecord::read).transpose()?;
         let staged = self.set.path().join(name);
         fs::create_dir(&staged).with_context(|| format!("cannot write {}", self.dir.join(name).display()))?;
         let mut feeds = Vec::new();
@@ -545,7 +545,7 @@ fn engine_environment(runtime: Option<&Located>) -> Result<Vec<(OsString, OsStri
 
 /// `engine.log`: what failed, what the engine's process printed on stderr,
 /// and what the engine printed on the stdout the tool captured.
-fn engine_log(failing: &FailingModel, recorded: Option<&Recorded>) -> String {
+fn engine_log(failing: &FailingModel, recorded: Option<&ChildRecord>) -> String {
     let printed = match failing.engine_log.is_empty() {
         true => "(nothing)\n",
         false => &failing.engine_log,

@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{anyhow, Context, Result};
 
 use super::noise::MachineSample;
-use super::{Plan, Runs, Session};
+use super::{RunPlan, Runs, Session};
 use crate::compare::{compare_values, Criterion, Mismatch};
 use crate::engine::{Lite, NetworkOptions};
 use crate::feeds::Feed;
@@ -21,7 +21,7 @@ use crate::tensor::HostTensor;
 #[derive(Clone, Copy, Debug)]
 pub struct Instances {
     pub count: usize,
-    /// Plan the copies' runtime memory in the first's. The engine forbids
+    /// RunPlan the copies' runtime memory in the first's. The engine forbids
     /// graphs that share memory to run at the same time, so the instances
     /// then take turns: each run waits for the one before it to end.
     pub share_memory: bool,
@@ -64,7 +64,7 @@ pub fn run_concurrently(
     lite: &Lite,
     options: &NetworkOptions,
     feeds: &[Feed],
-    plan: &Plan,
+    plan: &RunPlan,
     instances: Instances,
 ) -> Result<Concurrent> {
     let mut copies = Vec::with_capacity(instances.count.saturating_sub(1));
@@ -130,7 +130,7 @@ struct Done {
 /// just before the timed runs began and just after the last ended.
 fn run_together(
     sessions: Vec<(f64, &mut Session)>,
-    plan: &Plan,
+    plan: &RunPlan,
 ) -> Result<(Vec<Done>, (MachineSample, MachineSample))> {
     let parties = sessions.len() + 1;
     let (warmed_up, go) = (Barrier::new(parties), Barrier::new(parties));

@@ -43,7 +43,7 @@ pub struct Session {
     turns: Option<Arc<Mutex<()>>>,
 }
 
-pub struct Plan {
+pub struct RunPlan {
     pub warmup: usize,
     pub iterations: u64,
     /// Keep running (at least `iterations`) until the timed runs took this long.
@@ -148,10 +148,10 @@ pub enum Outputs {
     Real,
 }
 
-impl Plan {
+impl RunPlan {
     /// One run and no warm-up: enough to judge a testcase or dump a run's tensors.
-    pub fn once(verbose: bool) -> Plan {
-        Plan {
+    pub fn once(verbose: bool) -> RunPlan {
+        RunPlan {
             warmup: 0,
             iterations: 1,
             duration: None,
@@ -163,8 +163,8 @@ impl Plan {
 
     /// The runs of `run --profile`'s profiled copy: one warm-up (its first
     /// run allocates), then as many runs as `iterations`, without `duration`.
-    pub fn profiled(&self) -> Plan {
-        Plan {
+    pub fn profiled(&self) -> RunPlan {
+        RunPlan {
             warmup: 1,
             iterations: self.iterations,
             duration: None,
@@ -333,7 +333,7 @@ impl Session {
 
     /// Runs the fake first run (if asked), `warmup` untimed runs, then the timed
     /// ones, telling `observer` about each, and the parent where it is.
-    pub fn measure(&mut self, plan: &Plan, observer: &mut impl RunObserver) -> Result<Runs> {
+    pub fn measure(&mut self, plan: &RunPlan, observer: &mut impl RunObserver) -> Result<Runs> {
         let warmed = self.warm_up(plan, observer, true)?;
         let before = plan.sample_machine.then(MachineSample::now);
         let timed = self.time(plan, observer, true)?;
@@ -348,7 +348,7 @@ impl Session {
 
     /// The fake first run (if asked) and the warm-up runs; `shown` tells the
     /// parent how far they are.
-    pub fn warm_up(&mut self, plan: &Plan, observer: &mut impl RunObserver, shown: bool) -> Result<WarmedUp> {
+    pub fn warm_up(&mut self, plan: &RunPlan, observer: &mut impl RunObserver, shown: bool) -> Result<WarmedUp> {
         let runs = plan.warmup as u64;
         let mut counter = (shown && runs > 0).then(|| RunCounter::start(Phase::Warmup { runs }));
         let mut warmed = WarmedUp {
@@ -371,7 +371,7 @@ impl Session {
     }
 
     /// The timed runs of `plan`; `shown` tells the parent how far they are.
-    pub fn time(&mut self, plan: &Plan, observer: &mut impl RunObserver, shown: bool) -> Result<Timed> {
+    pub fn time(&mut self, plan: &RunPlan, observer: &mut impl RunObserver, shown: bool) -> Result<Timed> {
         let mut counter = shown.then(|| {
             RunCounter::start(Phase::Iterations {
                 runs: plan.iterations,

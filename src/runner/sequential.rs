@@ -118,7 +118,7 @@ impl Looks {
 }
 
 /// How the rounds are taken and judged.
-pub struct Plan {
+pub struct RoundsPlan {
     pub looks: Looks,
     /// ±min-effect, in percent (`MIN_EFFECT_PERCENT` unless the user names
     /// another): the verdict's bounds around 1.
@@ -217,7 +217,7 @@ pub struct Judged {
 /// once more where they stopped between two.
 pub fn rounds_until_decided(
     lineup: &mut dyn Lineup,
-    plan: &Plan,
+    plan: &RoundsPlan,
     cores: usize,
     mut after_round: impl FnMut(&[Vec<Measured>]),
 ) -> Result<Judged> {
@@ -266,7 +266,7 @@ pub fn rounds_until_decided(
     })
 }
 
-impl Plan {
+impl RoundsPlan {
     /// Whether every pair's verdict is decided at this look.
     fn decided(&self, rounds: &[Vec<Measured>]) -> bool {
         self.pairs.iter().all(|&(a, b)| {

@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::{Outputs, Plan, Session};
+use super::{Outputs, RunPlan, Session};
 use crate::compare::{compare_values, worst, LeftOut, Rules, Tolerance};
 use crate::engine::{capture_stdout, EngineError, Lite, NetworkOptions};
 use crate::feeds::Feed;
@@ -82,7 +82,7 @@ pub fn run_testcases(
     lite: &Lite,
     model: &ModelFile,
     session: &mut Session,
-    plan: &Plan,
+    plan: &RunPlan,
     judge: Judge,
 ) -> Result<Vec<TestcaseRun>> {
     let assertions = model.assertions()?;
@@ -107,7 +107,7 @@ fn run_testcase(
     session: &mut Session,
     testcase: Testcase,
     assertions: &[Assertion],
-    plan: &Plan,
+    plan: &RunPlan,
     judge: Judge,
 ) -> TestcaseRun {
     let Testcase { index, graph } = testcase;
@@ -147,7 +147,7 @@ fn judge_by_the_engine(
     run: &mut TestcaseRun,
     session: &mut Session,
     assertions: &[Assertion],
-    plan: &Plan,
+    plan: &RunPlan,
 ) -> Result<()> {
     let capture = capture_stdout()?;
     let result = session.feed(&run.feeds).and_then(|()| session.measure(plan, &mut ()));
@@ -196,7 +196,7 @@ fn judge_by_rules(
     session: &mut Session,
     expected: &[(String, HostTensor)],
     assertions: &[Assertion],
-    plan: &Plan,
+    plan: &RunPlan,
     rules: &Rules,
 ) -> Result<()> {
     session.feed(&run.feeds)?;

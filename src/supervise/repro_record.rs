@@ -6,7 +6,7 @@
 //! record that cannot be written is left out, never the run's failure (the
 //! reproducer then says that no feeds were recorded).
 //!
-//! The layout, read back by `Recorded::read`:
+//! The layout, read back by `ChildRecord::read`:
 //! `runtime_version` (one line), `engine_stdout` (what the engine printed on
 //! the stdout the tool captures: its AssertEqual errors; its first `KEPT_HALF`
 //! bytes, the last as many in the ring `engine_stdout.tail`, the count of all
@@ -179,7 +179,7 @@ fn read_kept(dir: &Path) -> Result<Option<String>> {
 }
 
 /// What a child recorded, read back by the parent.
-pub struct Recorded {
+pub struct ChildRecord {
     /// The runtime's version, if the child loaded it.
     pub runtime_version: Option<String>,
     /// What the engine printed on the stdout the tool captured.
@@ -190,15 +190,15 @@ pub struct Recorded {
     pub feeds: Option<PathBuf>,
 }
 
-impl Recorded {
-    pub fn read(dir: &Path) -> Result<Recorded> {
+impl ChildRecord {
+    pub fn read(dir: &Path) -> Result<ChildRecord> {
         let read = |file: &str| input_files::read_if_present(&dir.join(file), &input_files::CHILD_RECORD);
         let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
         let version = read(RUNTIME_VERSION)?;
         let engine_stdout = read_kept(dir)?;
         let feeds = dir.join("feeds");
         let fed = fed_in(&feeds)?;
-        Ok(Recorded {
+        Ok(ChildRecord {
             runtime_version: version.map(|bytes| text(bytes).trim().to_string()),
             engine_stdout,
             fed,
@@ -232,7 +232,7 @@ mod tests {
             engine_stdout(std::str::from_utf8(piece).unwrap());
         }
         *lock() = None;
-        let kept = Recorded::read(dir.path()).unwrap().engine_stdout.unwrap();
+        let kept = ChildRecord::read(dir.path()).unwrap().engine_stdout.unwrap();
         let left_out = printed.len() - 2 * KEPT_HALF;
         let expected = format!(
             "{}\n[... {left_out} bytes left out ...]\n{}",
@@ -243,7 +243,7 @@ mod tests {
         let short = tempfile::tempdir().unwrap();
         append_kept(short.path(), b"AssertEqual: err=0\n").unwrap();
         append_kept(short.path(), b"again\n").unwrap();
-        let kept = Recorded::read(short.path()).unwrap().engine_stdout.unwrap();
+        let kept = ChildRecord::read(short.path()).unwrap().engine_stdout.unwrap();
         assert_eq!(kept, "AssertEqual: err=0\nagain\n");
     }
 }

@@ -28,7 +28,7 @@ use crate::options::EngineOption;
 use crate::runner::rounds::{median_of_rounds, Measured, Ratio};
 use crate::runner::sequential::{RoundsNoise, Speed, Verdict, ALPHA};
 use candidate::Candidate;
-use record::Recorded;
+use record::RecordedSearch;
 use trial::{Runner, TrialStatus};
 
 /// One tried candidate.
@@ -267,7 +267,7 @@ impl Tuning {
 pub fn tune(
     trials: &mut dyn Runner,
     singles: Vec<EngineOption>,
-    recorded: Option<Recorded>,
+    recorded: Option<RecordedSearch>,
     options: &TuneOptions,
     watcher: &mut dyn TuneWatcher,
 ) -> Result<Tuning> {

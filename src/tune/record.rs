@@ -62,7 +62,7 @@ struct UntriedRecord {
 }
 
 /// A record read back: the search's rows as the search keeps them.
-pub struct Recorded {
+pub struct RecordedSearch {
     pub baseline: Row,
     pub rows: Vec<Row>,
     pub untried: Vec<Untried>,
@@ -143,7 +143,7 @@ impl SearchRecord {
     /// The record in `bytes`, for `key` and `singles`: a damaged or foreign
     /// one (naming an option `singles` does not hold, or one twice; holding
     /// figures no run measures) says why.
-    pub fn read(bytes: &[u8], key: &str, singles: &[EngineOption]) -> Result<Recorded, String> {
+    pub fn read(bytes: &[u8], key: &str, singles: &[EngineOption]) -> Result<RecordedSearch, String> {
         let record: SearchRecord =
             serde_json::from_slice(bytes).map_err(|_| "damaged: it is not a record mge writes".to_string())?;
         if record.key != key {
@@ -183,7 +183,7 @@ impl SearchRecord {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |now| now.as_secs());
-        Ok(Recorded {
+        Ok(RecordedSearch {
             baseline: row(record.baseline)?,
             rows: record.rows.into_iter().map(row).collect::<Result<_, _>>()?,
             untried: record
@@ -237,7 +237,7 @@ fn time_measured(time: Duration) -> bool {
     time.as_secs_f64() <= LONGEST_SECONDS
 }
 
-impl Recorded {
+impl RecordedSearch {
     /// Whether the search may be taken from this record, the baseline
     /// measured `now`: else why it is measured anew. The baseline is the
     /// probe: a machine whose load or clock changed since, or feeds that
@@ -290,7 +290,7 @@ mod tests {
         let read = SearchRecord::read(&bytes, "key", &singles).unwrap();
         assert!(read.rows.iter().any(|row| row.candidate.to_string() == "--fast-run"));
         assert!(read.age < Duration::from_secs(60));
-        let why = |result: Result<Recorded, String>| result.err().expect("refused");
+        let why = |result: Result<RecordedSearch, String>| result.err().expect("refused");
         assert_eq!(
             why(SearchRecord::read(&bytes, "another", &singles)),
             "foreign: written for another model, runtime, CPU or settings"

@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use super::candidate::{singles, Candidate};
 use super::cost::OnRecord;
-use super::record::{Recorded, SearchRecord};
+use super::record::{RecordedSearch, SearchRecord};
 use super::search::Search;
 use super::trial::{Runner, Trial, TrialStatus};
 use super::{Row, TuneOptions, TuneWatcher, Tuning};
@@ -162,7 +162,12 @@ pub fn search(script: &mut Scripted, user: &[EngineOption], budget_s: u64) -> Tu
 }
 
 /// As `search`, the search taken from `recorded` where that is usable.
-pub fn search_from(script: &mut Scripted, user: &[EngineOption], budget_s: u64, recorded: Option<Recorded>) -> Tuning {
+pub fn search_from(
+    script: &mut Scripted,
+    user: &[EngineOption],
+    budget_s: u64,
+    recorded: Option<RecordedSearch>,
+) -> Tuning {
     let options = TuneOptions {
         budget: Duration::from_secs(budget_s),
         rules: Rules::default(),
@@ -174,7 +179,7 @@ pub fn search_from(script: &mut Scripted, user: &[EngineOption], budget_s: u64, 
 }
 
 /// `tuning`'s search (of the user's options `user`) as its record keeps it, read back.
-pub fn record_of(tuning: &Tuning, user: &[EngineOption]) -> Recorded {
+pub fn record_of(tuning: &Tuning, user: &[EngineOption]) -> RecordedSearch {
     let singles = singles_of(user);
     let record = SearchRecord::of(tuning, &singles, "key".into()).expect("a search measured now is recorded");
     SearchRecord::read(&record.to_bytes(), "key", &singles).expect("a record reads back under its key")

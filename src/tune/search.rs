@@ -32,12 +32,12 @@ use anyhow::{bail, Result};
 
 use super::candidate::{interacts_with_fast_run, Candidate};
 use super::cost::{budget_ran_out, Costs};
-use super::record::Recorded;
+use super::record::RecordedSearch;
 use super::trial::{compare_outputs, Runner, Trial, TrialStatus};
 use super::{best_of, Confirmation, Contender, Row, Searched, Skipped, TuneOptions, TuneWatcher, Tuning, Untried};
 use crate::options::EngineOption;
 use crate::runner::rounds::{Lineup, Measured};
-use crate::runner::sequential::{rounds_until_decided, Looks, Plan, MIN_EFFECT_PERCENT};
+use crate::runner::sequential::{rounds_until_decided, Looks, RoundsPlan, MIN_EFFECT_PERCENT};
 
 /// Seconds of timed runs each candidate gets (the run count follows from the
 /// baseline): a trial only screens, the confirmation's rounds decide.
@@ -158,7 +158,7 @@ impl<'a> Search<'a> {
     /// Tries `singles` (fast-run where it fits, the rest in their order) and
     /// what combines with them, then confirms the best; or, where `recorded`
     /// holds a usable record of that search, confirms the record's winners.
-    pub fn run(mut self, singles: Vec<EngineOption>, recorded: Option<Recorded>) -> Result<Tuning> {
+    pub fn run(mut self, singles: Vec<EngineOption>, recorded: Option<RecordedSearch>) -> Result<Tuning> {
         let mut record_unused = None;
         if let Some(recorded) = recorded {
             match recorded.usable(self.baseline_measured()) {
@@ -200,7 +200,7 @@ impl<'a> Search<'a> {
     /// the baseline's outputs now (the algorithms the cache holds may have
     /// changed since); one that fails or differs is no winner. Then the
     /// confirmation, measured now.
-    fn confirm_recorded(mut self, recorded: Recorded) -> Result<Tuning> {
+    fn confirm_recorded(mut self, recorded: RecordedSearch) -> Result<Tuning> {
         self.baseline = recorded.baseline;
         self.rows = recorded.rows;
         self.untried = recorded.untried;
@@ -465,7 +465,7 @@ impl<'a> Search<'a> {
         let lineup: Vec<Candidate> = std::iter::once(Candidate::default())
             .chain(winners.iter().map(|index| self.rows[*index].candidate.clone()))
             .collect();
-        let plan = Plan {
+        let plan = RoundsPlan {
             looks: Looks::doubling(LOOKS, winners.len()),
             min_effect_percent: MIN_EFFECT_PERCENT,
             precision: Some(PRECISION),

@@ -21,7 +21,7 @@ use crate::options::EngineOption;
 use crate::report::check::{ModelCheck, TestcaseCheck};
 use crate::report::repro::discard_record;
 use crate::runner::testcase::{run_testcases, Judge};
-use crate::runner::{Plan, Session};
+use crate::runner::{RunPlan, Session};
 use crate::runtime;
 use crate::runtime::algo_cache::ModelRecord;
 use crate::supervise::parent::{ChildStdout, Next, PassThrough, Supervisor};
@@ -229,7 +229,7 @@ fn check_testcases(
     let judge = judging.judge;
     let mut session = Session::load(lite, &model, judge.outputs(), &engine.network)?;
     *load_s = Some(loading.elapsed().as_secs_f64());
-    let mut runs = run_testcases(lite, &model, &mut session, &Plan::once(verbose), judge)?;
+    let mut runs = run_testcases(lite, &model, &mut session, &RunPlan::once(verbose), judge)?;
     ready.keep_algorithms(lite, ModelRecord::default(), global);
     judge_testcases(
         &mut runs,

@@ -16,7 +16,7 @@ use crate::mge_command::MgeCommand;
 use crate::report::compare::timing::TimingComparison;
 use crate::report::progress::RoundsProgress;
 use crate::runner::rounds::{timed_child, Lineup, Measured, TimedRun};
-use crate::runner::sequential::{rounds_until_decided, Looks, Plan, MIN_EFFECT_PERCENT};
+use crate::runner::sequential::{rounds_until_decided, Looks, RoundsPlan, MIN_EFFECT_PERCENT};
 
 /// Looks at the rounds when `--rounds` does not fix them: after 8, 16, 32
 /// and 64 rounds (`Looks::doubling`), each at 98.75%.
@@ -116,7 +116,7 @@ pub fn time_pair(
         timeout: two.timeout,
         failure: None,
     };
-    let plan = Plan {
+    let plan = RoundsPlan {
         looks: settings.looks.clone(),
         min_effect_percent: settings.min_effect,
         precision: None,

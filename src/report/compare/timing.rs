@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::report::by_op::{by_op_text, ByOp};
 use crate::runner::rounds::median_of_rounds;
-use crate::runner::sequential::{rounds_text, Ended, Judged, Plan, RoundsNoise, Speed};
+use crate::runner::sequential::{rounds_text, Ended, Judged, RoundsNoise, RoundsPlan, Speed};
 
 /// The speeds of two runs, timed in rounds.
 #[derive(Serialize)]
@@ -45,7 +45,7 @@ pub struct TimingComparison {
 impl TimingComparison {
     /// A's and B's rounds (A's first in each) as `outcome` holds them,
     /// taken and judged by `plan`, against `--max-slowdown`; `None` for none.
-    pub fn new(outcome: &Judged, plan: &Plan, max_slowdown: Option<f64>) -> Option<TimingComparison> {
+    pub fn new(outcome: &Judged, plan: &RoundsPlan, max_slowdown: Option<f64>) -> Option<TimingComparison> {
         let verdict = outcome.verdicts.first()?;
         let rounds = &outcome.rounds;
         let too_slow = max_slowdown.is_some_and(|percent| {

@@ -75,8 +75,8 @@ impl<F: FnMut(&mut Draws) -> f64> Lineup for Pair<F> {
     }
 }
 
-fn compare_plan(budget_s: Option<u64>) -> Plan {
-    Plan {
+fn compare_plan(budget_s: Option<u64>) -> RoundsPlan {
+    RoundsPlan {
         looks: Looks::doubling(4, 1),
         min_effect_percent: 2.0,
         precision: None,
@@ -86,7 +86,7 @@ fn compare_plan(budget_s: Option<u64>) -> Plan {
     }
 }
 
-fn judged(lineup: &mut dyn Lineup, plan: &Plan) -> Judged {
+fn judged(lineup: &mut dyn Lineup, plan: &RoundsPlan) -> Judged {
     rounds_until_decided(lineup, plan, 2, |_| {}).unwrap()
 }
 
@@ -201,7 +201,7 @@ fn a_round_starts_only_while_the_longest_round_fits() {
 #[test]
 fn fixed_rounds_are_looked_at_once() {
     let mut pair = Pair::new(5, 0.0, |draws| 1.0 + 0.05 * draws.normal());
-    let plan = Plan {
+    let plan = RoundsPlan {
         looks: Looks::fixed(6),
         ..compare_plan(None)
     };
@@ -244,7 +244,7 @@ fn a_wide_faster_is_not_decided_where_precision_is_asked() {
         1 => 4.0,
         _ => 0.4 * (1.0 + 0.02 * draws.normal()),
     };
-    let plan = Plan {
+    let plan = RoundsPlan {
         precision: Some(1.5),
         ..compare_plan(Some(600))
     };
@@ -268,7 +268,7 @@ fn looking_more_than_once_keeps_the_false_verdicts_within_five_percent() {
         (spread * draws.normal()).exp()
     };
     let false_verdicts = |looks: Looks, seed: u64| {
-        let plan = Plan {
+        let plan = RoundsPlan {
             looks,
             min_effect_percent: 0.0,
             ..compare_plan(None)
