@@ -4,8 +4,28 @@
 //! `compare`'s pairs); the writing is here.
 
 use std::fmt::Write;
+use std::path::Path;
 
+use anyhow::{Context, Result};
+
+use crate::output_files::{claim_file, write_atomically};
 use crate::text::printable;
+
+/// Claims `--junit`'s file before any work: not one of the command's inputs, nor stdout.
+pub fn claim(junit: Option<&Path>) -> Result<()> {
+    match junit {
+        Some(junit) => claim_file("--junit", junit).with_context(|| format!("--junit {}", junit.display())),
+        None => Ok(()),
+    }
+}
+
+/// Writes `command`'s suites to `--junit`'s file, whole, where one was asked for.
+pub fn write(junit: Option<&Path>, command: &str, suites: &[Suite]) -> Result<()> {
+    match junit {
+        Some(junit) => write_atomically(junit, junit_xml(command, suites).as_bytes()).context("--junit"),
+        None => Ok(()),
+    }
+}
 
 /// One model's `testsuite`.
 pub struct Suite {

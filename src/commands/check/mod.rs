@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
 use super::models::select_models;
 use super::prepare::refuse_unchecked_testcases;
@@ -27,9 +27,8 @@ use crate::input_files;
 use crate::messages::say;
 use crate::mge_command::MgeCommand;
 use crate::options::EngineOption;
-use crate::output_files::{claim_file, write_atomically};
 use crate::report::check::{CheckReport, ModelCheck};
-use crate::report::junit::junit_xml;
+use crate::report::junit;
 use crate::report::made_by::Making;
 use crate::report::repro::{self, FailingModel, Folder, Repro};
 use crate::report::{emit, print};
@@ -93,9 +92,7 @@ impl CheckSettings {
         let engine = engine_settings(&args.engine, global)?;
         refuse_unchecked_testcases(&engine.network)?;
         engine.claim_files()?;
-        if let Some(junit) = &args.junit {
-            claim_file("--junit", junit).with_context(|| format!("--junit {}", junit.display()))?;
-        }
+        junit::claim(args.junit.as_deref())?;
         if let Some(dir) = &args.repro.dir {
             repro::claim(dir)?;
         }
@@ -156,10 +153,8 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
     let transcripts = workers.check_all(jobs, &mut printer)?;
     let checks = printer.finish();
     let anything_ran = checks.iter().any(ModelCheck::reached_the_engine);
-    if let Some(junit) = &junit {
-        let suites: Vec<_> = checks.iter().map(ModelCheck::junit_suite).collect();
-        write_atomically(junit, junit_xml("mge check", &suites).as_bytes()).context("--junit")?;
-    }
+    let suites: Vec<_> = checks.iter().map(ModelCheck::junit_suite).collect();
+    junit::write(junit.as_deref(), "mge check", &suites)?;
     if let (Some(repro), Some(record)) = (repro.take(), &workers.record) {
         let reproducing = Reproducing {
             models: &models,

@@ -21,6 +21,7 @@ use crate::input_files;
 use crate::interrupt::Interrupted;
 use crate::report::compare::folders::{FolderReport, FolderTiming, PairRow, PairStatus};
 use crate::report::compare::two_runs::RunsCompared;
+use crate::report::junit;
 use crate::supervise::parent::hint_on_the_line;
 use crate::supervise::Scratch;
 use crate::text::{counted, path_text};
@@ -117,7 +118,7 @@ pub fn compare_folders(
     let [dir_a, dir_b] = folders;
     models.claim(folders)?;
     two.claim_feeds()?;
-    super::claim_junit(junit)?;
+    junit::claim(junit)?;
     two.note_feeds(global);
     let mut rows: Vec<FolderRow> = models
         .places

@@ -11,7 +11,7 @@ mod structure;
 mod timing;
 mod two_runs;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
@@ -21,9 +21,8 @@ use crate::cli::CompareArgs;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, Rules, Tolerance};
 use crate::options::EngineOption;
-use crate::output_files::{claim_file, write_atomically};
 use crate::report::compare::{CompareReport, Walk};
-use crate::report::junit::{junit_xml, Suite};
+use crate::report::junit;
 use crate::report::made_by::Making;
 use crate::report::print;
 use crate::text::{differ, part_of};
@@ -186,7 +185,7 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
         } => {
             let report =
                 folders::compare_folders(&run_settings, &folders, &models, jobs, rules, junit.as_deref(), global)?;
-            write_junit(junit.as_deref(), &report.junit_suites())?;
+            junit::write(junit.as_deref(), "mge compare", &report.junit_suites())?;
             print(&report, json, &Making::new(&global.runtime, None, &[]))?;
             if report.failed > 0 {
                 let failed = part_of(report.failed, report.pairs.len(), "pair");
@@ -209,7 +208,7 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
                 junit.as_deref(),
                 global,
             )?;
-            write_junit(junit.as_deref(), &[report.junit_suite()])?;
+            junit::write(junit.as_deref(), "mge compare", &[report.junit_suite()])?;
             print(&report, json, &Making::new(&global.runtime, None, &[]))?;
             let failures = report.failures();
             if !failures.is_empty() {
@@ -227,22 +226,6 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
             print(&report, json, &Making::without_engine())?;
             verdict(report.failed, report.tensors.len())
         }
-    }
-}
-
-/// Claims `--junit`'s file before any run: not one of the inputs, nor stdout.
-fn claim_junit(junit: Option<&Path>) -> Result<()> {
-    match junit {
-        Some(junit) => claim_file("--junit", junit).with_context(|| format!("--junit {}", junit.display())),
-        None => Ok(()),
-    }
-}
-
-/// Writes `--junit`'s report, when asked for.
-fn write_junit(junit: Option<&Path>, suites: &[Suite]) -> Result<()> {
-    match junit {
-        Some(junit) => write_atomically(junit, junit_xml("mge compare", suites).as_bytes()).context("--junit"),
-        None => Ok(()),
     }
 }
 

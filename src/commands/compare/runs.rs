@@ -20,6 +20,7 @@ use crate::mge_command::MgeCommand;
 use crate::output_files::{claim_set, StagedSet};
 use crate::report::compare::runs::TwoRunReport;
 use crate::report::compare::two_runs::RunsCompared;
+use crate::report::junit;
 use crate::report::repro::{self, FailingModel, Folder, Repro};
 use crate::supervise::Scratch;
 use crate::text::{differ, part_of, quoted_list};
@@ -94,7 +95,7 @@ fn claim_files(two: &TwoRuns, models: &[PathBuf; 2], [keep, junit, repro_dir]: [
             );
         }
     }
-    super::claim_junit(junit)?;
+    junit::claim(junit)?;
     match repro_dir {
         Some(dir) => repro::claim(dir),
         None => Ok(()),
