@@ -70,6 +70,16 @@ fn failing_in_the_log(fault: &str) -> assert_cmd::Command {
     command
 }
 
+/// `command` runs the reduce fixture once under `--timeout 2`, with
+/// `--repro REPRO --reduce`.
+fn reduced_within_two_seconds(command: &mut assert_cmd::Command, manifest: &Value, repro: &Path) {
+    let model = manifest["model"].as_str().unwrap();
+    command
+        .args(["run", model, "-q", "--iter", "1", "--timeout", "2", "--repro"])
+        .arg(repro)
+        .arg("--reduce");
+}
+
 #[test]
 fn a_nan_is_cut_at_the_first_var_that_holds_it() {
     let manifest = reduce_manifest();
@@ -192,19 +202,7 @@ fn a_crash_or_a_hang_is_cut_by_bisection() {
         let dir = tempfile::tempdir().unwrap();
         let repro = dir.path().join("repro");
         let mut command = failing_in_the_log(fault);
-        command
-            .args([
-                "run",
-                manifest["model"].as_str().unwrap(),
-                "-q",
-                "--iter",
-                "1",
-                "--timeout",
-                "2",
-            ])
-            .arg("--repro")
-            .arg(&repro)
-            .arg("--reduce");
+        reduced_within_two_seconds(&mut command, &manifest, &repro);
         let (_, stderr) = run_expecting(&mut command, code);
         assert!(stderr.contains(said), "{stderr}");
         let (folder, line) = &written(&stderr)[0];
@@ -244,19 +242,8 @@ fn a_crash_that_a_deadline_hid_is_cut_where_it_comes() {
     let mut command = failing_in_the_log("segv");
     command
         .env("MGE_FAULT_SLOW_VAR", computing[7])
-        .env("MGE_FAULT_MS", "60000")
-        .args([
-            "run",
-            manifest["model"].as_str().unwrap(),
-            "-q",
-            "--iter",
-            "1",
-            "--timeout",
-            "2",
-        ])
-        .arg("--repro")
-        .arg(&repro)
-        .arg("--reduce");
+        .env("MGE_FAULT_MS", "60000");
+    reduced_within_two_seconds(&mut command, &manifest, &repro);
     let (_, stderr) = run_expecting(&mut command, 2);
     assert!(stderr.contains("stopped after --timeout 2s"), "{stderr}");
     let (folder, line) = &written(&stderr)[0];
@@ -422,13 +409,7 @@ fn a_graph_whose_var_ids_do_not_hold_is_not_cut() {
 /// runs it to the values MegEngine's own io dump of the whole model holds.
 #[test]
 fn a_cut_holds_its_part_alone_and_computes_as_the_whole_did() {
-    let manifest = deploy_manifest();
-    let dump = manifest["io_dumps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["name"] == "divergence_a")
-        .unwrap();
+    let dump = engine_io_dump("divergence_a");
     let model = dump["model_file"].as_str().unwrap();
     let feed = dump["inputs"][0].as_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -449,11 +430,11 @@ fn a_cut_holds_its_part_alone_and_computes_as_the_whole_did() {
         let part: Vec<u8> = part.iter().flat_map(|value| value.to_le_bytes()).collect();
         bytes.windows(part.len()).any(|window| window == part)
     };
-    let (kept, _) = engine_dumped_var(dump, "const{8,3,3,3}[2]");
+    let (kept, _) = engine_dumped_var(&dump, "const{8,3,3,3}[2]");
     assert!(contains(&reduced, &kept), "the first convolution's weights");
     let mut left_out = 0;
     for weight in ["const{6,8,3,3}[6]", "const{1,6,1,1}[8]"] {
-        let (values, _) = engine_dumped_var(dump, weight);
+        let (values, _) = engine_dumped_var(&dump, weight);
         assert!(contains(&whole, &values) && !contains(&reduced, &values), "{weight}");
         left_out += 4 * values.len();
     }
@@ -473,7 +454,7 @@ fn a_cut_holds_its_part_alone_and_computes_as_the_whole_did() {
         .arg(&outputs);
     run_expecting(&mut run, 0);
     let got = read_f32(&outputs.join("RELU_0_.npy"));
-    let (want, entry) = engine_dumped_var(dump, "RELU[0]");
+    let (want, entry) = engine_dumped_var(&dump, "RELU[0]");
     let shape: Vec<usize> = entry["shape"]
         .as_array()
         .unwrap()

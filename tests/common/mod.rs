@@ -67,6 +67,17 @@ pub fn deploy_manifest() -> Value {
     read_manifest("fixtures/deploy_manifest.json")
 }
 
+/// The entry of `deploy_manifest.json` for megenginelite's io dump of model `name`.
+pub fn engine_io_dump(name: &str) -> Value {
+    deploy_manifest()["io_dumps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == name)
+        .unwrap_or_else(|| panic!("no io dump of {name} in the deploy manifest"))
+        .clone()
+}
+
 /// The values megenginelite's io dump of `fixtures/deploy/iodump` wrote
 /// for var `var` of model `dump` (`deploy_manifest.json`), with its entry.
 pub fn engine_dumped_var(dump: &Value, var: &str) -> (Vec<f32>, Value) {

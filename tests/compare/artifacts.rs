@@ -7,11 +7,6 @@ use std::path::Path;
 use crate::common::*;
 use serde_json::Value;
 
-fn deploy_manifest() -> Value {
-    let text = std::fs::read_to_string(root().join("fixtures/deploy_manifest.json")).expect("the deploy manifest");
-    serde_json::from_str(&text).expect("the deploy manifest is JSON")
-}
-
 fn compare_json(a: &str, b: &str, code: i32) -> Value {
     let (stdout, _) = run_expecting(mge().args(["compare", a, b, "--json", "--maxerr", "1e-3"]), code);
     json_of(&stdout)

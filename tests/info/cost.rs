@@ -5,11 +5,6 @@
 use crate::common::*;
 use serde_json::Value;
 
-fn deploy_manifest() -> Value {
-    let text = std::fs::read_to_string(root().join("fixtures/deploy_manifest.json")).expect("the deploy manifest");
-    serde_json::from_str(&text).expect("the deploy manifest is JSON")
-}
-
 /// The batch a fixture model was dumped with: network_visualize counts batch
 /// 1, `info --ops` the shapes the graph stores.
 fn dumped_batch(name: &str) -> u64 {
@@ -80,15 +75,9 @@ fn ops_are_listed_in_the_text_report() {
 /// io dump wrote for it (`fixtures/deploy/iodump`).
 #[test]
 fn an_internal_var_becomes_an_output() {
-    let manifest = deploy_manifest();
-    let dump = manifest["io_dumps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["name"] == "divergence_a")
-        .unwrap();
+    let dump = engine_io_dump("divergence_a");
     let var = "Convolution[1]";
-    let (expected, entry) = engine_dumped_var(dump, var);
+    let (expected, entry) = engine_dumped_var(&dump, var);
     let dir = tempfile::tempdir().unwrap();
     let mut command = mge();
     command.args([
