@@ -7,21 +7,27 @@ mod commands;
 mod compare;
 #[allow(unsafe_code)]
 mod engine;
+mod exit;
 mod feeds;
 mod input_files;
 mod interrupt;
 mod iodump;
+mod loading;
 mod memory;
 mod messages;
 mod mge_command;
 mod model;
 mod options;
+mod output_checks;
 mod output_files;
 mod packed_options;
+mod pool;
 mod profile;
+mod reduce;
 mod report;
 mod runner;
 mod runtime;
+mod settings;
 mod supervise;
 mod tensor;
 mod text;
@@ -29,8 +35,8 @@ mod tune;
 
 use std::process::ExitCode;
 
-use crate::commands::{CheckFailed, ChildExited};
 use crate::engine::EngineError;
+use crate::exit::{CheckFailed, ChildExited};
 use crate::interrupt::Interrupted;
 use crate::messages::{say, say_error};
 use crate::supervise::parent::Failure;

@@ -7,17 +7,16 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use tempfile::{TempDir, TempPath};
 
-use super::finite::{failure, warn_non_finite};
-use super::prepare::{prepare, Prepared, Testcases};
-use super::settings::ModelSettings;
-use super::Global;
 use crate::cli::{DumpArgs, IoFormat};
 use crate::engine::{IoDump, Lite, NetworkOptions};
+use crate::exit::CheckFailed;
 use crate::input_files;
 use crate::iodump::{
     convert_binary, index_text, read_raw_index, refuse_unless_raw, Converted, DumpFormat, Index, TEXT_FILE,
 };
+use crate::loading::{prepare, Prepared, Testcases};
 use crate::model::{EngineNames, ModelFile, EXPECTATION_SUFFIX};
+use crate::output_checks::finite::warn_non_finite;
 use crate::output_files::{claim_file, claim_set, npy_files, write_atomically, write_set, write_tensors, StagedSet};
 use crate::profile::{executed_vars, request_engine_profile};
 use crate::report::dump::{DumpReport, Written};
@@ -25,6 +24,8 @@ use crate::report::made_by::Making;
 use crate::report::print;
 use crate::runner::testcase::testcase_values;
 use crate::runner::{RunPlan, Session};
+use crate::settings::Global;
+use crate::settings::ModelSettings;
 use crate::tensor::HostTensor;
 
 /// What `mge dump` was asked, turned once from `DumpArgs`.
@@ -149,7 +150,7 @@ impl DumpRun {
         }
         print(&DumpReport { written }, false, &Making::without_engine())?;
         match non_finite {
-            Some(found) if self.check_finite => Err(failure(&found).into()),
+            Some(found) if self.check_finite => Err(CheckFailed::non_finite(&found).into()),
             _ => Ok(()),
         }
     }

@@ -4,11 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use super::prepare::{load_runtime, read_model, ready_runtime};
-use super::settings::EngineSettings;
-use super::Global;
 use crate::cli::InfoArgs;
 use crate::engine::{silence_stdout, Device};
+use crate::loading::{load_runtime, read_model, ready_runtime};
 use crate::model::{ModelFile, Wrapping};
 use crate::options::EngineOption;
 use crate::packed_options::Carried;
@@ -18,6 +16,8 @@ use crate::report::print;
 use crate::report::run::TensorStats;
 use crate::runner::testcase::testcase_values;
 use crate::runner::{Outputs, Session};
+use crate::settings::EngineSettings;
+use crate::settings::Global;
 
 /// What `mge info` was asked, turned once from `InfoArgs`.
 pub struct InfoSettings {

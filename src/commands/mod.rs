@@ -1,89 +1,28 @@
 //! One file per subcommand; `dispatch` hands each its plain options.
 
 mod check;
-mod child_run;
 mod compare;
 mod completions;
 mod dump;
-mod expect;
-mod fast_run;
-mod finite;
 mod info;
 mod man;
-mod models;
 mod pack_testcases;
-mod pool;
-mod prepare;
 mod profile;
-mod reduce;
 mod run;
 mod runtime;
-mod settings;
 mod tune;
 
-use std::fmt;
 use std::time::Duration;
 
 use anyhow::Result;
 
 use crate::cli::{Cli, Command, DeadlineArgs, RuntimeCommand};
-use crate::messages;
+use crate::exit::ChildExited;
 use crate::report::progress::RunProgress;
 use crate::runtime as lite_runtime;
+use crate::settings::Global;
 use crate::supervise;
 use crate::supervise::parent::Work;
-
-/// Options every command may need.
-pub struct Global {
-    /// The runtime asked for (`--lite-lib`, `--runtime-version`).
-    pub runtime: crate::runtime::Choice,
-    pub verbose: bool,
-    pub quiet: bool,
-    /// Neither notes nor warnings: the parent of a supervised run turning
-    /// the settings its child turns too, and speaks of.
-    pub mute: bool,
-}
-
-impl Global {
-    /// A note for the user on stderr, unless `--quiet`.
-    pub fn note(&self, message: impl fmt::Display) {
-        if !self.quiet && !self.mute {
-            messages::note(message);
-        }
-    }
-
-    /// A warning on stderr, even with `--quiet`: something may not be what the user thinks.
-    pub fn warn(&self, message: impl fmt::Display) {
-        if self.mute {
-            return;
-        }
-        messages::warning(message);
-    }
-}
-
-/// A check ran and did not pass: exit code 1, not an error.
-#[derive(Debug)]
-pub struct CheckFailed(pub String);
-
-impl fmt::Display for CheckFailed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for CheckFailed {}
-
-/// The supervised child ended with this exit code, having said all there was to say.
-#[derive(Debug)]
-pub struct ChildExited(pub u8);
-
-impl fmt::Display for ChildExited {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the engine's process exited with code {}", self.0)
-    }
-}
-
-impl std::error::Error for ChildExited {}
 
 pub fn dispatch(cli: Cli) -> Result<()> {
     let global = Global {

@@ -9,16 +9,16 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
-use super::prepare::{prepare, Testcases};
-use super::settings::ModelSettings;
-use super::Global;
 use crate::cli::PackTestcasesArgs;
+use crate::loading::{prepare, Testcases};
 use crate::model::{TensorSpec, EXPECTATION_SUFFIX};
 use crate::output_files::{claim_file, write_atomically};
 use crate::report::made_by::Making;
 use crate::report::pack_testcases::{PackTestcasesReport, TestcaseTensor};
 use crate::report::print;
 use crate::runner::RunPlan;
+use crate::settings::Global;
+use crate::settings::ModelSettings;
 use crate::tensor::{DType, HostTensor};
 
 /// What `mge pack-testcases` was asked, turned once from `PackTestcasesArgs`.

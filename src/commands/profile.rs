@@ -6,10 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::prepare::{prepare, Testcases};
-use super::settings::{plan, ModelSettings};
-use super::Global;
 use crate::cli::{ProfileAggregate, ProfileArgs, ProfileBy, ProfileFilterArgs, ProfileOrder};
+use crate::loading::{prepare, Testcases};
 use crate::output_files::claim_file;
 use crate::profile::{read_recorded, Profile, ProfileCapture};
 use crate::report::made_by::Making;
@@ -21,6 +19,8 @@ use crate::report::profile::{
 use crate::report::trace::{comp_node_name, write_trace, TraceSource};
 use crate::runner::timing::{ColdStart, Timing};
 use crate::runner::RunPlan;
+use crate::settings::Global;
+use crate::settings::{plan, ModelSettings};
 
 /// What `mge profile` was asked, turned once from `ProfileArgs`.
 pub struct ProfileSettings {

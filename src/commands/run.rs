@@ -7,20 +7,20 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::expect::{check_expectations, expected_values, Expectation};
-use super::finite::{failure, judge_testcases, warn_non_finite, FINITE_CHECK};
-use super::prepare::{prepare, refuse_unchecked_testcases, Feeding, Prepared, Testcases};
-use super::reduce::{Failed, Reducer};
-use super::settings::{comparison_rules, plan, ModelSettings};
-use super::{CheckFailed, Global};
 use crate::cli::RunArgs;
 use crate::compare::Rules;
 use crate::engine::NetworkOptions;
+use crate::exit::CheckFailed;
+use crate::exit::FINITE_CHECK;
 use crate::feeds::{Feed, FeedOptions};
+use crate::loading::{prepare, refuse_unchecked_testcases, Feeding, Prepared, Testcases};
 use crate::messages::say;
 use crate::mge_command::MgeCommand;
+use crate::output_checks::expect::{check_expectations, expected_values, Expectation};
+use crate::output_checks::finite::{judge_testcases, warn_non_finite};
 use crate::output_files::{claim_set, npy_file_stem, npy_files, write_set, write_tensors};
 use crate::profile::ProfileCapture;
+use crate::reduce::{Failed, Reducer};
 use crate::report::check::Tally;
 use crate::report::made_by::Making;
 use crate::report::print;
@@ -38,6 +38,8 @@ use crate::runner::testcase::{run_testcases, Judge, TestcaseRun};
 use crate::runner::timing::{ColdStart, Timing};
 use crate::runner::{RunPlan, Runs};
 use crate::runtime::Located;
+use crate::settings::Global;
+use crate::settings::{comparison_rules, plan, ModelSettings};
 use crate::supervise::parent::Rerun;
 use crate::tensor::HostTensor;
 use crate::text::{counted, number};
@@ -370,7 +372,7 @@ fn verdict(report: &RunReport, non_finite: Option<String>) -> Result<()> {
         .into());
     }
     match non_finite {
-        Some(found) => Err(failure(&found).into()),
+        Some(found) => Err(CheckFailed::non_finite(&found).into()),
         None => Ok(()),
     }
 }
@@ -533,7 +535,7 @@ fn reducible(
     ended: &std::result::Result<i32, crate::supervise::parent::Failure>,
     transcript: &str,
 ) -> std::result::Result<Failed, &'static str> {
-    let said = super::child_run::check_failure(transcript);
+    let said = crate::supervise::child_run::check_failure(transcript);
     match ended {
         Err(failure) => Ok(Failed::of(&failure.how)),
         Ok(1) if settings.check_finite && said.is_some_and(|said| said.ends_with(FINITE_CHECK)) => Ok(Failed::NonFinite),

@@ -4,10 +4,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::prepare::load_runtime;
-use super::Global;
 use crate::engine::{cuda_driver, take_stdout, Device, Driver};
 use crate::interrupt::Interrupted;
+use crate::loading::load_runtime;
 use crate::mge_command::MgeCommand;
 use crate::report::made_by::Making;
 use crate::report::progress::InstallProgress;
@@ -15,6 +14,7 @@ use crate::report::runtime::{AlgoCacheInfo, CudaDriver, GpuInfo, InstalledRuntim
 use crate::report::{emit, print};
 use crate::runtime::algo_cache::{opted_out_by_environment, AlgoCache};
 use crate::runtime::{self as lite_runtime, Files, Located, Origin, Scrutiny, WheelSource};
+use crate::settings::Global;
 use crate::supervise::parent::{ChildStdout, ErrorReturned, How, Next, Supervisor};
 
 pub fn install(

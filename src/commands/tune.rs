@@ -5,11 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::prepare::read_model;
-use super::settings::{comparison_rules, EngineSettings, ModelSettings};
-use super::Global;
 use crate::cli::{SavedOptions, TuneArgs};
 use crate::input_files;
+use crate::loading::read_model;
 use crate::mge_command::MgeCommand;
 use crate::model::ModelFile;
 use crate::options::EngineOption;
@@ -21,6 +19,8 @@ use crate::report::progress::TuneProgress;
 use crate::report::tune::TuneReport;
 use crate::runtime::algo_cache::{model_digest, opted_out_by_environment, AlgoCache, Key};
 use crate::runtime::{self, Located};
+use crate::settings::Global;
+use crate::settings::{comparison_rules, EngineSettings, ModelSettings};
 use crate::supervise::Scratch;
 use crate::tune::candidate::singles;
 use crate::tune::record::{self, RecordedSearch, SearchRecord};

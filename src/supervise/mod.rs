@@ -15,6 +15,7 @@
 //! where, and what the engine said last.
 
 pub mod child;
+pub mod child_run;
 pub mod parent;
 pub mod repro_record;
 mod scratch;

@@ -16,14 +16,12 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 
-use super::models::select_models;
-use super::prepare::refuse_unchecked_testcases;
-use super::settings::{comparison_rules, EngineSettings};
-use super::{CheckFailed, Global};
 use crate::cli::{CheckArgs, EngineArgs};
 use crate::compare::Rules;
 use crate::engine::Device;
+use crate::exit::CheckFailed;
 use crate::input_files;
+use crate::loading::refuse_unchecked_testcases;
 use crate::messages::say;
 use crate::mge_command::MgeCommand;
 use crate::options::EngineOption;
@@ -33,6 +31,9 @@ use crate::report::made_by::Making;
 use crate::report::repro::{self, FailingModel, Folder, Repro};
 use crate::report::{emit, print};
 use crate::runtime;
+use crate::settings::models::select_models;
+use crate::settings::Global;
+use crate::settings::{comparison_rules, EngineSettings};
 use workers::{serve, Workers};
 
 /// What `mge check` was asked, turned once from `CheckArgs`.

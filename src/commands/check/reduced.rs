@@ -7,8 +7,8 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::Reproducing;
-use crate::commands::finite::FINITE_CHECK;
-use crate::commands::reduce::{Failed, Reducer};
+use crate::exit::FINITE_CHECK;
+use crate::reduce::{Failed, Reducer};
 use crate::report::check::ModelCheck;
 use crate::report::repro::{Folder, Reduction};
 use crate::runner::testcase::TestcaseStatus;

@@ -15,16 +15,17 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
-use super::settings::{comparison_rules, EngineSettings};
-use super::{CheckFailed, Global};
 use crate::cli::CompareArgs;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, Rules, Tolerance};
+use crate::exit::CheckFailed;
 use crate::options::EngineOption;
 use crate::report::compare::{CompareReport, Walk};
 use crate::report::junit;
 use crate::report::made_by::Making;
 use crate::report::print;
+use crate::settings::Global;
+use crate::settings::{comparison_rules, EngineSettings};
 use crate::text::{differ, part_of};
 use folders::FolderModels;
 use runs::RunsSettings;

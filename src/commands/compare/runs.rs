@@ -11,7 +11,6 @@ use super::structure::structure_of;
 use super::timing::{time_pair, TimingSettings};
 use super::two_runs::{TwoRuns, Witness};
 use crate::cli::TwoRunArgs;
-use crate::commands::Global;
 use crate::compare::Rules;
 use crate::feeds::FeedOptions;
 use crate::input_files;
@@ -22,6 +21,7 @@ use crate::report::compare::runs::TwoRunReport;
 use crate::report::compare::two_runs::RunsCompared;
 use crate::report::junit;
 use crate::report::repro::{self, FailingModel, Folder, Repro};
+use crate::settings::Global;
 use crate::supervise::Scratch;
 use crate::text::{differ, part_of, quoted_list};
 

@@ -7,14 +7,14 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::commands::settings::EngineSettings;
-use crate::commands::CheckFailed;
+use crate::exit::CheckFailed;
 use crate::input_files;
 use crate::model::diff::{diff_graphs, StructureDiff};
 use crate::model::{Method, ModelFile, ModelGraph};
 use crate::report::made_by::Making;
 use crate::report::print;
 use crate::report::structure::StructureReport;
+use crate::settings::EngineSettings;
 use crate::text::path_text;
 
 /// What opens one side's model for its graph, as the engine gets it: the

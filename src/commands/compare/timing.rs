@@ -11,12 +11,12 @@ use anyhow::Result;
 use super::by_op;
 use super::two_runs::TwoRuns;
 use crate::cli::TwoRunArgs;
-use crate::commands::Global;
 use crate::mge_command::MgeCommand;
 use crate::report::compare::timing::TimingComparison;
 use crate::report::progress::RoundsProgress;
 use crate::runner::rounds::{timed_child, Lineup, Measured, TimedRun};
 use crate::runner::sequential::{rounds_until_decided, Looks, RoundsPlan, MIN_EFFECT_PERCENT};
+use crate::settings::Global;
 
 /// Looks at the rounds when `--rounds` does not fix them: after 8, 16, 32
 /// and 64 rounds (`Looks::doubling`), each at 98.75%.

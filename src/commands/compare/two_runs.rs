@@ -14,8 +14,6 @@ use anyhow::{bail, Context, Result};
 use super::structure::Opening;
 
 use crate::cli::{parse_side_options, TwoRunArgs};
-use crate::commands::settings::{EngineSettings, FeedSettings};
-use crate::commands::Global;
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, Rules};
 use crate::engine::Device;
@@ -24,6 +22,8 @@ use crate::mge_command::MgeCommand;
 use crate::options::EngineOption;
 use crate::report::compare::two_runs::{RunSide, RunsCompared};
 use crate::runtime::{self, Choice, Located};
+use crate::settings::Global;
+use crate::settings::{EngineSettings, FeedSettings};
 use crate::supervise::parent::{ChildStdout, Failure, How, Muted, Next, Supervisor};
 use crate::text::path_text;
 

@@ -2,8 +2,9 @@
 //! and a failed check (exit 1) under `--check-finite`, as polygraphy's
 //! `--validate` and tract's `--assert-sane-floats` make them.
 
-use super::{CheckFailed, Global};
+use crate::exit::CheckFailed;
 use crate::runner::testcase::{TestcaseRun, TestcaseStatus};
+use crate::settings::Global;
 use crate::tensor::HostTensor;
 
 /// Warns of each of `outputs` that holds NaN or infinities (which, how many),
@@ -22,14 +23,6 @@ pub fn warn_non_finite(outputs: &[(String, HostTensor)], context: &str, global: 
     (!found.is_empty()).then(|| found.join("; "))
 }
 
-/// How the failure `--check-finite` makes ends, which tells it from other checks'.
-pub const FINITE_CHECK: &str = "(--check-finite)";
-
-/// What `--check-finite` makes of a run in which `found` was found.
-pub fn failure(found: &str) -> CheckFailed {
-    CheckFailed(format!("{found} {FINITE_CHECK}"))
-}
-
 /// Warns of the non-finite outputs of each testcase (`label` and its index
 /// before each line); under `--check-finite` such a testcase fails.
 pub fn judge_testcases(runs: &mut [TestcaseRun], label: &str, check_finite: bool, global: &Global) {
@@ -39,7 +32,7 @@ pub fn judge_testcases(runs: &mut [TestcaseRun], label: &str, check_finite: bool
         };
         if check_finite && matches!(run.status, TestcaseStatus::Passed | TestcaseStatus::Skipped) {
             run.status = TestcaseStatus::Failed;
-            run.message = Some(failure(&found).0);
+            run.message = Some(CheckFailed::non_finite(&found).0);
         }
     }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use crate::cli::Shard;
-use crate::commands::Global;
+use crate::settings::Global;
 
 /// `paths` in the order given, a folder replaced by the `*.mge` files under it
 /// (recursively, sorted by path), a file named twice (by the same path or
@@ -79,7 +79,7 @@ impl FileKey {
 /// Slice `shard` of `models`: sorted by path, model `i` (from 0) belongs to
 /// shard `i mod N + 1`. The slice depends only on the set of paths, not on
 /// their order, and the shards' sizes differ by one at most. Kept in the given order.
-pub(super) fn shard_of(models: &[PathBuf], shard: Shard) -> Vec<PathBuf> {
+pub fn shard_of(models: &[PathBuf], shard: Shard) -> Vec<PathBuf> {
     let mut sorted: Vec<&PathBuf> = models.iter().collect();
     sorted.sort();
     let mine: HashSet<&PathBuf> = sorted.into_iter().skip(shard.index - 1).step_by(shard.count).collect();
@@ -105,7 +105,7 @@ fn find_models(folder: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 /// The `*.mge` files under `folder`, by their path under it (as `check` finds them).
-pub(super) fn models_under(folder: &Path) -> Result<BTreeSet<PathBuf>> {
+pub fn models_under(folder: &Path) -> Result<BTreeSet<PathBuf>> {
     let mut found = Vec::new();
     find_models(folder, &mut found)?;
     Ok(found

@@ -26,7 +26,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use super::child_run::{run_child, Outcome};
 use crate::feeds::{load_npy, FeedOptions};
 use crate::interrupt::Interrupted;
 use crate::iodump::{read_index, Index, IndexVar};
@@ -35,6 +34,7 @@ use crate::model::{CutGraph, CutPoint, ModelFile};
 use crate::options::EngineOption;
 use crate::report::repro::{feed_specs_in, Folder, Reduction};
 use crate::runtime::Located;
+use crate::supervise::child_run::{run_child, Outcome};
 use crate::supervise::parent::How;
 use crate::supervise::repro_record::fed_in;
 use crate::tensor::{format_shape, DType};

@@ -10,9 +10,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::fast_run;
-use super::settings::{EngineSettings, ModelSettings};
-use super::Global;
+pub mod fast_run;
+
 use crate::engine::{silence_stdout, AlgoSearch, Device, Lite, NetworkOptions, StdoutSilenced};
 use crate::feeds::{self, Feed, FeedSpec};
 use crate::input_files;
@@ -24,6 +23,8 @@ use crate::runner::testcase::testcase_feeds;
 use crate::runner::{profile_algorithms, Outputs, RunObserver, RunPlan, Runs, Session};
 use crate::runtime;
 use crate::runtime::algo_cache::ModelRecord;
+use crate::settings::Global;
+use crate::settings::{EngineSettings, ModelSettings};
 use crate::supervise::child::announce;
 use crate::supervise::{repro_record, Phase};
 use crate::tensor::format_shape;

@@ -8,8 +8,6 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 
-use super::settings::EngineSettings;
-use super::Global;
 use crate::engine::{AlgoChoices, AlgoSearch, Lite, NetworkOptions};
 use crate::input_files;
 use crate::model::ModelFile;
@@ -18,6 +16,8 @@ use crate::runtime::algo_cache::{
     model_digest, model_identity, opted_out_by_environment, AlgoCache, Found, Key, ModelRecord,
 };
 use crate::runtime::{self};
+use crate::settings::EngineSettings;
+use crate::settings::Global;
 
 /// The algorithm cache a network's runtime was given.
 pub struct InUse {

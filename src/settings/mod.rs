@@ -4,11 +4,13 @@
 //! own settings (`RunSettings`, `DumpSettings`, ...) are built from these in
 //! its module, by its `from_args`; clap's types go no further than those.
 
+mod global;
+pub mod models;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use super::Global;
 use crate::cli::{ComparisonArgs, EngineArgs, FeedArgs, IterationArgs, ModelArgs, StatArg};
 use crate::compare::{NamedMaxerr, Rules, Statistic, Tolerance};
 use crate::engine::{available_cores, AlgoSearch, Device, NetworkOptions};
@@ -18,6 +20,8 @@ use crate::options::{EngineOption, RuntimeOptions, TransformTarget};
 use crate::output_files::claim_file;
 use crate::runner::RunPlan;
 use crate::runtime;
+
+pub use global::Global;
 
 /// A command's engine options, turned once from its arguments.
 #[derive(Clone)]

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::finite::FINITE_CHECK;
+use crate::exit::FINITE_CHECK;
 use crate::interrupt::Interrupted;
 use crate::mge_command::MgeCommand;
 use crate::supervise::parent::{ChildStdout, Failure, How, Muted, Next, PassThrough, Supervisor, Watcher};
