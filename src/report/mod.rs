@@ -1,4 +1,7 @@
-//! Presentation: tables, progress and files written for people and machines.
+//! Presentation: tables, progress and files written for people and machines,
+//! and what such files hold beside their figures: how a report was made
+//! (`made_by`: the tool, the runtime, the options, the CPU) and the reproducer
+//! folders of `--repro` (`repro`), which share it.
 
 pub mod by_op;
 pub mod check;

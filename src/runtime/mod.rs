@@ -1,5 +1,7 @@
 //! Where the MegEngine Lite library comes from: finding it, and installing it
-//! from MegEngine's wheel into the cache folder.
+//! from MegEngine's wheel into the cache folder; what the cache folder keeps
+//! beside it (the algorithm cache, `algo_cache`); which GPUs it runs on and
+//! which environment variables it reads.
 
 pub mod algo_cache;
 mod architectures;
