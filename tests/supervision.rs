@@ -275,11 +275,13 @@ fn row<'a>(report: &'a serde_json::Value, options: &str) -> &'a serde_json::Valu
         .unwrap_or_else(|| panic!("no candidate {options}: {report:#}"))
 }
 
+/// The engine's exit is seen as the candidate's crash, with the engine's
+/// words, not waited out to the candidate's deadline (which would make it
+/// `timed_out`), whatever the machine's speed.
 #[test]
 fn tune_lists_a_candidate_that_takes_the_engine_down_and_goes_on() {
     for threads in [&[][..], &["--threads", "2"], &["--threads", "4"]] {
-        let (report, took) = tune_rows("exit", "layout-transform", &[&["--budget", "60"], threads].concat());
-        assert!(took < PROMPTLY * 2, "{threads:?}: took {took:?}");
+        let (report, _) = tune_rows("exit", "layout-transform", &[&["--budget", "60"], threads].concat());
         let crashed = row(&report, "--layout-transform");
         assert_eq!(crashed["status"], "crashed", "{crashed}");
         assert_eq!(crashed["reason"], "bad err=45 in Xbyak::Error", "{crashed}");
