@@ -19,7 +19,7 @@ use super::settings::{comparison_rules, EngineSettings};
 use super::{CheckFailed, Global};
 use crate::cli::CompareArgs;
 use crate::compare::sides::Side;
-use crate::compare::{compare_sides, differing_sources, first_divergence, Rules, Tolerance};
+use crate::compare::{compare_sides, differing_sources, first_divergence, unread_differing, Rules, Tolerance};
 use crate::options::EngineOption;
 use crate::report::compare::{CompareReport, Walk};
 use crate::report::junit;
@@ -235,7 +235,8 @@ fn compare_opened(a: &Side, b: &Side, rules: Rules, names: (impl ToString, impl 
     rules.check_names(rows.iter().map(|row| row.name.as_str()))?;
     let walk = (a.is_io_dump() && b.is_io_dump()).then(|| Walk {
         sources: differing_sources(&rows),
-        divergence: first_divergence(&rows),
+        divergence: first_divergence(&rows, a.outputs()),
+        unread: unread_differing(&rows, a.outputs()),
     });
     Ok(CompareReport::new(
         names.0.to_string(),
