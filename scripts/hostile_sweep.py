@@ -2785,6 +2785,41 @@ def run_case(index, case, work):
     return result
 
 
+def zoo_graph_cases():
+    """Graphs made as the model zoo's (fused ConvBias, int8, NMS with shapes known
+    only at run time, bool masks), their bytes mutated, through `info --ops` and
+    `compare --structure`; an io dump whose index names hostile outputs (not
+    strings, a var's name with control characters, thousands of them), compared:
+    one line and exit 2, or a report; never a panic or a control character shown."""
+    rng = random.Random(SEED + 43)
+    cases = []
+    for key in ("detector", "int8", "resnet"):
+        data = read_fixture(f"fixtures/zoo/{key}.mge")
+        for label, mutated in rng.sample(mutants(data, rng, 256), 4):
+            setup = [("bytes", "in/z.mge", mutated), ("copy", "in/ref.mge", f"fixtures/zoo/{key}.mge")]
+            cases.append(Case("zoo", f"{key} {label} info --ops", ["info", "in/z.mge", "--ops", "-q"], setup))
+            cases.append(Case("zoo", f"{key} {label} compare --structure",
+                              ["compare", "--structure", "in/ref.mge", "in/z.mge"], setup))
+    def var(name, id, inputs, file):
+        return {"name": name, "id": id, "operator": f"op{id}", "type": "Elemwise" if inputs else "Host2DeviceCopy",
+                "inputs": inputs, "shape": [2], "dtype": "float32", "file": file}
+
+    index = {"model": "m.mge", "format": "bin",
+             "vars": [var("x", 1, [], "0000_x.npy"), var("y", 2, ["x"], "0001_y.npy"), var("z", 3, ["x"], "0002_z.npy")]}
+    hostile = "\x1b[31mred\x07 bell\nsecond line"
+    for label, outputs in (("not strings", [1, None, {"a": 2}]), ("not a list", "y"),
+                           ("hostile names", [hostile, "y"]), ("ten thousand", [f"out{i}" for i in range(10000)])):
+        setup = []
+        for side, z in (("a", b"\0\0\0\0\0\0\0\0"), ("b", b"\0\0\x80\x7f\0\0\0\0")):
+            setup += [("bytes", f"in/{side}/index.json", json.dumps(dict(index, outputs=outputs)).encode()),
+                      ("bytes", f"in/{side}/0000_x.npy", npy(shape=(2,), data=bytes(8))),
+                      ("bytes", f"in/{side}/0001_y.npy", npy(shape=(2,), data=bytes(8))),
+                      ("bytes", f"in/{side}/0002_z.npy", npy(shape=(2,), data=z))]
+        cases.append(Case("zoo", f"iodump outputs {label} compare", ["compare", "in/a", "in/b"], setup,
+                          hostile_text=label == "hostile names"))
+    return cases
+
+
 def round_six_cases():
     """What mge keeps; graphs, names and failures made to make its work grow
     or mislead it; its own memory, the claim of --repro, a sweep's reproducers."""
@@ -2795,7 +2830,8 @@ def round_six_cases():
             + reduce_cut_cases()
             + own_memory_cases()
             + repro_claim_cases()
-            + sweep_repro_cases())
+            + sweep_repro_cases()
+            + zoo_graph_cases())
 
 
 def main():

@@ -410,20 +410,32 @@ impl HostTensor {
     }
 
     fn npy_header(&self) -> Vec<u8> {
-        let mut header = format!(
-            "{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
-            self.dtype.npy_descr(),
-            format_shape(&self.shape)
-        );
-        // Magic (6) + version (2) + length (2) + header + newline, padded to 64 bytes.
-        let unpadded = 10 + header.len() + 1;
-        header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
-        header.push('\n');
-        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-        bytes.extend((header.len() as u16).to_le_bytes());
-        bytes.extend(header.as_bytes());
-        bytes
+        npy_header(self.dtype.npy_descr(), &self.shape)
     }
+}
+
+/// Bool values (a byte each, 0 or 1: megdnn's and NumPy's bool) as a `.npy` file;
+/// the engine computes bools (masks) but takes none in or out.
+pub fn bool_npy(shape: &[usize], data: &[u8]) -> Vec<u8> {
+    let mut bytes = npy_header("|b1", shape);
+    bytes.extend(data);
+    bytes
+}
+
+/// A version 1.0 `.npy` header for C-ordered values of type `descr`.
+fn npy_header(descr: &str, shape: &[usize]) -> Vec<u8> {
+    let mut header = format!(
+        "{{'descr': '{descr}', 'fortran_order': False, 'shape': {}, }}",
+        format_shape(shape)
+    );
+    // Magic (6) + version (2) + length (2) + header + newline, padded to 64 bytes.
+    let unpadded = 10 + header.len() + 1;
+    header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    bytes
 }
 
 #[cfg(test)]

@@ -22,3 +22,4 @@ mod run;
 mod runtime;
 mod supervision;
 mod tune;
+mod zoo;

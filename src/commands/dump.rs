@@ -140,7 +140,8 @@ impl DumpRun {
             });
         }
         if let Some(io) = io {
-            let (done, first_non_finite) = io.convert(path, &names)?;
+            let output_names = outputs.iter().map(|(name, _)| name.clone()).collect();
+            let (done, first_non_finite) = io.convert((path, output_names), &names)?;
             written.push(done);
             if let Some(found) = first_non_finite {
                 global.warn(&found);
@@ -247,17 +248,17 @@ impl IoRequest<'_> {
     /// DIR from what the engine wrote, by the names of the model (the engine
     /// knew `names` under placeholders); with the first var, in execution
     /// order, that holds NaN or infinities, said in a line.
-    fn convert(self, model: &Path, names: &EngineNames) -> Result<(Written, Option<String>)> {
+    fn convert(self, (model, outputs): (&Path, Vec<String>), names: &EngineNames) -> Result<(Written, Option<String>)> {
         let vars = executed_vars(&self.profile, names)?;
         let dir = self.dir;
         let mut set = StagedSet::new(dir).context("--io")?;
         let model_name = model.display().to_string();
         let converted = match self.format {
-            DumpFormat::Binary => convert_binary(vars, self.engine_dir.path(), &mut set, &model_name)?,
+            DumpFormat::Binary => convert_binary(vars, self.engine_dir.path(), &mut set, (&model_name, outputs))?,
             DumpFormat::Text => {
                 let text = input_files::read(&self.engine_dir.path().join(TEXT_FILE), &input_files::ENGINE_DUMP)?;
                 set.add(TEXT_FILE.into(), &names.restore_bytes(&text))?;
-                index_text(vars, &mut set, &model_name)?
+                index_text(vars, &mut set, (&model_name, outputs))?
             }
         };
         set.commit().context("--io")?;
@@ -290,7 +291,7 @@ fn convert_raw(raw: &Path, dir: &Path) -> Result<Written> {
     let index = index.expect("refuse_unless_raw passed");
     // After the raw files were read: a folder that holds them is refused.
     let mut set = StagedSet::new(dir).context("--io")?;
-    let index = convert_binary(index.vars, raw, &mut set, &raw.display().to_string())?.index;
+    let index = convert_binary(index.vars, raw, &mut set, (&raw.display().to_string(), index.outputs))?.index;
     set.commit().context("--io")?;
     Ok(Written::ConvertedIoDump {
         vars: index.vars.len(),

@@ -11,6 +11,8 @@ mod relayout;
 pub mod rules;
 pub mod sides;
 
+use std::collections::HashSet;
+
 use anyhow::{Context, Result};
 use serde::Serialize;
 
@@ -349,22 +351,57 @@ pub struct DivergingVar {
 /// The first divergence among rows in execution order (an io dump's). Vars
 /// no operator computes (weights, inputs) are where a difference comes
 /// from, not where computing parts ways: `differing_sources` lists them.
-pub fn first_divergence(rows: &[TensorRow]) -> Option<Divergence> {
+/// Vars nothing reads (`unread_differing`) reach no output: left out.
+pub fn first_divergence(rows: &[TensorRow], outputs: &[String]) -> Option<Divergence> {
+    let unread = unread_vars(rows, outputs);
     let mut diverging = rows
         .iter()
-        .filter(|row| row.computed() && row.status.diverged())
-        .map(|row| DivergingVar {
-            var: row.name.clone(),
-            operator: row.operator.clone().unwrap_or_default(),
-            op_type: row.op_type.clone().unwrap_or_default(),
-            err: row.err,
-            status: row.status,
-        });
+        .filter(|row| row.computed() && row.status.diverged() && !unread.contains(row.name.as_str()))
+        .map(DivergingVar::of);
     let first = diverging.next()?;
     Some(Divergence {
         first,
         then: diverging.take(DIVERGENCE_FOLLOWERS).collect(),
     })
+}
+
+/// The computed vars that differ but that no operator reads and no output names
+/// (ROIAlign's index in average mode, left uninitialised): their values reach nothing.
+pub fn unread_differing(rows: &[TensorRow], outputs: &[String]) -> Vec<DivergingVar> {
+    let unread = unread_vars(rows, outputs);
+    rows.iter()
+        .filter(|row| row.computed() && row.status.diverged() && unread.contains(row.name.as_str()))
+        .map(DivergingVar::of)
+        .collect()
+}
+
+/// The names of the rows' vars that no row's operator reads and no output names;
+/// none where the outputs are not known (a raw dump's index names none).
+fn unread_vars<'a>(rows: &'a [TensorRow], outputs: &[String]) -> HashSet<&'a str> {
+    if outputs.is_empty() {
+        return HashSet::new();
+    }
+    let read: HashSet<&str> = rows
+        .iter()
+        .flat_map(|row| row.inputs.iter().map(String::as_str))
+        .chain(outputs.iter().map(String::as_str))
+        .collect();
+    rows.iter()
+        .map(|row| row.name.as_str())
+        .filter(|name| !read.contains(name))
+        .collect()
+}
+
+impl DivergingVar {
+    fn of(row: &TensorRow) -> DivergingVar {
+        DivergingVar {
+            var: row.name.clone(),
+            operator: row.operator.clone().unwrap_or_default(),
+            op_type: row.op_type.clone().unwrap_or_default(),
+            err: row.err,
+            status: row.status,
+        }
+    }
 }
 
 /// A constant or a model input whose values differ between the two runs.

@@ -111,6 +111,11 @@ impl Side {
         self.kind == Kind::IoDump
     }
 
+    /// The model outputs an io dump's index names (none for other sides).
+    pub fn outputs(&self) -> &[String] {
+        self.index.as_ref().map_or(&[], |index| index.outputs.as_slice())
+    }
+
     fn tensors(&self) -> Result<Vec<Tensor>> {
         let tensors = match self.kind {
             Kind::Npy => vec![Tensor::file(self.file_name(), self.path.clone())],
@@ -230,7 +235,7 @@ impl Tensor {
             Location::Raw(path) => {
                 let bytes = input_files::read(path, &input_files::RAW_IO_DUMP)?;
                 let dumped = read_binary(&bytes).with_context(|| format!("{}", path.display()))?;
-                Ok(dumped.tensor(&bytes).map(|tensor| tensor.to_npy()))
+                Ok(dumped.npy(&bytes))
             }
             Location::Archived { archive, key } => Npz::open(archive)
                 .and_then(|mut npz| npz.bytes(key))

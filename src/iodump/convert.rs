@@ -11,7 +11,10 @@ use anyhow::{bail, Context, Result};
 use super::index::{write_index, Index, IndexVar};
 use crate::input_files;
 use crate::output_files::{npy_file_stem, StagedSet};
-use crate::tensor::{format_shape, DType, HostTensor, NonFinite};
+use crate::tensor::{bool_npy, format_shape, DType, HostTensor, NonFinite};
+
+/// megdnn's `DTypeEnum` code of `Bool` (masks: `scores > threshold`), a byte each.
+const BOOL: u32 = 12;
 
 /// An io dump made: its index, and the first var in execution order whose
 /// values are not all finite, with how many are not.
@@ -22,8 +25,14 @@ pub struct Converted {
 
 /// Converts the engine's binary dump in `engine_dir` into `.npy` files in
 /// `set` for the `vars` that have one, and adds the index last. A var
-/// names its file in `file` (a raw dump's index), else by its id.
-pub fn convert_binary(vars: Vec<IndexVar>, engine_dir: &Path, set: &mut StagedSet, model: &str) -> Result<Converted> {
+/// names its file in `file` (a raw dump's index), else by its id. `model`
+/// names the model and its `outputs` (none where not known).
+pub fn convert_binary(
+    vars: Vec<IndexVar>,
+    engine_dir: &Path,
+    set: &mut StagedSet,
+    model: (&str, Vec<String>),
+) -> Result<Converted> {
     let mut dumped_vars = Vec::new();
     let mut first_non_finite = None;
     for mut var in vars {
@@ -37,11 +46,14 @@ pub fn convert_binary(vars: Vec<IndexVar>, engine_dir: &Path, set: &mut StagedSe
             .with_context(|| format!("the engine's dump of var '{}' ({})", var.name, dumped.display()))?;
         var.shape = Some(read.shape.clone());
         var.dtype = Some(read.dtype_name());
-        if let Some(tensor) = read.tensor(&bytes) {
+        if let Some(npy) = read.npy(&bytes) {
             let file = format!("{:04}_{}.npy", dumped_vars.len(), npy_file_stem(&var.name));
-            set.add(file.clone().into(), &tensor.to_npy())?;
+            set.add(file.clone().into(), &npy)?;
             var.file = Some(file);
-            let counted = tensor.non_finite();
+            let counted = read
+                .tensor(&bytes)
+                .map(|tensor| tensor.non_finite())
+                .unwrap_or_default();
             if counted.any() && first_non_finite.is_none() {
                 first_non_finite = Some((var.clone(), counted));
             }
@@ -58,18 +70,19 @@ pub fn convert_binary(vars: Vec<IndexVar>, engine_dir: &Path, set: &mut StagedSe
 }
 
 /// The index of a text dump: every var, with the layout the engine planned for it.
-pub fn index_text(vars: Vec<IndexVar>, set: &mut StagedSet, model: &str) -> Result<Converted> {
+pub fn index_text(vars: Vec<IndexVar>, set: &mut StagedSet, model: (&str, Vec<String>)) -> Result<Converted> {
     Ok(Converted {
         index: write_index(set, index(model, "txt", vars))?,
         first_non_finite: None,
     })
 }
 
-fn index(model: &str, format: &str, vars: Vec<IndexVar>) -> Index {
+fn index((model, outputs): (&str, Vec<String>), format: &str, vars: Vec<IndexVar>) -> Index {
     Index {
         model: model.to_string(),
         format: format.to_string(),
         vars,
+        outputs,
     }
 }
 
@@ -89,7 +102,18 @@ impl Dumped {
     pub fn dtype_name(&self) -> String {
         match &self.dtype {
             Ok(dtype) => dtype.to_string(),
+            Err(BOOL) => "bool".to_string(),
             Err(code) => format!("megdnn dtype {code}"),
+        }
+    }
+
+    /// The values of the file `bytes` this header was read from as a `.npy` file,
+    /// where `.npy` can hold them.
+    pub fn npy(&self, bytes: &[u8]) -> Option<Vec<u8>> {
+        match self.dtype {
+            Ok(_) => self.tensor(bytes).map(|tensor| tensor.to_npy()),
+            Err(BOOL) => Some(bool_npy(&self.shape, bytes.get(self.data_offset..)?)),
+            Err(_) => None,
         }
     }
 
@@ -136,15 +160,24 @@ pub fn read_binary(bytes: &[u8]) -> Result<Dumped> {
         9 => Ok(DType::F16),
         other => Err(other),
     };
-    if let Ok(dtype) = dtype {
+    let element_size = match dtype {
+        Ok(dtype) => Some(dtype.size()),
+        Err(BOOL) => Some(1),
+        Err(_) => None,
+    };
+    if let Some(size) = element_size {
         let needed = shape
             .iter()
-            .try_fold(dtype.size(), |bytes, &dim| bytes.checked_mul(dim))
+            .try_fold(size, |bytes, &dim| bytes.checked_mul(dim))
             .context("the header's shape is too large")?;
         if bytes.len() != data_offset + needed {
             bail!(
-                "shape {} of {dtype} needs {needed} bytes after the {data_offset}-byte header, the file has {}",
+                "shape {} of {} needs {needed} bytes after the {data_offset}-byte header, the file has {}",
                 format_shape(&shape),
+                match dtype {
+                    Ok(dtype) => dtype.to_string(),
+                    Err(_) => "bool".to_string(),
+                },
                 bytes.len().saturating_sub(data_offset)
             );
         }
@@ -186,6 +219,13 @@ mod tests {
         assert_eq!(read.tensor(&bytes).unwrap().data, data);
         assert!(read_binary(&binary(0, &[1, 3], "t", &data)).is_err());
         assert_eq!(read_binary(&binary(8, &[4], "t", &[0; 4])).unwrap().dtype, Err(8));
+        let mask = binary(BOOL, &[3], "mask", &[1, 0, 1]);
+        let read = read_binary(&mask).unwrap();
+        assert_eq!(read.dtype_name(), "bool");
+        let npy = read.npy(&mask).unwrap();
+        assert!(String::from_utf8_lossy(&npy).contains("'descr': '|b1'"));
+        assert!(npy.ends_with(&[1, 0, 1]));
+        assert!(read_binary(&binary(BOOL, &[4], "mask", &[1, 0, 1])).is_err());
         assert!(read_binary(&[1, 0, 0]).is_err());
     }
 }

@@ -19,6 +19,10 @@ pub struct Index {
     pub format: String,
     /// In execution order.
     pub vars: Vec<IndexVar>,
+    /// The names of the model's outputs, where known (a raw dump's are not):
+    /// with the vars operators read, what a var's values reach.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outputs: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug)]

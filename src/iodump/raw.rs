@@ -65,6 +65,7 @@ pub fn read_raw_index(dir: &Path) -> Result<Option<Index>> {
         model: dir.display().to_string(),
         format: RAW_FORMAT.to_string(),
         vars,
+        outputs: Vec::new(),
     }))
 }
 

@@ -4,9 +4,12 @@
 //!
 //! - Parameters: every `ImmutableTensor` (weights, folded biases, but also
 //!   shape constants and scalars), as network_visualize counts them.
-//! - Convolution: N·Cout·H·W·(Cin/groups·kh·kw) MACs (ConvBias adds one per
-//!   output, its bias); matrix multiplication: M·N·K (batched: B·M·N·K).
-//!   FLOPs are twice the MACs, as the engine's own profiler counts them.
+//! - Convolution: N·Cout·H·W·(Cin/groups·kh·kw) MACs (ConvBias, the fused
+//!   `ConvBiasForward` of an optimised dump, adds one per output, its bias; its
+//!   activation is not counted, as neither MegEngine count does); matrix
+//!   multiplication: M·N·K (batched: B·M·N·K). FLOPs are twice the MACs (ConvBias:
+//!   plus its bias), as the engine's own profiler counts them. Quantized
+//!   operators count as their float ones.
 //! - Transposed convolution (`ConvolutionBackwardData`), which network_visualize
 //!   does not count: as the engine's profiler counts it, a MAC per element of
 //!   its input (`diff`) per weight of an output channel's filter.
@@ -15,17 +18,25 @@
 //!   engine's profiler counts them (an operation per window element of each
 //!   output; per input element), no MACs.
 //! - Operators that only hold, move or reshape data: none.
-//! - Any other operator is `uncounted` (network_visualize counts none either),
-//!   and so is a counted one whose shapes the graph does not store.
+//! - Operators that compute but that neither network_visualize nor the engine's
+//!   profiler counts (softmax, layer norm, ROIAlign, NMS, top-k, sorting, masks,
+//!   gathers, type conversions): none, as MegEngine counts them.
+//! - Any other operator is `uncounted`, and so is a counted one whose shapes the
+//!   graph does not store (FBS v1 stores none; FBS v2 none for a var whose shape
+//!   is known only at run time, such as the boxes NMS keeps).
 //!
-//! Shapes are the ones the graph stores for its vars: as dumped, batch
-//! included (network_visualize sets the batch to 1 first).
+//! Shapes are the ones the graph stores for its vars: the shapes MegEngine
+//! inferred from the inputs' when it dumped the graph, batch included
+//! (network_visualize sets the batch to 1 first). A shape known only at run time
+//! depends on the values fed, so no count from the graph can hold it.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use super::structure::{Operator, Structure};
+use super::GraphFormat;
+use crate::text::counted;
 
 /// `param.MatrixMul` fields `transposeA`, `transposeB`.
 const TRANSPOSE_A: usize = 0;
@@ -68,6 +79,11 @@ pub struct GraphCost {
     pub uncounted: usize,
     /// Those operators by type: how many of each.
     pub uncounted_types: BTreeMap<String, usize>,
+    /// Of those, the operators of a counted type whose shapes the graph does not store.
+    pub shapeless: usize,
+    /// Why it stores none: the format's words for it.
+    #[serde(skip)]
+    shapeless_why: &'static str,
     /// A count passed `u64::MAX` (a crafted shape) and stopped there.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub saturated: bool,
@@ -95,6 +111,20 @@ const NO_ARITHMETIC: &[&str] = &[
     "VolatileSharedDeviceTensor",
 ];
 
+/// Types that compute, but whose operations MegEngine's counts leave out: its
+/// profiler's `computation` is none, and network_visualize has no rule for them.
+const COUNTED_AS_NONE: &[&str] = &[
+    "Argsort",
+    "CondTake",
+    "IndexingMultiAxisVec",
+    "LayerNorm",
+    "NMSKeepMGB",
+    "ROIAlign",
+    "Softmax",
+    "TopK",
+    "TypeCvt",
+];
+
 /// What one operator costs.
 #[derive(Default)]
 struct Cost {
@@ -108,6 +138,10 @@ pub fn graph_cost(graph: &Structure) -> GraphCost {
     let mut types: BTreeMap<String, TypeCost> = BTreeMap::new();
     let mut total = GraphCost {
         operators: graph.operators.len(),
+        shapeless_why: match graph.format {
+            GraphFormat::FbsV1 => "whose shapes FBS v1 does not store",
+            GraphFormat::FbsV2 => "whose shapes are known only at run time",
+        },
         ..GraphCost::default()
     };
     for operator in &graph.operators {
@@ -129,6 +163,7 @@ pub fn graph_cost(graph: &Structure) -> GraphCost {
         match cost.operations {
             None | Some(None) => {
                 total.uncounted += 1;
+                total.shapeless += usize::from(cost.operations.is_some());
                 *total.uncounted_types.entry(name.to_string()).or_default() += 1;
             }
             Some(Some((macs, flops))) => {
@@ -155,6 +190,23 @@ pub fn graph_cost(graph: &Structure) -> GraphCost {
     total
 }
 
+impl GraphCost {
+    /// Why the totals leave operators out, where they do: `2 operators whose shapes
+    /// are known only at run time`, `1 operator of a type not counted`.
+    pub fn uncounted_reason(&self) -> Option<String> {
+        let of_types = self.uncounted - self.shapeless;
+        let reasons: Vec<String> = [
+            (self.shapeless, self.shapeless_why),
+            (of_types, "of a type not counted"),
+        ]
+        .into_iter()
+        .filter(|&(count, _)| count > 0)
+        .map(|(count, why)| format!("{} {why}", counted(count, "operator")))
+        .collect();
+        (!reasons.is_empty()).then(|| reasons.join(", "))
+    }
+}
+
 /// The type without the registry's version suffix: `MatrixMulV2` is a `MatrixMul`.
 pub fn type_name(registered: &str) -> &str {
     match registered.rfind('V') {
@@ -177,11 +229,11 @@ fn operator_cost(graph: &Structure, operator: &Operator, name: &str) -> Cost {
             parameters: constant(operator),
             operations: Some(Some((0, 0))),
         },
-        "Convolution" | "ConvBias" => counted((|| {
+        "Convolution" | "ConvBias" | "ConvBiasForward" => counted((|| {
             let (output, weight) = (output?, shape(operator.inputs.get(1))?);
             let per_output = elements(&weight[weight.len().checked_sub(3)?..]);
             let macs = elements(output).saturating_mul(per_output);
-            let bias = if name == "ConvBias" { elements(output) } else { 0 };
+            let bias = if name == "Convolution" { 0 } else { elements(output) };
             Some((macs.saturating_add(bias), macs.saturating_mul(2).saturating_add(bias)))
         })()),
         "MatrixMul" | "BatchedMatrixMul" => {
@@ -222,7 +274,7 @@ fn operator_cost(graph: &Structure, operator: &Operator, name: &str) -> Cost {
         })()),
         // As the engine's profiler: an addition (or comparison) per input element.
         "Reduce" => counted(shape(operator.inputs.first()).map(|input| (0, elements(input)))),
-        _ if NO_ARITHMETIC.contains(&name) => counted(Some((0, 0))),
+        _ if NO_ARITHMETIC.contains(&name) || COUNTED_AS_NONE.contains(&name) => counted(Some((0, 0))),
         _ => Cost::default(),
     }
 }

@@ -36,6 +36,8 @@ pub struct StructureDiff {
     pub params: ParamsDiff,
     pub macs: Totals,
     pub flops: Totals,
+    /// Why a side's totals are unknown: the operators its counts leave out.
+    pub uncounted: Sides<Option<String>>,
     /// Types whose count or operations differ.
     pub types: Vec<TypeDiff>,
     pub inputs: Vec<IoChange>,
@@ -237,6 +239,10 @@ pub fn diff(a: &Structure, b: &Structure, dumped: Sides<DumpedAs>) -> StructureD
         },
         macs: totals(&costs, |cost| cost.macs),
         flops: totals(&costs, |cost| cost.flops),
+        uncounted: Sides {
+            a: costs[0].uncounted_reason(),
+            b: costs[1].uncounted_reason(),
+        },
         types: type_diffs(&costs),
         inputs: io_changes(&sides[0].inputs(), &sides[1].inputs()),
         outputs: io_changes(&sides[0].outputs(), &sides[1].outputs()),

@@ -12,7 +12,8 @@ use crate::text::{counted, printable};
 #[derive(Serialize)]
 pub struct Tensor {
     pub name: String,
-    pub shape: Vec<usize>,
+    /// None where the graph leaves it to run time (`dynamic`: after NMS, a mask).
+    pub shape: Option<Vec<usize>>,
     pub dtype: String,
     /// An input carrying an expected output value (testcase containers only).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -27,7 +28,9 @@ impl From<&TensorInfo> for Tensor {
     fn from(info: &TensorInfo) -> Tensor {
         Tensor {
             name: info.name.clone(),
-            shape: info.shape.clone(),
+            // The engine declares a shape it infers only at run time with no
+            // dimensions: a graph's scalar has one.
+            shape: (!info.shape.is_empty()).then(|| info.shape.clone()),
             dtype: info.dtype.to_string(),
             expectation: info.name.ends_with(EXPECTATION_SUFFIX),
             assertion: None,
@@ -161,7 +164,10 @@ impl Report for ModelInfo {
                 table.row(vec![
                     role.into(),
                     tensor.name.clone(),
-                    format_shape(&tensor.shape),
+                    tensor
+                        .shape
+                        .as_deref()
+                        .map_or_else(|| "dynamic".to_string(), format_shape),
                     tensor.dtype.clone(),
                 ]);
             }
@@ -228,17 +234,13 @@ fn ops_text(ops: &GraphCost) -> String {
             grouped(u64::MAX)
         );
     }
-    if ops.uncounted > 0 {
+    if let Some(reason) = ops.uncounted_reason() {
         let types: Vec<String> = ops
             .uncounted_types
             .iter()
             .map(|(op_type, count)| format!("{op_type} {count}"))
             .collect();
-        text += &format!(
-            "uncounted: {} whose MACs and FLOPs are not in the total: {}\n",
-            counted(ops.uncounted, "operator"),
-            types.join(", ")
-        );
+        text += &format!("uncounted, not in the totals: {reason}: {}\n", types.join(", "));
     }
     text
 }

@@ -40,7 +40,7 @@ pub fn structure_text(diff: &StructureDiff) -> String {
             counted(diff.params.a.tensors, "tensor"),
             match diff.macs.a {
                 Some(_) => format!("{} MACs", count_text(diff.macs.a)),
-                None => "MACs unknown (no shapes stored)".to_string(),
+                None => format!("MACs {}", total_text(None, diff.uncounted.a.as_deref())),
             }
         );
     } else {
@@ -149,8 +149,8 @@ fn totals_text(out: &mut String, diff: &StructureDiff) {
         );
     }
     out.push('\n');
-    let _ = writeln!(out, "MACs        {}", totals_of(&diff.macs));
-    let _ = writeln!(out, "FLOPs       {}", totals_of(&diff.flops));
+    let _ = writeln!(out, "MACs        {}", totals_of(&diff.macs, &diff.uncounted));
+    let _ = writeln!(out, "FLOPs       {}", totals_of(&diff.flops, &diff.uncounted));
     if diff.types.is_empty() {
         return;
     }
@@ -172,18 +172,30 @@ fn totals_text(out: &mut String, diff: &StructureDiff) {
     out.push_str(&table.render("  "));
 }
 
-fn totals_of(totals: &Totals) -> String {
+fn totals_of(totals: &Totals, uncounted: &Sides<Option<String>>) -> String {
     let ratio = match (totals.a, totals.b) {
         (Some(a), Some(b)) if a > 0 => format!(" (b/a {:.3})", b as f64 / a as f64),
         _ => String::new(),
     };
-    format!("a {}, b {}{ratio}", count_text(totals.a), count_text(totals.b))
+    format!(
+        "a {}, b {}{ratio}",
+        total_text(totals.a, uncounted.a.as_deref()),
+        total_text(totals.b, uncounted.b.as_deref())
+    )
 }
 
-/// `15.93M`; `unknown` where a shape the count needs is not stored.
+/// A side's total, or why it is unknown: `unknown (2 operators whose shapes are known only at run time)`.
+fn total_text(total: Option<u64>, uncounted: Option<&str>) -> String {
+    match (total, uncounted) {
+        (None, Some(why)) => format!("unknown ({why})"),
+        _ => count_text(total),
+    }
+}
+
+/// `15.93M`; `unknown` where an operator the count needs is not counted.
 fn count_text(count: Option<u64>) -> String {
     match count {
-        None => "unknown (no shapes stored)".into(),
+        None => "unknown".into(),
         Some(count) if count >= 1_000_000_000 => format!("{:.2}G", count as f64 / 1e9),
         Some(count) if count >= 1_000_000 => format!("{:.2}M", count as f64 / 1e6),
         Some(count) if count >= 10_000 => format!("{:.2}K", count as f64 / 1e3),

@@ -17,7 +17,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::cli::CompareArgs;
 use crate::compare::sides::Side;
-use crate::compare::{compare_sides, differing_sources, first_divergence, Rules, Tolerance};
+use crate::compare::{compare_sides, differing_sources, first_divergence, unread_differing, Rules, Tolerance};
 use crate::exit::CheckFailed;
 use crate::options::EngineOption;
 use crate::report::compare::{CompareReport, Walk};
@@ -236,7 +236,8 @@ fn compare_opened(a: &Side, b: &Side, rules: Rules, names: (impl ToString, impl 
     rules.check_names(rows.iter().map(|row| row.name.as_str()))?;
     let walk = (a.is_io_dump() && b.is_io_dump()).then(|| Walk {
         sources: differing_sources(&rows),
-        divergence: first_divergence(&rows),
+        divergence: first_divergence(&rows, a.outputs()),
+        unread: unread_differing(&rows, a.outputs()),
     });
     Ok(CompareReport::new(
         names.0.to_string(),

@@ -15,7 +15,7 @@ use super::structure::Opening;
 
 use crate::cli::{parse_side_options, TwoRunArgs};
 use crate::compare::sides::Side;
-use crate::compare::{compare_sides, differing_sources, first_divergence, Rules};
+use crate::compare::{compare_sides, differing_sources, first_divergence, unread_differing, Rules};
 use crate::engine::Device;
 use crate::interrupt::Interrupted;
 use crate::mge_command::MgeCommand;
@@ -233,11 +233,13 @@ impl TwoRuns {
                 row.name = stem.to_string();
             }
         }
-        let vars = compare_sides(&side(a, "io")?, &side(b, "io")?, &rules.for_values())?;
+        let (io_a, io_b) = (side(a, "io")?, side(b, "io")?);
+        let vars = compare_sides(&io_a, &io_b, &rules.for_values())?;
         Ok(RunsCompared {
             outputs,
             differing_sources: differing_sources(&vars),
-            first_divergence: first_divergence(&vars),
+            first_divergence: first_divergence(&vars, io_a.outputs()),
+            unread_differing: unread_differing(&vars, io_a.outputs()),
             vars,
             seconds: started.elapsed().as_secs_f64(),
         })

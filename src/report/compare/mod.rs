@@ -36,21 +36,25 @@ pub struct CompareReport {
     /// Only for two io dumps; null when nothing diverges.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_divergence: Option<Option<Divergence>>,
+    /// Computed vars that differ but that nothing reads: left out of the divergence.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unread_differing: Vec<DivergingVar>,
 }
 
 /// Where the runs part ways, for two io dumps.
 pub struct Walk {
     pub sources: Vec<DifferingSource>,
     pub divergence: Option<Divergence>,
+    pub unread: Vec<DivergingVar>,
 }
 
 impl CompareReport {
     pub fn new(a: String, b: String, rules: Rules, tensors: Vec<TensorRow>, walk: Option<Walk>) -> CompareReport {
         let failed = tensors.iter().filter(|row| row.status.failed()).count();
         let passed = tensors.iter().filter(|row| row.status == TensorStatus::Pass).count();
-        let (sources, divergence) = match walk {
-            Some(walk) => (Some(walk.sources), Some(walk.divergence)),
-            None => (None, None),
+        let (sources, divergence, unread) = match walk {
+            Some(walk) => (Some(walk.sources), Some(walk.divergence), walk.unread),
+            None => (None, None, Vec::new()),
         };
         CompareReport {
             a,
@@ -62,6 +66,7 @@ impl CompareReport {
             failed,
             differing_sources: sources,
             first_divergence: divergence,
+            unread_differing: unread,
         }
     }
 }
@@ -81,6 +86,7 @@ impl Report for CompareReport {
                 &mut out,
                 self.differing_sources.as_deref().unwrap_or_default(),
                 divergence.as_ref(),
+                &self.unread_differing,
             );
         }
         out
@@ -134,7 +140,7 @@ fn tensor_table(what: &str, rows: &[TensorRow], vars: bool) -> String {
 }
 
 /// Where two runs part ways: the constants and inputs that differ, then the first divergence.
-fn walk_text(out: &mut String, sources: &[DifferingSource], divergence: Option<&Divergence>) {
+fn walk_text(out: &mut String, sources: &[DifferingSource], divergence: Option<&Divergence>, unread: &[DivergingVar]) {
     for source in sources {
         let kind = if source.op_type == "Host2DeviceCopy" {
             "input"
@@ -150,8 +156,18 @@ fn walk_text(out: &mut String, sources: &[DifferingSource], divergence: Option<&
             }
         }
     }
+    for var in unread {
+        let _ = writeln!(
+            out,
+            "unread: var '{}' of operator '{}' ({}) differs, but no operator reads it and no output names it, {}",
+            printable(&var.var),
+            printable(&var.operator),
+            printable(&var.op_type),
+            how_it_differs(var)
+        );
+    }
     let Some(divergence) = divergence else {
-        out.push_str("no computed var diverges\n");
+        out.push_str("no computed var that is read diverges\n");
         return;
     };
     let first = &divergence.first;

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::timing::TimingComparison;
 use super::two_runs::{RunSide, RunsCompared};
 use super::{heading, status_text, tensor_table, walk_text};
-use crate::compare::{DifferingSource, Divergence, Rules, TensorRow, TensorStatus, Tolerance};
+use crate::compare::{DifferingSource, Divergence, DivergingVar, Rules, TensorRow, TensorStatus, Tolerance};
 use crate::model::diff::StructureDiff;
 use crate::report::junit::{JunitCase, Outcome, Suite};
 use crate::report::structure::structure_text;
@@ -36,6 +36,9 @@ pub struct TwoRunReport {
     pub differing_sources: Vec<DifferingSource>,
     /// Null when no computed var diverges.
     pub first_divergence: Option<Divergence>,
+    /// Computed vars that differ but that nothing reads: left out of the divergence.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unread_differing: Vec<DivergingVar>,
     /// Both runs, start to end, and the comparison of their tensors.
     pub seconds: f64,
     /// Null with `--no-timing`.
@@ -71,6 +74,7 @@ impl TwoRunReport {
             vars: compared.vars,
             differing_sources: compared.differing_sources,
             first_divergence: compared.first_divergence,
+            unread_differing: compared.unread_differing,
             seconds: compared.seconds,
             timing,
             structure: None,
@@ -106,7 +110,12 @@ impl Report for TwoRunReport {
             count(TensorStatus::OnlyInA),
             count(TensorStatus::OnlyInB)
         );
-        walk_text(&mut out, &self.differing_sources, self.first_divergence.as_ref());
+        walk_text(
+            &mut out,
+            &self.differing_sources,
+            self.first_divergence.as_ref(),
+            &self.unread_differing,
+        );
         if let Some(structure) = self.structure.as_ref().filter(|structure| !structure.same()) {
             out.push_str(&structure_text(structure));
         }

@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::compare::{worst, DifferingSource, Divergence, TensorRow, TensorStatus};
+use crate::compare::{worst, DifferingSource, Divergence, DivergingVar, TensorRow, TensorStatus};
 
 /// One of the two runs of `mge compare A.mge B.mge`.
 #[derive(Serialize)]
@@ -44,6 +44,7 @@ pub struct RunsCompared {
     pub vars: Vec<TensorRow>,
     pub differing_sources: Vec<DifferingSource>,
     pub first_divergence: Option<Divergence>,
+    pub unread_differing: Vec<DivergingVar>,
     /// Both runs, start to end, and the comparison.
     pub seconds: f64,
 }
