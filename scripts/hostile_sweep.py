@@ -82,7 +82,9 @@ models whose graphs claim gigabytes, sparse encrypted models for `compare
 nothing left in TMPDIR, no crash blamed on the engine), repro-claims
 (`--repro` at what can take no folder, refused before any work) and
 sweep-repro (every shape of a sweep failing, its folders written). Check
-added: text its stderr must not hold (`not_said`).
+added: text its stderr must not hold (`not_said`). The group
+engine-error-repro: a model that fails inside the engine as it runs keeps its
+`--repro` folder (cut with `--reduce`), a sweep's failing shape its own.
 
 Mutations come from one seeded generator, so every run makes the same cases.
 """
@@ -1929,6 +1931,29 @@ def sweep_repro_cases():
     return cases
 
 
+def engine_error_repro_cases():
+    """A model that loads and then fails inside the engine as it runs (a
+    reshape to a row count it computes, fed a batch of 2): run --repro keeps
+    its folder (with --reduce, the part of the graph that fails too), and a
+    sweep the folder of the shape that fails; the engine's error is the
+    command's, exit 2 (a sweep's row: exit 1)."""
+    setup = [("copy", "in/f.mge", "fixtures/fails_on_size.mge"),
+             ("copy", "in/b2.npy", "fixtures/feeds/fails_on_size_data.npy")]
+    run = ["run", "in/f.mge", "-q", "--iter", "1", "-i", "data:in/b2.npy", "--repro", "out/r"]
+    kept = tuple(f"out/r/f/{file}" for file in ("command.sh", "model.mge", "feeds", "engine.log"))
+    said = ("number of elements do not match in reshape",)
+    return [
+        Case("engine-error-repro", "run --repro of an engine error", run, setup, expect_rc=2,
+             present=kept, said=said, timeout=120),
+        Case("engine-error-repro", "run --repro --reduce of an engine error", run + ["--reduce"], setup,
+             expect_rc=2, present=kept + ("out/r/f/reduced.mge", "out/r/f/full-command.sh"), said=said, timeout=300),
+        Case("engine-error-repro", "run --sweep --repro of an engine error",
+             ["run", "in/f.mge", "-q", "--iter", "1", "--sweep", "data:1x3x16x16,2x3x16x16", "--repro", "out/r"],
+             setup, expect_rc=1, present=("out/r/f-2x3x16x16/command.sh",), absent=("out/r/f-1x3x16x16",),
+             timeout=120),
+    ]
+
+
 def kept_file_cases():
     """tune over a record (and the algorithms beside it) that mge itself
     kept, then damaged: each is a one-line note and a search measured anew,
@@ -2831,7 +2856,8 @@ def round_six_cases():
             + own_memory_cases()
             + repro_claim_cases()
             + sweep_repro_cases()
-            + zoo_graph_cases())
+            + zoo_graph_cases()
+            + engine_error_repro_cases())
 
 
 def main():

@@ -27,12 +27,18 @@ impl fmt::Display for ChildExited {
 
 impl std::error::Error for ChildExited {}
 
-/// How the failure `--check-finite` makes ends, which tells it from other checks'.
-pub const FINITE_CHECK: &str = "(--check-finite)";
+/// How the failure `--check-finite` makes ends, which tells the user it from other checks'.
+const FINITE_CHECK: &str = "(--check-finite)";
 
-impl CheckFailed {
-    /// What `--check-finite` makes of a run in which `found` was found.
-    pub fn non_finite(found: &str) -> CheckFailed {
-        CheckFailed(format!("{found} {FINITE_CHECK}"))
+/// Outputs held NaN or infinities under `--check-finite`: exit code 1, a
+/// failed check of its own kind (what was found).
+#[derive(Debug)]
+pub struct NonFinite(pub String);
+
+impl fmt::Display for NonFinite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {FINITE_CHECK}", self.0)
     }
 }
+
+impl std::error::Error for NonFinite {}

@@ -36,10 +36,12 @@ mod tune;
 use std::process::ExitCode;
 
 use crate::engine::EngineError;
-use crate::exit::{CheckFailed, ChildExited};
+use crate::exit::{CheckFailed, ChildExited, NonFinite};
 use crate::interrupt::Interrupted;
-use crate::messages::{say, say_error};
+use crate::messages::say;
+use crate::supervise::child::end;
 use crate::supervise::parent::Failure;
+use crate::supervise::Ending;
 use crate::text::{printable, printable_lines};
 
 /// The stack the tool's work gets, whatever `ulimit -s` gives the main thread.
@@ -48,7 +50,9 @@ const STACK: usize = 8 << 20;
 fn main() -> ExitCode {
     // Before anything is loaded or started: the engine's libraries come from trusted folders only.
     if let Err(err) = runtime::ensure_trusted_library_path() {
-        say_error(&error_text(&err));
+        end(&Ending::Refused {
+            message: error_text(&err),
+        });
         return ExitCode::from(2);
     }
     engine::ignore_file_size_signal();
@@ -69,7 +73,9 @@ fn run() -> ExitCode {
     let cli = match cli::Cli::parse_with_saved_options() {
         Ok(cli) => cli,
         Err(message) => {
-            say_error(&printable_lines(&message));
+            end(&Ending::Refused {
+                message: printable_lines(&message).into_owned(),
+            });
             return ExitCode::from(2);
         }
     };
@@ -89,11 +95,9 @@ fn exit_with(err: &anyhow::Error, verbose: bool) -> ExitCode {
         say(&format!("mge: {interrupted}"));
         return ExitCode::from(u8::try_from(128 + interrupted.0).unwrap_or(2));
     }
-    if let Some(failed) = err.downcast_ref::<CheckFailed>() {
-        say(&format!("mge: check failed: {}", printable(&failed.to_string())));
-        return ExitCode::from(1);
-    }
-    say_error(&error_text(err));
+    let ending = ending_of(err);
+    // Said first: what follows is for the user, not how the command ended.
+    end(&ending);
     if let Some(engine) = err.chain().find_map(|cause| cause.downcast_ref::<EngineError>()) {
         if verbose {
             say(&format!(
@@ -104,7 +108,27 @@ fn exit_with(err: &anyhow::Error, verbose: bool) -> ExitCode {
             say("(run with -v for the engine's full message and backtrace)");
         }
     }
-    ExitCode::from(2)
+    ExitCode::from(ending.exit_code())
+}
+
+/// How the command that failed with `err` ended: a failed check (exit 1),
+/// or an error (exit 2), the engine's where the engine returned one.
+fn ending_of(err: &anyhow::Error) -> Ending {
+    if let Some(NonFinite(found)) = err.downcast_ref::<NonFinite>() {
+        return Ending::NonFinite {
+            found: printable(found).into_owned(),
+        };
+    }
+    if let Some(failed) = err.downcast_ref::<CheckFailed>() {
+        return Ending::CheckFailed {
+            message: printable(&failed.to_string()).into_owned(),
+        };
+    }
+    let message = error_text(err);
+    match err.chain().any(|cause| cause.is::<EngineError>()) {
+        true => Ending::EngineRefused { message },
+        false => Ending::Refused { message },
+    }
 }
 
 /// The error's message on one line, and its hint (if any) on one of its

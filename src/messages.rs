@@ -10,18 +10,12 @@ use std::sync::OnceLock;
 use crate::text::printable;
 
 /// How a supervised child sends its words to its parent.
-pub struct ToParent {
-    /// Words of the tool's own.
-    pub said: fn(&str),
-    /// The error the tool ends with.
-    pub error: fn(&str),
-}
+static TO_PARENT: OnceLock<fn(&str)> = OnceLock::new();
 
-static TO_PARENT: OnceLock<ToParent> = OnceLock::new();
-
-/// From now on, this process's words go to its parent (once its channel is open).
-pub fn to_parent(way: ToParent) {
-    let _ = TO_PARENT.set(way);
+/// From now on, this process's words go to its parent (once its channel is
+/// open) by `said`; the way its command ends goes by `supervise::child::end`.
+pub fn to_parent(said: fn(&str)) {
+    let _ = TO_PARENT.set(said);
 }
 
 /// Writes `line` on stderr. A stderr that is gone (`2>&-`, a reader that
@@ -36,22 +30,9 @@ pub fn to_stderr(line: &str) {
 /// nothing else.
 pub fn say(text: &str) {
     match TO_PARENT.get() {
-        Some(parent) => (parent.said)(text),
+        Some(said) => said(text),
         None => to_stderr(text),
     }
-}
-
-/// The error the tool ends with, said as `say` does.
-pub fn say_error(message: &str) {
-    match TO_PARENT.get() {
-        Some(parent) => (parent.error)(message),
-        None => to_stderr(&error_line(message)),
-    }
-}
-
-/// How the tool's error reads on stderr, whichever process says it.
-pub fn error_line(message: &str) -> String {
-    format!("mge: error: {message}")
 }
 
 /// A note: something the user may like to know.

@@ -466,3 +466,50 @@ fn a_cut_holds_its_part_alone_and_computes_as_the_whole_did() {
         assert!((got - want).abs() <= 1e-5 * want.abs().max(1.0), "{got} vs {want}");
     }
 }
+
+/// A model that loads and then fails inside the engine as it runs (a
+/// reshape to a row count the graph computes, fed a batch of 2:
+/// `fixtures/make_runtime_failure_fixtures.py`): `--repro` keeps its folder
+/// too, and `--reduce` cuts it at the reshape that fails, the engine's error
+/// seen again from inside the folder and in each part twice.
+#[test]
+fn an_engine_error_as_the_model_runs_is_kept_and_cut_where_it_fails() {
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join("fixtures/fails_on_size_manifest.json")).unwrap())
+            .unwrap();
+    let message = manifest["message"].as_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let repro = dir.path().join("repro");
+    let mut command = mge();
+    command
+        .args(["run", manifest["model"].as_str().unwrap(), "-q", "--iter", "1"])
+        .args(["-i", &format!("data:{}", manifest["input"].as_str().unwrap())])
+        .arg("--repro")
+        .arg(&repro)
+        .arg("--reduce");
+    let (_, stderr) = run_expecting(&mut command, 2);
+    assert!(stderr.contains(message), "{stderr}");
+    let written = written(&stderr);
+    let (folder, line) = &written[0];
+    assert!(line.ends_with("-- reduced.mge"), "{line}");
+    let readme = std::fs::read_to_string(folder.join("README.txt")).unwrap();
+    let failing = &manifest["failing_operator"];
+    for said in [
+        "What failed: error: ".to_string(),
+        format!(
+            "reduced.mge is the part of the model that computes var '{}'",
+            failing["var"].as_str().unwrap()
+        ),
+        "It fails alike: ".to_string(),
+        message.to_string(),
+    ] {
+        assert!(readme.contains(&said), "{said:?} in\n{readme}");
+    }
+
+    // From inside a copy of the folder, the part fails as the whole model did.
+    let (_place, copy) = elsewhere(folder);
+    let output = reproduce(&copy, line).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(message), "{stderr}");
+}

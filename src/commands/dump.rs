@@ -9,7 +9,7 @@ use tempfile::{TempDir, TempPath};
 
 use crate::cli::{DumpArgs, IoFormat};
 use crate::engine::{IoDump, Lite, NetworkOptions};
-use crate::exit::CheckFailed;
+use crate::exit::NonFinite;
 use crate::input_files;
 use crate::iodump::{
     convert_binary, index_text, read_raw_index, refuse_unless_raw, Converted, DumpFormat, Index, TEXT_FILE,
@@ -151,7 +151,7 @@ impl DumpRun {
         }
         print(&DumpReport { written }, false, &Making::without_engine())?;
         match non_finite {
-            Some(found) if self.check_finite => Err(CheckFailed::non_finite(&found).into()),
+            Some(found) if self.check_finite => Err(NonFinite(found).into()),
             _ => Ok(()),
         }
     }

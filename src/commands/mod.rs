@@ -18,11 +18,13 @@ use anyhow::Result;
 
 use crate::cli::{Cli, Command, DeadlineArgs, RuntimeCommand};
 use crate::exit::ChildExited;
+use crate::mge_command::MgeCommand;
 use crate::report::progress::RunProgress;
 use crate::runtime as lite_runtime;
 use crate::settings::Global;
 use crate::supervise;
-use crate::supervise::parent::Work;
+use crate::supervise::child_run::{deadline_after, run_child, Watch};
+use crate::supervise::parent::{ChildStdout, Outcome, Work};
 
 pub fn dispatch(cli: Cli) -> Result<()> {
     let global = Global {
@@ -137,22 +139,27 @@ fn supervised(
 ) -> Result<()> {
     let lookup = lite_runtime::locate(&global.runtime);
     let mut progress = RunProgress::new(global.quiet);
-    let record = reproducer.as_ref().map(run::Reproducer::record_folder);
-    let rerun = supervise::parent::rerun_supervised(
-        lookup.as_ref(),
-        record.as_deref(),
-        timeout,
-        global.verbose,
+    // The child loads the runtime located here, or says why there is none.
+    let mut command = MgeCommand::this_process().runtime(lookup.as_ref());
+    if let Some(reproducer) = &reproducer {
+        command = command.record_for_repro(&reproducer.record_folder());
+    }
+    let watch = Watch {
+        stdout: ChildStdout::Ours,
+        deadline: deadline_after(timeout),
+        verbose: global.verbose,
         work,
-        &mut progress,
-    )?;
+        watcher: Some(&mut progress),
+    };
+    let ran = run_child(&command, watch)?;
     drop(progress);
     if let Some(reproducer) = reproducer {
-        reproducer.write(&rerun, lookup.as_ref().ok(), global);
+        reproducer.write(&ran, lookup.as_ref().ok(), global);
     }
-    match rerun.ended {
-        Ok(0) => Ok(()),
-        Ok(code) => Err(ChildExited(u8::try_from(code).unwrap_or(2)).into()),
-        Err(failure) => Err(failure.into()),
+    match ran.outcome {
+        Outcome::Ran => Ok(()),
+        // It said all there was to say.
+        Outcome::Ended(ending) => Err(ChildExited(ending.exit_code()).into()),
+        Outcome::Crashed(failure) | Outcome::Hung(failure) => Err(failure.into()),
     }
 }

@@ -11,10 +11,9 @@ use crate::cli::RunArgs;
 use crate::compare::Rules;
 use crate::engine::NetworkOptions;
 use crate::exit::CheckFailed;
-use crate::exit::FINITE_CHECK;
+use crate::exit::NonFinite;
 use crate::feeds::{Feed, FeedOptions};
 use crate::loading::{prepare, refuse_unchecked_testcases, Feeding, Prepared, Testcases};
-use crate::messages::say;
 use crate::mge_command::MgeCommand;
 use crate::output_checks::expect::{check_expectations, expected_values, Expectation};
 use crate::output_checks::finite::{judge_testcases, warn_non_finite};
@@ -40,7 +39,9 @@ use crate::runner::{RunPlan, Runs};
 use crate::runtime::Located;
 use crate::settings::Global;
 use crate::settings::{comparison_rules, plan, ModelSettings};
-use crate::supervise::parent::Rerun;
+use crate::supervise::child_run::ChildRun;
+use crate::supervise::parent::Outcome;
+use crate::supervise::Ending;
 use crate::tensor::HostTensor;
 use crate::text::{counted, number};
 
@@ -372,7 +373,7 @@ fn verdict(report: &RunReport, non_finite: Option<String>) -> Result<()> {
         .into());
     }
     match non_finite {
-        Some(found) => Err(CheckFailed::non_finite(&found).into()),
+        Some(found) => Err(NonFinite(found).into()),
         None => Ok(()),
     }
 }
@@ -453,7 +454,8 @@ fn write_testcase_outputs(dir: &Path, runs: &[TestcaseRun]) -> Result<Vec<Writte
 
 /// `--repro DIR` of a run, in the parent process: its settings turned
 /// there too (their claims made before the child starts), and its folder
-/// written should the child crash, hang, exit or fail its checks (see `report::repro`).
+/// written should the child crash, hang, exit, fail its checks or meet the
+/// engine's error (see `report::repro`).
 pub struct Reproducer {
     repro: Repro,
     settings: RunSettings,
@@ -479,68 +481,51 @@ impl Reproducer {
         self.repro.record_folder("run")
     }
 
-    /// Writes the run's folder if the child crashed, hung, exited or failed
-    /// its checks, and says where; a folder that cannot be written is a warning,
-    /// the run's own failure stays the error.
-    pub fn write(mut self, rerun: &Rerun, runtime: Option<&Located>, global: &Global) {
-        let failure = match &rerun.ended {
-            Ok(0 | 2) => return,
-            Ok(1) => rerun
-                .transcript
-                .lines()
-                .rev()
-                .find_map(|line| line.strip_prefix("mge: "))
-                .unwrap_or("the run failed its checks (exit 1)")
-                .to_string(),
-            Ok(code) => format!("the engine's process exited with code {code}"),
-            Err(failure) => failure.one_line(),
+    /// Writes the run's folder if the child crashed, hung, exited, failed
+    /// its checks or met the engine's error, and says where; a folder that
+    /// cannot be written is a warning, the run's own failure stays the error.
+    pub fn write(mut self, ran: &ChildRun, runtime: Option<&Located>, global: &Global) {
+        let failure = match &ran.outcome {
+            Outcome::Ran | Outcome::Ended(Ending::Refused { .. }) => return,
+            Outcome::Ended(ending) => ending.line(),
+            Outcome::Crashed(failure) | Outcome::Hung(failure) => failure.one_line(),
         };
         let model = self.settings.model.path.clone();
         let failing = FailingModel {
             model: &model,
             record: Some(self.record_folder()),
             failure,
-            engine_log: rerun.transcript.clone(),
+            engine_log: ran.transcript.clone(),
             runtime,
             choice: &global.runtime,
         };
-        let (settings, timeout) = (&self.settings, self.timeout);
-        let failed = reducible(settings, &rerun.ended, &rerun.transcript);
-        let written = self
-            .repro
-            .add(failing, |folder| {
-                let command = reproducing_run(settings, timeout, folder)?;
-                match (settings.reduce, failed, runtime) {
-                    (false, ..) => {}
-                    (true, Ok(failed), Some(runtime)) => {
-                        reduce_run(settings, timeout, failed, runtime, global.verbose, folder)?
-                    }
-                    (true, Err(why), _) => folder.reduced(Reduction::NotReduced(why.to_string())),
-                    (true, _, None) => folder.reduced(Reduction::NotReduced("no runtime was found".into())),
-                }
-                Ok(command)
-            })
-            .and_then(|()| self.repro.finish());
-        match written {
-            Ok(lines) => lines.iter().for_each(|line| say(line)),
-            Err(err) => global.warn(format!("{err:#}")),
-        }
+        let settings = &self.settings;
+        let added = self.repro.add(failing, |folder| {
+            let failed = Failed::of(&ran.outcome);
+            run_folder(settings, (self.timeout, failed), runtime, global.verbose, folder)
+        });
+        self.repro.finish(added, |warning| global.warn(warning));
     }
 }
 
-/// The failure of a run that ended so (its exit code, or how it died) which
-/// `--reduce` looks for, or why it looks for none.
-fn reducible(
+/// The command of a run's folder (`reproducing_run`), and with `--reduce`
+/// the smallest part of its model found to fail as `failed` says (or why
+/// there is none) put into it.
+fn run_folder(
     settings: &RunSettings,
-    ended: &std::result::Result<i32, crate::supervise::parent::Failure>,
-    transcript: &str,
-) -> std::result::Result<Failed, &'static str> {
-    let said = crate::supervise::child_run::check_failure(transcript);
-    match ended {
-        Err(failure) => Ok(Failed::of(&failure.how)),
-        Ok(1) if settings.check_finite && said.is_some_and(|said| said.ends_with(FINITE_CHECK)) => Ok(Failed::NonFinite),
-        _ => Err("--reduce cuts crashes, exits, hangs and non-finite outputs (--check-finite); an output that differs from --expect is not reduced"),
+    (timeout, failed): (Option<Duration>, std::result::Result<Failed, &str>),
+    runtime: Option<&Located>,
+    verbose: bool,
+    folder: &mut Folder,
+) -> Result<MgeCommand> {
+    let command = reproducing_run(settings, timeout, folder)?;
+    match (settings.reduce, failed, runtime) {
+        (false, ..) => {}
+        (true, Ok(failed), Some(runtime)) => reduce_run(settings, timeout, failed, runtime, verbose, folder)?,
+        (true, Err(why), _) => folder.reduced(Reduction::NotReduced(why.to_string())),
+        (true, _, None) => folder.reduced(Reduction::NotReduced("no runtime was found".into())),
     }
+    Ok(command)
 }
 
 /// `--reduce`: the smallest part of the model of `settings` found to fail

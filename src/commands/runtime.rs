@@ -5,7 +5,6 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{cuda_driver, take_stdout, Device, Driver};
-use crate::interrupt::Interrupted;
 use crate::loading::load_runtime;
 use crate::mge_command::MgeCommand;
 use crate::report::made_by::Making;
@@ -15,7 +14,8 @@ use crate::report::{emit, print};
 use crate::runtime::algo_cache::{opted_out_by_environment, AlgoCache};
 use crate::runtime::{self as lite_runtime, Files, Located, Origin, Scrutiny, WheelSource};
 use crate::settings::Global;
-use crate::supervise::parent::{ChildStdout, ErrorReturned, How, Next, Supervisor};
+use crate::supervise::child_run::{run_child, Watch};
+use crate::supervise::parent::{ChildStdout, ErrorReturned, Outcome, Work};
 
 pub fn install(
     version: Option<&str>,
@@ -132,24 +132,25 @@ struct Probed {
 /// loads or counts its devices is one line, not this process's end.
 fn probe(located: &Located, verbose: bool) -> Result<Probed> {
     let command = MgeCommand::runtime_probe().runtime(Ok(located)).verbose(verbose);
-    let mut child = Supervisor::spawn(&command, false, ChildStdout::Replies)?;
-    if verbose {
-        child.show_engine_output();
-    }
-    let mut answer = None;
-    loop {
-        match child.next(None, &mut ErrorReturned) {
-            Next::Reply(line) => answer = Some(line),
-            Next::Exited(0) => {
-                let answer = answer.context("the engine's process exited without an answer")?;
-                return serde_json::from_str(&answer).context("the engine's process answered unreadably");
-            }
-            Next::Exited(code) => bail!("{}", child.why_it_exited(code)),
-            Next::Failed(failure) => match failure.how {
-                How::Interrupted(signal) => return Err(Interrupted(signal).into()),
-                _ => return Err(failure.into()),
-            },
+    let watch = Watch {
+        stdout: ChildStdout::Replies,
+        deadline: None,
+        verbose,
+        work: Work::Model,
+        watcher: Some(&mut ErrorReturned),
+    };
+    let ran = run_child(&command, watch)?;
+    match ran.outcome {
+        Outcome::Ran => {
+            let answer = ran
+                .report
+                .lines()
+                .last()
+                .context("the engine's process exited without an answer")?;
+            serde_json::from_str(answer).context("the engine's process answered unreadably")
         }
+        Outcome::Ended(ending) => bail!("{}", ending.said()),
+        Outcome::Crashed(failure) | Outcome::Hung(failure) => Err(failure.into()),
     }
 }
 

@@ -2,7 +2,7 @@
 //! and a failed check (exit 1) under `--check-finite`, as polygraphy's
 //! `--validate` and tract's `--assert-sane-floats` make them.
 
-use crate::exit::CheckFailed;
+use crate::exit::NonFinite;
 use crate::runner::testcase::{TestcaseRun, TestcaseStatus};
 use crate::settings::Global;
 use crate::tensor::HostTensor;
@@ -32,7 +32,8 @@ pub fn judge_testcases(runs: &mut [TestcaseRun], label: &str, check_finite: bool
         };
         if check_finite && matches!(run.status, TestcaseStatus::Passed | TestcaseStatus::Skipped) {
             run.status = TestcaseStatus::Failed;
-            run.message = Some(CheckFailed::non_finite(&found).0);
+            run.message = Some(NonFinite(found).to_string());
+            run.non_finite = true;
         }
     }
 }

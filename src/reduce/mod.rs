@@ -7,7 +7,7 @@
 //! child. Outputs that hold NaN or infinities (`--check-finite`) are then
 //! traced to the first var, in execution order, that holds them (the
 //! engine's io dump of that run), and the graph is cut there. A crash, an
-//! exit or a hang (or a var the graph does not name) is cut by bisection
+//! exit, the engine's error or a hang (or a var the graph does not name) is cut by bisection
 //! over the operators that compute, in the order the model lists them (the
 //! order MegEngine dumped them in, one they can run in): each try is the
 //! graph cut at an operator's first var, run in a supervised child of its
@@ -34,9 +34,10 @@ use crate::model::{CutGraph, CutPoint, ModelFile};
 use crate::options::EngineOption;
 use crate::report::repro::{feed_specs_in, Folder, Reduction};
 use crate::runtime::Located;
-use crate::supervise::child_run::{run_child, Outcome};
-use crate::supervise::parent::How;
+use crate::supervise::child_run::{run_child, Watch};
+use crate::supervise::parent::Outcome;
 use crate::supervise::repro_record::fed_in;
+use crate::supervise::Ending;
 use crate::tensor::{format_shape, DType};
 
 /// The file of a try's graph in the folder, and of the reduced model.
@@ -56,26 +57,35 @@ pub enum Failed {
     Hang,
     /// Either: `check` reports both as the engine's failure.
     Engine,
+    /// The engine returned an error as it ran.
+    EngineError,
     /// An output held NaN or infinities under `--check-finite`.
     NonFinite,
 }
 
+/// Why `--reduce` cuts no part of a failure that is none of `Failed`'s.
+pub const NOT_CUT: &str = "--reduce cuts crashes, exits, hangs and non-finite outputs (--check-finite), and \
+                           the engine's errors; an output that differs from what was expected (--expect, a \
+                           testcase's own) and mge's own refusal are not reduced";
+
 impl Failed {
-    /// The failure a supervised child's death was.
-    pub fn of(how: &How) -> Failed {
-        match how {
-            How::TimedOut(_) | How::Stalled { .. } => Failed::Hang,
-            _ => Failed::Crash,
+    /// The failure `--reduce` looks for where a child ended as `outcome`, or why it looks for none.
+    pub fn of(outcome: &Outcome) -> Result<Failed, &'static str> {
+        match outcome {
+            Outcome::Crashed(_) => Ok(Failed::Crash),
+            Outcome::Hung(_) => Ok(Failed::Hang),
+            Outcome::Ended(Ending::NonFinite { .. }) => Ok(Failed::NonFinite),
+            Outcome::Ended(Ending::EngineRefused { .. }) => Ok(Failed::EngineError),
+            Outcome::Ran | Outcome::Ended(Ending::CheckFailed { .. } | Ending::Refused { .. }) => Err(NOT_CUT),
         }
     }
 
     fn is(self, outcome: &Outcome) -> bool {
-        matches!(
-            (self, outcome),
-            (Failed::Crash | Failed::Engine, Outcome::Crashed(_))
-                | (Failed::Hang | Failed::Engine, Outcome::Hung(_))
-                | (Failed::NonFinite, Outcome::NonFinite(_))
-        )
+        match (self, Failed::of(outcome)) {
+            (Failed::Engine, Ok(Failed::Crash | Failed::Hang)) => true,
+            (failed, Ok(seen)) => failed == seen,
+            (_, Err(_)) => false,
+        }
     }
 }
 
@@ -146,10 +156,10 @@ impl Reducer<'_> {
         match &whole {
             whole if failed.is(whole) => {}
             // mge's own refusal (a file it cannot read) or the engine's error
-            // says nothing of whether the failure comes back.
-            Outcome::Refused(why) => {
+            // says nothing of whether another failure comes back.
+            Outcome::Ended(why) if why.is_error() => {
                 return Ok(Reduction::NotReduced(format!(
-                    "the model did not run again from inside the folder on its recorded feeds: {why}"
+                    "the model did not run again from inside the folder on its recorded feeds: {}", why.said()
                 )))
             }
             whole => {
@@ -162,7 +172,7 @@ impl Reducer<'_> {
         let took = started.elapsed() * TRY_FACTOR;
         tries.deadline = self.timeout.or(Some(took.max(MIN_TRY)));
         tries.count = 0;
-        if let Outcome::NonFinite(_) = whole {
+        if let Outcome::Ended(Ending::NonFinite { .. }) = whole {
             if let Some(reduction) = tries.at_first_non_finite(&model, &whole)? {
                 return Ok(reduction);
             }
@@ -225,7 +235,7 @@ impl Tries<'_> {
             .runtime(Ok(&self.runtime))
             .verbose(self.reducer.verbose)
             .in_folder(self.folder);
-        Ok(run_child(&command, self.deadline, self.reducer.verbose)?.outcome)
+        Ok(run_child(&command, Watch::reporting(self.deadline, self.reducer.verbose))?.outcome)
     }
 
     /// Runs the part of the graph `cut`, written as the folder's
@@ -427,4 +437,43 @@ fn operator_at(cut: &CutGraph, index: Option<&Index>) -> String {
             shapes.join(", ")
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `--reduce` cuts is read from how the child said it ended, never
+    /// from its words: a check whose message ends as `--check-finite`'s does
+    /// is no non-finite output, and the engine's error is one to cut where
+    /// mge's own refusal is not.
+    #[test]
+    fn what_is_cut_is_the_ending_not_its_words() {
+        let ended = |ending| Outcome::Ended(ending);
+        let said = |message: &str| message.to_string();
+        assert_eq!(
+            Failed::of(&ended(Ending::NonFinite {
+                found: said("output 'o' holds 1 NaN")
+            })),
+            Ok(Failed::NonFinite)
+        );
+        for not_cut in [
+            Ending::CheckFailed {
+                message: said("output 'x (--check-finite)'"),
+            },
+            Ending::Refused {
+                message: said("number of elements do not match in reshape"),
+            },
+        ] {
+            assert_eq!(Failed::of(&ended(not_cut)), Err(NOT_CUT));
+        }
+        let engine = ended(Ending::EngineRefused {
+            message: said("number of elements do not match in reshape"),
+        });
+        assert_eq!(Failed::of(&engine), Ok(Failed::EngineError));
+        let other_words = ended(Ending::EngineRefused {
+            message: said("another"),
+        });
+        assert!(engine.fails_like(&other_words) && !engine.fails_like(&Outcome::Ran));
+    }
 }

@@ -150,6 +150,10 @@ pub struct TestcaseCheck {
     pub message: Option<String>,
     /// Wall time of the testcase, for JUnit.
     pub time_s: f64,
+    /// It failed `--check-finite`, which the report says in its message's
+    /// words; a worker's answer carries it apart (`commands::check::workers`).
+    #[serde(skip)]
+    pub non_finite: bool,
 }
 
 impl TestcaseCheck {
@@ -160,6 +164,7 @@ impl TestcaseCheck {
             outputs: run.checks.clone(),
             message: run.message.clone(),
             time_s: run.seconds,
+            non_finite: run.non_finite,
         }
     }
 }
@@ -348,6 +353,7 @@ mod tests {
                 }],
                 message: Some("got\r1".into()),
                 time_s: 0.0,
+                non_finite: false,
             }],
         };
         assert_eq!(

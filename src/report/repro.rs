@@ -40,7 +40,7 @@ use serde::Serialize;
 use super::made_by::{installed_version, runtime_used, sha256, Cpu};
 use crate::feeds::named_spec;
 use crate::input_files::FileId;
-use crate::messages::warning_line;
+use crate::messages::{say, warning_line};
 use crate::mge_command::MgeCommand;
 use crate::mge_command::RECORD_ENV;
 use crate::options::EngineOption;
@@ -344,10 +344,19 @@ impl Repro {
             .expect("an unbounded sequence has a free name")
     }
 
-    /// Writes the folders added, if any (nothing else), and returns the line
-    /// that says where each went and how to reproduce it, and a warning after
-    /// it where `--reduce` found the failure flaky.
-    pub fn finish(self) -> Result<Vec<String>> {
+    /// Writes the folders added, once `added` (what adding them gave) holds,
+    /// and says where each went and how to reproduce it, with a warning after
+    /// it where `--reduce` found the failure flaky. A set that cannot be
+    /// written is a warning, by `warn`: the command's own failure stays its error.
+    pub fn finish(self, added: Result<()>, warn: impl Fn(String)) {
+        match added.and_then(|()| self.commit()) {
+            Ok(lines) => lines.iter().for_each(|line| say(line)),
+            Err(err) => warn(format!("{err:#}")),
+        }
+    }
+
+    /// The set written: the lines `finish` says.
+    fn commit(self) -> Result<Vec<String>> {
         let Repro { dir, set, written, .. } = self;
         if written.is_empty() {
             return Ok(Vec::new());

@@ -15,9 +15,9 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::timing::{median, median_interval_at, Timing};
-use crate::interrupt::Interrupted;
 use crate::mge_command::MgeCommand;
-use crate::supervise::parent::{ChildStdout, Failure, How, Muted, Next, Supervisor};
+use crate::supervise::child_run::{run_child, Watch};
+use crate::supervise::parent::Outcome;
 
 /// A contender's timed runs in one child: their median and its 95% confidence interval.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
@@ -95,62 +95,27 @@ impl Measured {
     }
 }
 
-/// How a timed child ended.
-pub enum TimedRun {
-    Measured(Measured),
-    /// It exited without a report: why (its error, or the code something in
-    /// it ended it with and the engine's last words).
-    Failed(String),
-    /// The engine took the process down, or it was stopped at its deadline.
-    Died(Failure),
-}
-
-/// How a supervised child that reports in JSON ended.
-pub enum Reported {
-    /// It exited 0; what it printed on stdout.
-    Report(String),
-    Failed(String),
-    Died(Failure),
-}
-
-/// Runs `command`, an `mge` command with `--json`, supervised until
-/// `deadline`, and keeps what it printed. What it says is not passed on; an
-/// interruption is the caller's error.
-pub fn reporting_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) -> Result<Reported> {
-    let mut child = Supervisor::spawn(command, false, ChildStdout::Replies)?;
-    let mut report = String::new();
-    let ended = loop {
-        match child.next(deadline, &mut Muted) {
-            Next::Reply(line) => {
-                report.push_str(&line);
-                report.push('\n');
-            }
-            ended => break ended,
-        }
-    };
-    Ok(match ended {
-        Next::Exited(0) => Reported::Report(report),
-        Next::Exited(code) => Reported::Failed(child.why_it_exited(code)),
-        Next::Failed(failure) => match failure.how {
-            How::Interrupted(signal) => return Err(Interrupted(signal).into()),
-            _ => Reported::Died(failure),
-        },
-        Next::Reply(_) => unreachable!("replies are read in the loop above"),
-    })
-}
-
 /// Runs `command`, an `mge run` with `MgeCommand::measured`, supervised
-/// until `deadline`, and reads its timed runs and the load meanwhile from its report.
-pub fn timed_child(command: &MgeCommand, deadline: Option<(Instant, Duration)>) -> Result<TimedRun> {
-    Ok(match reporting_child(command, deadline)? {
-        Reported::Report(report) => {
-            let timed: TimedReport = serde_json::from_str(&report)
-                .context("the run's JSON report has no timing_ms as `mge run --json` writes it")?;
-            TimedRun::Measured(Measured::reported(&timed))
-        }
-        Reported::Failed(reason) => TimedRun::Failed(reason),
-        Reported::Died(failure) => TimedRun::Died(failure),
-    })
+/// until `deadline`, and reads its timed runs and the load meanwhile from
+/// its report; or how it ended without one. What it says is not passed on;
+/// an interruption is the caller's error.
+pub fn timed_child(
+    command: &MgeCommand,
+    deadline: Option<(Instant, Duration)>,
+) -> Result<std::result::Result<Measured, Outcome>> {
+    let ran = run_child(
+        command,
+        Watch {
+            deadline,
+            ..Watch::reporting(None, false)
+        },
+    )?;
+    if !matches!(ran.outcome, Outcome::Ran) {
+        return Ok(Err(ran.outcome));
+    }
+    let timed: TimedReport = serde_json::from_str(&ran.report)
+        .context("the run's JSON report has no timing_ms as `mge run --json` writes it")?;
+    Ok(Ok(Measured::reported(&timed)))
 }
 
 /// The contenders of `back_to_back`, and how each is measured.

@@ -47,6 +47,8 @@ pub struct TestcaseRun {
     pub status: TestcaseStatus,
     pub checks: Vec<OutputCheck>,
     pub message: Option<String>,
+    /// It failed `--check-finite`: its outputs held NaN or infinities.
+    pub non_finite: bool,
     pub seconds: f64,
     pub feeds: Vec<Feed>,
     /// Forward+wait of each timed run in ms; empty when the testcase failed.
@@ -118,6 +120,7 @@ fn run_testcase(
         status: TestcaseStatus::Error,
         checks: Vec::new(),
         message: None,
+        non_finite: false,
         seconds: 0.0,
         feeds: Vec::new(),
         samples: Vec::new(),

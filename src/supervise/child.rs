@@ -7,9 +7,9 @@ use std::path::Path;
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::{is_child, ChildSetup, Event, Phase, CHILD_ENV};
+use super::{is_child, ChildSetup, Ending, Event, Phase, CHILD_ENV};
 use crate::engine;
-use crate::messages::{self, say, ToParent};
+use crate::messages::{self, say, to_stderr};
 use crate::output_files;
 
 /// Progress is sent no more often than this, so that it costs nothing on a timed path.
@@ -46,14 +46,7 @@ pub fn init() {
     let descriptor = format!("/proc/self/fd/{}", channel.as_raw_fd());
     let _ = output_files::reserve("mge's channel to its parent", Path::new(&descriptor));
     let _ = CHANNEL.set(Mutex::new(channel));
-    messages::to_parent(ToParent {
-        said: |text| send(&Event::Said { text: text.to_string() }),
-        error: |message| {
-            send(&Event::Error {
-                message: message.to_string(),
-            })
-        },
-    });
+    messages::to_parent(|text| send(&Event::Said { text: text.to_string() }));
     engine::stderr_read_by_parent();
     output_files::watch_staging(setup.staging_prefix, |path, exists| {
         send(&Event::Staging {
@@ -68,6 +61,16 @@ pub fn init() {
 
 pub(super) fn channel_open() -> bool {
     CHANNEL.get().is_some()
+}
+
+/// How this process's command ended, where it ends with one of the tool's
+/// own codes: a supervised child tells its parent, once; any other process
+/// says it on stderr.
+pub fn end(ending: &Ending) {
+    match is_child() {
+        true => send(&Event::Ended { ending: ending.clone() }),
+        false => to_stderr(&ending.words()),
+    }
 }
 
 /// Tells the parent that `phase` began.

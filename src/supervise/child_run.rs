@@ -1,125 +1,88 @@
-//! One `mge` command (`run --json`, `info --json`) in a supervised child of
-//! its own, and what became of it: a sweep's shapes and `--reduce`'s tries,
-//! each in a process the engine may take down, end in one of these ways.
+//! One `mge` command in a supervised child of its own, run to its end: the
+//! supervised re-run of the user's command, a sweep's shapes, `--reduce`'s
+//! tries, the rounds' timed and profiled runs, `compare`'s runs, the
+//! runtime's probe. Each ends in one of the ways `Outcome` says.
 
-use std::fmt;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use crate::exit::FINITE_CHECK;
 use crate::interrupt::Interrupted;
 use crate::mge_command::MgeCommand;
-use crate::supervise::parent::{ChildStdout, Failure, How, Muted, Next, PassThrough, Supervisor, Watcher};
+use crate::supervise::parent::{ChildStdout, How, Muted, Next, Outcome, PassThrough, Supervisor, Watcher, Work};
 
-/// How a child ended.
-#[derive(Debug)]
-pub enum Outcome {
-    /// It did its work (exit 0).
-    Ran,
-    /// An output held NaN or infinities under `--check-finite` (exit 1).
-    NonFinite(String),
-    /// Another of its checks failed (exit 1).
-    CheckFailed(String),
-    /// It ended with its error (exit 2): the engine returned an error, or
-    /// mge refused; the process itself was sound.
-    Refused(String),
-    /// The engine took the process down: a signal, its `exit`, or an exit
-    /// code the tool never ends with.
-    Crashed(Failure),
-    /// Stopped at its deadline, or stuck.
-    Hung(Failure),
+/// How a child is watched on its way.
+pub struct Watch<'w> {
+    /// What its stdout is: with `Replies`, its report, kept in `ChildRun::report`.
+    pub stdout: ChildStdout,
+    /// It is stopped at this instant, a hang after this long.
+    pub deadline: Option<(Instant, Duration)>,
+    /// What the engine prints is passed to `watcher` too (`-v`).
+    pub verbose: bool,
+    /// What it does, for the hint of a failure.
+    pub work: Work,
+    /// Told what the child does; without one, its words are passed on with `verbose` only.
+    pub watcher: Option<&'w mut dyn Watcher>,
 }
 
-impl Outcome {
-    /// Whether `self` and `other` are the same failure: the same signal, the
-    /// same exit status, a hang for a hang, non-finite outputs for non-finite outputs.
-    pub fn fails_like(&self, other: &Outcome) -> bool {
-        match (self, other) {
-            (Outcome::Crashed(a), Outcome::Crashed(b)) => match (&a.how, &b.how) {
-                (How::Signal(a), How::Signal(b)) | (How::Exited(a), How::Exited(b)) => a == b,
-                (How::EngineExit { status: a, .. }, How::EngineExit { status: b, .. }) => a == b,
-                _ => false,
-            },
-            (Outcome::Hung(_), Outcome::Hung(_)) | (Outcome::NonFinite(_), Outcome::NonFinite(_)) => true,
-            _ => false,
+impl Watch<'_> {
+    /// A child whose report is read, its words passed on with `verbose`
+    /// only, stopped after `timeout`.
+    pub fn reporting(timeout: Option<Duration>, verbose: bool) -> Watch<'static> {
+        Watch {
+            stdout: ChildStdout::Replies,
+            deadline: deadline_after(timeout),
+            verbose,
+            work: Work::Model,
+            watcher: None,
         }
     }
 }
 
-impl fmt::Display for Outcome {
-    /// One line: what failed, or that it ran.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Outcome::Ran => f.write_str("it ran"),
-            Outcome::NonFinite(said) | Outcome::CheckFailed(said) | Outcome::Refused(said) => f.write_str(said),
-            Outcome::Crashed(failure) | Outcome::Hung(failure) => f.write_str(&failure.one_line()),
-        }
-    }
+/// The deadline of a child started now and stopped after `timeout`.
+pub fn deadline_after(timeout: Option<Duration>) -> Option<(Instant, Duration)> {
+    timeout.map(|limit| (Instant::now() + limit, limit))
 }
 
 /// A child's end, and what it printed.
 pub struct ChildRun {
     pub outcome: Outcome,
-    /// Its stdout: the JSON report, where it printed one.
+    /// Its stdout (with `ChildStdout::Replies`): the JSON report, where it printed one.
     pub report: String,
     /// What it printed on stderr (see `Supervisor::transcript`).
     pub transcript: String,
 }
 
-/// Runs `command`, whose stdout is read as its report, supervised until
-/// `timeout` passes; what it says on stderr is shown with `verbose` only.
-/// The user's interruption is the error.
-pub fn run_child(command: &MgeCommand, timeout: Option<Duration>, verbose: bool) -> Result<ChildRun> {
-    let mut child = Supervisor::spawn(command, false, ChildStdout::Replies)?;
-    let mut watcher: Box<dyn Watcher> = match verbose {
-        true => {
-            child.show_engine_output();
-            Box::new(PassThrough)
-        }
-        false => Box::new(Muted),
+/// Runs `command` in a supervised child to its end, watched as `watch`
+/// says. The user's interruption is the error.
+pub fn run_child(command: &MgeCommand, watch: Watch) -> Result<ChildRun> {
+    let mut child = Supervisor::spawn(command, false, watch.stdout)?;
+    child.doing(watch.work);
+    if watch.verbose {
+        child.show_engine_output();
+    }
+    let (mut muted, mut passed_on) = (Muted, PassThrough);
+    let watcher: &mut dyn Watcher = match watch.watcher {
+        Some(watcher) => watcher,
+        None if watch.verbose => &mut passed_on,
+        None => &mut muted,
     };
-    let deadline = timeout.map(|limit| (Instant::now() + limit, limit));
     let mut report = String::new();
-    let ended = loop {
-        match child.next(deadline, watcher.as_mut()) {
+    let outcome = loop {
+        match child.next(watch.deadline, watcher) {
             Next::Reply(line) => {
                 report.push_str(&line);
                 report.push('\n');
             }
-            ended => break ended,
+            Next::Ended(outcome) => break outcome,
         }
     };
-    let transcript = child.transcript();
-    let outcome = match ended {
-        Next::Exited(0) => Outcome::Ran,
-        Next::Exited(1) => {
-            let said = check_failure(&transcript).unwrap_or_else(|| child.why_it_exited(1));
-            match said.ends_with(FINITE_CHECK) {
-                true => Outcome::NonFinite(said),
-                false => Outcome::CheckFailed(said),
-            }
-        }
-        Next::Exited(code) => Outcome::Refused(child.why_it_exited(code)),
-        Next::Failed(failure) => match failure.how {
-            How::Interrupted(signal) => return Err(Interrupted(signal).into()),
-            How::TimedOut(_) | How::Stalled { .. } => Outcome::Hung(failure),
-            _ => Outcome::Crashed(failure),
-        },
-        Next::Reply(_) => unreachable!("replies are read in the loop above"),
-    };
+    if let Some(How::Interrupted(signal)) = outcome.failure().map(|failure| &failure.how) {
+        return Err(Interrupted(*signal).into());
+    }
     Ok(ChildRun {
         outcome,
         report,
-        transcript,
+        transcript: child.transcript(),
     })
-}
-
-/// The failed check a child said last (`mge: check failed: ...`), without its prefix.
-pub fn check_failure(transcript: &str) -> Option<String> {
-    transcript
-        .lines()
-        .rev()
-        .find_map(|line| line.strip_prefix("mge: check failed: "))
-        .map(str::to_string)
 }

@@ -30,6 +30,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::exit::NonFinite;
 use crate::text;
 
 use crate::text::counted;
@@ -96,8 +97,9 @@ pub enum Event {
     ThreadNotStarted { code: i32 },
     /// The tool's own words for the user (a note, a warning), shown as they are.
     Said { text: String },
-    /// The error the child ends with, shown as `mge: error: MESSAGE`.
-    Error { message: String },
+    /// How the child's command ended, where it ended with one of the tool's
+    /// own codes (1, 2): its last word, said once.
+    Ended { ending: Ending },
     /// A staging file or folder beside an output now `exists`, or no longer
     /// does: the parent removes what a child that died left.
     Staging {
@@ -105,6 +107,60 @@ pub enum Event {
         path: PathBuf,
         exists: bool,
     },
+}
+
+/// How a child's command ended with the tool's own exit code, as the child
+/// says it (`child::end`): its parent learns what happened here, never from
+/// the child's words. Names and the engine's words in it are printable
+/// (`text::printable`) and, on the channel, within `MAX_TEXT`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "how", rename_all = "snake_case")]
+pub enum Ending {
+    /// Outputs held NaN or infinities under `--check-finite` (exit 1): what was found.
+    NonFinite { found: String },
+    /// Another of its checks failed (exit 1).
+    CheckFailed { message: String },
+    /// The engine returned an error (exit 2): the tool's message, which holds the engine's.
+    EngineRefused { message: String },
+    /// mge refused the work (exit 2).
+    Refused { message: String },
+}
+
+impl Ending {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Ending::NonFinite { .. } | Ending::CheckFailed { .. } => 1,
+            Ending::EngineRefused { .. } | Ending::Refused { .. } => 2,
+        }
+    }
+
+    /// What failed, in a line (a name's or the engine's line breaks kept).
+    pub fn said(&self) -> String {
+        match self {
+            Ending::NonFinite { found } => NonFinite(found.clone()).to_string(),
+            Ending::CheckFailed { message } | Ending::EngineRefused { message } | Ending::Refused { message } => {
+                message.clone()
+            }
+        }
+    }
+
+    /// Whether it ended with an error (exit 2), not a failed check.
+    pub fn is_error(&self) -> bool {
+        self.exit_code() == 2
+    }
+
+    /// What failed, as its line on stderr says it (`check failed: ...`, `error: ...`).
+    pub fn line(&self) -> String {
+        match self.is_error() {
+            true => format!("error: {}", self.said()),
+            false => format!("check failed: {}", self.said()),
+        }
+    }
+
+    /// How it reads on stderr, whichever process says it.
+    pub fn words(&self) -> String {
+        format!("mge: {}", self.line())
+    }
 }
 
 /// A path as its bytes, which need not be UTF-8.
@@ -288,12 +344,17 @@ mod tests {
     fn events_are_bounded_lines_and_paths_any_bytes() {
         use std::os::unix::ffi::OsStringExt;
         let name = "n".repeat(3 << 20);
-        let error = Event::Error {
-            message: format!("unknown input 'nope': the model's inputs are '{name}'; give one of them"),
+        let error = Event::Ended {
+            ending: Ending::Refused {
+                message: format!("unknown input 'nope': the model's inputs are '{name}'; give one of them"),
+            },
         };
         let line = json_line(&error).unwrap();
         assert!(line.len() < MAX_TEXT + 100 && line.ends_with('\n'), "{}", line.len());
-        let Ok(Event::Error { message }) = serde_json::from_str(&line) else {
+        let Ok(Event::Ended {
+            ending: Ending::Refused { message },
+        }) = serde_json::from_str(&line)
+        else {
             panic!("{line}")
         };
         assert!(message.starts_with("unknown input 'nope'") && message.ends_with("give one of them"));

@@ -17,14 +17,13 @@ use regex::Regex;
 
 use super::scratch::Scratch;
 use super::stall::{StallWatch, STALL_LIMIT};
-use super::{ChildSetup, Event, Phase, Whereabouts, CHILD_ENV, MAX_TEXT, STAGING_PREFIX};
+use super::{ChildSetup, Ending, Event, Phase, Whereabouts, CHILD_ENV, MAX_TEXT, STAGING_PREFIX};
 use crate::engine;
 use crate::interrupt::{catch_interruptions, interruption, signal_name, Interrupted};
 use crate::memory::limited;
-use crate::messages::{error_line, to_stderr};
+use crate::messages::to_stderr;
 use crate::mge_command::MgeCommand;
 use crate::mge_command::RECORD_ENV;
-use crate::runtime::Located;
 use crate::text::{cut, printable};
 
 /// How often a quiet child is looked at (has it ended? is the deadline past? were we interrupted?).
@@ -110,7 +109,7 @@ impl Watcher for PassThrough {
 }
 
 /// Passes the child's lines on but its error, which the caller returns
-/// (`Supervisor::why_it_exited`).
+/// (its `Outcome`).
 pub struct ErrorReturned;
 
 impl Watcher for ErrorReturned {
@@ -353,9 +352,82 @@ fn sent_by(signal: i32) -> &'static str {
 pub enum Next {
     /// A line on the child's stdout (a worker's answer).
     Reply(String),
-    /// The child exited normally: 0, 1 (a failed check), or 2 having said its error.
-    Exited(i32),
-    Failed(Failure),
+    /// The child is gone.
+    Ended(Outcome),
+}
+
+/// How a supervised child ended: the one answer every parent gets, from the
+/// way the process ended and what the child said of it (`Ending`).
+#[derive(Debug)]
+pub enum Outcome {
+    /// It did its work (exit 0).
+    Ran,
+    /// It ended with one of the tool's own codes, as it said: a failed
+    /// check (exit 1), or its error (exit 2): the engine returned an error,
+    /// or mge refused; the process itself was sound.
+    Ended(Ending),
+    /// The engine took the process down (a signal, its `exit`, an exit code
+    /// the tool never ends with), or the user's interruption stopped it.
+    Crashed(Failure),
+    /// Stopped at its deadline, or stuck.
+    Hung(Failure),
+}
+
+impl Outcome {
+    fn of(failure: Failure) -> Outcome {
+        match failure.how {
+            How::TimedOut(_) | How::Stalled { .. } => Outcome::Hung(failure),
+            _ => Outcome::Crashed(failure),
+        }
+    }
+
+    /// How the process died, where it did.
+    pub fn failure(&self) -> Option<&Failure> {
+        match self {
+            Outcome::Crashed(failure) | Outcome::Hung(failure) => Some(failure),
+            Outcome::Ran | Outcome::Ended(_) => None,
+        }
+    }
+
+    /// The exit code the child ended with, where it ended with one of the tool's own.
+    pub fn exit_code(&self) -> Option<u8> {
+        match self {
+            Outcome::Ran => Some(0),
+            Outcome::Ended(ending) => Some(ending.exit_code()),
+            Outcome::Crashed(_) | Outcome::Hung(_) => None,
+        }
+    }
+
+    /// Whether `self` and `other` are the same failure: the same signal, the
+    /// same exit status, a hang for a hang, non-finite outputs for non-finite
+    /// outputs, the engine's error for the engine's error.
+    pub fn fails_like(&self, other: &Outcome) -> bool {
+        match (self, other) {
+            (Outcome::Crashed(a), Outcome::Crashed(b)) => match (&a.how, &b.how) {
+                (How::Signal(a), How::Signal(b)) | (How::Exited(a), How::Exited(b)) => a == b,
+                (How::EngineExit { status: a, .. }, How::EngineExit { status: b, .. }) => a == b,
+                _ => false,
+            },
+            (Outcome::Ended(a), Outcome::Ended(b)) => matches!(
+                (a, b),
+                (Ending::NonFinite { .. }, Ending::NonFinite { .. })
+                    | (Ending::EngineRefused { .. }, Ending::EngineRefused { .. })
+            ),
+            (Outcome::Hung(_), Outcome::Hung(_)) => true,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    /// One line: what failed, or that it ran.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Ran => f.write_str("it ran"),
+            Outcome::Ended(ending) => f.write_str(&ending.said()),
+            Outcome::Crashed(failure) | Outcome::Hung(failure) => f.write_str(&failure.one_line()),
+        }
+    }
 }
 
 /// What a supervised child's stdout is.
@@ -402,8 +474,8 @@ pub struct Supervisor {
     engine_exit: Option<(i32, String, Instant)>,
     /// The last line the engine printed.
     last_words: Option<String>,
-    /// The error the child said it ends with.
-    error: Option<String>,
+    /// How the child said its command ended.
+    ending: Option<Ending>,
     /// What it printed on stderr since its task began.
     transcript: Transcript,
     /// Pass the engine's own lines on too (`-v`).
@@ -474,7 +546,7 @@ impl Supervisor {
             last_event: Instant::now(),
             engine_exit: None,
             last_words: None,
-            error: None,
+            ending: None,
             transcript: Transcript::default(),
             show_engine_output: false,
             work: Work::default(),
@@ -498,24 +570,6 @@ impl Supervisor {
         self.work = work;
     }
 
-    /// The error the child said it ends with, if any.
-    pub fn error(&self) -> Option<&str> {
-        self.error.as_deref()
-    }
-
-    /// Why the child exited with `code` where its work wanted 0: the error
-    /// it said, or else the code and the engine's last words.
-    pub fn why_it_exited(&self, code: i32) -> String {
-        if let Some(error) = self.error() {
-            return error.to_string();
-        }
-        let mut reason = format!("the engine's process exited with code {code}");
-        if let Some(words) = self.last_words.as_deref() {
-            reason += &format!("; it said last: '{words}'");
-        }
-        reason
-    }
-
     /// What the child printed on stderr since its task began (see `Transcript`).
     pub fn transcript(&self) -> String {
         self.transcript.text()
@@ -526,7 +580,7 @@ impl Supervisor {
         self.whereabouts = Whereabouts::default();
         self.last_event = Instant::now();
         self.last_words = None;
-        self.error = None;
+        self.ending = None;
         self.transcript = Transcript::default();
     }
 
@@ -537,7 +591,7 @@ impl Supervisor {
             if let Some(how) = self.reason_to_stop(deadline) {
                 self.stop();
                 self.drain(watcher);
-                return Next::Failed(self.failure(how));
+                return Next::Ended(Outcome::of(self.failure(how)));
             }
             // Ended, but a process it started keeps its streams open: what they held is read.
             if self.exited_at.is_some_and(|at| at.elapsed() >= DRAIN) {
@@ -643,12 +697,15 @@ impl Supervisor {
                 self.transcript.push(line);
                 watcher.text(line)
             }),
-            Event::Error { message } => {
-                error_line(&message).lines().for_each(|line| {
+            Event::Ended { ending } => {
+                ending.words().lines().for_each(|line| {
                     self.transcript.push(line);
-                    watcher.error(line)
+                    match ending.is_error() {
+                        true => watcher.error(line),
+                        false => watcher.text(line),
+                    }
                 });
-                self.error = Some(message);
+                self.ending = Some(ending);
             }
             Event::Staging { path, exists: true } if self.stages(&path) => self.staging.push(path),
             Event::Staging { path, exists: false } => self.staging.retain(|staged| *staged != path),
@@ -667,7 +724,7 @@ impl Supervisor {
     fn ended(&mut self) -> Next {
         match self.child.wait() {
             Ok(status) => self.judge(status),
-            Err(_) => Next::Failed(self.failure(How::Signal(libc::SIGKILL))),
+            Err(_) => Next::Ended(Outcome::of(self.failure(How::Signal(libc::SIGKILL)))),
         }
     }
 
@@ -692,20 +749,30 @@ impl Supervisor {
         }
     }
 
+    /// How the child ended: a code of the tool's own counts only with the
+    /// ending the child said (a process that exits 2 unheard is no refusal).
     fn judge(&mut self, status: ExitStatus) -> Next {
         use std::os::unix::process::ExitStatusExt;
-        if let Some(Interrupted(signal)) = interruption() {
-            return Next::Failed(self.failure(How::Interrupted(signal)));
-        }
-        if let Some((status, thread, _)) = self.engine_exit.take() {
-            return Next::Failed(self.failure(How::EngineExit { status, thread }));
-        }
-        match (status.signal(), status.code()) {
-            (Some(signal), _) => Next::Failed(self.failure(How::Signal(signal))),
-            (None, Some(code @ (0 | 1))) => Next::Exited(code),
-            (None, Some(2)) if self.error.is_some() => Next::Exited(2),
-            (None, code) => Next::Failed(self.failure(How::Exited(code.unwrap_or(2)))),
-        }
+        let how = if let Some(Interrupted(signal)) = interruption() {
+            How::Interrupted(signal)
+        } else if let Some((status, thread, _)) = self.engine_exit.take() {
+            How::EngineExit { status, thread }
+        } else {
+            match (status.signal(), status.code()) {
+                (Some(signal), _) => How::Signal(signal),
+                (None, Some(0)) => return Next::Ended(Outcome::Ran),
+                (None, code) => {
+                    let code = code.unwrap_or(2);
+                    match self.ending.take() {
+                        Some(ending) if i32::from(ending.exit_code()) == code => {
+                            return Next::Ended(Outcome::Ended(ending))
+                        }
+                        _ => How::Exited(code),
+                    }
+                }
+            }
+        };
+        Next::Ended(Outcome::of(self.failure(how)))
     }
 
     fn failure(&mut self, how: How) -> Failure {
@@ -833,53 +900,6 @@ fn next_line(reader: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<Option
         if end.is_some() {
             return Ok(Some(whole));
         }
-    }
-}
-
-/// How a supervised re-run ended, and what it printed on stderr.
-pub struct Rerun {
-    /// Its exit code, or how it died.
-    pub ended: std::result::Result<i32, Failure>,
-    pub transcript: String,
-}
-
-/// Runs this process's own command line again in a supervised child, which
-/// loads the runtime this process located (or says why there is none), and
-/// returns how it ended; only the user's interruption is the error. With
-/// `record`, the child records what it feeds the engine there (`supervise::repro_record`).
-pub fn rerun_supervised(
-    runtime: Result<&Located, &anyhow::Error>,
-    record: Option<&Path>,
-    timeout: Option<Duration>,
-    verbose: bool,
-    work: Work,
-    watcher: &mut dyn Watcher,
-) -> Result<Rerun> {
-    let mut command = MgeCommand::this_process().runtime(runtime);
-    if let Some(dir) = record {
-        command = command.record_for_repro(dir);
-    }
-    let mut supervisor = Supervisor::spawn(&command, false, ChildStdout::Ours)?;
-    supervisor.doing(work);
-    if verbose {
-        supervisor.show_engine_output();
-    }
-    let deadline = timeout.map(|limit| (Instant::now() + limit, limit));
-    loop {
-        let ended = match supervisor.next(deadline, watcher) {
-            // Its stdout is ours: nothing arrives as a reply.
-            Next::Reply(_) => continue,
-            Next::Exited(code) => Ok(code),
-            Next::Failed(Failure {
-                how: How::Interrupted(signal),
-                ..
-            }) => return Err(Interrupted(signal).into()),
-            Next::Failed(failure) => Err(failure),
-        };
-        return Ok(Rerun {
-            ended,
-            transcript: supervisor.transcript(),
-        });
     }
 }
 

@@ -14,11 +14,11 @@ use crate::compare::{compare_sides, worst, Rules, TensorStatus};
 use crate::engine::NetworkOptions;
 use crate::mge_command::MgeCommand;
 use crate::options::{EngineOption, RuntimeOptions};
-use crate::runner::rounds::{timed_child, Measured, TimedRun};
+use crate::runner::rounds::{timed_child, Measured};
 use crate::runner::timing::median;
 use crate::runtime::algo_cache::{model_identity, AlgoCache, Found, Key};
 use crate::runtime::Located;
-use crate::supervise::parent::How;
+use crate::supervise::parent::{Failure, How};
 use crate::text::number;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -231,17 +231,19 @@ impl Runner for Trials {
             took: started.elapsed(),
         };
         Ok(match timed_child(&command, Some((deadline, deadline - started)))? {
-            TimedRun::Measured(measured) => Trial {
+            Ok(measured) => Trial {
                 status: TrialStatus::Ok,
                 measured: Some(measured),
                 reason: None,
                 outputs: Some(outputs),
                 took: started.elapsed(),
             },
-            TimedRun::Failed(reason) => unmeasured(TrialStatus::Failed, Some(reason)),
-            TimedRun::Died(failure) => match failure.how {
-                How::TimedOut(_) => unmeasured(TrialStatus::TimedOut, None),
-                _ => {
+            Err(outcome) => match outcome.failure() {
+                None => unmeasured(TrialStatus::Failed, Some(outcome.to_string())),
+                Some(Failure {
+                    how: How::TimedOut(_), ..
+                }) => unmeasured(TrialStatus::TimedOut, None),
+                Some(failure) => {
                     let reason = failure.last_words.clone().unwrap_or_else(|| failure.one_line());
                     unmeasured(TrialStatus::Crashed, Some(reason))
                 }

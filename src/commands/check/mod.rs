@@ -22,7 +22,6 @@ use crate::engine::Device;
 use crate::exit::CheckFailed;
 use crate::input_files;
 use crate::loading::refuse_unchecked_testcases;
-use crate::messages::say;
 use crate::mge_command::MgeCommand;
 use crate::options::EngineOption;
 use crate::report::check::{CheckReport, ModelCheck};
@@ -238,10 +237,7 @@ impl Reproducing<'_> {
                 Ok(command)
             });
         }
-        match written.and_then(|()| repro.finish()) {
-            Ok(lines) => lines.iter().for_each(|line| say(line)),
-            Err(err) => self.global.warn(format!("{err:#}")),
-        }
+        repro.finish(written, |warning| self.global.warn(warning));
     }
 
     /// The check of one model as it goes from inside its folder.

@@ -7,8 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::Reproducing;
-use crate::exit::FINITE_CHECK;
-use crate::reduce::{Failed, Reducer};
+use crate::reduce::{Failed, Reducer, NOT_CUT};
 use crate::report::check::ModelCheck;
 use crate::report::repro::{Folder, Reduction};
 use crate::runner::testcase::TestcaseStatus;
@@ -56,16 +55,7 @@ fn failure_of(check: &ModelCheck, staged: &Path) -> Result<(Failed, usize), &'st
     check
         .testcases
         .iter()
-        .find(|testcase| {
-            testcase.status == TestcaseStatus::Failed
-                && testcase
-                    .message
-                    .as_deref()
-                    .is_some_and(|message| message.ends_with(FINITE_CHECK))
-        })
+        .find(|testcase| testcase.status == TestcaseStatus::Failed && testcase.non_finite)
         .map(|testcase| (Failed::NonFinite, testcase.index))
-        .ok_or(
-            "--reduce cuts crashes, exits, hangs and non-finite outputs (--check-finite); \
-             a testcase whose outputs differ from its expectations is not reduced",
-        )
+        .ok_or(NOT_CUT)
 }

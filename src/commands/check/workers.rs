@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
 
 use super::InOrder;
 use crate::compare::Rules;
@@ -118,11 +119,15 @@ impl Workers<'_> {
         let deadline = self.timeout.map(|limit| (Instant::now() + limit, limit));
         let answer = match running.next(deadline, &mut PassThrough) {
             Next::Reply(reply) => serde_json::from_str(&reply)
+                .map(Answer::check)
                 .map_err(|err| failed(format!("unreadable reply from the worker process ({err})"))),
-            Next::Exited(code) => Err(failed(format!(
-                "the worker process exited with code {code} without an answer"
-            ))),
-            Next::Failed(failure) => Err(ModelCheck::engine_failed(path, failure.one_line())),
+            Next::Ended(outcome) => Err(match (outcome.failure(), outcome.exit_code()) {
+                (Some(failure), _) => ModelCheck::engine_failed(path, failure.one_line()),
+                (None, code) => failed(format!(
+                    "the worker process exited with code {} without an answer",
+                    code.unwrap_or_default()
+                )),
+            }),
         };
         let check = answer.as_ref().unwrap_or_else(|check| check);
         let transcript = (self.record.is_some() && check.failed_in_the_run()).then(|| running.transcript());
@@ -165,10 +170,38 @@ pub fn serve(
             Ok(lite) => check_model(lite, path, engine, judging, global),
             Err(error) => ModelCheck::unchecked(path, error.clone()),
         };
-        replies.write_all(json_line(&check)?.as_bytes())?;
+        replies.write_all(json_line(&Answer::of(check))?.as_bytes())?;
         replies.flush()?;
     }
     Ok(())
+}
+
+/// A worker's answer for one model: its check, and which of its testcases
+/// failed `--check-finite` (which the check's report says in words only).
+#[derive(Serialize, Deserialize)]
+struct Answer {
+    check: ModelCheck,
+    non_finite: Vec<usize>,
+}
+
+impl Answer {
+    fn of(check: ModelCheck) -> Answer {
+        let non_finite = check
+            .testcases
+            .iter()
+            .filter(|testcase| testcase.non_finite)
+            .map(|testcase| testcase.index)
+            .collect();
+        Answer { check, non_finite }
+    }
+
+    fn check(self) -> ModelCheck {
+        let Answer { mut check, non_finite } = self;
+        for testcase in &mut check.testcases {
+            testcase.non_finite = non_finite.contains(&testcase.index);
+        }
+        check
+    }
 }
 
 /// How a worker judges each testcase.

@@ -18,7 +18,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
@@ -26,9 +26,11 @@ use serde::Deserialize;
 use super::two_runs::TwoRuns;
 use crate::mge_command::MgeCommand;
 use crate::report::by_op::{ByOp, ByOpTotals, OperatorChange};
-use crate::runner::rounds::{back_to_back, reporting_child, Lineup, Measured, Reported};
+use crate::runner::rounds::{back_to_back, Lineup, Measured};
 use crate::runner::sequential::Speed;
 use crate::runner::timing::{median, median_interval_at, Timing};
+use crate::supervise::child_run::{run_child, Watch};
+use crate::supervise::parent::Outcome;
 use crate::supervise::Scratch;
 
 /// Untimed runs before the profiled ones in each child.
@@ -131,19 +133,15 @@ impl Lineup for ProfiledPair {
     }
 
     fn measure(&mut self, at: usize) -> Result<Option<Measured>> {
-        let deadline = self.timeout.map(|limit| (Instant::now() + limit, limit));
-        let why = match reporting_child(&self.commands[at], deadline)? {
-            Reported::Report(report) => {
-                let run: ProfiledRun = serde_json::from_str(&report)
-                    .context("the profile's JSON report has no rows as `mge profile --json` writes them")?;
-                self.profiles[at].push(run.rows);
-                return Ok(Some(Measured::of(&run.iteration_ms)));
-            }
-            Reported::Failed(reason) => reason,
-            Reported::Died(failure) => failure.one_line(),
-        };
-        self.failure = Some(format!("{}, profiled: {why}", self.what[at]));
-        Ok(None)
+        let ran = run_child(&self.commands[at], Watch::reporting(self.timeout, false))?;
+        if !matches!(ran.outcome, Outcome::Ran) {
+            self.failure = Some(format!("{}, profiled: {}", self.what[at], ran.outcome));
+            return Ok(None);
+        }
+        let run: ProfiledRun = serde_json::from_str(&ran.report)
+            .context("the profile's JSON report has no rows as `mge profile --json` writes them")?;
+        self.profiles[at].push(run.rows);
+        Ok(Some(Measured::of(&run.iteration_ms)))
     }
 }
 

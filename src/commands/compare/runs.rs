@@ -14,7 +14,6 @@ use crate::cli::TwoRunArgs;
 use crate::compare::Rules;
 use crate::feeds::FeedOptions;
 use crate::input_files;
-use crate::messages::say;
 use crate::mge_command::MgeCommand;
 use crate::output_files::{claim_set, StagedSet};
 use crate::report::compare::runs::TwoRunReport;
@@ -256,13 +255,8 @@ impl Reproducing<'_> {
             runtime: Some(&self.two.runs[side].runtime),
             choice: &self.global.runtime,
         };
-        let written = repro
-            .add(failing, |folder| self.reproducing_compare(folder))
-            .and_then(|()| repro.finish());
-        match written {
-            Ok(lines) => lines.iter().for_each(|line| say(line)),
-            Err(err) => self.global.warn(format!("{err:#}")),
-        }
+        let added = repro.add(failing, |folder| self.reproducing_compare(folder));
+        repro.finish(added, |warning| self.global.warn(warning));
     }
 
     /// The comparison as it goes from inside the folder, outputs only

@@ -14,7 +14,7 @@ use crate::cli::TwoRunArgs;
 use crate::mge_command::MgeCommand;
 use crate::report::compare::timing::TimingComparison;
 use crate::report::progress::RoundsProgress;
-use crate::runner::rounds::{timed_child, Lineup, Measured, TimedRun};
+use crate::runner::rounds::{timed_child, Lineup, Measured};
 use crate::runner::sequential::{rounds_until_decided, Looks, RoundsPlan, MIN_EFFECT_PERCENT};
 use crate::settings::Global;
 
@@ -158,9 +158,8 @@ impl Lineup for TimedPair {
     fn measure(&mut self, at: usize) -> Result<Option<Measured>> {
         let deadline = self.timeout.map(|limit| (Instant::now() + limit, limit));
         let why = match timed_child(&self.commands[at], deadline)? {
-            TimedRun::Measured(measured) => return Ok(Some(measured)),
-            TimedRun::Failed(reason) => reason,
-            TimedRun::Died(failure) => failure.one_line(),
+            Ok(measured) => return Ok(Some(measured)),
+            Err(outcome) => outcome.to_string(),
         };
         self.failure = Some(format!("{}, timed: {why}", self.what[at]));
         Ok(None)

@@ -17,14 +17,14 @@ use crate::cli::{parse_side_options, TwoRunArgs};
 use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, unread_differing, Rules};
 use crate::engine::Device;
-use crate::interrupt::Interrupted;
 use crate::mge_command::MgeCommand;
 use crate::options::EngineOption;
 use crate::report::compare::two_runs::{RunSide, RunsCompared};
 use crate::runtime::{self, Choice, Located};
 use crate::settings::Global;
 use crate::settings::{EngineSettings, FeedSettings};
-use crate::supervise::parent::{ChildStdout, Failure, How, Muted, Next, Supervisor};
+use crate::supervise::child_run::{deadline_after, run_child, ChildRun, Watch};
+use crate::supervise::parent::{ChildStdout, Muted, Outcome, Work};
 use crate::text::path_text;
 
 /// How one side runs, whatever model it runs.
@@ -217,9 +217,9 @@ impl TwoRuns {
                 witness
                     .transcripts
                     .push(format!("run {}:\n{}", self.runs[at].name, ran.transcript));
-                witness.death = ran.died.as_ref().map(|died| (at, format!("{what}: {died}")));
+                witness.death = ran.outcome.failure().map(|died| (at, format!("{what}: {died}")));
             }
-            if let Some(died) = ran.died {
+            if let Outcome::Crashed(died) | Outcome::Hung(died) = ran.outcome {
                 // The failure itself, under what it was: its hint stays a line of its own.
                 return Err(anyhow::Error::new(died).context(what));
             }
@@ -245,34 +245,22 @@ impl TwoRuns {
         })
     }
 
-    /// Runs one side's child to its end: its error says `what` it was, as
-    /// does its death (crashed, hung, exited from inside the engine).
-    fn supervise(&self, command: &MgeCommand, what: &str) -> Result<Ran> {
-        let mut child = Supervisor::spawn(command, false, ChildStdout::Discarded)?;
-        if self.verbose {
-            child.show_engine_output();
-        }
-        let deadline = self.timeout.map(|limit| (Instant::now() + limit, limit));
-        let died = match child.next(deadline, &mut Muted) {
-            Next::Reply(_) => unreachable!("its stdout is discarded"),
-            Next::Exited(0) => None,
-            Next::Exited(code) => bail!("{what}: {}", child.why_it_exited(code)),
-            Next::Failed(failure) => match failure.how {
-                How::Interrupted(signal) => return Err(Interrupted(signal).into()),
-                _ => Some(failure),
-            },
+    /// Runs one side's child to its end: its error says `what` it was; a
+    /// run that ran or died (crashed, hung, exited from inside the engine) is returned.
+    fn supervise(&self, command: &MgeCommand, what: &str) -> Result<ChildRun> {
+        let watch = Watch {
+            stdout: ChildStdout::Discarded,
+            deadline: deadline_after(self.timeout),
+            verbose: self.verbose,
+            work: Work::Model,
+            watcher: Some(&mut Muted),
         };
-        Ok(Ran {
-            transcript: child.transcript(),
-            died,
-        })
+        let ran = run_child(command, watch)?;
+        if let Outcome::Ended(ending) = &ran.outcome {
+            bail!("{what}: {}", ending.said());
+        }
+        Ok(ran)
     }
-}
-
-/// How one side's run went: what it printed on stderr, and how it died if it did.
-struct Ran {
-    transcript: String,
-    died: Option<Failure>,
 }
 
 /// What `--repro` keeps of a pair's runs: where each side records what it

@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
-use super::{reduce_run, reproducing_run, RunSettings};
+use super::{run_folder, RunSettings};
 use crate::cli::RunArgs;
 use crate::exit::CheckFailed;
 use crate::feeds::{at_shapes, named_spec, FeedOptions, ShapedFeed};
@@ -23,12 +23,14 @@ use crate::output_files::npy_file_stem;
 use crate::reduce::Failed;
 use crate::report::made_by::Making;
 use crate::report::print;
-use crate::report::repro::{discard_record, FailingModel, Reduction, Repro};
+use crate::report::repro::{discard_record, FailingModel, Repro};
 use crate::report::sweep::{not_ok, shape_label, Row, Shapes, Status, SweepReport};
 use crate::runner::timing::Timing;
 use crate::runtime::{self, Located};
 use crate::settings::Global;
-use crate::supervise::child_run::{run_child, ChildRun, Outcome};
+use crate::supervise::child_run::{run_child, ChildRun, Watch};
+use crate::supervise::parent::Outcome;
+use crate::supervise::Ending;
 use crate::supervise::Scratch;
 use crate::tensor::{DType, TensorInfo};
 use crate::text::part_of;
@@ -146,7 +148,7 @@ pub fn sweep(mut settings: RunSettings, sweep: Sweep, global: &Global) -> Result
         if let Some(record) = &record {
             command = command.record_for_repro(record);
         }
-        let ran = run_child(&command, Some(sweep.timeout), global.verbose)?;
+        let ran = run_child(&command, Watch::reporting(Some(sweep.timeout), global.verbose))?;
         let mut row = row_of(shapes, &ran)?;
         if let (Some(repro), Some(record)) = (&mut repro, record) {
             if row.status != Status::Ok {
@@ -166,10 +168,8 @@ pub fn sweep(mut settings: RunSettings, sweep: Sweep, global: &Global) -> Result
         rows.push(row);
     }
     if let Some(repro) = repro {
-        match repro.finish() {
-            Ok(lines) => lines.iter().for_each(|line| say(line)),
-            Err(err) => global.warn(format!("{err:#}")),
-        }
+        // Each shape's folder that could not be written was a warning of its own.
+        repro.finish(Ok(()), |warning| global.warn(warning));
     }
     let report = SweepReport {
         model: settings.model.path.display().to_string(),
@@ -212,7 +212,7 @@ fn model_inputs(
         .engine(&loading)
         .runtime(Ok(located))
         .verbose(verbose);
-    let ran = run_child(&command, Some(timeout), verbose)?;
+    let ran = run_child(&command, Watch::reporting(Some(timeout), verbose))?;
     if !matches!(ran.outcome, Outcome::Ran) {
         bail!("cannot read the model's inputs: {}", ran.outcome);
     }
@@ -313,9 +313,9 @@ struct Memory {
 fn row_of(shapes: Shapes, ran: &ChildRun) -> Result<Row> {
     let status = match &ran.outcome {
         Outcome::Ran => Status::Ok,
-        Outcome::NonFinite(_) => Status::NonFinite,
+        Outcome::Ended(Ending::NonFinite { .. }) => Status::NonFinite,
         // A check of the run's own other than --check-finite: the run declined the shape.
-        Outcome::CheckFailed(_) | Outcome::Refused(_) => Status::Refused,
+        Outcome::Ended(_) => Status::Refused,
         Outcome::Crashed(_) => Status::Crashed,
         Outcome::Hung(_) => Status::Hung,
     };
@@ -366,24 +366,15 @@ impl Shape<'_> {
             runtime: Some(located),
             choice: &global.runtime,
         };
-        let timeout = Some(self.timeout);
-        let failed = match &self.ran.outcome {
-            Outcome::Crashed(_) => Ok(Failed::Crash),
-            Outcome::Hung(_) => Ok(Failed::Hang),
-            Outcome::NonFinite(_) => Ok(Failed::NonFinite),
-            _ => Err(
-                "a shape the engine refused is not reduced: --reduce cuts crashes, exits, hangs and non-finite outputs",
-            ),
-        };
+        let failed = Failed::of(&self.ran.outcome);
         repro.add_named(&format!("{stem}-{}", labels.join("-")), failing, |folder| {
-            let command = reproducing_run(settings, timeout, folder)?;
-            if settings.reduce {
-                match failed {
-                    Ok(failed) => reduce_run(settings, timeout, failed, located, global.verbose, folder)?,
-                    Err(why) => folder.reduced(Reduction::NotReduced(why.to_string())),
-                }
-            }
-            Ok(command)
+            run_folder(
+                settings,
+                (Some(self.timeout), failed),
+                Some(located),
+                global.verbose,
+                folder,
+            )
         })
     }
 }
