@@ -673,22 +673,22 @@ def runtime_cases():
     """A copy of the runtime in the case's MGE_HOME, every file a symlink to
     the installed one but the one damaged."""
     damages = {
-        "engine truncated to 64 MiB": [("head", f"home/runtime/1.13.0/{LIB}", (os.path.join(RUNTIME, LIB), 64 << 20))],
-        "engine truncated to 0": [("bytes", f"home/runtime/1.13.0/{LIB}", b"")],
-        "lite truncated": [("head", f"home/runtime/1.13.0/{LITE}", (os.path.join(RUNTIME, LITE), 4096))],
-        "lite one byte changed": [("flipped", f"home/runtime/1.13.0/{LITE}", (os.path.join(RUNTIME, LITE), 400000))],
-        "lite missing": [("remove", f"home/runtime/1.13.0/{LITE}", None)],
-        "lite a folder": [("remove", f"home/runtime/1.13.0/{LITE}", None), ("dir", f"home/runtime/1.13.0/{LITE}", None)],
-        "lite a FIFO": [("remove", f"home/runtime/1.13.0/{LITE}", None), ("fifo", f"home/runtime/1.13.0/{LITE}", None)],
-        "lite -> /dev/zero": [("remove", f"home/runtime/1.13.0/{LITE}", None), ("symlink", f"home/runtime/1.13.0/{LITE}", "/dev/zero")],
-        "atomic truncated": [("bytes", "home/runtime/1.13.0/megengine/core/lib/libatomic.so.1", b"\x7fELF")],
-        "record garbage": [("bytes", "home/runtime/1.13.0/files.json", b"\xff garbage {")],
-        "record missing": [("remove", "home/runtime/1.13.0/files.json", None)],
-        "record -> /dev/zero": [("remove", "home/runtime/1.13.0/files.json", None), ("symlink", "home/runtime/1.13.0/files.json", "/dev/zero")],
-        "record sizes lie": [("bytes", "home/runtime/1.13.0/files.json", json.dumps({"version": "1.13.0", "files": [{"path": LITE, "size": 18446744073709551615, "sha256": "00"}]}).encode())],
-        "record escapes": [("bytes", "home/runtime/1.13.0/files.json", json.dumps({"version": "1.13.0", "files": [{"path": "../../../../../../dev/zero", "size": 1, "sha256": "00"}]}).encode())],
-        "version folder a file": [("removetree", "home/runtime/1.13.0", None), ("bytes", "home/runtime/1.13.0", b"x")],
-        "runtime folder a FIFO": [("removetree", "home/runtime", None), ("fifo", "home/runtime", None)],
+        "engine truncated to 64 MiB": [("head", f"home/mge/runtime/1.13.0/{LIB}", (os.path.join(RUNTIME, LIB), 64 << 20))],
+        "engine truncated to 0": [("bytes", f"home/mge/runtime/1.13.0/{LIB}", b"")],
+        "lite truncated": [("head", f"home/mge/runtime/1.13.0/{LITE}", (os.path.join(RUNTIME, LITE), 4096))],
+        "lite one byte changed": [("flipped", f"home/mge/runtime/1.13.0/{LITE}", (os.path.join(RUNTIME, LITE), 400000))],
+        "lite missing": [("remove", f"home/mge/runtime/1.13.0/{LITE}", None)],
+        "lite a folder": [("remove", f"home/mge/runtime/1.13.0/{LITE}", None), ("dir", f"home/mge/runtime/1.13.0/{LITE}", None)],
+        "lite a FIFO": [("remove", f"home/mge/runtime/1.13.0/{LITE}", None), ("fifo", f"home/mge/runtime/1.13.0/{LITE}", None)],
+        "lite -> /dev/zero": [("remove", f"home/mge/runtime/1.13.0/{LITE}", None), ("symlink", f"home/mge/runtime/1.13.0/{LITE}", "/dev/zero")],
+        "atomic truncated": [("bytes", "home/mge/runtime/1.13.0/megengine/core/lib/libatomic.so.1", b"\x7fELF")],
+        "record garbage": [("bytes", "home/mge/runtime/1.13.0/files.json", b"\xff garbage {")],
+        "record missing": [("remove", "home/mge/runtime/1.13.0/files.json", None)],
+        "record -> /dev/zero": [("remove", "home/mge/runtime/1.13.0/files.json", None), ("symlink", "home/mge/runtime/1.13.0/files.json", "/dev/zero")],
+        "record sizes lie": [("bytes", "home/mge/runtime/1.13.0/files.json", json.dumps({"version": "1.13.0", "files": [{"path": LITE, "size": 18446744073709551615, "sha256": "00"}]}).encode())],
+        "record escapes": [("bytes", "home/mge/runtime/1.13.0/files.json", json.dumps({"version": "1.13.0", "files": [{"path": "../../../../../../dev/zero", "size": 1, "sha256": "00"}]}).encode())],
+        "version folder a file": [("removetree", "home/mge/runtime/1.13.0", None), ("bytes", "home/mge/runtime/1.13.0", b"x")],
+        "runtime folder a FIFO": [("removetree", "home/mge/runtime", None), ("fifo", "home/mge/runtime", None)],
         "install.lock a folder": [("dir", "home/install.lock", None)],
         "install.lock a FIFO": [("fifo", "home/install.lock", None)],
     }
@@ -1575,7 +1575,7 @@ def stand_in_install(home):
               "files": [{"path": path, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
                         for path, data in sorted(files.items())]}
     for path, data in list(files.items()) + [("files.json", json.dumps(record).encode())]:
-        target = os.path.join(home, "runtime", "1.13.0", path)
+        target = os.path.join(home, "mge", "runtime", "1.13.0", path)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         with open(target, "wb") as f:
             f.write(data)
@@ -1748,7 +1748,7 @@ OUTSIDE = "in/elsewhere.tune"
 
 def kept(d, pattern):
     """The one file of the case's algorithm cache that ends in `pattern`."""
-    folder = os.path.join(d, "home", "algo-cache")
+    folder = os.path.join(d, "home", "mge", "algo-cache")
     found = [os.path.join(folder, name) for name in os.listdir(folder) if name.endswith(pattern)]
     if len(found) != 1:
         raise ValueError(f"the case's first run kept {len(found)} files ending in {pattern}, not one")
@@ -1890,7 +1890,7 @@ def repro_claim_cases():
         "a file": ("out/r", [("bytes", "out/r", b"a file\n")]),
         "a link to a file": ("out/r", [("bytes", "out/f", b"a file\n"), ("symlink", "out/r", "f")]),
         "the folder of the model": ("in", []),
-        "a folder that does not exist's child": ("out/no/such/r", []),
+        "a file's child": ("out/file/r", [("bytes", "out/file", b"a file\n")]),
         "-": ("-", []),
     }
     setup = BASE_SETUP + [("fault", "in/lite.so", None)]
@@ -1952,6 +1952,33 @@ def engine_error_repro_cases():
              setup, expect_rc=1, present=("out/r/f-2x3x16x16/command.sh",), absent=("out/r/f-1x3x16x16",),
              timeout=120),
     ]
+def new_folder_cases():
+    """A set of outputs (--outputs, dump --io, --repro) in folders not made
+    yet: they are made, as `mkdir -p` does, once the set is written; a run
+    that fails makes none; a file on the way (an input) is refused in one line
+    and left as it was."""
+    cases = []
+    made = {
+        "run --outputs": (["run", MODEL, "-q", "--iter", "1", "--outputs", "out/new/deeper/o"], {}, 0,
+                          "out/new/deeper/o/feat.npy"),
+        "dump --io": (["dump", MODEL, "-q", "--io", "out/new/deeper/io"], {}, 0, "out/new/deeper/io/index.json"),
+        "run --repro of a crash": (["run", MODEL, "-q", "--iter", "1", "--repro", "out/new/deeper/r"],
+                                   dict(CRASH_AT_LOAD), 2, "out/new/deeper/r/m/README.txt"),
+    }
+    setup = BASE_SETUP + [("fault", "in/lite.so", None)]
+    for label, (argv, env, rc, written) in made.items():
+        cases.append(Case("new-folders", f"{label} in new folders", argv, setup, env=env, expect_rc=rc,
+                          present=(written,)))
+    for label, argv in {
+        "run --outputs": ["run", MODEL, "-q", "--iter", "1", "--outputs", "out/new/o"],
+        "dump --io": ["dump", MODEL, "-q", "--io", "out/new/io"],
+    }.items():
+        cases.append(Case("new-folders", f"{label} in new folders, the engine crashing", argv, setup,
+                          env=dict(CRASH_AT_LOAD), expect_rc=2, absent=("out/new",)))
+        on_the_way = [word.replace("out/new", MODEL) for word in argv]
+        cases.append(Case("new-folders", f"{label} below the model's file", on_the_way, setup, expect_rc=2,
+                          said=("is not a folder",), absent=(MODEL + "/o", MODEL + "/io")))
+    return cases
 
 
 def kept_file_cases():
@@ -2036,7 +2063,7 @@ def kept_file_cases():
             r"model=[0-9a-f]+", "model=" + "0" * 64, record["key"])))(record)), True),
         "record key with ESC, BEL and line breaks": (edited(lambda record: set_in((["key"], record["key"] + hostile)
                                                                                    )(record)), True),
-        "algo-cache folder world-writable": (lambda d: os.chmod(os.path.join(d, "home", "algo-cache"), 0o777), True),
+        "algo-cache folder world-writable": (lambda d: os.chmod(os.path.join(d, "home", "mge", "algo-cache"), 0o777), True),
         "record owned by nobody": (chown_nobody, True),
         "algorithms garbage beside a good record": (then_all(edited(fast_run_won), rewritten(".algo", lambda data: garbage)),
                                                     False),
@@ -2449,7 +2476,7 @@ def prepare(d, setup, subs=None):
         elif op == "runtime":
             # every file a symlink to the installed runtime's, folders real
             for folder, _, names in os.walk(RUNTIME):
-                target_folder = os.path.join(path, "runtime", "1.13.0", os.path.relpath(folder, RUNTIME))
+                target_folder = os.path.join(path, "mge", "runtime", "1.13.0", os.path.relpath(folder, RUNTIME))
                 os.makedirs(target_folder, exist_ok=True)
                 for name in names:
                     os.symlink(os.path.join(folder, name), os.path.join(target_folder, name))
@@ -2849,6 +2876,7 @@ def round_six_cases():
     """What mge keeps; graphs, names and failures made to make its work grow
     or mislead it; its own memory, the claim of --repro, a sweep's reproducers."""
     return (kept_file_cases()
+            + new_folder_cases()
             + shared_table_cases()
             + wide_name_cases()
             + wide_diff_cases()

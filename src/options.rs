@@ -767,6 +767,135 @@ impl EngineOption {
     }
 }
 
+/// An algorithm attribute the engine's chooser requires (`with`) or leaves out
+/// (`without`) because an option told it to: the option, whether a network
+/// was given it, and what that option does to the choice.
+struct AttributeRule {
+    attribute: &'static str,
+    excluded: bool,
+    option: &'static str,
+    given: fn(&NetworkOptions) -> bool,
+    does: &'static str,
+}
+
+/// As the engine's `extract_algo_attribute` (src/rdnn/impl/algo_chooser.cpp) turns
+/// the strategy and the fast-run settings into attributes.
+const ATTRIBUTE_RULES: [AttributeRule; 5] = [
+    AttributeRule {
+        attribute: "NAIVE",
+        excluded: true,
+        option: "--fast-run",
+        given: |network| network.algo_search == AlgoSearch::FastRun,
+        does: "profiles only the optimized algorithms, not the naive ones, which --full-run profiles too",
+    },
+    AttributeRule {
+        attribute: "REPRODUCIBLE",
+        excluded: false,
+        option: "--reproducible",
+        given: |network| network.reproducible,
+        does: "takes reproducible algorithms only",
+    },
+    AttributeRule {
+        attribute: "REPRODUCIBLE",
+        excluded: false,
+        option: "--binary-equal-between-batch",
+        given: |network| network.binary_equal_between_batch,
+        does: "takes reproducible algorithms only, whose outputs do not depend on the batch",
+    },
+    AttributeRule {
+        attribute: "ACCURACY_DEPEND_ON_BATCH",
+        excluded: true,
+        option: "--binary-equal-between-batch",
+        given: |network| network.binary_equal_between_batch,
+        does: "takes reproducible algorithms only, whose outputs do not depend on the batch",
+    },
+    AttributeRule {
+        attribute: "USABLE_DEPEND_ON_SHAPE",
+        excluded: true,
+        option: "--fast-run-shared-batch-size",
+        given: |network| network.shared_batch_size.is_some(),
+        does: "takes only algorithms usable at every batch size",
+    },
+];
+
+/// Where the engine found no algorithm that the options of `network` allow
+/// (its words in `engine_text`: `require algorithm with attribute(P) and
+/// without attribute(N), but ...`, or `no usable OPERATOR algorithm ...
+/// without attribute(N)`), what to put before its message: the options that
+/// asked for those attributes, what each does, and the operator where the
+/// engine's words name it. `None` for any other failure.
+pub fn algorithm_refusal(engine_text: &str, network: &NetworkOptions) -> Option<String> {
+    let (required, excluded) = required_attributes(engine_text)?;
+    let mut blamed: Vec<&AttributeRule> = Vec::new();
+    for rule in ATTRIBUTE_RULES.iter().filter(|rule| (rule.given)(network)) {
+        let named = match rule.excluded {
+            true => &excluded,
+            false => &required,
+        };
+        if named.contains(&rule.attribute) && !blamed.iter().any(|other| other.option == rule.option) {
+            blamed.push(rule);
+        }
+    }
+    if blamed.is_empty() {
+        return None;
+    }
+    let options: Vec<&str> = blamed.iter().map(|rule| rule.option).collect();
+    let operator = chooser_operator(engine_text).map_or(String::new(), |name| format!(" for a {name}"));
+    let does: Vec<String> = blamed
+        .iter()
+        .map(|rule| format!("{} {}", rule.option, rule.does))
+        .collect();
+    Some(format!(
+        "{} left the engine no algorithm{operator} ({}): run without {}; the engine said",
+        options.join(" and "),
+        does.join("; "),
+        match options.len() {
+            1 => "it",
+            _ => "them",
+        }
+    ))
+}
+
+/// The attributes the engine's chooser asked for, and those it left out, from
+/// its clause that says so (the attributes of the algorithm it got, after it,
+/// are not asked for; `without attribute(` holds no `with attribute(`).
+fn required_attributes(engine_text: &str) -> Option<(Vec<&str>, Vec<&str>)> {
+    let clause = match engine_text.find("require algorithm ") {
+        Some(start) => {
+            let clause = &engine_text[start..];
+            clause.split(", but").next().unwrap_or(clause)
+        }
+        None => {
+            let clause = &engine_text[engine_text.find("no usable ")?..];
+            clause.split(" or could not meet").next().unwrap_or(clause)
+        }
+    };
+    let listed = |marker: &str| -> Vec<&str> {
+        clause
+            .match_indices(marker)
+            .filter_map(|(at, _)| clause[at + marker.len()..].split(')').next())
+            .flat_map(|list| list.split('|').map(str::trim))
+            .collect()
+    };
+    let (required, excluded) = (listed("with attribute("), listed("without attribute("));
+    (!excluded.is_empty() || !required.is_empty()).then_some((required, excluded))
+}
+
+/// The engine's operator whose algorithm was chosen: the type its chooser's
+/// frame in the backtrace names (`AlgoChooser<megdnn::ConvolutionForward>`,
+/// mangled), or its `no usable OPERATOR algorithm`.
+fn chooser_operator(engine_text: &str) -> Option<&str> {
+    const FRAME: &str = "AlgoChooserIN6megdnn";
+    if let Some(at) = engine_text.find(FRAME) {
+        let rest = &engine_text[at + FRAME.len()..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let length: usize = rest[..digits].parse().ok()?;
+        return rest.get(digits..digits + length);
+    }
+    let rest = &engine_text[engine_text.find("no usable ")? + "no usable ".len()..];
+    rest.split_once(" algorithm").map(|(name, _)| name)
+}
+
 impl TransformTarget {
     const ALL: [TransformTarget; 3] = [TransformTarget::Auto, TransformTarget::Cpu, TransformTarget::Cuda];
 
@@ -1015,5 +1144,53 @@ pub(crate) mod tests {
         let file = EngineOption::ModelKey("@user.key".into());
         assert_eq!(file.shown(), file.args());
         assert_eq!(EngineOption::Threads(2).shown(), ["--threads", "2"]);
+    }
+
+    /// The engine's words for an algorithm its chooser could not find, as
+    /// MegEngine 1.13 writes them (dnn/src/common/algo_base.cpp,
+    /// dnn/src/fallback/matrix_mul/opr_impl.cpp, src/rdnn/impl/algo_chooser.cpp),
+    /// name the options that asked for those attributes, and only where given.
+    #[test]
+    fn a_missing_algorithm_names_the_options_that_asked_for_its_attributes() {
+        let fast_run = NetworkOptions {
+            algo_search: AlgoSearch::FastRun,
+            ..NetworkOptions::default()
+        };
+        let assertion = "assertion `contain_attribute_all(positive_attr) && !contain_attribute_any(negative_attr)' failed\n\
+            extra message: require algorithm with attribute(DEFAULT) and without attribute(NAIVE), but getalgorithm(DEFAULT) \
+            with attribute(REPRODUCIBLE | NAIVE)\n\
+            libmegengine_shared.so(_ZNK3mgb4rdnn11AlgoChooserIN6megdnn18ConvolutionForwardEE17AlgoChooserHelper19choose_by_heuristicE+0x2c7)";
+        assert_eq!(
+            algorithm_refusal(assertion, &fast_run).as_deref(),
+            Some(
+                "--fast-run left the engine no algorithm for a ConvolutionForward (--fast-run profiles only the \
+                 optimized algorithms, not the naive ones, which --full-run profiles too): run without it; the engine said"
+            )
+        );
+        // The attributes of the algorithm it got are not asked for; nor is a failure else.
+        assert_eq!(algorithm_refusal(assertion, &NetworkOptions::default()), None);
+        assert_eq!(algorithm_refusal("Unequal value of AssertEqual", &fast_run), None);
+
+        let reproducible = NetworkOptions {
+            reproducible: true,
+            shared_batch_size: Some(4),
+            ..NetworkOptions::default()
+        };
+        let matmul = "require algorithm without attribute(USABLE_DEPEND_ON_SHAPE) with attribute(REPRODUCIBLE), but can't get suitable algo.";
+        let blamed = algorithm_refusal(matmul, &reproducible).unwrap();
+        assert!(
+            blamed.starts_with("--reproducible and --fast-run-shared-batch-size left the engine no algorithm ("),
+            "{blamed}"
+        );
+        let unusable = "no usable PoolingForward algorithm {1,3,8,8} without attribute(ACCURACY_DEPEND_ON_BATCH) or could not meet workspace limite requirement(0)";
+        let binary_equal = NetworkOptions {
+            binary_equal_between_batch: true,
+            ..NetworkOptions::default()
+        };
+        let blamed = algorithm_refusal(unusable, &binary_equal).unwrap();
+        assert!(
+            blamed.starts_with("--binary-equal-between-batch left the engine no algorithm for a PoolingForward ("),
+            "{blamed}"
+        );
     }
 }

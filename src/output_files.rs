@@ -34,6 +34,41 @@ fn folder_of(path: &Path) -> &Path {
     }
 }
 
+/// The nearest folder above `path` that is there (a file, or a link, stops
+/// the search too: it is what a folder would have to be made in).
+fn existing_above(path: &Path) -> &Path {
+    let mut above = folder_of(path);
+    while fs::symlink_metadata(above).is_err() && folder_of(above) != above {
+        above = folder_of(above);
+    }
+    above
+}
+
+/// Makes the folders between the nearest existing one and `dir`'s own, as
+/// `mkdir -p` does; returns those it made, deepest last.
+fn make_folders_above(dir: &Path) -> Result<Vec<PathBuf>> {
+    let above = existing_above(dir);
+    let mut missing: Vec<&Path> = folder_of(dir)
+        .ancestors()
+        .take_while(|folder| *folder != above && !folder.as_os_str().is_empty())
+        .collect();
+    missing.reverse();
+    let mut made = Vec::new();
+    for folder in missing {
+        if let Err(err) = fs::create_dir(folder) {
+            remove_made(&made);
+            return Err(err).with_context(|| format!("cannot create {}", folder.display()));
+        }
+        made.push(folder.to_path_buf());
+    }
+    Ok(made)
+}
+
+/// Removes the folders `make_folders_above` made, deepest first, where they are still empty.
+fn remove_made(made: &[PathBuf]) {
+    made.iter().rev().for_each(|folder| drop(fs::remove_dir(folder)));
+}
+
 /// Told of each staging file or folder: `true` once it exists, `false` once
 /// it is gone (renamed into place or removed).
 type StagingWatcher = fn(&Path, bool);
@@ -163,11 +198,12 @@ struct Place {
 
 impl Place {
     /// The place of `path`, a file or folder named in an existing folder.
+    /// Below folders not made yet (a new set's, see `claim_set`), the place they will give it.
     fn of(path: &Path) -> Result<Place> {
-        let folder = folder_of(path);
-        let folder = fs::canonicalize(folder).with_context(|| format!("folder {} does not exist", folder.display()))?;
+        let above = existing_above(path);
+        let folder = fs::canonicalize(above).with_context(|| format!("folder {} does not exist", above.display()))?;
         Ok(Place {
-            location: Some(folder.join(path.file_name().unwrap_or_default())),
+            location: Some(folder.join(path.strip_prefix(above).unwrap_or(path))),
             id: FileId::at(path),
         })
     }
@@ -351,12 +387,13 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
 /// Claims the folder `dir` for the set of files `what` (`--outputs`) writes,
 /// before any work: it is a folder or does not exist yet, holds no input of
 /// the command (claimed before it), is no other output's, and takes the
-/// staging folder (inside it, or beside it in an existing folder when new).
+/// staging folder (inside it, or, when new, in the nearest existing folder
+/// above it: the folders between are made as `mkdir -p` does, once the set is written).
 pub fn claim_set(what: &str, dir: &Path) -> Result<()> {
     refuse_as_set_folder(dir)?;
-    let parent = folder_of(dir);
-    if !parent.is_dir() {
-        bail!("folder {} does not exist", parent.display());
+    let above = existing_above(dir);
+    if !above.is_dir() {
+        bail!("{} is not a folder", above.display());
     }
     staging_folder(dir).map(drop)?;
     register(what, dir, Place::of(dir)?, true)
@@ -390,12 +427,12 @@ fn refuse_as_set_folder(dir: &Path) -> Result<()> {
 }
 
 /// Where a set for `dir` is staged: inside `dir` when it exists, so that its
-/// files are renamed within one mount (`dir` may be a volume); beside it
-/// otherwise, to become `dir` by one rename.
+/// files are renamed within one mount (`dir` may be a volume); in the nearest
+/// existing folder above it otherwise, to become `dir` by one rename.
 fn staging_folder(dir: &Path) -> Result<tempfile::TempDir> {
     let place = match dir.is_dir() {
         true => dir,
-        false => folder_of(dir),
+        false => existing_above(dir),
     };
     tempfile::Builder::new()
         .prefix(staging_prefix())
@@ -537,7 +574,11 @@ impl StagedSet {
         fs::set_permissions(self.path(), Permissions::from_mode(0o755))
             .with_context(|| format!("cannot write into {}", dir.display()))?;
         if !dir.exists() {
-            fs::rename(self.path(), &dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            let made = make_folders_above(&dir)?;
+            if let Err(err) = fs::rename(self.path(), &dir) {
+                remove_made(&made);
+                return Err(err).with_context(|| format!("cannot create {}", dir.display()));
+            }
             // The staging folder is `dir` now: nothing left to remove.
             let _ = self.staging.take().map(tempfile::TempDir::keep);
             return Ok(());
@@ -861,7 +902,8 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         std::fs::write(&out, b"a file").unwrap();
         assert!(claim_set("test", &out).is_err());
-        assert!(claim_set("test", &dir.path().join("no/such/dir")).is_err());
+        // A file on the way of folders not made yet.
+        assert!(claim_set("test", &out.join("no/such/dir")).is_err());
         // A dangling link is refused when claimed, not once the set is written.
         let dangling = dir.path().join("dangling");
         std::os::unix::fs::symlink("nowhere", &dangling).unwrap();

@@ -155,7 +155,7 @@ fn the_way_out_names_an_installed_runtime_or_the_build_to_install() {
          sm_70 sm_75 only; MegEngine 1.13.0+cu118 is installed and runs on it: add --runtime-version 1.13.0+cu118 \
          (or set MGE_RUNTIME_VERSION)"
     );
-    let lite = home.path().join("runtime/1.13.0").join(STAND_IN_LITE);
+    let lite = home.path().join("mge/runtime/1.13.0").join(STAND_IN_LITE);
     let line = one_line(
         with_gpus(mge_home(home.path()), A10)
             .arg("--lite-lib")
@@ -166,7 +166,7 @@ fn the_way_out_names_an_installed_runtime_or_the_build_to_install() {
         line.contains("drop --lite-lib and add --runtime-version 1.13.0+cu118"),
         "{line}"
     );
-    std::fs::remove_dir_all(home.path().join("runtime/1.13.0+cu118")).unwrap();
+    std::fs::remove_dir_all(home.path().join("mge/runtime/1.13.0+cu118")).unwrap();
     let line = one_line(with_gpus(mge_home(home.path()), A10).args(run));
     assert!(
         line.ends_with(

@@ -166,7 +166,7 @@ fn fast_run_candidates_keep_their_algorithms_in_the_algorithm_cache() {
         (fast_run["profiling_s"].as_f64(), stderr)
     };
     assert!(fast_run_profiling(&[]).0.is_some());
-    let folder = home.path().join("algo-cache");
+    let folder = home.path().join("mge/algo-cache");
     let kept = std::fs::read_dir(&folder).unwrap().count();
     assert!(kept >= 3, "a cache file, the search's record and the lock");
     assert_eq!(fast_run_profiling(&["--search-again"]).0, None);
@@ -210,7 +210,7 @@ fn steady_tune(home: &Path) -> (Value, String) {
 
 /// The one record of a search that the algorithm cache of `home` keeps.
 fn search_record(home: &Path) -> PathBuf {
-    let records: Vec<PathBuf> = std::fs::read_dir(home.join("algo-cache"))
+    let records: Vec<PathBuf> = std::fs::read_dir(home.join("mge/algo-cache"))
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .filter(|path| path.extension().is_some_and(|extension| extension == "tune"))
@@ -269,7 +269,7 @@ fn a_second_tune_takes_its_search_from_the_record() {
 
     // A record another user could change is neither read nor replaced.
     let kept = std::fs::read(&record).unwrap();
-    let folder = home.path().join("algo-cache");
+    let folder = home.path().join("mge/algo-cache");
     std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o777)).unwrap();
     let (fifth, stderr) = tune();
     std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700)).unwrap();

@@ -16,7 +16,7 @@ use crate::runner::noise::Noise;
 use crate::runner::pinning::PinnedThread;
 use crate::runner::testcase::{OutputCheck, TestcaseRun, TestcaseStatus};
 use crate::runner::timing::{ColdStart, Timing, TimingReport};
-use crate::tensor::{format_shape, HostTensor};
+use crate::tensor::{format_shape, DType, HostTensor};
 use crate::text::{counted, number, part_of, printable};
 
 /// `mge run` with feeds.
@@ -339,6 +339,9 @@ fn noise_text(noise: &Noise) -> String {
     if let Some(load) = noise.other_load_cores {
         parts.push(format!("other processes used {load:.2} of {} cores", noise.cores));
     }
+    if let Some(unmeasured) = &noise.other_load_unmeasured {
+        parts.push(format!("other processes' load not measured ({unmeasured})"));
+    }
     if let Some(steal) = noise.steal_percent.filter(|steal| *steal > 0.0) {
         parts.push(format!("steal {steal:.1}%"));
     }
@@ -491,22 +494,27 @@ fn memory_text(memory: PeakMemory) -> String {
     )
 }
 
-/// A tensor's value for tables: six decimals, like NumPy's print options.
-fn decimals(value: f64) -> String {
-    format!("{value:.6}")
+/// A tensor's value for tables: six decimals, like NumPy's print options;
+/// a whole value of an integer tensor as the integer it is (`49`, not `49.000000`).
+fn decimals(value: f64, integer: bool) -> String {
+    match integer && value.fract() == 0.0 {
+        true => format!("{value:.0}"),
+        false => format!("{value:.6}"),
+    }
 }
 
 /// Tensors with their value ranges, one row each, under `title`.
 pub fn stats_table(title: &str, tensors: &[TensorStats]) -> Table {
     let mut table = Table::new(&[title, "shape", "dtype", "min", "max", "mean"], &[3, 4, 5]);
     for t in tensors {
+        let integer = DType::from_name(&t.dtype).is_some_and(|dtype| !dtype.is_float());
         table.row(vec![
             t.name.clone(),
             format_shape(&t.shape),
             t.dtype.clone(),
-            decimals(t.min),
-            decimals(t.max),
-            decimals(t.mean),
+            decimals(t.min, integer),
+            decimals(t.max, integer),
+            decimals(t.mean, integer),
         ]);
     }
     table

@@ -19,6 +19,7 @@ use crate::cli::MAX_RUNS;
 use crate::engine::{EngineError, Lite, Network, NetworkOptions};
 use crate::feeds::Feed;
 use crate::model::{checked_output, EngineNames, ModelFile, EXPECTATION_SUFFIX};
+use crate::options;
 use crate::supervise::child::{announce, RunCounter};
 use crate::supervise::Phase;
 use crate::tensor::{format_shape, HostTensor, TensorInfo};
@@ -41,6 +42,8 @@ pub struct Session {
     /// Taken for each run, when the network shares runtime memory with others
     /// that run on other threads (see `instances::Instances::share_memory`).
     turns: Option<Arc<Mutex<()>>>,
+    /// What the network was built with: a run the algorithm options fail names them.
+    options: NetworkOptions,
 }
 
 pub struct RunPlan {
@@ -290,6 +293,7 @@ impl Session {
             unread_inputs: Vec::new(),
             reshaped: Vec::new(),
             turns: None,
+            options: options.clone(),
         })
     }
 
@@ -425,6 +429,7 @@ impl Session {
             unread_inputs: self.unread_inputs.clone(),
             reshaped: Vec::new(),
             turns: None,
+            options: options.clone(),
         };
         copy.feed(feeds)?;
         Ok(copy)
@@ -457,14 +462,17 @@ impl Session {
         self.read_outputs()
     }
 
-    /// One run; a failure after an input changed shape names that input.
+    /// One run; a failure after an input changed shape names that input, and
+    /// one the options that choose algorithms caused names those options.
     fn forward_now(&mut self) -> Result<()> {
         let reshaped = &self.reshaped;
         let names = &self.names;
-        self.network.forward().map_err(|err| match reshaped.as_slice() {
-            [] => restore_names(err, names),
-            inputs => {
-                restore_names(err, names).context(format!("{}, and the model does not accept it", inputs.join("; ")))
+        let options = &self.options;
+        self.network.forward().map_err(|err| {
+            let err = blame_algorithm_options(restore_names(err, names), options);
+            match reshaped.as_slice() {
+                [] => err,
+                inputs => err.context(format!("{}, and the model does not accept it", inputs.join("; "))),
             }
         })
     }
@@ -476,6 +484,18 @@ impl Session {
             .zip(&self.engine_output_names)
             .map(|(info, engine_name)| Ok((info.name.clone(), self.network.output(engine_name)?)))
             .collect()
+    }
+}
+
+/// The engine's error, after the options of `network` that left it no
+/// algorithm for an operator where they did (`options::algorithm_refusal`).
+fn blame_algorithm_options(err: anyhow::Error, network: &NetworkOptions) -> anyhow::Error {
+    let refusal = err
+        .downcast_ref::<EngineError>()
+        .and_then(|engine| options::algorithm_refusal(&format!("{}\n{}", engine.message, engine.backtrace), network));
+    match refusal {
+        Some(refusal) => err.context(refusal),
+        None => err,
     }
 }
 

@@ -15,6 +15,15 @@ const NOISY_SPREAD_PERCENT: f64 = 50.0;
 /// The drift (last tenth of the runs against the first, in percent) above which timings are called noisy.
 const NOISY_DRIFT_PERCENT: f64 = 15.0;
 
+/// The clock ticks a core must count during the timed runs for the load to be
+/// measured: `/proc` counts CPU time in ticks of 10 ms (`USER_HZ`, 100 on every
+/// Linux), so over fewer a tick counted at either end moves the figure by more
+/// than a twentieth of a core (a 12 ms run would show one core's tick as 1.0).
+const LOAD_WINDOW_TICKS: f64 = 20.0;
+
+/// The length of one of `/proc`'s clock ticks, in milliseconds.
+const TICK_MS: f64 = 10.0;
+
 /// CPU time counters of the whole machine, in clock ticks, from `/proc/stat`'s `cpu` line.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct MachineTicks {
@@ -58,8 +67,11 @@ pub struct Noise {
     /// CPU time other processes used during the timed runs, in cores (1.0 =
     /// one core busy all along): the machine's busy time less this process
     /// tree's, from `/proc/stat` and `/proc/PID/stat` (clock ticks of 10 ms:
-    /// windows under a second are coarse). Steal time is not in it.
+    /// windows under a second are coarse). Steal time is not in it. `None`
+    /// where `/proc` could not be read or the window is too short to measure it.
     pub other_load_cores: Option<f64>,
+    /// Why `other_load_cores` is not measured, where the runs were too short for `/proc`'s ticks.
+    pub other_load_unmeasured: Option<String>,
     /// Time the hypervisor gave to other guests, in percent of the machine's.
     pub steal_percent: Option<f64>,
     /// The lowest and highest frequency of any core at the start or the end
@@ -83,10 +95,23 @@ impl Noise {
         });
         let cores = online_cores();
         let own = before.own_ticks.zip(after.own_ticks).map(|(b, a)| a.saturating_sub(b));
-        let other_load_cores = ticks.zip(own).and_then(|(ticks, own)| {
-            let per_core = ticks.total as f64 / cores as f64;
-            let other = ticks.busy.saturating_sub(ticks.steal).saturating_sub(own);
-            (per_core > 0.0).then(|| other as f64 / per_core)
+        let ticks_per_core = ticks.map(|ticks| ticks.total as f64 / cores as f64);
+        let too_short = ticks_per_core.is_some_and(|per_core| per_core < LOAD_WINDOW_TICKS);
+        let other_load_cores =
+            ticks
+                .zip(ticks_per_core)
+                .zip(own)
+                .filter(|_| !too_short)
+                .map(|((ticks, per_core), own)| {
+                    ticks.busy.saturating_sub(ticks.steal).saturating_sub(own) as f64 / per_core
+                });
+        let window_s = after.at.saturating_duration_since(before.at).as_secs_f64();
+        let other_load_unmeasured = too_short.then(|| {
+            format!(
+                "the timed runs took {:.1} ms, under the {:.0} ms that /proc's {TICK_MS:.0} ms ticks of CPU time need",
+                window_s * 1e3,
+                LOAD_WINDOW_TICKS * TICK_MS
+            )
         });
         let steal_percent = ticks
             .filter(|ticks| ticks.total > 0)
@@ -97,9 +122,10 @@ impl Noise {
             .zip(frequencies.max())
             .map(|(low, high)| [*low as f64 / 1e3, *high as f64 / 1e3]);
         Noise {
-            window_s: after.at.saturating_duration_since(before.at).as_secs_f64(),
+            window_s,
             cores,
             other_load_cores,
+            other_load_unmeasured,
             steal_percent,
             cpu_mhz,
             spread_percent: (samples.len() >= 10).then(|| spread_percent(samples)).flatten(),
@@ -227,5 +253,29 @@ mod tests {
         assert!(!noise.is_large());
         let drifting: Vec<f64> = (0..20).map(|i| if i < 18 { 1.0 } else { 2.0 }).collect();
         assert!(Noise::between(&sample(0, 0, 0), &sample(1, 1, 1), &drifting).is_large());
+    }
+
+    /// A 12 ms run spans about one tick a core: one tick of another process
+    /// would read as a whole core busy, so the load is said to be unmeasured.
+    #[test]
+    fn a_window_of_a_few_ticks_leaves_the_load_unmeasured() {
+        let at = Instant::now();
+        let sample = |at, total, busy| MachineSample {
+            at,
+            machine: Some(MachineTicks { total, busy, steal: 0 }),
+            own_ticks: Some(0),
+            frequencies_khz: Vec::new(),
+        };
+        let cores = online_cores() as u64;
+        let later = at + std::time::Duration::from_millis(12);
+        let noise = Noise::between(&sample(at, 0, 0), &sample(later, cores, 1), &[12.0]);
+        assert_eq!(noise.other_load_cores, None);
+        assert_eq!(
+            noise.other_load_unmeasured.as_deref(),
+            Some("the timed runs took 12.0 ms, under the 200 ms that /proc's 10 ms ticks of CPU time need")
+        );
+        let long = Noise::between(&sample(at, 0, 0), &sample(later, 20 * cores, 1), &[12.0]);
+        assert_eq!(long.other_load_cores, Some(0.05));
+        assert_eq!(long.other_load_unmeasured, None);
     }
 }

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use crate::engine::{Device, Lite};
+use crate::text;
 
 pub use architectures::{sm, Architectures};
 pub use cuda::{ensure_runs_on, recorded_or_scanned};
@@ -191,13 +192,17 @@ pub fn unrecorded(dir: &Path) -> anyhow::Error {
     )
 }
 
-/// The cache folder: `MGE_HOME`, else the user's cache folder (`XDG_CACHE_HOME`,
-/// else `~/.cache`) + `mge/`. Never a shared temporary folder, which any local user
-/// can write into: without a home, the user must say where.
+/// mge's folder inside `MGE_HOME`, which MegEngine's Python reads too: it
+/// keeps its own there (`hub/`, `serialized/`, `persistent_cache/`), and
+/// each keeps to its folders.
+pub const IN_MGE_HOME: &str = "mge";
+
+/// The cache folder: `$MGE_HOME/mge`, else the user's cache folder
+/// (`XDG_CACHE_HOME`, else `~/.cache`) + `mge/`. Never a shared temporary
+/// folder, which any local user can write into: without a home, the user must say where.
 pub fn home() -> Result<PathBuf> {
-    if let Some(home) = env::var_os("MGE_HOME").filter(|v| !v.is_empty()) {
-        // Absolute, so that helpers started elsewhere (pip, in `/`) agree.
-        return std::path::absolute(&home).with_context(|| format!("MGE_HOME {}", Path::new(&home).display()));
+    if let Some(mge_home) = mge_home()? {
+        return Ok(mge_home.join(IN_MGE_HOME));
     }
     // Relative values are to be ignored (the XDG Base Directory specification).
     let absolute = |name| env::var_os(name).map(PathBuf::from).filter(|path| path.is_absolute());
@@ -209,6 +214,53 @@ pub fn home() -> Result<PathBuf> {
              set MGE_HOME to a folder of yours (or name a library with --lite-lib)"
         ),
     }
+}
+
+/// `MGE_HOME`, where it is set.
+fn mge_home() -> Result<Option<PathBuf>> {
+    let Some(home) = env::var_os("MGE_HOME").filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    // Absolute, so that helpers started elsewhere (pip, in `/`) agree.
+    let home = std::path::absolute(&home).with_context(|| format!("MGE_HOME {}", Path::new(&home).display()))?;
+    Ok(Some(home))
+}
+
+/// Where what lies in the cache folder `home` must be beyond other users'
+/// reach from: `MGE_HOME` itself where `home` is mge's folder in it (another
+/// user who can write there could put a folder of theirs in its place).
+fn trusted_from(home: &Path) -> PathBuf {
+    match mge_home() {
+        Ok(Some(mge_home)) if home == mge_home.join(IN_MGE_HOME) => mge_home,
+        _ => home.to_path_buf(),
+    }
+}
+
+/// Runtimes an earlier mge installed in `MGE_HOME` itself, before it kept to
+/// its own folder there: found, but not loaded from MegEngine's folder; the
+/// error says how to move them (and the algorithm cache beside them) into mge's.
+fn refuse_runtimes_of_an_earlier_mge() -> Result<()> {
+    let Some(mge_home) = mge_home()? else {
+        return Ok(());
+    };
+    let Some(newest) = installed(&mge_home).pop() else {
+        return Ok(());
+    };
+    let ours = mge_home.join(IN_MGE_HOME);
+    let mut moved = vec![text::shell_word(mge_home.join("runtime").as_os_str())];
+    if mge_home.join("algo-cache").is_dir() {
+        moved.push(text::shell_word(mge_home.join("algo-cache").as_os_str()));
+    }
+    bail!(
+        "the MegEngine runtime {} is in {}, where an earlier mge installed it: mge now keeps its files in {}, \
+         apart from MegEngine's own in MGE_HOME; move them there: mkdir -p {} && mv {} {}/",
+        newest.version.as_str(),
+        newest.dir.display(),
+        ours.display(),
+        text::shell_word(ours.as_os_str()),
+        moved.join(" "),
+        text::shell_word(ours.as_os_str())
+    )
 }
 
 /// Finds the Lite library to use, as `find` does, and refuses an install from
@@ -256,6 +308,7 @@ pub fn find(choice: &Choice) -> Result<Located> {
             install: Some(install.dir),
         });
     }
+    refuse_runtimes_of_an_earlier_mge()?;
     if let Some((site, path)) = python_megenginelite() {
         ensure_trusted_python_install(&site, &path)?;
         elf::ensure_whole(&path, "python3's megenginelite:")?;

@@ -107,10 +107,11 @@ const KEPT_REFUSED: &str =
 
 fn path_only_ours(root: &Path, below: &Path, refused: &str) -> Result<()> {
     let me = engine::effective_uid();
-    let metadata = std::fs::metadata(root).with_context(|| format!("cannot read {}", root.display()))?;
-    judge(root, &metadata, me, refused)?;
-    let mut path = root.to_path_buf();
-    for component in below.strip_prefix(root).unwrap_or(below).components() {
+    let root = super::trusted_from(root);
+    let metadata = std::fs::metadata(&root).with_context(|| format!("cannot read {}", root.display()))?;
+    judge(&root, &metadata, me, refused)?;
+    let mut path = root.clone();
+    for component in below.strip_prefix(&root).unwrap_or(below).components() {
         path.push(component);
         let metadata = lstat(&path)?;
         judge(&path, &metadata, me, refused)?;

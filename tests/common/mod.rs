@@ -101,6 +101,11 @@ pub fn engine_dumped_var(dump: &Value, var: &str) -> (Vec<f32>, Value) {
     (values, entry)
 }
 
+/// `fixtures/algo_manifest.json`, of `fixtures/make_algo_fixtures.py`: a model fast-run fails on.
+pub fn algo_manifest() -> Value {
+    read_manifest("fixtures/algo_manifest.json")
+}
+
 /// `fixtures/named_manifest.json`, of `fixtures/make_named_fixtures.py`: models with hostile var names.
 pub fn named_manifest() -> Value {
     read_manifest("fixtures/named_manifest.json")

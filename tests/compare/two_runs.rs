@@ -298,7 +298,7 @@ fn one_model_runs_on_two_runtimes() {
     }
     let installed = |version: &str| {
         home.path()
-            .join("runtime")
+            .join("mge/runtime")
             .join(version)
             .join(STAND_IN_LITE)
             .display()

@@ -172,7 +172,7 @@ fn outputs_are_checked_before_the_run() {
     std::fs::write(&file, "a file").unwrap();
     for (target, needle) in [
         (file.clone(), "is not a folder"),
-        (dir.path().join("a/b"), "does not exist"),
+        (file.join("b"), "taken is not a folder"),
     ] {
         refused(
             mge()
@@ -187,6 +187,54 @@ fn outputs_are_checked_before_the_run() {
             needle,
         );
     }
+}
+
+/// `--outputs` in folders not made yet makes them, as `mkdir -p` does, once
+/// the outputs are written: a run that fails leaves no folder, and no folder
+/// is made in place of an input (a file on the way is refused).
+#[test]
+fn an_output_set_makes_the_folders_above_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("new/deeper/out");
+    run_expecting(
+        mge()
+            .args(["run", "-q", "fixtures/conv_float.mge", "--iter", "1"])
+            .args([
+                "-i",
+                "data:fixtures/ref/conv_float__conv_data/input_data.npy",
+                "--outputs",
+            ])
+            .arg(&out),
+        0,
+    );
+    let reference = read_f32(&root().join("fixtures/ref/conv_float__conv_data/feat.npy"));
+    assert_close(&read_f32(&out.join("feat.npy")), &reference, "feat");
+    let failed = dir.path().join("failed/out");
+    refused(
+        mge()
+            .args([
+                "run",
+                "fixtures/conv_float.mge",
+                "--lite-lib",
+                "/no/such/lite.so",
+                "--outputs",
+            ])
+            .arg(&failed),
+        "/no/such/lite.so",
+    );
+    assert!(!dir.path().join("failed").exists(), "a failed set makes no folder");
+    let model = root().join("fixtures/conv_float.mge");
+    let before = std::fs::read(&model).unwrap();
+    refused(
+        mge().args([
+            "run",
+            "fixtures/conv_float.mge",
+            "--outputs",
+            "fixtures/conv_float.mge/out",
+        ]),
+        "fixtures/conv_float.mge is not a folder",
+    );
+    assert_eq!(std::fs::read(&model).unwrap(), before, "the input is untouched");
 }
 
 /// The second output's name taken by a folder: no file of the set is written.

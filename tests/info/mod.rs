@@ -102,6 +102,46 @@ fn info_shows_each_testcase_tensor() {
     }
 }
 
+/// An integer tensor's least and greatest values are integers, and the
+/// table shows them so (`30`, not `30.000000`); a float's keep six decimals.
+#[test]
+fn info_text_shows_integer_tensors_values_as_integers() {
+    let manifest = manifest();
+    let mut integers = 0;
+    for model in entries(&manifest, "models").iter().filter(|m| m["container"] == true) {
+        let file = model["file"].as_str().unwrap();
+        let (stdout, _) = run_expecting(mge().args(["info", file]), 0);
+        for testcase in model["testcase_list"].as_array().unwrap() {
+            // The testcase's own table: its title `#N`, then its rows.
+            let title = format!("#{} ", testcase["index"]);
+            let rows: Vec<&str> = stdout
+                .lines()
+                .skip_while(|line| !line.trim_start().starts_with(&title))
+                .skip(1)
+                .take_while(|line| !line.trim_start().starts_with('#'))
+                .collect();
+            for tensor in testcase["tensors"].as_array().unwrap() {
+                let name = tensor["name"].as_str().unwrap();
+                let row = rows
+                    .iter()
+                    .find(|line| line.trim_start().starts_with(&format!("{name} ")))
+                    .unwrap_or_else(|| panic!("{file}: no row of {name} in {stdout}"));
+                let cells: Vec<&str> = row.split_whitespace().collect();
+                let (min, max) = (tensor["min"].as_f64().unwrap(), tensor["max"].as_f64().unwrap());
+                let dtype = tensor["dtype"].as_str().unwrap();
+                let expected = match dtype.starts_with("float") {
+                    true => [format!("{min:.6}"), format!("{max:.6}")],
+                    false => [format!("{min:.0}"), format!("{max:.0}")],
+                };
+                integers += usize::from(!dtype.starts_with("float"));
+                let shown = [cells[cells.len() - 3], cells[cells.len() - 2]];
+                assert_eq!(shown, [expected[0].as_str(), expected[1].as_str()], "{file}: {row}");
+            }
+        }
+    }
+    assert!(integers > 0, "the containers hold integer tensors");
+}
+
 #[test]
 fn info_text_names_inputs_and_outputs() {
     let (stdout, _) = run_expecting(mge().args(["info", "fixtures/conv_float_tc3.mge"]), 0);

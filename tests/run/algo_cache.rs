@@ -29,7 +29,7 @@ fn profiled(report: &Value) -> bool {
 
 /// The cache folder's algorithm cache files (`*.algo`).
 fn cache_files(home: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(home.join("algo-cache")) else {
+    let Ok(entries) = std::fs::read_dir(home.join("mge/algo-cache")) else {
         return Vec::new();
     };
     let mut files: Vec<PathBuf> = entries
@@ -72,7 +72,7 @@ fn a_second_fast_run_loads_what_the_first_profiled() {
     // `runtime info` says where it is and how much it holds.
     let (stdout, _) = run_expecting(mge_with_algo_cache(home.path()).args(["runtime", "info", "--json"]), 0);
     let info = &json_of(&stdout)["algo_cache"];
-    let dir = home.path().join("algo-cache");
+    let dir = home.path().join("mge/algo-cache");
     assert_eq!(info["path"], dir.to_str().unwrap(), "{info}");
     assert_eq!(info["files"], 2, "{info}");
     let bytes: u64 = cache_files(home.path())

@@ -310,3 +310,46 @@ fn messages_name_what_is_wrong_with_a_model_file() {
         &["header counts 2 testcases but the file holds 1"],
     );
 }
+
+/// A dilated convolution has only the engine's naive algorithm on the CPU:
+/// fast-run, which leaves naive algorithms out, fails on it as megenginelite
+/// does (`fixtures/algo_manifest.json`), and the line names --fast-run and
+/// the operator before the engine's words; the heuristic and --full-run run
+/// it to megenginelite's outputs.
+#[test]
+fn a_failure_fast_run_causes_names_fast_run() {
+    let manifest = algo_manifest();
+    let model = manifest["model"].as_str().unwrap();
+    let feed = format!("x:{}", manifest["input"].as_str().unwrap());
+    let engine_words = manifest["fast_run"]["error"].as_str().unwrap();
+    fails_with(
+        &["run", model, "-i", &feed, "--fast-run", "-q", "--iter", "1"],
+        &[
+            "mge: error: --fast-run left the engine no algorithm for a ConvolutionForward (--fast-run profiles only \
+             the optimized algorithms, not the naive ones, which --full-run profiles too): run without it; the engine said: ",
+            engine_words,
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for (search, reference) in [(None, "heuristic"), (Some("--full-run"), "full_run")] {
+        let out = dir.path().join(reference);
+        let mut command = mge();
+        command
+            .args(["run", model, "-i", &feed, "-q", "--iter", "1", "--outputs"])
+            .arg(&out);
+        command.args(search);
+        run_expecting(&mut command, 0);
+        let written = read_f32(&out.join("y.npy"));
+        let expected = flattened(&manifest[reference]["outputs"]["y"]);
+        let expected =
+            ndarray::ArrayD::from_shape_vec(written.shape(), expected).expect("the shape megenginelite gave");
+        assert_close(&written, &expected, reference);
+    }
+}
+
+fn flattened(value: &serde_json::Value) -> Vec<f32> {
+    match value.as_array() {
+        Some(items) => items.iter().flat_map(flattened).collect(),
+        None => vec![value.as_f64().unwrap() as f32],
+    }
+}

@@ -55,7 +55,7 @@ pub(super) fn mge_in(home: &Path, wheels: &Path, args: &[&str]) -> assert_cmd::C
 }
 
 pub(super) fn install_dir(home: &Path) -> PathBuf {
-    home.join("runtime/1.13.0")
+    home.join("mge/runtime/1.13.0")
 }
 
 #[test]
@@ -123,8 +123,8 @@ fn an_intact_runtime_is_reinstalled_by_no_one_and_old_staging_goes() {
     // A cache folder that holds the install but no lock file, and the staging
     // folder of an install that was killed.
     let home = tempfile::tempdir().unwrap();
-    std::fs::rename(installed.path().join("runtime"), home.path().join("runtime")).unwrap();
-    let abandoned = home.path().join("runtime/.install-abandoned");
+    std::fs::rename(installed.path().join("mge"), home.path().join("mge")).unwrap();
+    let abandoned = home.path().join("mge/runtime/.install-abandoned");
     std::fs::create_dir(&abandoned).unwrap();
     std::fs::write(abandoned.join("MegEngine.whl"), b"partial").unwrap();
 
@@ -144,7 +144,8 @@ fn concurrent_installs_wait_for_each_other() {
         0,
     );
     let home = tempfile::tempdir().unwrap();
-    let first = std::fs::File::create(home.path().join("install.lock")).unwrap();
+    std::fs::create_dir(home.path().join("mge")).unwrap();
+    let first = std::fs::File::create(home.path().join("mge/install.lock")).unwrap();
     first.lock().unwrap();
     // Offline without a wheel: a second download would fail.
     let no_wheels = tempfile::tempdir().unwrap();
@@ -152,7 +153,7 @@ fn concurrent_installs_wait_for_each_other() {
     let started = Instant::now();
     let second = std::thread::spawn(move || run_expecting(&mut second, 0));
     std::thread::sleep(Duration::from_millis(1500));
-    std::fs::rename(finished.path().join("runtime"), home.path().join("runtime")).unwrap();
+    std::fs::rename(finished.path().join("mge/runtime"), home.path().join("mge/runtime")).unwrap();
     drop(first);
     let (stdout, stderr) = second.join().unwrap();
     assert!(started.elapsed() >= Duration::from_millis(1500));
@@ -173,7 +174,7 @@ fn an_intact_runtime_needs_no_lock() {
         &mut mge_in(home.path(), wheels.path(), &["runtime", "install", "-q"]),
         0,
     );
-    let lock = home.path().join("install.lock");
+    let lock = home.path().join("mge/install.lock");
     std::fs::remove_file(&lock).unwrap();
     // The lock's place taken by a folder: creating the lock file fails, as on a read-only folder.
     std::fs::create_dir(&lock).unwrap();
@@ -213,7 +214,7 @@ fn an_interrupted_install_leaves_nothing_behind() {
             .stderr(Stdio::piped())
             .spawn()
             .expect("mge starts");
-        let runtime = home.path().join("runtime");
+        let runtime = home.path().join("mge/runtime");
         let started = Instant::now();
         let downloading = || {
             std::fs::read_dir(&runtime)
@@ -367,10 +368,10 @@ fn a_build_found_through_find_links_installs_under_its_own_version() {
         };
         install.arg("--find-links").arg(wheels.path());
         let (stdout, _) = run_expecting(&mut install, 0);
-        let dir = home.path().join("runtime/1.13.0+cu118");
+        let dir = home.path().join("mge/runtime/1.13.0+cu118");
         assert_eq!(stdout.trim(), dir.join(LITE_IN_WHEEL).display().to_string(), "{asked}");
         assert!(dir.join("megengine/core/lib/libcudnn.so.8").is_file(), "{asked}");
-        let mut left = crate::common::left_in(&home.path().join("runtime"));
+        let mut left = crate::common::left_in(&home.path().join("mge/runtime"));
         left.retain(|path| !path.ends_with("1.13.0"));
         assert_eq!(left, [dir], "{asked}: only the installs are left");
     }
@@ -430,7 +431,7 @@ fn runtime_info_and_install_load_the_engine_supervised() {
         stderr.starts_with("mge: error: the extracted runtime does not load: the engine crashed (SIGSEGV)"),
         "{stderr}"
     );
-    let runtimes: Vec<_> = std::fs::read_dir(home.path().join("runtime")).unwrap().collect();
+    let runtimes: Vec<_> = std::fs::read_dir(home.path().join("mge/runtime")).unwrap().collect();
     assert!(runtimes.is_empty(), "{runtimes:?}");
 }
 
@@ -477,7 +478,7 @@ fn a_version_is_one_release_however_it_is_spelled() {
         );
         assert!(stdout.trim_end().ends_with(LITE_IN_WHEEL), "{stdout}");
     }
-    let runtimes: Vec<String> = std::fs::read_dir(installed.path().join("runtime"))
+    let runtimes: Vec<String> = std::fs::read_dir(installed.path().join("mge/runtime"))
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .collect();

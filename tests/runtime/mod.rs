@@ -96,7 +96,7 @@ fn a_failed_install_leaves_nothing_behind() {
         2,
     );
     assert!(stderr.contains("megengine==0.0.1"), "{stderr}");
-    let left: Vec<_> = std::fs::read_dir(home.path().join("runtime")).unwrap().collect();
+    let left: Vec<_> = std::fs::read_dir(home.path().join("mge/runtime")).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
     let (_, stderr) = run_expecting(
         mge()
@@ -105,4 +105,55 @@ fn a_failed_install_leaves_nothing_behind() {
         2,
     );
     assert!(stderr.contains("release number"), "{stderr}");
+}
+
+/// `MGE_HOME` is MegEngine's too (its Python's `hub/`, `serialized/` and
+/// `persistent_cache/`): mge keeps to `$MGE_HOME/mge` and touches nothing
+/// of MegEngine's; a runtime an earlier mge left in `$MGE_HOME/runtime` is
+/// named with the command that moves it, not passed over for another.
+#[test]
+fn mge_keeps_to_its_own_folder_in_mge_home() {
+    let (home, wheels) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let megengine_files = [
+        "persistent_cache/cache.bin",
+        "hub/site/model.pkl",
+        "serialized/weights.pkl",
+    ];
+    for file in megengine_files {
+        let path = home.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, b"MegEngine's").unwrap();
+    }
+    let wheel = stand_in_wheel(wheels.path(), "1.13.0", WheelFile::Bytes(b"engine"));
+    let (stdout, _) = run_expecting(
+        mge_home(home.path())
+            .args(["runtime", "install", "-q", "--wheel"])
+            .arg(&wheel),
+        0,
+    );
+    let ours = home.path().join("mge");
+    assert_eq!(
+        stdout.trim_end(),
+        ours.join("runtime/1.13.0").join(STAND_IN_LITE).display().to_string()
+    );
+    let mut entries: Vec<String> = std::fs::read_dir(home.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    entries.sort();
+    assert_eq!(entries, ["hub", "mge", "persistent_cache", "serialized"]);
+    for file in megengine_files {
+        assert_eq!(std::fs::read(home.path().join(file)).unwrap(), b"MegEngine's");
+    }
+    // The layout of an earlier mge: its runtime in MGE_HOME itself.
+    std::fs::rename(ours.join("runtime"), home.path().join("runtime")).unwrap();
+    let (_, stderr) = run_expecting(mge_home(home.path()).args(["run", "fixtures/conv_float.mge"]), 2);
+    let moved = format!(
+        "where an earlier mge installed it: mge now keeps its files in {0}, apart from MegEngine's own in MGE_HOME; \
+         move them there: mkdir -p {0} && mv {1} {0}/",
+        ours.display(),
+        home.path().join("runtime").display()
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(&moved), "{stderr}");
 }

@@ -281,7 +281,7 @@ fn a_cache_install_others_could_change_is_refused_naming_it() {
     let library = shared.path().join(LITE_IN_WHEEL);
     std::fs::create_dir_all(library.parent().unwrap()).unwrap();
     std::fs::copy(planted_library(), &library).unwrap();
-    let newest = home.join("runtime/99.0.0");
+    let newest = home.join("mge/runtime/99.0.0");
     std::os::unix::fs::symlink(shared.path(), &newest).unwrap();
     for args in [&run[..], &["runtime", "info"]] {
         refused_naming(&mut mge_in(home, wheels, args), &newest, "a symbolic link", &marker);

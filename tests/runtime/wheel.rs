@@ -53,7 +53,7 @@ fn installs_its_libraries_to_the_byte_and_records_them(home: &Path, wheel: &Path
         mge_home(home).args(["runtime", "install", "-q", "--wheel"]).arg(wheel),
         0,
     );
-    let install = home.join("runtime/1.13.0+cu118");
+    let install = home.join("mge/runtime/1.13.0+cu118");
     assert_eq!(stdout.trim(), install.join(STAND_IN_LITE).display().to_string());
 
     // Every shared library of the runtime's folders, to the byte; nothing else.
@@ -125,7 +125,10 @@ fn a_version_is_chosen_by_the_environment_or_the_command_line(home: &Path) {
     assert_eq!(info["found_by"], "--runtime-version / MGE_RUNTIME_VERSION", "{info}");
     assert_eq!(
         info["path"],
-        home.join("runtime/1.13.0").join(STAND_IN_LITE).display().to_string()
+        home.join("mge/runtime/1.13.0")
+            .join(STAND_IN_LITE)
+            .display()
+            .to_string()
     );
     assert_eq!(info["cuda_architectures"]["ptx"], json!(["compute_75"]), "{info}");
     run_expecting(mge_home(home).args(RUN).args(["--runtime-version", "1.13.0"]), 0);
@@ -212,7 +215,7 @@ fn what_is_not_a_megengine_wheel_is_refused_in_one_line_and_leaves_nothing() {
         );
         assert!(stderr.contains(&said), "{}: {stderr}", wheel.display());
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        let left: Vec<PathBuf> = std::fs::read_dir(home.path().join("runtime"))
+        let left: Vec<PathBuf> = std::fs::read_dir(home.path().join("mge/runtime"))
             .map(|entries| entries.flatten().map(|entry| entry.path()).collect())
             .unwrap_or_default();
         assert!(left.is_empty(), "{left:?}");
@@ -263,7 +266,7 @@ fn the_registrys_wheel_installs_from_a_file_with_its_cuda_architectures() {
         installing.elapsed()
     );
     drop(wheels);
-    let install = home.path().join("runtime/1.13.0");
+    let install = home.path().join("mge/runtime/1.13.0");
     let recorded = record(&install);
     let expected = json!({"sass": CU101_SASS, "ptx": ["compute_75"]});
     assert_eq!(recorded["cuda_architectures"], expected);
