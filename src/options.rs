@@ -658,6 +658,29 @@ pub struct RuntimeOptions {
     pub no_algo_cache: bool,
 }
 
+/// Whether runs with options `a` and with `b` run alike in what their CPU
+/// time cannot see: both on the CPU, with the same worker threads and the
+/// same `--cpu-inplace`. Then the CPU time of a run compares their work; a
+/// device's kernels, or work spread over more threads, change the wait
+/// without changing the CPU time alike.
+pub fn cpu_time_fair(a: &[EngineOption], b: &[EngineOption]) -> bool {
+    let parallelism = |options: &[EngineOption]| {
+        let on_cpu = options.iter().all(|option| match option {
+            EngineOption::Device(device) => *device == Device::Cpu,
+            EngineOption::TensorRt => false,
+            _ => true,
+        });
+        let threads = options.iter().rev().find_map(|option| match option {
+            EngineOption::Threads(n) => Some(*n),
+            _ => None,
+        });
+        let inplace = options.contains(&EngineOption::CpuInplace);
+        on_cpu.then_some((threads.unwrap_or(1), inplace))
+    };
+    let a = parallelism(a);
+    a.is_some() && a == parallelism(b)
+}
+
 impl EngineOption {
     /// The option's value as the command line writes it (a path exact); none
     /// where the flag alone is the option.
@@ -1026,6 +1049,21 @@ pub(crate) mod tests {
     pub(crate) fn with_what_it_requires(option: &EngineOption) -> Vec<EngineOption> {
         let required = option.kind().definition().requires.map(|kind| example(kind).0);
         required.into_iter().chain([option.clone()]).collect()
+    }
+
+    #[test]
+    fn cpu_time_is_fair_only_between_runs_alike_in_threads_and_device() {
+        use EngineOption as O;
+        assert!(cpu_time_fair(&[], &[O::FastRun, O::WeightPreprocess]));
+        assert!(cpu_time_fair(&[O::Threads(1)], &[]));
+        assert!(cpu_time_fair(&[O::Threads(2)], &[O::Threads(1), O::Threads(2)]));
+        assert!(!cpu_time_fair(&[O::Threads(2)], &[]));
+        assert!(!cpu_time_fair(&[O::CpuInplace], &[]));
+        assert!(!cpu_time_fair(
+            &[O::Device(Device::Cuda(0))],
+            &[O::Device(Device::Cuda(0))]
+        ));
+        assert!(!cpu_time_fair(&[O::TensorRt], &[O::TensorRt]));
     }
 
     #[test]

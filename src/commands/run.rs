@@ -302,7 +302,8 @@ impl LoadedRun<'_> {
         let outputs = prepared.session.read_outputs()?;
         let measurement = Measurement::new(feeds, &outputs, &runs.timed_ms, self.settings.all_times)
             .expect("--iter is at least 1")
-            .after(cold_start(prepared.load_ms, &runs, profiling_run));
+            .after(cold_start(prepared.load_ms, &runs, profiling_run))
+            .with_cpu(&runs.timed_cpu_ms);
         Ok(TimedRuns {
             measurement,
             noise: noise_of(&runs),

@@ -52,6 +52,7 @@ impl TuneSettings {
             model: ModelSettings::from_args(&args.model, global)?,
             search: TuneOptions {
                 budget: args.budget,
+                given: args.model.engine.given.clone(),
                 rules: comparison_rules(&args.comparison, None)?,
             },
             search_again: args.search_again,

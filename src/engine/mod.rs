@@ -30,8 +30,8 @@ pub use cuda_driver::{cuda_driver, Driver, Gpu};
 pub use exit_trap::{report_to, Reports};
 pub use log_watch::AlgoChoices;
 pub use process::{
-    effective_uid, end_with_this_process, ensure_thread_stacks, ignore_file_size_signal, inherit, restart,
-    take_inherited_pipe, ProcessGroup,
+    effective_uid, end_with_this_process, ensure_thread_stacks, ignore_file_size_signal, inherit, process_cpu_time,
+    restart, take_inherited_pipe, ProcessGroup,
 };
 pub use stdio::{
     capture_stdout, silence_stdout, stderr_read_by_parent, stdout_closed, stdout_closed_in_parent, take_stdout,

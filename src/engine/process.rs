@@ -1,7 +1,8 @@
 //! What the tool asks of the operating system about processes, beside the
 //! engine: who it runs as, a process group that ends whole even when the tool
 //! itself is killed outright, a pipe handed to a supervised child under its own
-//! descriptor number, the file size limit's signal, and the stacks of threads.
+//! descriptor number, the file size limit's signal, the stacks of threads, and
+//! the process's CPU time.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -10,6 +11,21 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::raw::c_int;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
+
+/// The CPU time this process has used so far, all its threads together
+/// (`CLOCK_PROCESS_CPUTIME_ID`, to the nanosecond, where the wall clock counts
+/// whatever else the machine does too); `None` where the clock is not there.
+pub fn process_cpu_time() -> Option<std::time::Duration> {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec, ours, and nothing else.
+    if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut now) } != 0 {
+        return None;
+    }
+    Some(std::time::Duration::new(
+        u64::try_from(now.tv_sec).ok()?,
+        u32::try_from(now.tv_nsec).ok()?,
+    ))
+}
 
 /// The user the tool runs as (its effective uid).
 pub fn effective_uid() -> u32 {

@@ -5,7 +5,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::messages::to_stderr;
-use crate::runner::rounds::{Measured, Ratio};
+use crate::runner::rounds::{Measure, Measured, Ratio};
 use crate::runner::sequential::RoundsPlan;
 use crate::runtime::InstallWatcher;
 use crate::supervise::parent::Watcher;
@@ -229,11 +229,15 @@ impl RoundsProgress {
         }
     }
 
-    /// After each round: their count and B/A so far.
-    pub fn round(&mut self, rounds: &[Vec<Measured>]) {
+    /// After each round: their count and B/A so far, on `measure`.
+    pub fn round(&mut self, rounds: &[Vec<Measured>], measure: Measure) {
         self.bar.set_position(rounds.len() as u64);
-        if let Some(ratio) = Ratio::of(rounds, 0, 1, self.confidence) {
-            self.bar.set_message(format!("; b/a {:.3} so far", ratio.estimate));
+        if let Some(ratio) = Ratio::of(rounds, 0, 1, self.confidence, measure) {
+            let on = match measure {
+                Measure::Wall => "",
+                Measure::Cpu => " on CPU time",
+            };
+            self.bar.set_message(format!("; b/a {:.3}{on} so far", ratio.estimate));
         }
     }
 }

@@ -248,6 +248,12 @@ impl Measurement {
         self
     }
 
+    /// This measurement with the CPU time of each timed run (`Timing::with_cpu`).
+    pub fn with_cpu(mut self, cpu_ms: &[f64]) -> Measurement {
+        self.timing.timing_ms = self.timing.timing_ms.with_cpu(cpu_ms);
+        self
+    }
+
     /// This measurement with the throughput of several instances together.
     pub fn with_throughput(self, throughput_per_s: f64) -> Measurement {
         Measurement {

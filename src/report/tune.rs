@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::table::Table;
 use super::Report;
 use crate::mge_command::MgeCommand;
-use crate::runner::rounds::{Measured, Ratio};
+use crate::runner::rounds::{Measure, Measured, Ratio};
 use crate::runner::sequential::{RoundsNoise, Speed};
 use crate::text::number;
 use crate::tune::trial::TrialStatus;
@@ -158,6 +158,9 @@ pub struct ConfirmationReport {
     pub looks: Vec<usize>,
     /// The load other processes put on the machine during the rounds.
     pub noise: RoundsNoise,
+    /// What the rounds were held on: `wall` time, or `cpu` time where the
+    /// machine was loaded and every contender runs in the baseline's threads.
+    pub measure: Measure,
     /// The median of the baseline's rounds.
     pub baseline_ms: f64,
     pub contenders: Vec<ContenderReport>,
@@ -334,8 +337,9 @@ impl ConfirmationReport {
         });
         let _ = writeln!(
             out,
-            "measured again, back to back ({} rounds, looked at {}{load}): the baseline at {:.3} ms",
+            "measured again, back to back ({} rounds on {}, looked at {}{load}): the baseline at {:.3} ms",
             self.rounds,
+            self.measure.said(),
             looks.join(", "),
             self.baseline_ms
         );
@@ -483,6 +487,7 @@ impl ConfirmationReport {
             rounds: again.baseline.len(),
             looks: again.looked.clone(),
             noise: again.noise,
+            measure: again.measure,
             baseline_ms: again.baseline_ms(),
             contenders: again
                 .contenders

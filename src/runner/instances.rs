@@ -100,6 +100,8 @@ pub fn run_concurrently(
                 first_ms: done.first_ms,
                 warmup_ms: done.warmup_ms,
                 timed_ms: done.timed_ms,
+                // The process's CPU time counts every instance's threads at once: no one instance's.
+                timed_cpu_ms: Vec::new(),
                 window: Some(window.clone()),
             },
         });

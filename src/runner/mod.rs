@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Context, Result};
 
 use crate::cli::MAX_RUNS;
-use crate::engine::{EngineError, Lite, Network, NetworkOptions};
+use crate::engine::{process_cpu_time, EngineError, Lite, Network, NetworkOptions};
 use crate::feeds::Feed;
 use crate::model::{checked_output, EngineNames, ModelFile, EXPECTATION_SUFFIX};
 use crate::options;
@@ -66,6 +66,8 @@ pub struct Runs {
     pub first_ms: f64,
     pub warmup_ms: Vec<f64>,
     pub timed_ms: Vec<f64>,
+    /// The process's CPU time in each timed run (`Timed::cpu_ms`).
+    pub timed_cpu_ms: Vec<f64>,
     /// The machine just before the timed runs and just after, when the plan samples it.
     pub window: Option<(MachineSample, MachineSample)>,
 }
@@ -80,6 +82,10 @@ pub struct WarmedUp {
 /// The timed runs.
 pub struct Timed {
     pub samples: Vec<f64>,
+    /// The CPU time the process (every thread of it) used in each run, in
+    /// milliseconds: the engine's work, which other processes on the machine
+    /// move far less than its wall time. Empty where the clock cannot be read.
+    pub cpu_ms: Vec<f64>,
     /// From the start of the first to the end of the last.
     pub span: Option<(Instant, Instant)>,
 }
@@ -346,6 +352,7 @@ impl Session {
             first_ms: warmed.first_ms.or(timed.samples.first().copied()).unwrap_or(0.0),
             warmup_ms: warmed.warmup_ms,
             timed_ms: timed.samples,
+            timed_cpu_ms: timed.cpu_ms,
             window: before.zip(after),
         })
     }
@@ -383,15 +390,24 @@ impl Session {
             })
         });
         let mut samples = Vec::with_capacity(plan.iterations.min(MAX_RUNS) as usize);
+        let mut cpu_ms = Vec::with_capacity(samples.capacity());
         let mut span: Option<(Instant, Instant)> = None;
         while plan.wants_another(samples.len() as u64, span.map(|(first, _)| first)) {
+            let cpu_before = process_cpu_time();
             let (started, finished) = self.timed_forward()?;
+            let cpu_after = process_cpu_time();
             samples.push(millis(started, finished));
+            if let Some((before, after)) = cpu_before.zip(cpu_after) {
+                cpu_ms.push(after.saturating_sub(before).as_secs_f64() * 1e3);
+            }
             span = Some((span.map_or(started, |(first, _)| first), finished));
             observer.after_run(RunKind::Measured(samples.len() as u64), started, finished)?;
             counter.iter_mut().for_each(RunCounter::add_one);
         }
-        Ok(Timed { samples, span })
+        if cpu_ms.len() != samples.len() {
+            cpu_ms.clear();
+        }
+        Ok(Timed { samples, cpu_ms, span })
     }
 
     /// One run, with when it started and finished.

@@ -23,6 +23,10 @@ use crate::supervise::parent::Outcome;
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct Measured {
     pub median_ms: f64,
+    /// The median of the CPU time the child used in each timed run (all its
+    /// threads), where it read it for every run.
+    #[serde(default)]
+    pub cpu_median_ms: Option<f64>,
     /// What one run takes on average, stalls included: what sizes a trial.
     pub mean_ms: f64,
     /// `None` with fewer than 6 runs.
@@ -63,6 +67,7 @@ impl Measured {
             spread_percent: None,
             window: Duration::ZERO,
             median_ms: timing.median,
+            cpu_median_ms: timing.cpu_median,
             mean_ms: timing.mean,
             interval_ms: timing.median_ci95,
             timing: Duration::from_secs_f64(timing.mean * timing.iterations as f64 / 1e3),
@@ -169,9 +174,50 @@ pub fn back_to_back(
     Ok(rounds)
 }
 
-/// The median of a contender's medians, one per round: what it gave back to back.
-pub fn median_of_rounds<'a>(rounds: impl IntoIterator<Item = &'a Measured>) -> f64 {
-    median(&rounds.into_iter().map(|round| round.median_ms).collect::<Vec<_>>())
+/// What the rounds hold contenders against each other on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    /// Each run's wall time, forward+wait: what a user waits for. Another
+    /// process on the machine lengthens it by whatever share of the cores it takes.
+    Wall,
+    /// The CPU time the child used in each run, all its threads: the
+    /// engine's work, which other processes barely move (ResNet-18 at 1
+    /// thread on 2 cores: wall 124 ms quiet, 186 ms beside two busy
+    /// processes; CPU 131 and 125 ms). Blind to what changes only the
+    /// waiting (more threads, a device), so it holds only sides that run
+    /// alike in those.
+    Cpu,
+}
+
+impl Measure {
+    /// A contender's figure of this measure in one child: its runs' median.
+    /// The CPU time of a child that could not read it is NaN, which no
+    /// interval holds (`Measure::read_by`).
+    pub fn of(self, measured: &Measured) -> f64 {
+        match self {
+            Measure::Wall => measured.median_ms,
+            Measure::Cpu => measured.cpu_median_ms.unwrap_or(f64::NAN),
+        }
+    }
+
+    /// Whether every turn of `rounds` has this measure's figure.
+    pub fn read_by(self, rounds: &[Vec<Measured>]) -> bool {
+        rounds.iter().flatten().all(|turn| self.of(turn).is_finite())
+    }
+
+    /// As the text says it: `wall time`, `CPU time`.
+    pub fn said(self) -> &'static str {
+        match self {
+            Measure::Wall => "wall time",
+            Measure::Cpu => "CPU time",
+        }
+    }
+}
+
+/// The median of a contender's medians of `measure`, one per round: what it gave back to back.
+pub fn median_of_rounds<'a>(rounds: impl IntoIterator<Item = &'a Measured>, measure: Measure) -> f64 {
+    median(&rounds.into_iter().map(|round| measure.of(round)).collect::<Vec<_>>())
 }
 
 /// Two contenders held against each other over their rounds: each round's
@@ -199,18 +245,14 @@ pub struct Ratio {
 }
 
 impl Ratio {
-    /// Contender `b` against `a` over `rounds`, at `confidence`; `None` for no rounds.
-    pub fn of(rounds: &[Vec<Measured>], a: usize, b: usize, confidence: f64) -> Option<Ratio> {
-        Ratio::of_pairs(rounds.iter().map(|round| (&round[a], &round[b])), confidence)
-    }
-
-    /// The ratio of each pair's second median to its first, one pair a
-    /// round, at `confidence`; `None` for none.
-    pub fn of_pairs<'a>(
-        pairs: impl IntoIterator<Item = (&'a Measured, &'a Measured)>,
-        confidence: f64,
-    ) -> Option<Ratio> {
-        let ratios: Vec<f64> = pairs.into_iter().map(|(a, b)| b.median_ms / a.median_ms).collect();
+    /// Contender `b` against `a` over `rounds` on `measure`, at
+    /// `confidence`: the ratio of B's median to A's in each round; `None`
+    /// for no rounds.
+    pub fn of(rounds: &[Vec<Measured>], a: usize, b: usize, confidence: f64, measure: Measure) -> Option<Ratio> {
+        let ratios: Vec<f64> = rounds
+            .iter()
+            .map(|round| measure.of(&round[b]) / measure.of(&round[a]))
+            .collect();
         if ratios.is_empty() {
             return None;
         }
@@ -244,6 +286,7 @@ impl Ratio {
 pub fn measured_at(median_ms: f64) -> Measured {
     Measured {
         median_ms,
+        cpu_median_ms: Some(median_ms),
         mean_ms: median_ms,
         interval_ms: None,
         timing: Duration::ZERO,
@@ -293,7 +336,10 @@ mod tests {
             let medians: Vec<f64> = round.iter().map(|turn| turn.median_ms).collect();
             assert_eq!(medians, [0.0, 1.0, 2.0]);
         }
-        assert_eq!(median_of_rounds(rounds.iter().map(|round| &round[2])), 2.0);
+        assert_eq!(
+            median_of_rounds(rounds.iter().map(|round| &round[2]), Measure::Wall),
+            2.0
+        );
     }
 
     #[test]
@@ -316,7 +362,7 @@ mod tests {
     }
 
     fn ratio(ratios: &[f64]) -> Ratio {
-        Ratio::of(&rounds_of(ratios), 0, 1, 0.95).unwrap()
+        Ratio::of(&rounds_of(ratios), 0, 1, 0.95, Measure::Wall).unwrap()
     }
 
     #[test]
@@ -328,9 +374,9 @@ mod tests {
         let [low, high] = got.interval.unwrap();
         assert!((low - 1.1).abs() < 1e-12 && (high - 1.4).abs() < 1e-12, "{got:?}");
         assert_eq!(got.interval_at(0.95), got.interval);
-        assert!(Ratio::of(&[], 0, 1, 0.95).is_none());
+        assert!(Ratio::of(&[], 0, 1, 0.95, Measure::Wall).is_none());
         // At 98.75% ten rounds give the 1st and the 10th.
-        let wider = Ratio::of(&rounds_of(&ten), 0, 1, 0.9875).unwrap();
+        let wider = Ratio::of(&rounds_of(&ten), 0, 1, 0.9875, Measure::Wall).unwrap();
         assert_eq!(wider.interval, Some([0.9, 2.0]));
         // Below 6 rounds there is no 95% interval: the range, which holds
         // the median with 1 - 2^(1-n).

@@ -33,6 +33,11 @@ pub struct Timing {
     /// The runs before the timed ones, where the command reports them.
     #[serde(flatten)]
     pub cold_start: Option<ColdStart>,
+    /// The median of the CPU time the process used in each timed run (all
+    /// its threads), where it was read for every run: the engine's work,
+    /// which a load on the machine moves far less than the wall time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_median: Option<f64>,
 }
 
 /// What a network costs before it runs at its steady speed, in milliseconds.
@@ -97,6 +102,7 @@ impl Timing {
             iterations_ms: keep_all.then(|| samples.to_vec()),
             median_ci95: median_interval(&sorted).map(|(low, high)| [low, high]),
             cold_start: None,
+            cpu_median: None,
         })
     }
 
@@ -104,6 +110,15 @@ impl Timing {
     pub fn after(self, cold_start: ColdStart) -> Timing {
         Timing {
             cold_start: Some(cold_start),
+            ..self
+        }
+    }
+
+    /// These statistics with the CPU time of each of their runs, in
+    /// milliseconds; unchanged without one figure a run.
+    pub fn with_cpu(self, cpu_ms: &[f64]) -> Timing {
+        Timing {
+            cpu_median: (!cpu_ms.is_empty() && cpu_ms.len() == self.iterations).then(|| median(cpu_ms)),
             ..self
         }
     }

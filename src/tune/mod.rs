@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::compare::Rules;
 use crate::options::EngineOption;
-use crate::runner::rounds::{median_of_rounds, Measured, Ratio};
+use crate::runner::rounds::{median_of_rounds, Measure, Measured, Ratio};
 use crate::runner::sequential::{RoundsNoise, Speed, Verdict, ALPHA};
 use candidate::Candidate;
 use record::RecordedSearch;
@@ -81,6 +81,8 @@ pub struct Confirmation {
     pub looked: Vec<usize>,
     /// The load other processes put on the machine during the rounds.
     pub noise: RoundsNoise,
+    /// What the rounds were held on (`runner::sequential`).
+    pub measure: Measure,
 }
 
 /// A winner measured again.
@@ -96,7 +98,7 @@ pub struct Contender {
 impl Confirmation {
     /// The median of the baseline's rounds.
     pub fn baseline_ms(&self) -> f64 {
-        median_of_rounds(&self.baseline)
+        median_of_rounds(&self.baseline, self.measure)
     }
 }
 
@@ -108,7 +110,7 @@ impl Contender {
 
     /// The median of its rounds: what it gave back to back with the baseline.
     pub fn median_ms(&self) -> f64 {
-        median_of_rounds(&self.rounds)
+        median_of_rounds(&self.rounds, self.verdict.measure)
     }
 
     /// Its speed-up over the baseline back to back: its verdict's ratio
@@ -184,6 +186,8 @@ pub trait TuneWatcher {
 
 pub struct TuneOptions {
     pub budget: Duration,
+    /// The options the user gave, which the baseline and every candidate keep.
+    pub given: Vec<EngineOption>,
     /// How a candidate's outputs are held against the baseline's.
     pub rules: Rules,
 }

@@ -134,6 +134,7 @@ impl Runner for Scripted {
             status: TrialStatus::Ok,
             measured: Some(Measured {
                 median_ms,
+                cpu_median_ms: Some(median_ms),
                 mean_ms: median_ms,
                 interval_ms: median_interval(&samples).map(|(low, high)| [low, high]),
                 timing,
@@ -170,6 +171,7 @@ pub fn search_from(
 ) -> Tuning {
     let options = TuneOptions {
         budget: Duration::from_secs(budget_s),
+        given: user.to_vec(),
         rules: Rules::default(),
     };
     Search::start(script, &options, &mut Quiet)

@@ -35,7 +35,7 @@ use super::cost::{budget_ran_out, Costs};
 use super::record::RecordedSearch;
 use super::trial::{compare_outputs, Runner, Trial, TrialStatus};
 use super::{best_of, Confirmation, Contender, Row, Searched, Skipped, TuneOptions, TuneWatcher, Tuning, Untried};
-use crate::options::EngineOption;
+use crate::options::{cpu_time_fair, EngineOption};
 use crate::runner::rounds::{Lineup, Measured};
 use crate::runner::sequential::{rounds_until_decided, Looks, RoundsPlan, MIN_EFFECT_PERCENT};
 
@@ -472,6 +472,10 @@ impl<'a> Search<'a> {
             budget: None,
             budget_flag: "--budget",
             pairs: (1..lineup.len()).map(|at| (0, at)).collect(),
+            cpu_time_fair: lineup.iter().all(|candidate| {
+                let given = &self.options.given;
+                cpu_time_fair(&[given.as_slice(), &candidate.0].concat(), given)
+            }),
         };
         let round_cost = self.costs.confirming * lineup.len() as u32;
         let mut confirming = Confirming {
@@ -505,6 +509,7 @@ impl<'a> Search<'a> {
             kept,
             looked: judged.looked,
             noise: judged.noise,
+            measure: judged.measure,
         });
         Ok(())
     }

@@ -47,7 +47,13 @@ fn both_runs_are_timed_in_rounds_and_timing_only_informs() {
         stdout.contains(" s, each side a fresh process per round)\n        b/a "),
         "{stdout}"
     );
-    assert!(stdout.contains(" (95%, looked at 6 rounds): "), "{stdout}");
+    // Wall time, or CPU time where other processes loaded the machine: the model against itself runs alike.
+    assert!(
+        stdout.contains(" (95%, wall time, looked at 6 rounds): ")
+            || stdout.contains(" of CPU time (medians of 6 rounds in ")
+                && stdout.contains(" (95%, CPU time, looked at 6 rounds): "),
+        "{stdout}"
+    );
     assert!(stdout.contains(" cores during the rounds"), "{stdout}");
     assert!(!stderr.contains("error"), "{stderr}");
     let (stdout, _) = run_expecting(
@@ -76,6 +82,10 @@ fn both_runs_are_timed_in_rounds_and_timing_only_informs() {
     assert!(low <= ratio && ratio <= high, "{timing}");
     let speed = timing["speed"].as_str().unwrap();
     assert!(["faster", "same", "slower", "undecided"].contains(&speed), "{timing}");
+    assert!(
+        ["wall", "cpu"].contains(&timing["measure"].as_str().unwrap()),
+        "{timing}"
+    );
     assert_eq!(timing["reason"].is_null(), speed != "undecided", "{timing}");
     assert_eq!(timing["min_effect_pct"], 2.0);
     // The load other processes put on the machine, as `run` measures it.
@@ -128,6 +138,8 @@ fn the_same_speed_is_decided_within_the_minimum_effect() {
     let (report, _) = on_stand_in(&sleeps, &args, 0);
     let timing = &report["timing"];
     assert_eq!(timing["speed"], "same", "{timing}");
+    // Sides unlike in threads are held on wall time, loaded or not: CPU time cannot see what threads change.
+    assert_eq!(timing["measure"], "wall", "{timing}");
     let interval = timing["ci95"].as_array().unwrap();
     assert!(
         interval[0].as_f64().unwrap() >= 0.9 && interval[1].as_f64().unwrap() <= 1.1,
@@ -160,7 +172,7 @@ fn too_few_rounds_leave_the_verdict_undecided_and_say_why() {
         .unwrap_or_else(|| panic!("{stdout}"));
     let reason = verdict
         .strip_suffix(why)
-        .and_then(|said| said.split_once("(95%, looked at 1 round): undecided: "))
+        .and_then(|said| said.split_once("(95%, wall time, looked at 1 round): undecided: "))
         .map(|(_, first)| first)
         .unwrap_or_else(|| panic!("{stdout}"));
     assert!(

@@ -94,6 +94,33 @@ fn the_medians_confidence_interval_is_two_order_statistics() {
     assert!(report["timing_ms"]["median_ci95"].is_null());
 }
 
+/// Each timed run's CPU time beside its wall time: a forward of the stand-in
+/// library that sleeps 100 ms takes them of the wall clock and next to none
+/// of the CPU; several instances' runs share one process's CPU time, which
+/// is no one instance's, and have none.
+#[test]
+fn the_cpu_time_of_the_timed_runs_is_reported() {
+    let on_stand_in = |extra: &[&str]| {
+        let mut command = mge();
+        command
+            .env("MGE_FAULT", "slow")
+            .env("MGE_FAULT_MS", "100")
+            .arg("--lite-lib")
+            .arg(fault_library())
+            .args(["run", MODEL, "--warmup", "0", "--iter", "3", "--json", "-q"]);
+        json_of(&run_expecting(command.args(extra), 0).0)["timing_ms"].clone()
+    };
+    let timing = on_stand_in(&[]);
+    let (wall, cpu) = (
+        timing["median"].as_f64().unwrap(),
+        timing["cpu_median"].as_f64().unwrap(),
+    );
+    assert!(wall >= 100.0 && cpu >= 0.0 && cpu < wall / 2.0, "{timing}");
+    assert!(on_stand_in(&["--instances", "2"]).get("cpu_median").is_none());
+    let report = run_json(&["--iter", "3"], 0);
+    assert!(report["timing_ms"]["cpu_median"].as_f64().unwrap() > 0.0, "{report}");
+}
+
 #[test]
 fn the_noise_figures_are_in_the_json() {
     let report = run_json(&["--iter", "20"], 0);

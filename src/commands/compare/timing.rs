@@ -12,6 +12,7 @@ use super::by_op;
 use super::two_runs::TwoRuns;
 use crate::cli::TwoRunArgs;
 use crate::mge_command::MgeCommand;
+use crate::options::cpu_time_fair;
 use crate::report::compare::timing::TimingComparison;
 use crate::report::progress::RoundsProgress;
 use crate::runner::rounds::{timed_child, Lineup, Measured};
@@ -123,10 +124,13 @@ pub fn time_pair(
         budget: settings.budget,
         budget_flag: "--timing-budget",
         pairs: vec![(0, 1)],
+        cpu_time_fair: cpu_time_fair(&two.runs[0].options, &two.runs[1].options),
     };
     let mut progress = RoundsProgress::new(pair, &plan, settings.quiet);
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let outcome = rounds_until_decided(&mut sides, &plan, cores, |rounds| progress.round(rounds))?;
+    let outcome = rounds_until_decided(&mut sides, &plan, cores, |rounds| {
+        progress.round(rounds, plan.measure(rounds, cores))
+    })?;
     drop(progress);
     if let Some(failure) = sides.failure {
         return Ok(Err(failure));

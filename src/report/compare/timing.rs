@@ -5,14 +5,17 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use crate::report::by_op::{by_op_text, ByOp};
-use crate::runner::rounds::median_of_rounds;
+use crate::runner::rounds::{median_of_rounds, Measure};
 use crate::runner::sequential::{rounds_text, Ended, Judged, RoundsNoise, RoundsPlan, Speed};
 
 /// The speeds of two runs, timed in rounds.
 #[derive(Serialize)]
 pub struct TimingComparison {
     pub rounds: usize,
-    /// The median of each side's medians, one per round, over the rounds of the ratio.
+    /// What the rounds were held on: `wall` time, or `cpu` time where the
+    /// machine was loaded and the sides run alike (`runner::sequential`).
+    pub measure: Measure,
+    /// The median of each side's medians of `measure`, one per round, over the rounds of the ratio.
     pub a_ms: f64,
     pub b_ms: f64,
     /// B/A: the median of the rounds' ratios, with its 95% interval (over
@@ -54,8 +57,9 @@ impl TimingComparison {
         Some(TimingComparison {
             seconds: outcome.took.as_secs_f64(),
             rounds: rounds.len(),
-            a_ms: median_of_rounds(rounds.iter().map(|round| &round[0])),
-            b_ms: median_of_rounds(rounds.iter().map(|round| &round[1])),
+            measure: outcome.measure,
+            a_ms: median_of_rounds(rounds.iter().map(|round| &round[0]), outcome.measure),
+            b_ms: median_of_rounds(rounds.iter().map(|round| &round[1]), outcome.measure),
             ratio: verdict.ratio.estimate,
             ci95: verdict.interval,
             speed: verdict.speed,
@@ -129,12 +133,17 @@ impl TimingComparison {
     pub(super) fn to_text(&self) -> String {
         let looks: Vec<String> = self.looks.iter().map(usize::to_string).collect();
         let mut text = format!(
-            "timing  a {:.4} ms, b {:.4} ms (medians of {} in {:.0} s, each side a fresh process per round)\n        b/a {} (95%, looked at {} {}): {}\n",
+            "timing  a {:.4} ms, b {:.4} ms{} (medians of {} in {:.0} s, each side a fresh process per round)\n        b/a {} (95%, {}, looked at {} {}): {}\n",
             self.a_ms,
             self.b_ms,
+            match self.measure {
+                Measure::Wall => "",
+                Measure::Cpu => " of CPU time",
+            },
             rounds_text(self.rounds),
             self.seconds,
             self.ratio_text(),
+            self.measure.said(),
             looks.join(", "),
             if self.looks == [1] { "round" } else { "rounds" },
             self.verdict_said()

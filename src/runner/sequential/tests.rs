@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::runner::rounds::measured_at;
+use crate::runner::rounds::{measured_at, Measure};
 
 /// A generator of the scripts' numbers: the same every run (xorshift64*).
 struct Draws(u64);
@@ -28,14 +28,17 @@ impl Draws {
 
 /// Two sides on a machine in virtual time: A at 10 ms; B at 10 ms times a
 /// ratio the script draws for its round; each turn takes `turn` of the
-/// clock, while other processes use `load` cores.
+/// clock, while other processes use `load` cores. Their CPU time is the
+/// same as their wall time, or where `cpu_ratio` draws B's CPU time over
+/// A's for the round, that.
 struct Pair<F: FnMut(&mut Draws) -> f64> {
     now: Instant,
     turn: Duration,
     load: f64,
     ratio: F,
+    cpu_ratio: Option<fn(&mut Draws) -> f64>,
     draws: Draws,
-    drawn: f64,
+    drawn: (f64, f64),
     turns: usize,
 }
 
@@ -46,8 +49,9 @@ impl<F: FnMut(&mut Draws) -> f64> Pair<F> {
             turn: Duration::from_secs(1),
             load,
             ratio,
+            cpu_ratio: None,
             draws: Draws(seed | 1),
-            drawn: 1.0,
+            drawn: (1.0, 1.0),
             turns: 0,
         }
     }
@@ -66,10 +70,13 @@ impl<F: FnMut(&mut Draws) -> f64> Lineup for Pair<F> {
         self.now += self.turn;
         // A round is A B or B A: its ratio is drawn at its first turn.
         if self.turns.is_multiple_of(2) {
-            self.drawn = (self.ratio)(&mut self.draws);
+            let wall = (self.ratio)(&mut self.draws);
+            self.drawn = (wall, self.cpu_ratio.map_or(wall, |cpu| cpu(&mut self.draws)));
         }
         self.turns += 1;
-        let mut measured = measured_at(if at == 0 { 10.0 } else { 10.0 * self.drawn });
+        let (wall, cpu) = if at == 0 { (1.0, 1.0) } else { self.drawn };
+        let mut measured = measured_at(10.0 * wall);
+        measured.cpu_median_ms = Some(10.0 * cpu);
         measured.other_load_cores = Some(self.load);
         Ok(Some(measured))
     }
@@ -83,6 +90,7 @@ fn compare_plan(budget_s: Option<u64>) -> RoundsPlan {
         budget: budget_s.map(Duration::from_secs),
         budget_flag: "--timing-budget",
         pairs: vec![(0, 1)],
+        cpu_time_fair: false,
     }
 }
 
@@ -219,7 +227,7 @@ fn fixed_rounds_are_looked_at_once() {
 /// of 2 cores. Undecided, and the load is the reason.
 #[test]
 fn a_loaded_machine_leaves_the_verdict_undecided_and_says_why() {
-    let mut pair = Pair::new(11, 1.9, |draws| (4.6 * (2.0 * draws.uniform() - 1.0)).exp());
+    let mut pair = Pair::new(11, 1.9, starved);
     let outcome = judged(&mut pair, &compare_plan(Some(60)));
     assert_eq!(outcome.ended, Ended::Budget);
     let verdict = &outcome.verdicts[0];
@@ -231,6 +239,56 @@ fn a_loaded_machine_leaves_the_verdict_undecided_and_says_why() {
             "the machine was loaded: other processes used 1.9 of its 2 cores during the rounds; its interval ["
         ),
         "{reason}"
+    );
+}
+
+/// Starved rounds' wall times (`a_loaded_machine_leaves_the_verdict_undecided_and_says_why`).
+fn starved(draws: &mut Draws) -> f64 {
+    (4.6 * (2.0 * draws.uniform() - 1.0)).exp()
+}
+
+/// The CPU time of the model against itself beside busy processes: each
+/// round's ratio within about 1.5%, one round in ten off by up to 6%.
+fn cpu_of_the_same_work(draws: &mut Draws) -> f64 {
+    let spread = if draws.uniform() < 0.1 { 0.03 } else { 0.007 };
+    1.0 + spread * draws.normal()
+}
+
+/// The same two processes burning the CPU, where both sides run alike: the
+/// rounds are held on CPU time, which the load barely moves, and decide.
+#[test]
+fn a_loaded_machine_holds_sides_that_run_alike_on_cpu_time() {
+    let plan = RoundsPlan {
+        cpu_time_fair: true,
+        ..compare_plan(Some(60))
+    };
+    let mut pair = Pair::new(11, 1.9, starved);
+    pair.cpu_ratio = Some(cpu_of_the_same_work);
+    let outcome = judged(&mut pair, &plan);
+    assert_eq!(
+        (outcome.measure, outcome.verdicts[0].speed),
+        (Measure::Cpu, Speed::Same)
+    );
+    let [low, high] = outcome.verdicts[0].interval.unwrap();
+    assert!(low >= 0.98 && high <= 1.02, "{low} {high}");
+    // One convolution more: 8% more work, slower on CPU time under the same load.
+    let mut pair = Pair::new(11, 1.9, starved);
+    pair.cpu_ratio = Some(|draws| 1.08 * cpu_of_the_same_work(draws));
+    let outcome = judged(&mut pair, &plan);
+    assert_eq!(
+        (outcome.measure, outcome.verdicts[0].speed),
+        (Measure::Cpu, Speed::Slower)
+    );
+    // Quiet, the wall time decides as before; sides unlike in threads stay on it under load.
+    let mut quiet = Pair::new(11, 0.05, |draws| 1.0 + 0.006 * draws.normal());
+    quiet.cpu_ratio = Some(|_| 1.5);
+    assert_eq!(judged(&mut quiet, &plan).measure, Measure::Wall);
+    let mut unlike = Pair::new(11, 1.9, starved);
+    unlike.cpu_ratio = Some(cpu_of_the_same_work);
+    let outcome = judged(&mut unlike, &compare_plan(Some(60)));
+    assert_eq!(
+        (outcome.measure, outcome.verdicts[0].speed),
+        (Measure::Wall, Speed::Undecided)
     );
 }
 
@@ -284,6 +342,26 @@ fn looking_more_than_once_keeps_the_false_verdicts_within_five_percent() {
     };
     let honest = false_verdicts(Looks::doubling(4, 1), 100);
     assert!(honest <= 0.05, "{honest}");
+    // Under load, held on CPU time: the measure is chosen from the load, never from the ratios.
+    let loaded = RoundsPlan {
+        min_effect_percent: 0.0,
+        cpu_time_fair: true,
+        ..compare_plan(None)
+    };
+    let loaded_false = (0..2000)
+        .filter(|trial| {
+            let mut pair = Pair::new(300 + trial, 1.9, starved);
+            pair.cpu_ratio = Some(|draws| {
+                let spread = if draws.uniform() < 0.1 { 0.2 } else { 0.03 };
+                (spread * draws.normal()).exp()
+            });
+            let outcome = judged(&mut pair, &loaded);
+            assert_eq!(outcome.measure, Measure::Cpu);
+            matches!(outcome.verdicts[0].speed, Speed::Faster | Speed::Slower)
+        })
+        .count() as f64
+        / 2000.0;
+    assert!(loaded_false <= 0.05, "{loaded_false}");
     let naive = Looks {
         confidence: 0.95,
         ..Looks::doubling(4, 1)
