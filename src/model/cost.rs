@@ -20,7 +20,8 @@
 //! - Operators that only hold, move or reshape data: none.
 //! - Operators that compute but that neither network_visualize nor the engine's
 //!   profiler counts (softmax, layer norm, ROIAlign, NMS, top-k, sorting, masks,
-//!   gathers, type conversions): none, as MegEngine counts them.
+//!   gathers, type conversions, resizing such as a detector's upsampling): none,
+//!   as MegEngine counts them.
 //! - Any other operator is `uncounted`, and so is a counted one whose shapes the
 //!   graph does not store (FBS v1 stores none; FBS v2 none for a var whose shape
 //!   is known only at run time, such as the boxes NMS keeps).
@@ -120,6 +121,7 @@ const COUNTED_AS_NONE: &[&str] = &[
     "LayerNorm",
     "NMSKeepMGB",
     "ROIAlign",
+    "Resize",
     "Softmax",
     "TopK",
     "TypeCvt",

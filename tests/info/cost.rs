@@ -170,6 +170,24 @@ fn transposed_convolutions_count_as_the_engines_profiler_counts_them() {
     );
 }
 
+/// Upsampling (`Resize`, bilinear and nearest, as YOLOX's PAFPN has it) is
+/// arithmetic neither MegEngine count counts: it adds nothing and leaves the
+/// totals complete, MegEngine's MACs (`fixtures/cost_manifest.json`).
+#[test]
+fn resize_counts_as_megengine_counts_it() {
+    let manifest = &read_manifest_file("fixtures/cost_manifest.json")["resize"];
+    let model = manifest["model"].as_str().unwrap();
+    let (stdout, _) = run_expecting(mge().args(["info", model, "--ops", "--json", "-q"]), 0);
+    let ops = &json_of(&stdout)["ops"];
+    let resize = type_row(ops, "Resize").unwrap_or_else(|| panic!("no Resize row in {ops}"));
+    let engine = &manifest["computation_by_type"]["ResizeForward"];
+    assert_eq!(resize["count"], engine["count"], "{resize}");
+    assert_eq!(resize["flops"], engine["computation"], "{resize}");
+    assert_eq!(resize["macs"], 0, "{resize}");
+    assert_eq!(ops["uncounted"], 0, "{ops}");
+    assert_eq!(ops["macs"], manifest["macs_by_type"]["Convolution"], "{ops}");
+}
+
 fn read_manifest_file(path: &str) -> Value {
     let text = std::fs::read_to_string(root().join(path)).unwrap_or_else(|err| panic!("{path}: {err}"));
     serde_json::from_str(&text).unwrap_or_else(|err| panic!("{path}: {err}"))
