@@ -1425,7 +1425,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__runtime__subcmd__install)
-            opts="-v -q -h --version --wheel --find-links --force --lite-lib --runtime-version --verbose --quiet --help"
+            opts="-v -q -h --version --wheel --from-python --find-links --force --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1436,6 +1436,10 @@ _mge() {
                     return 0
                     ;;
                 --wheel)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from-python)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -2459,6 +2459,10 @@ def prepare(d, setup, subs=None):
             os.link(os.path.join(d, arg), path)
         elif op == "fifo":
             os.mkfifo(path)
+        elif op == "script":
+            with open(path, "wb") as f:
+                f.write(arg)
+            os.chmod(path, 0o755)
         elif op == "dir":
             os.makedirs(path, exist_ok=True)
         elif op == "sparse":
@@ -2869,6 +2873,47 @@ def zoo_graph_cases():
                       ("bytes", f"in/{side}/0002_z.npy", npy(shape=(2,), data=z))]
         cases.append(Case("zoo", f"iodump outputs {label} compare", ["compare", "in/a", "in/b"], setup,
                           hostile_text=label == "hostile names"))
+def from_python_cases():
+    """runtime install --from-python PYTHON where PYTHON is no Python, or
+    one whose answer lies (another version, a relative or root folder, a
+    runtime file that is a link, a FIFO or a device), floods or hangs:
+    one line, exit 2, nothing installed, nothing blocks."""
+    here = b'#!/bin/sh\nhere=$(cd "$(dirname "$0")" && pwd)\n'
+
+    def answering(version, lite):
+        return here + b"printf 'mge-python-answer {\"megengine\": \"%s\", \"megenginelite\": \"%s\"}\\n' " + version + b" " + lite + b"\n"
+
+    site = "in/site/megenginelite/libs"
+    pythons = {
+        "a FIFO": ("in/fifo", [("fifo", "in/fifo", None)]),
+        "/dev/null": ("/dev/null", []),
+        "a folder": ("in", []),
+        "not executable": ("in/py", [("bytes", "in/py", b"#!/bin/sh\n")]),
+        "no such file": ("in/none", []),
+        "a shell script": ("in/py", [("script", "in/py", b"#!/bin/sh\necho Python 3.10.13\n")]),
+        "answers with control characters": ("in/py", [("script", "in/py", b"#!/bin/sh\nprintf 'mge-python-answer \\033[31m\\a{}\\r\\n'\n")]),
+        "floods": ("in/py", [("script", "in/py", b"#!/bin/sh\nexec yes mge-python-answer\n")]),
+        "hangs": ("in/py", [("script", "in/py", b"#!/bin/sh\nexec sleep 1000\n")]),
+        "hangs, its child holding stdout": ("in/py", [("script", "in/py", b"#!/bin/sh\nsleep 1000 &\nexit 0\n")]),
+        "another version": ("in/py", [("script", "in/py", answering(b"1.12.0", b'"$here/site/megenginelite"'))]),
+        "a version that is a path": ("in/py", [("script", "in/py", answering(b"../../x", b'"$here/site/megenginelite"'))]),
+        "a relative megenginelite": ("in/py", [("script", "in/py", answering(b"1.13.0", b"site/megenginelite"))]),
+        "megenginelite at /": ("in/py", [("script", "in/py", answering(b"1.13.0", b"/"))]),
+        "no Lite library": ("in/py", [("dir", site, None), ("script", "in/py", answering(b"1.13.0", b'"$here/site/megenginelite"'))]),
+        "Lite library -> /dev/zero": ("in/py", [("dir", site, None), ("symlink", f"in/site/{LITE}", "/dev/zero"),
+                                               ("script", "in/py", answering(b"1.13.0", b'"$here/site/megenginelite"'))]),
+        "Lite library a FIFO": ("in/py", [("dir", site, None), ("fifo", f"in/site/{LITE}", None),
+                                         ("script", "in/py", answering(b"1.13.0", b'"$here/site/megenginelite"'))]),
+        "libs -> elsewhere": ("in/py", [("dir", "in/elsewhere", None), ("fault", f"in/elsewhere/{os.path.basename(LITE)}", None),
+                                       ("dir", "in/site/megenginelite", None), ("symlink", site, "../../elsewhere"),
+                                       ("script", "in/py", answering(b"1.13.0", b'"$here/site/megenginelite"'))]),
+    }
+    cases = []
+    for label, (python, setup) in pythons.items():
+        python = python if python.startswith("/") else "{D}/" + python
+        cases.append(Case("from-python", label, ["runtime", "install", "--from-python", python], BASE_SETUP + setup,
+                          env={"MGE_HOME": "{D}/home", "PIP_NO_INDEX": "1", "VIRTUAL_ENV": None},
+                          expect_rc=2, absent=("home/runtime/1.13.0",), timeout=60))
     return cases
 
 
@@ -2877,6 +2922,7 @@ def round_six_cases():
     or mislead it; its own memory, the claim of --repro, a sweep's reproducers."""
     return (kept_file_cases()
             + new_folder_cases()
+            + from_python_cases()
             + shared_table_cases()
             + wide_name_cases()
             + wide_diff_cases()

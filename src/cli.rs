@@ -1197,14 +1197,17 @@ fn parse_shard(text: &str) -> Result<Shard, String> {
 
 #[derive(Subcommand, Debug)]
 pub enum RuntimeCommand {
-    /// Download MegEngine's wheel with pip (or take one) and keep its runtime libraries in the cache folder, beside other versions
+    /// Keep MegEngine's runtime libraries in the cache folder, beside other versions: copied from the active virtualenv's or python3's MegEngine where one has the version, else downloaded with pip (or from a wheel you have)
     Install {
         /// MegEngine version, a release or a build of it (1.13.2+cu118) [default: --runtime-version's, else 1.13.0; for --wheel, the wheel's]
         #[arg(long)]
         version: Option<String>,
         /// Install from this wheel (MegEngine-*.whl), downloaded by other means
-        #[arg(long, value_name = "FILE", conflicts_with = "find_links")]
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["find_links", "from_python"])]
         wheel: Option<PathBuf>,
+        /// Copy the runtime of the MegEngine this Python has installed (its megenginelite/libs and megengine/core/lib), without downloading
+        #[arg(long, value_name = "PYTHON", conflicts_with = "find_links")]
+        from_python: Option<PathBuf>,
         /// Let pip look for the wheel on this page or in this folder too, such as MegEngine's own index of CUDA builds
         #[arg(long, value_name = "URL|DIR")]
         find_links: Option<String>,

@@ -65,9 +65,15 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Runtime(RuntimeCommand::Install {
             version,
             wheel,
+            from_python,
             find_links,
             force,
-        }) => runtime::install(version.as_deref(), wheel, find_links, force, &global),
+        }) => runtime::install(
+            version.as_deref(),
+            runtime::install_source(wheel, from_python, find_links)?,
+            force,
+            &global,
+        ),
         Command::Runtime(RuntimeCommand::Info { probe: true, .. }) => runtime::serve_probe(&global),
         Command::Runtime(RuntimeCommand::Info { json, .. }) => runtime::info(json, &global),
         Command::Completions { shell } => completions::completions(shell),

@@ -12,27 +12,30 @@ use crate::report::progress::InstallProgress;
 use crate::report::runtime::{AlgoCacheInfo, CudaDriver, GpuInfo, InstalledRuntime, RuntimeInfo};
 use crate::report::{emit, print};
 use crate::runtime::algo_cache::{opted_out_by_environment, AlgoCache};
-use crate::runtime::{self as lite_runtime, Files, Located, Origin, Scrutiny, WheelSource};
+use crate::runtime::{self as lite_runtime, Files, Located, Origin, RuntimeSource, Scrutiny};
 use crate::settings::Global;
 use crate::supervise::child_run::{run_child, Watch};
 use crate::supervise::parent::{ChildStdout, ErrorReturned, Outcome, Work};
 
-pub fn install(
-    version: Option<&str>,
+/// Where `runtime install`'s runtime comes from, as its options say.
+pub fn install_source(
     wheel: Option<PathBuf>,
+    from_python: Option<PathBuf>,
     find_links: Option<String>,
-    force: bool,
-    global: &Global,
-) -> Result<()> {
-    let source = match (wheel, find_links) {
-        (Some(wheel), _) => WheelSource::Wheel(wheel),
-        (None, Some(links)) if links.is_empty() => bail!("--find-links: give a URL or a folder"),
-        (None, Some(links)) => WheelSource::FindLinks(links),
-        (None, None) => WheelSource::Registry,
-    };
+) -> Result<RuntimeSource> {
+    Ok(match (wheel, from_python, find_links) {
+        (Some(wheel), _, _) => RuntimeSource::Wheel(wheel),
+        (_, Some(python), _) => RuntimeSource::Python(python),
+        (_, _, Some(links)) if links.is_empty() => bail!("--find-links: give a URL or a folder"),
+        (_, _, Some(links)) => RuntimeSource::FindLinks(links),
+        (None, None, None) => RuntimeSource::Registry,
+    })
+}
+
+pub fn install(version: Option<&str>, source: RuntimeSource, force: bool, global: &Global) -> Result<()> {
     // The runtime this command line would use is the one to install; a wheel is its own.
     let version = match source {
-        WheelSource::Wheel(_) => version,
+        RuntimeSource::Wheel(_) => version,
         _ => version.or(global.runtime.version.as_deref()),
     };
     // The extracted library is loaded as any runtime is: in a supervised child.

@@ -77,8 +77,9 @@ extern "C" fn pin_for_slot<const SLOT: usize>(thread: c_int) -> c_int {
     let error = pin_calling_thread(core).err();
     let failed = error.is_some();
     lock(&PINNED).push(PinAttempt {
-        // SAFETY: gettid has no preconditions.
-        tid: unsafe { libc::gettid() },
+        // The system call, not glibc's gettid (2.30): the wheel's floor is glibc 2.17.
+        // SAFETY: gettid has no arguments and cannot fail.
+        tid: unsafe { libc::syscall(libc::SYS_gettid) } as libc::pid_t,
         thread,
         core,
         error,

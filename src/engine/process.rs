@@ -243,21 +243,40 @@ pub fn ignore_file_size_signal() {
     unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
 }
 
-extern "C" {
-    // glibc 2.18 and later; not in the libc crate.
-    fn pthread_getattr_default_np(attributes: *mut libc::pthread_attr_t) -> c_int;
-    fn pthread_setattr_default_np(attributes: *const libc::pthread_attr_t) -> c_int;
+type DefaultAttributes = unsafe extern "C" fn(*mut libc::pthread_attr_t) -> c_int;
+
+/// A C library function looked up at run time, `None` where this C library
+/// lacks it: the binary links no symbol newer than glibc 2.17, the floor of
+/// its wheel's `manylinux_2_17` tag.
+///
+/// # Safety
+/// `F` must be the function pointer type of the C function `name`.
+unsafe fn optional_libc_function<F: Copy>(name: &std::ffi::CStr) -> Option<F> {
+    let symbol = libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr());
+    (!symbol.is_null()).then(|| std::mem::transmute_copy(&symbol))
 }
 
 /// Threads started without a stack size of their own (the engine's) get at
 /// least `size` bytes of stack: by default they get `ulimit -s`, which can be
-/// too small for the engine's kernels.
+/// too small for the engine's kernels. Needs glibc 2.18; older ones keep their default.
 pub fn ensure_thread_stacks(size: usize) {
+    // SAFETY: both have the signature of `pthread_getattr_default_np`
+    // (`pthread_setattr_default_np` takes the attributes as const, the same ABI).
+    let functions = unsafe {
+        optional_libc_function::<DefaultAttributes>(c"pthread_getattr_default_np").zip(optional_libc_function::<
+            DefaultAttributes,
+        >(
+            c"pthread_setattr_default_np"
+        ))
+    };
+    let Some((get_default, set_default)) = functions else {
+        return;
+    };
     // SAFETY: the default attributes are read into, changed in, and set
     // from an initialised attribute object, destroyed after.
     unsafe {
         let mut attributes: libc::pthread_attr_t = std::mem::zeroed();
-        if pthread_getattr_default_np(&mut attributes) != 0 {
+        if get_default(&mut attributes) != 0 {
             return;
         }
         let mut current = 0;
@@ -265,7 +284,7 @@ pub fn ensure_thread_stacks(size: usize) {
             && current < size
             && libc::pthread_attr_setstacksize(&mut attributes, size) == 0
         {
-            pthread_setattr_default_np(&attributes);
+            set_default(&mut attributes);
         }
         libc::pthread_attr_destroy(&mut attributes);
     }

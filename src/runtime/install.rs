@@ -13,8 +13,9 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::cuda;
-use super::install_record::{Damage, Scrutiny};
+use super::install_record::{Damage, Record, Scrutiny};
 use super::installed::{install_dir, installed, lite_library_in};
+use super::python_runtime::PythonRuntime;
 use super::version::Version;
 use super::wheel::{InstallWatcher, Wheel};
 use super::{files_in, home, python, trust, Files};
@@ -24,15 +25,17 @@ use crate::messages::Voice;
 
 const STAGING_PREFIX: &str = ".install-";
 
-/// Where the wheel comes from.
+/// Where the runtime comes from.
 #[derive(Clone, Debug)]
-pub enum WheelSource {
+pub enum RuntimeSource {
     /// pip's package index (the registry serves 1.13.0, the CUDA 10.1 build).
     Registry,
     /// pip's index and this page or folder of wheels (`--find-links`), such as MegEngine's own.
     FindLinks(String),
     /// A wheel the user has.
     Wheel(PathBuf),
+    /// The MegEngine this Python has installed (`--from-python`): copied, nothing downloaded.
+    Python(PathBuf),
 }
 
 /// Loads the Lite library at a path and says the version it reports.
@@ -77,7 +80,7 @@ impl Place {
 /// supervised child: the engine may crash as it loads).
 pub fn install(
     version: Option<&str>,
-    source: &WheelSource,
+    source: &RuntimeSource,
     force: bool,
     quiet: bool,
     watcher: &mut dyn InstallWatcher,
@@ -106,21 +109,20 @@ pub fn install(
         .tempdir_in(place.runtime_root())
         .with_context(|| format!("cannot create a staging folder in {}", place.runtime_root().display()))?;
     let obtained = match given {
-        Some(wheel) => Obtained {
-            wheel,
-            downloaded: None,
-        },
-        None => {
-            let downloaded = download_wheel(&place.version, source, &home, staging.path(), voice)?;
-            Obtained {
-                wheel: Wheel::open(&downloaded)?,
-                downloaded: Some(downloaded),
-            }
-        }
+        Some(given) => given,
+        None => obtain(&place.version, source, &home, staging.path(), voice)?,
     };
+    if let Obtained::Python(runtime) = &obtained {
+        voice.say(format!(
+            "copying MegEngine {} from {} (its site-packages {}), no download",
+            runtime.version,
+            runtime.python.display(),
+            runtime.site.display()
+        ));
+    }
     // pip may answer `1.13.2` with a build of it (`1.13.2+cu118`): the wheel names the folder.
-    let wheels_place = Place::of(&home, &obtained.wheel.version);
-    if obtained.wheel.version != place.version {
+    let wheels_place = Place::of(&home, obtained.version());
+    if *obtained.version() != place.version {
         if let Some(library) = examine(&home, &wheels_place, force, voice)? {
             return Ok(library);
         }
@@ -131,8 +133,9 @@ pub fn install(
 
 /// The version to install, decided once: a wheel file's own (which the
 /// version asked for must match), else the one asked for, else the
-/// registry's; and the wheel file, opened.
-fn wanted(home: &Path, version: Option<&str>, source: &WheelSource) -> Result<(Version, Option<Wheel>)> {
+/// registry's; and the runtime the user gave: the wheel file, opened, or
+/// the Python's MegEngine, which must be that version.
+fn wanted(home: &Path, version: Option<&str>, source: &RuntimeSource) -> Result<(Version, Option<Obtained>)> {
     // The version names a folder: nothing but a version number may reach the path.
     let asked = version
         .map(|text| {
@@ -144,12 +147,22 @@ fn wanted(home: &Path, version: Option<&str>, source: &WheelSource) -> Result<(V
             })
         })
         .transpose()?;
-    if let WheelSource::Wheel(path) = source {
+    if let RuntimeSource::Wheel(path) = source {
         let wheel = given_wheel(home, path, asked.as_ref())?;
-        return Ok((wheel.version.clone(), Some(wheel)));
+        let version = wheel.version.clone();
+        let downloaded = None;
+        return Ok((version, Some(Obtained::Wheel { wheel, downloaded })));
     }
     let version = asked.unwrap_or_else(|| Version::parse(super::DEFAULT_VERSION).expect("a version"));
-    Ok((version, None))
+    let given = match source {
+        RuntimeSource::Python(python) => Some(Obtained::Python(PythonRuntime::of(
+            python,
+            python::isolated(python),
+            &version,
+        )?)),
+        _ => None,
+    };
+    Ok((version, given))
 }
 
 /// The library of the install at `place` where it is intact, said to be
@@ -207,11 +220,70 @@ fn already(place: &Place, voice: Voice) {
     ));
 }
 
-/// The wheel to install from: the user's file, or the one pip downloaded
-/// into the staging folder.
-struct Obtained {
-    wheel: Wheel,
-    downloaded: Option<PathBuf>,
+/// The runtime to install: a wheel (the user's file, or the one pip
+/// downloaded into the staging folder), or a Python's MegEngine.
+enum Obtained {
+    Wheel { wheel: Wheel, downloaded: Option<PathBuf> },
+    Python(PythonRuntime),
+}
+
+impl Obtained {
+    fn version(&self) -> &Version {
+        match self {
+            Obtained::Wheel { wheel, .. } => &wheel.version,
+            Obtained::Python(runtime) => &runtime.version,
+        }
+    }
+
+    /// Extracts (copies) the runtime into `folder`, recording its files; a
+    /// downloaded wheel is removed once out: a gigabyte.
+    fn extract(self, folder: &Path, watcher: &mut dyn InstallWatcher) -> Result<Record> {
+        match self {
+            Obtained::Wheel { wheel, downloaded } => {
+                let record = wheel.extract(folder, watcher)?;
+                if let Some(downloaded) = downloaded {
+                    fs::remove_file(downloaded).ok();
+                }
+                Ok(record)
+            }
+            Obtained::Python(runtime) => runtime.copy(folder, watcher),
+        }
+    }
+}
+
+/// The runtime of `version` from pip: for the registry, first the active
+/// virtualenv's or the trusted `python3`'s MegEngine where one has that
+/// version; else a download.
+fn obtain(version: &Version, source: &RuntimeSource, home: &Path, dir: &Path, voice: Voice) -> Result<Obtained> {
+    if let RuntimeSource::Registry = source {
+        if let Some(runtime) = installed_in_python(version, voice) {
+            return Ok(Obtained::Python(runtime));
+        }
+    }
+    let downloaded = download_wheel(version, source, home, dir, voice)?;
+    Ok(Obtained::Wheel {
+        wheel: Wheel::open(&downloaded)?,
+        downloaded: Some(downloaded),
+    })
+}
+
+/// The MegEngine `version` of the active virtualenv's `python`, else of the
+/// trusted `python3`, where one has it beyond other users' reach; why each
+/// other was passed over is said.
+fn installed_in_python(version: &Version, voice: Voice) -> Option<PythonRuntime> {
+    let mut candidates: Vec<PathBuf> = [python::virtualenv_python(), python::trusted_python3()]
+        .into_iter()
+        .flatten()
+        .collect();
+    // An active virtualenv's python is often PATH's python3 too: asked once.
+    candidates.dedup_by_key(|candidate| candidate.canonicalize().unwrap_or_else(|_| candidate.clone()));
+    for candidate in candidates {
+        match PythonRuntime::of(&candidate, python::isolated(&candidate), version) {
+            Ok(runtime) => return Some(runtime),
+            Err(passed_over) => voice.say(format!("not copied from Python: {passed_over:#}")),
+        }
+    }
+    None
 }
 
 /// A runtime extracted from its wheel into the staging folder, loaded and
@@ -222,9 +294,8 @@ struct Extracted {
 }
 
 impl Extracted {
-    /// Extracts the wheel's runtime into `staging` (a downloaded wheel is
-    /// removed once out: a gigabyte) and checks that it loads and reports the
-    /// release of `place` before it replaces anything.
+    /// Extracts the runtime into `staging` and checks that it loads and
+    /// reports the release of `place` before it replaces anything.
     fn from(
         obtained: Obtained,
         place: &Place,
@@ -233,10 +304,7 @@ impl Extracted {
         version_of: &VersionOf,
     ) -> Result<Extracted> {
         let folder = staging.join("runtime");
-        let mut record = obtained.wheel.extract(&folder, watcher)?;
-        if let Some(downloaded) = obtained.downloaded {
-            fs::remove_file(downloaded).ok();
-        }
+        let mut record = obtained.extract(&folder, watcher)?;
         let library = folder.join(&record.lite_library);
         check_version(&library, &place.version, version_of)?;
         // Read once here, so that no later command reads the engine for it.
@@ -349,9 +417,9 @@ fn remove_abandoned_staging(runtime_root: &Path) {
 /// `python3 -m pip download` of the wheel into `dir`. pip runs in a process group
 /// that ends whole when the download does, is interrupted, or when `mge` is killed:
 /// a `python3` that is a wrapper script (pyenv's shims) leaves no pip behind.
-fn download_wheel(version: &Version, source: &WheelSource, home: &Path, dir: &Path, voice: Voice) -> Result<PathBuf> {
+fn download_wheel(version: &Version, source: &RuntimeSource, home: &Path, dir: &Path, voice: Voice) -> Result<PathBuf> {
     let find_links = match source {
-        WheelSource::FindLinks(links) => Some(links),
+        RuntimeSource::FindLinks(links) => Some(links),
         _ => None,
     };
     let (size, from) = match find_links {

@@ -83,20 +83,7 @@ impl Wheel {
             )
         })?;
         let files: Vec<String> = names.into_iter().filter(|name| is_runtime_library(name)).collect();
-        let lite: Vec<&String> = files
-            .iter()
-            .filter(|name| {
-                name.strip_prefix(LITE_FOLDER)
-                    .is_some_and(|file| file.starts_with(LITE_PREFIX) && file.ends_with(".so"))
-            })
-            .collect();
-        let lite_library = match lite[..] {
-            [one] => one.clone(),
-            [] => bail!(not_megengine("it has no megenginelite/libs/liblite_shared*.so")),
-            _ => bail!(not_megengine(
-                "it has more than one megenginelite/libs/liblite_shared*.so"
-            )),
-        };
+        let lite_library = lite_library_among(&files).map_err(|why| anyhow::anyhow!(not_megengine(why)))?;
         Ok(Wheel {
             archive,
             version,
@@ -116,24 +103,7 @@ impl Wheel {
         let mut files = Vec::new();
         for name in &self.files {
             let entry = self.archive.by_name(name)?;
-            let path = into.join(name);
-            fs::create_dir_all(path.parent().expect("runtime files are in a folder"))?;
-            let mut out = File::create(&path).with_context(|| format!("cannot write {}", path.display()))?;
-            let mut hashing = Hashing::new(Watched {
-                inner: entry,
-                watcher: &mut *watcher,
-            });
-            let copied = io::copy(&mut hashing, &mut out);
-            if let Some(interrupted) = interruption() {
-                return Err(interrupted.into());
-            }
-            copied.with_context(|| format!("cannot extract {name}"))?;
-            let digested = hashing.finish();
-            files.push(FileRecord {
-                path: name.clone(),
-                size: digested.size,
-                sha256: digested.sha256,
-            });
+            files.push(copy_recorded(entry, name, into, watcher)?);
         }
         watcher.finished();
         Ok(Record {
@@ -143,6 +113,43 @@ impl Wheel {
             cuda_architectures: None,
         })
     }
+}
+
+/// The Lite library among a runtime's files (named as in the wheel), or why there is none.
+pub fn lite_library_among(files: &[String]) -> Result<String, &'static str> {
+    let lite: Vec<&String> = files
+        .iter()
+        .filter(|name| {
+            name.strip_prefix(LITE_FOLDER)
+                .is_some_and(|file| file.starts_with(LITE_PREFIX) && file.ends_with(".so"))
+        })
+        .collect();
+    match lite[..] {
+        [one] => Ok(one.clone()),
+        [] => Err("it has no megenginelite/libs/liblite_shared*.so"),
+        _ => Err("it has more than one megenginelite/libs/liblite_shared*.so"),
+    }
+}
+
+/// Copies the runtime file `name` (as named in the wheel) from `from` into
+/// the folder `into`, recording its size and SHA-256 on the way; stops where
+/// the user interrupts.
+pub fn copy_recorded(from: impl Read, name: &str, into: &Path, watcher: &mut dyn InstallWatcher) -> Result<FileRecord> {
+    let path = into.join(name);
+    fs::create_dir_all(path.parent().expect("runtime files are in a folder"))?;
+    let mut out = File::create(&path).with_context(|| format!("cannot write {}", path.display()))?;
+    let mut hashing = Hashing::new(Watched { inner: from, watcher });
+    let copied = io::copy(&mut hashing, &mut out);
+    if let Some(interrupted) = interruption() {
+        return Err(interrupted.into());
+    }
+    copied.with_context(|| format!("cannot copy {name}"))?;
+    let digested = hashing.finish();
+    Ok(FileRecord {
+        path: name.to_string(),
+        size: digested.size,
+        sha256: digested.sha256,
+    })
 }
 
 /// The runtime's libraries in the wheel's layout under `root` (an install, or

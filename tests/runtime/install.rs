@@ -186,13 +186,14 @@ fn an_intact_runtime_needs_no_lock() {
 }
 
 /// A `python3` that starts a download, leaves files in its TMPDIR and its
-/// download folder, and never finishes: a slow pip to interrupt.
+/// download folder, and never finishes: a slow pip to interrupt. Asked for
+/// its MegEngine first (`-I -c`), it has none.
 fn slow_pip() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("python3");
     std::fs::write(
         &script,
-        "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -d ] && out=$2; shift; done\n\
+        "#!/bin/sh\n[ \"$2\" = -c ] && exit 1\nwhile [ $# -gt 0 ]; do [ \"$1\" = -d ] && out=$2; shift; done\n\
          echo partial > \"$TMPDIR/pip-unpack-1\"\necho partial > \"$out/MegEngine.whl.part\"\nexec sleep 60\n",
     )
     .unwrap();
@@ -250,7 +251,7 @@ fn wrapped_pip() -> (tempfile::TempDir, PathBuf) {
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\nsleep 60 </dev/null >/dev/null 2>&1 &\necho $! > '{}'\nwait\n",
+            "#!/bin/sh\n[ \"$2\" = -c ] && exit 1\nsleep 60 </dev/null >/dev/null 2>&1 &\necho $! > '{}'\nwait\n",
             pid_file.display()
         ),
     )

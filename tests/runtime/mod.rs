@@ -1,5 +1,6 @@
 //! `mge runtime info`, `mge completions` and `mge man`.
 
+mod from_python;
 mod install;
 mod trust;
 mod wheel;
