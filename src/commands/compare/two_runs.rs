@@ -239,6 +239,7 @@ impl TwoRuns {
             differing_sources: differing_sources(&vars),
             first_divergence: first_divergence(&vars),
             vars,
+            by_layer: None,
             seconds: started.elapsed().as_secs_f64(),
         })
     }

@@ -8,9 +8,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::layers::by_layer_text;
 use super::timing::TimingComparison;
 use super::two_runs::{RunSide, RunsCompared};
 use super::{heading, status_text, tensor_table, walk_text};
+use crate::compare::layers::ByLayer;
 use crate::compare::{DifferingSource, Divergence, Rules, TensorRow, TensorStatus, Tolerance};
 use crate::model::diff::StructureDiff;
 use crate::report::junit::{JunitCase, Outcome, Suite};
@@ -38,6 +40,9 @@ pub struct TwoRunReport {
     pub first_divergence: Option<Divergence>,
     /// Both runs, start to end, and the comparison of their tensors.
     pub seconds: f64,
+    /// `--by-layer`: `by_layer`, `by_layer_fall` and the counts of layers unpaired.
+    #[serde(flatten)]
+    pub by_layer: Option<ByLayer>,
     /// Null with `--no-timing`.
     pub timing: Option<TimingComparison>,
     /// How the two models' graphs differ; null for one model run twice, or
@@ -72,6 +77,7 @@ impl TwoRunReport {
             differing_sources: compared.differing_sources,
             first_divergence: compared.first_divergence,
             seconds: compared.seconds,
+            by_layer: compared.by_layer,
             timing,
             structure: None,
             kept: kept.map(|dir| dir.display().to_string()),
@@ -107,6 +113,9 @@ impl Report for TwoRunReport {
             count(TensorStatus::OnlyInB)
         );
         walk_text(&mut out, &self.differing_sources, self.first_divergence.as_ref());
+        if let Some(layers) = &self.by_layer {
+            out.push_str(&by_layer_text(layers));
+        }
         if let Some(structure) = self.structure.as_ref().filter(|structure| !structure.same()) {
             out.push_str(&structure_text(structure));
         }

@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use crate::compare::layers::ByLayer;
 use crate::compare::{worst, DifferingSource, Divergence, TensorRow, TensorStatus};
 
 /// One of the two runs of `mge compare A.mge B.mge`.
@@ -44,6 +45,8 @@ pub struct RunsCompared {
     pub vars: Vec<TensorRow>,
     pub differing_sources: Vec<DifferingSource>,
     pub first_divergence: Option<Divergence>,
+    /// `--by-layer`: the graphs' vars paired by topology and measured.
+    pub by_layer: Option<ByLayer>,
     /// Both runs, start to end, and the comparison.
     pub seconds: f64,
 }
