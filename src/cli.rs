@@ -734,6 +734,10 @@ pub struct TwoRunArgs {
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "no_timing", help_heading = TIMING)]
     pub by_op: Option<u64>,
 
+    /// Pair the vars of two graphs of one network by topology (float against int8, fp32 against fp16, before and after a graph change) and give each pair's SQNR, cosine similarity and largest difference, naming the layer where the SQNR falls most
+    #[arg(long, help_heading = TWO_RUNS)]
+    pub by_layer: bool,
+
     /// Fail (exit 1) when B is `slower` than A by more than PCT percent, with the whole 95% interval of B/A above it
     #[arg(long, value_name = "PCT", value_parser = parse_percent, conflicts_with = "no_timing", help_heading = CHECKS)]
     pub max_slowdown: Option<f64>,

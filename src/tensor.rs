@@ -193,6 +193,15 @@ pub struct TensorView<'a> {
     pub data: &'a [u8],
     pub fortran: bool,
     pub big_endian: bool,
+    /// A quantized tensor's stored integers read as the real numbers they mean.
+    pub real: Option<Dequantize>,
+}
+
+/// How a quantized dtype's stored value `v` is read: `(v - zero_point) * scale`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Dequantize {
+    pub scale: f64,
+    pub zero_point: f64,
 }
 
 impl<'a> TensorView<'a> {
@@ -252,7 +261,11 @@ impl Iterator for Values<'_> {
         };
         let size = self.view.element.size();
         let bytes = &self.view.data[position * size..(position + 1) * size];
-        Some(self.view.element.decode(bytes, self.view.big_endian))
+        let stored = self.view.element.decode(bytes, self.view.big_endian);
+        Some(match self.view.real {
+            Some(real) => (stored - real.zero_point) * real.scale,
+            None => stored,
+        })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -392,6 +405,7 @@ impl HostTensor {
             data: &self.data,
             fortran: false,
             big_endian: cfg!(target_endian = "big"),
+            real: None,
         }
     }
 

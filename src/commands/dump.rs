@@ -2,6 +2,7 @@
 //! run (the engine's io dump, indexed), its embedded testcases, or the model
 //! itself after the engine's global layout transform.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -15,7 +16,7 @@ use crate::iodump::{
     convert_binary, index_text, read_raw_index, refuse_unless_raw, Converted, DumpFormat, Index, TEXT_FILE,
 };
 use crate::loading::{prepare, Prepared, Testcases};
-use crate::model::{EngineNames, ModelFile, EXPECTATION_SUFFIX};
+use crate::model::{EngineNames, ModelFile, Quantization, EXPECTATION_SUFFIX};
 use crate::output_checks::finite::warn_non_finite;
 use crate::output_files::{claim_file, claim_set, npy_files, write_atomically, write_set, write_tensors, StagedSet};
 use crate::profile::{executed_vars, request_engine_profile};
@@ -96,7 +97,7 @@ impl DumpRun {
             self.check_targets(&opened.model, options, global)?;
             self.io
                 .as_ref()
-                .map(|(dir, format)| IoRequest::new(dir, *format, options))
+                .map(|(dir, format)| IoRequest::new(dir, *format, &opened.model, options))
                 .transpose()
         })?;
         let transformed = match &self.layout_transform_model {
@@ -222,12 +223,22 @@ fn dump_layout_transformed(prepared: &Prepared) -> Result<TempPath> {
 struct IoRequest<'a> {
     dir: &'a Path,
     format: DumpFormat,
+    /// The model graph's quantized vars, whose scales the engine's dump leaves out.
+    quantized: HashMap<String, Quantization>,
     profile: TempPath,
     engine_dir: TempDir,
 }
 
 impl IoRequest<'_> {
-    fn new<'a>(dir: &'a Path, format: DumpFormat, options: &mut NetworkOptions) -> Result<IoRequest<'a>> {
+    fn new<'a>(
+        dir: &'a Path,
+        format: DumpFormat,
+        model: &ModelFile,
+        options: &mut NetworkOptions,
+    ) -> Result<IoRequest<'a>> {
+        let quantized = model
+            .quantized_vars()
+            .context("--io: cannot read the quantized vars' scales from the model graph")?;
         let profile = request_engine_profile(options).context("--io needs the engine's profiler")?;
         let engine_dir = tempfile::Builder::new()
             .prefix("mge-io-")
@@ -240,6 +251,7 @@ impl IoRequest<'_> {
         Ok(IoRequest {
             dir,
             format,
+            quantized,
             profile,
             engine_dir,
         })
@@ -254,7 +266,13 @@ impl IoRequest<'_> {
         let mut set = StagedSet::new(dir).context("--io")?;
         let model_name = model.display().to_string();
         let converted = match self.format {
-            DumpFormat::Binary => convert_binary(vars, self.engine_dir.path(), &mut set, (&model_name, outputs))?,
+            DumpFormat::Binary => convert_binary(
+                vars,
+                self.engine_dir.path(),
+                &mut set,
+                (&model_name, outputs),
+                &self.quantized,
+            )?,
             DumpFormat::Text => {
                 let text = input_files::read(&self.engine_dir.path().join(TEXT_FILE), &input_files::ENGINE_DUMP)?;
                 set.add(TEXT_FILE.into(), &names.restore_bytes(&text))?;
@@ -291,7 +309,15 @@ fn convert_raw(raw: &Path, dir: &Path) -> Result<Written> {
     let index = index.expect("refuse_unless_raw passed");
     // After the raw files were read: a folder that holds them is refused.
     let mut set = StagedSet::new(dir).context("--io")?;
-    let index = convert_binary(index.vars, raw, &mut set, (&raw.display().to_string(), index.outputs))?.index;
+    // A raw dump comes without its model: its quantized vars' scales are unknown.
+    let index = convert_binary(
+        index.vars,
+        raw,
+        &mut set,
+        (&raw.display().to_string(), index.outputs),
+        &HashMap::new(),
+    )?
+    .index;
     set.commit().context("--io")?;
     Ok(Written::ConvertedIoDump {
         vars: index.vars.len(),

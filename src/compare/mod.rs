@@ -7,6 +7,7 @@
 //! sides at the same index counts as equal; NaN on one side only is a mismatch
 //! and makes the errors NaN.
 
+pub mod layers;
 mod relayout;
 pub mod rules;
 pub mod sides;
@@ -268,13 +269,23 @@ fn compare_tensors(a: &Tensor, b: &Tensor, criterion: &Criterion) -> Result<Tens
     };
     let a_npy = Npy::parse(&a_bytes).with_context(|| a.location())?;
     let b_npy = Npy::parse(&b_bytes).with_context(|| b.location())?;
-    let (a_view, b_view) = (a_npy.view(), b_npy.view());
-    if a_view.shape != b_view.shape && a.var.is_some() {
-        if let Some(row) = compare_across_layouts(&a.name, a_view, b_view, criterion) {
-            return Ok(row);
-        }
+    let (Some(a_view), Some(b_view)) = (a.real_view(&a_npy), b.real_view(&b_npy)) else {
+        return unpaired(a, TensorStatus::NoValues);
+    };
+    let mut row = match a_view.shape != b_view.shape && a.var.is_some() {
+        true => compare_across_layouts(&a.name, a_view, b_view, criterion),
+        false => None,
     }
-    Ok(compare_views(&a.name, a_view, b_view, criterion))
+    .unwrap_or_else(|| compare_views(&a.name, a_view, b_view, criterion));
+    // A quantized var's dtype is its own, not how its values are stored.
+    let dtype = |tensor: &Tensor| tensor.quantized().then(|| tensor.var.as_ref()?.dtype.clone()).flatten();
+    if let Some(dtype) = dtype(a) {
+        row.dtype = dtype;
+    }
+    if let (Some(b_dtype), false) = (dtype(b), dtype(a) == dtype(b) && row.dtype_b.is_none()) {
+        row.dtype_b = Some(b_dtype);
+    }
+    Ok(row)
 }
 
 /// The row of a var one run kept blocked (NCHW44, NCHW88) and the other in

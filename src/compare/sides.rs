@@ -10,7 +10,8 @@ use anyhow::{bail, Context, Result};
 
 use crate::input_files;
 use crate::iodump::{read_binary, read_index, read_raw_index, Index, IndexVar, RAW_FORMAT};
-use crate::tensor::npy::Npz;
+use crate::tensor::npy::{Npy, Npz};
+use crate::tensor::{Dequantize, TensorView};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -114,6 +115,14 @@ impl Side {
     /// The model outputs an io dump's index names (none for other sides).
     pub fn outputs(&self) -> &[String] {
         self.index.as_ref().map_or(&[], |index| index.outputs.as_slice())
+    }
+
+    /// An io dump's vars, in execution order.
+    pub fn dumped_tensors(&self) -> Result<Vec<Tensor>> {
+        if !self.is_io_dump() {
+            bail!("{} is not an io dump", self.path.display());
+        }
+        Ok(self.dumped_vars())
     }
 
     fn tensors(&self) -> Result<Vec<Tensor>> {
@@ -243,6 +252,32 @@ impl Tensor {
                 .with_context(|| format!("{}", archive.display())),
             Location::NoValues => Ok(None),
         }
+    }
+
+    /// Whether it is a quantized var of an io dump.
+    pub fn quantized(&self) -> bool {
+        self.var.as_ref().is_some_and(|var| var.scale.is_some())
+    }
+
+    /// Its values as real numbers: a quantized var's stored integers read
+    /// through its scale; `None` for a quantized dtype whose scale the dump
+    /// does not know (a raw dump, made without its model), never read as integers.
+    pub fn real_view<'n>(&self, npy: &'n Npy) -> Option<TensorView<'n>> {
+        let mut view = npy.view();
+        let Some(var) = &self.var else {
+            return Some(view);
+        };
+        match (var.scale, var.dtype.as_deref()) {
+            (Some(scale), _) => {
+                view.real = Some(Dequantize {
+                    scale,
+                    zero_point: f64::from(var.zero_point.unwrap_or(0)),
+                })
+            }
+            (None, Some(dtype)) if dtype.starts_with("qint") || dtype.starts_with("quint") => return None,
+            _ => {}
+        }
+        Some(view)
     }
 
     /// Where it is, for messages.

@@ -6,10 +6,13 @@
 
 use std::path::Path;
 
+use std::collections::HashMap;
+
 use anyhow::{bail, Context, Result};
 
 use super::index::{write_index, Index, IndexVar};
 use crate::input_files;
+use crate::model::Quantization;
 use crate::output_files::{npy_file_stem, StagedSet};
 use crate::tensor::{bool_npy, format_shape, DType, HostTensor, NonFinite};
 
@@ -26,12 +29,15 @@ pub struct Converted {
 /// Converts the engine's binary dump in `engine_dir` into `.npy` files in
 /// `set` for the `vars` that have one, and adds the index last. A var
 /// names its file in `file` (a raw dump's index), else by its id. `model`
-/// names the model and its `outputs` (none where not known).
+/// names the model and its `outputs` (none where not known). A quantized
+/// var's scale is the model graph's (`quantized`, by var name): the
+/// engine's files keep only the dtype.
 pub fn convert_binary(
     vars: Vec<IndexVar>,
     engine_dir: &Path,
     set: &mut StagedSet,
     model: (&str, Vec<String>),
+    quantized: &HashMap<String, Quantization>,
 ) -> Result<Converted> {
     let mut dumped_vars = Vec::new();
     let mut first_non_finite = None;
@@ -46,6 +52,15 @@ pub fn convert_binary(
             .with_context(|| format!("the engine's dump of var '{}' ({})", var.name, dumped.display()))?;
         var.shape = Some(read.shape.clone());
         var.dtype = Some(read.dtype_name());
+        if let Some((_, asymmetric)) = read.quantized {
+            match quantized.get(&var.name) {
+                Some(quantization) => {
+                    var.scale = Some(f64::from(quantization.scale));
+                    var.zero_point = asymmetric.then(|| quantization.zero_point.unwrap_or(0));
+                }
+                None => (var.scale, var.zero_point) = deduced_quantization(&var, &dumped_vars),
+            }
+        }
         if let Some(npy) = read.npy(&bytes) {
             let file = format!("{:04}_{}.npy", dumped_vars.len(), npy_file_stem(&var.name));
             set.add(file.clone().into(), &npy)?;
@@ -77,6 +92,41 @@ pub fn index_text(vars: Vec<IndexVar>, set: &mut StagedSet, model: (&str, Vec<St
     })
 }
 
+/// The scale and zero point of a quantized var the graph stores none for,
+/// as megdnn deduces its operator's output dtype from its inputs' (`before`,
+/// in execution order): a product of the two scales for a matrix
+/// multiplication (`qint8` by `qint8` into `qint32`), else the first
+/// input's (pooling, reshaping, elementwise operators on one scale). None
+/// for another type, or an input of unknown scale.
+fn deduced_quantization(var: &IndexVar, before: &[IndexVar]) -> (Option<f64>, Option<u8>) {
+    let input = |index: usize| {
+        let name = var.inputs.get(index)?;
+        before.iter().rev().find(|other| &other.name == name)
+    };
+    let Some(first) = input(0) else {
+        return (None, None);
+    };
+    match var.op_type.as_str() {
+        "MatrixMul" | "BatchedMatrixMul" | "MatrixMulV2" | "BatchedMatrixMulV2" => {
+            let scale = first.scale.zip(input(1).and_then(|second| second.scale));
+            (scale.map(|(a, b)| a * b), None)
+        }
+        "PoolingForward"
+        | "Pooling"
+        | "Reshape"
+        | "Dimshuffle"
+        | "AxisAddRemove"
+        | "Subtensor"
+        | "Broadcast"
+        | "Concat"
+        | "Identity"
+        | "Copy"
+        | "Elemwise"
+        | "AdaptivePoolingForward" => (first.scale, first.zero_point),
+        _ => (None, None),
+    }
+}
+
 fn index((model, outputs): (&str, Vec<String>), format: &str, vars: Vec<IndexVar>) -> Index {
     Index {
         model: model.to_string(),
@@ -94,12 +144,18 @@ pub struct Dumped {
     pub shape: Vec<usize>,
     /// The megdnn dtype code where `.npy` cannot hold the values.
     pub dtype: Result<DType, u32>,
+    /// A quantized dtype's name, and whether it has a zero point; `dtype`
+    /// is then how its values are stored.
+    pub quantized: Option<(&'static str, bool)>,
     /// Where the values start.
     pub data_offset: usize,
 }
 
 impl Dumped {
     pub fn dtype_name(&self) -> String {
+        if let Some((name, _)) = self.quantized {
+            return name.to_string();
+        }
         match &self.dtype {
             Ok(dtype) => dtype.to_string(),
             Err(BOOL) => "bool".to_string(),
@@ -153,12 +209,18 @@ pub fn read_binary(bytes: &[u8]) -> Result<Dumped> {
         .context("truncated title: not a file of the engine's binary io dump")?;
     let dtype = match code {
         0 => Ok(DType::F32),
-        1 | 100_000 => Ok(DType::U8),
-        2 | 100_002 => Ok(DType::I8),
+        1 | QUINT8 => Ok(DType::U8),
+        2 | QINT8 => Ok(DType::I8),
         3 => Ok(DType::I16),
-        4 | 100_001 => Ok(DType::I32),
+        4 | QINT32 => Ok(DType::I32),
         9 => Ok(DType::F16),
         other => Err(other),
+    };
+    let quantized = match code {
+        QUINT8 => Some(("quint8", true)),
+        QINT32 => Some(("qint32", false)),
+        QINT8 => Some(("qint8", false)),
+        _ => None,
     };
     let element_size = match dtype {
         Ok(dtype) => Some(dtype.size()),
@@ -186,9 +248,16 @@ pub fn read_binary(bytes: &[u8]) -> Result<Dumped> {
         title: String::from_utf8_lossy(title).into_owned(),
         shape,
         dtype,
+        quantized,
         data_offset,
     })
 }
+
+/// megdnn's parameterized dtypes (`MEGDNN_PARAMETERIZED_DTYPE_ENUM_BASE`
+/// onwards): `Quantized8Asymm`, `QuantizedS32`, `QuantizedS8`.
+const QUINT8: u32 = 100_000;
+const QINT32: u32 = 100_001;
+const QINT8: u32 = 100_002;
 
 #[cfg(test)]
 mod tests {

@@ -36,7 +36,15 @@ pub struct IndexVar {
     /// The vars the operator reads (none for constants and the model's inputs).
     pub inputs: Vec<String>,
     pub shape: Option<Vec<usize>>,
+    /// A quantized var's is its own (`qint8`, `quint8`, `qint32`), its
+    /// `.npy` file holding the stored integers.
     pub dtype: Option<String>,
+    /// A quantized var's scale: a stored value `v` means `(v - zero_point) * scale`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
+    /// An asymmetric quantized dtype's (`quint8`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zero_point: Option<u8>,
     /// The `.npy` file, relative to the dump folder; none in a text dump, or for
     /// a dtype `.npy` cannot hold.
     pub file: Option<String>,

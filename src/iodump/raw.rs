@@ -92,6 +92,8 @@ fn raw_var(file: String, dumped: &Dumped) -> Result<IndexVar> {
         },
         shape: Some(dumped.shape.clone()),
         dtype: Some(dumped.dtype_name()),
+        scale: None,
+        zero_point: None,
         file: Some(file),
     })
 }
@@ -183,6 +185,7 @@ mod tests {
             title: TITLE.to_string(),
             shape: vec![1, 6, 12, 12],
             dtype: Ok(crate::tensor::DType::F32),
+            quantized: None,
             data_offset: 0,
         };
         let var = raw_var("000012".into(), &dumped).unwrap();

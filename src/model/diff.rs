@@ -1038,6 +1038,7 @@ mod tests {
             name: None,
             shape: vec![1, 8],
             dtype: Some(0),
+            quantization: None,
             data,
         };
         let operator = |op_type: &str, name: &'a str, inputs: Vec<u32>, output: u32, tensors| Operator {
@@ -1070,6 +1071,7 @@ mod tests {
                 name: if at == last { Some("out") } else { operator.name },
                 shape: Some(vec![1, 8]),
                 dtype: Some(0),
+                quantization: None,
             })
             .collect();
         Structure {

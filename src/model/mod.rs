@@ -3,6 +3,7 @@
 //! wrappings MegEngine Lite loads: packed models (`pack`), encrypted ones
 //! (`cipher`).
 
+use std::collections::HashMap;
 use std::fmt;
 use std::io::Read;
 use std::ops::Range;
@@ -38,7 +39,7 @@ pub use cut::{CutGraph, CutPoint};
 pub use edit::TensorSpec;
 pub use names::EngineNames;
 use pack::{Pack, PACK_TAG};
-pub use structure::Structure;
+pub use structure::{Quantization, Structure};
 
 /// How MegEngine names the input holding an output's expected value.
 pub const EXPECTATION_SUFFIX: &str = ":expect";
@@ -445,6 +446,26 @@ impl ModelFile {
             );
         }
         Ok(&self.bytes[graphs.graph_flatbuffer.clone()])
+    }
+
+    /// The model graph's quantized vars by name, each with its dtype's scale:
+    /// what the engine's io dump leaves out (its files keep the dtype, not
+    /// the scale). Empty for an encrypted graph, which is not read here.
+    pub fn quantized_vars(&self) -> Result<HashMap<String, Quantization>> {
+        let Some(graphs) = &self.graphs else {
+            return Ok(HashMap::new());
+        };
+        let structure = Structure::read(
+            graphs.format,
+            &self.bytes[graphs.graph_flatbuffer.clone()],
+            &self.bytes[graphs.graph_tensors.clone()],
+        )?;
+        Ok(structure
+            .vars
+            .iter()
+            .zip(structure.quantizations())
+            .filter_map(|(var, quantization)| Some((var.name?.to_string(), quantization?)))
+            .collect())
     }
 
     /// The model's cost without running it (see `cost`).

@@ -105,6 +105,7 @@ pub struct Tensor<'a> {
     pub shape: Vec<usize>,
     /// megdnn's `DTypeEnum`.
     pub dtype: Option<u8>,
+    pub quantization: Option<Quantization>,
     /// Its value's bytes; empty when it holds a layout only.
     pub data: &'a [u8],
 }
@@ -116,6 +117,17 @@ pub struct Var<'a> {
     /// Where stored: FBS v2 only.
     pub shape: Option<Vec<usize>>,
     pub dtype: Option<u8>,
+    /// A quantized dtype's parameters, where the graph stores them.
+    pub quantization: Option<Quantization>,
+}
+
+/// A quantized dtype's `LinearQuantizationParam`: a stored value `v` means
+/// `(v - zero_point) * scale`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Quantization {
+    pub scale: f32,
+    /// Only the asymmetric dtypes (`quint8`) have one.
+    pub zero_point: Option<u8>,
 }
 
 impl Operator<'_> {
@@ -243,6 +255,7 @@ fn read_v2(root: Table) -> Result<Structure> {
                 name: var.string(tensor::NAME)?,
                 shape,
                 dtype: dtype(var.table(tensor::DTYPE)?)?,
+                quantization: quantization(var.table(tensor::DTYPE)?)?,
             })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -264,11 +277,14 @@ fn read_v2(root: Table) -> Result<Structure> {
             ..metadata_of(metadata, 2, 3)?
         },
     };
-    // An output var whose middle tensor holds no dtype: the operator's own.
+    // An output var whose middle tensor holds no dtype, or no scale: the operator's own.
     for (at, operator) in root.tables(model::OPRS)?.into_iter().enumerate() {
-        if let Some(dtype) = dtype(operator.table(V2_OUTPUT_DTYPE)?)? {
+        let output_dtype = operator.table(V2_OUTPUT_DTYPE)?;
+        if let Some(dtype) = dtype(output_dtype)? {
+            let quantized = quantization(output_dtype)?;
             for &id in &structure.operators[at].outputs {
                 if let Some(var) = structure.vars.get_mut(id as usize) {
+                    var.quantization = var.quantization.or(quantized);
                     var.dtype.get_or_insert(dtype);
                 }
             }
@@ -325,10 +341,12 @@ fn read_v1_operator<'a>(
     let output_dtype = dtype(table.table(v1::OUTPUT_DTYPE)?)?;
     let first = vars.len() as u32;
     let count = v1_output_count(&op_type, &names, tensor_count);
+    let quantized = quantization(table.table(v1::OUTPUT_DTYPE)?)?;
     vars.extend((0..count).map(|at| Var {
         name: names.get(at).copied(),
         shape: None,
         dtype: output_dtype,
+        quantization: quantized,
     }));
     let inputs = table.u32s(v1::INPUTS)?;
     if let Some(id) = inputs.iter().find(|&&id| id >= first) {
@@ -414,6 +432,7 @@ fn tensor_layout<'a>(value: Table<'a>, data: &'a [u8]) -> Result<Tensor<'a>> {
         name: value.string(tensor::NAME)?,
         shape: value.u32s(tensor::SHAPE)?.into_iter().map(|dim| dim as usize).collect(),
         dtype: dtype(value.table(tensor::DTYPE)?)?,
+        quantization: quantization(value.table(tensor::DTYPE)?)?,
         data,
     })
 }
@@ -421,6 +440,40 @@ fn tensor_layout<'a>(value: Table<'a>, data: &'a [u8]) -> Result<Tensor<'a>> {
 /// `DType.type`, megdnn's `DTypeEnum` (Float32 when left at its default).
 fn dtype(table: Option<Table>) -> Result<Option<u8>> {
     table.map(|dtype| Ok(dtype.u8(0)?.unwrap_or(0))).transpose()
+}
+
+impl Structure<'_> {
+    /// Each var's quantization where the graph stores it: in the var's
+    /// dtype, or in the constant's tensor that holds it.
+    pub fn quantizations(&self) -> Vec<Option<Quantization>> {
+        let mut found: Vec<Option<Quantization>> = self.vars.iter().map(|var| var.quantization).collect();
+        for operator in &self.operators {
+            if let ([tensor], [id]) = (operator.tensors.as_slice(), operator.outputs.as_slice()) {
+                if let Some(slot) = found.get_mut(*id as usize) {
+                    *slot = slot.or(tensor.quantization);
+                }
+            }
+        }
+        found
+    }
+}
+
+/// `DType.param` where it is a `LinearQuantizationParam` (the union's one
+/// member, tag 1): `scale` (a float), `zero_point` (a byte).
+fn quantization(table: Option<Table>) -> Result<Option<Quantization>> {
+    let Some(dtype) = table else {
+        return Ok(None);
+    };
+    if dtype.u8(1)? != Some(1) {
+        return Ok(None);
+    }
+    let Some(param) = dtype.table(2)? else {
+        return Ok(None);
+    };
+    Ok(Some(Quantization {
+        scale: param.f32(0)?.unwrap_or(0.0),
+        zero_point: param.u8(1)?,
+    }))
 }
 
 /// An operator's parameter (its union's type and value at `main`), then its

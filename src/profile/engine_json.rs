@@ -171,6 +171,8 @@ impl EngineProfile {
                     inputs: inputs.clone(),
                     shape: layout.map(|layout| layout.shape.clone()),
                     dtype: layout.map(|layout| layout.dtype.to_lowercase()),
+                    scale: None,
+                    zero_point: None,
                     file: None,
                 });
             }

@@ -112,6 +112,7 @@ impl<'a> Npy<'a> {
             data: self.data,
             fortran: self.fortran,
             big_endian: self.big_endian,
+            real: None,
         }
     }
 }

@@ -124,7 +124,7 @@ pub fn mge_in_shell(script: &str) -> Command {
     command
 }
 
-fn read_manifest(path: &str) -> Value {
+pub fn read_manifest(path: &str) -> Value {
     let text = std::fs::read_to_string(root().join(path)).unwrap_or_else(|err| panic!("{path}: {err}"));
     serde_json::from_str(&text).unwrap_or_else(|err| panic!("{path} is not JSON: {err}"))
 }

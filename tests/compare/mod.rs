@@ -2,6 +2,7 @@
 //! expected verdicts follow from how each file was changed.
 
 mod artifacts;
+mod by_layer;
 mod by_op;
 mod folders;
 mod rules;

@@ -11,6 +11,8 @@ use super::structure::structure_of;
 use super::timing::{time_pair, TimingSettings};
 use super::two_runs::{TwoRuns, Witness};
 use crate::cli::TwoRunArgs;
+use crate::compare::layers::{by_layer, ByLayer};
+use crate::compare::sides::Side;
 use crate::compare::Rules;
 use crate::feeds::FeedOptions;
 use crate::input_files;
@@ -30,6 +32,8 @@ pub struct RunsSettings {
     pub two: TwoRuns,
     /// How both are timed; `None` with `--no-timing` or `--b-naive`.
     pub timing: Option<TimingSettings>,
+    /// `--by-layer`: the two graphs' vars paired by topology and measured.
+    pub by_layer: bool,
 }
 
 impl RunsSettings {
@@ -40,6 +44,7 @@ impl RunsSettings {
         Ok(RunsSettings {
             two: TwoRuns::from_args(runs, global)?,
             timing: TimingSettings::from_args(runs, global),
+            by_layer: runs.by_layer,
         })
     }
 }
@@ -72,6 +77,7 @@ pub fn runs_alone(runs: &TwoRunArgs) -> bool {
         || runs.min_effect.is_some()
         || runs.max_slowdown.is_some()
         || runs.by_op.is_some()
+        || runs.by_layer
         || runs.deadline.timeout.is_some()
         || runs.repro.dir.is_some()
         || !runs.feeds.inputs.is_empty()
@@ -141,6 +147,10 @@ pub fn compare_runs(
         }
     };
     let compared = match two.compare_outputs(models, &root, &rules, witness.as_mut()) {
+        Ok(mut compared) if settings.by_layer => {
+            compared.by_layer = Some(layer_by_layer(&root)?);
+            compared
+        }
         Ok(compared) => compared,
         Err(err) => {
             if let Some(
@@ -178,6 +188,12 @@ pub fn compare_runs(
             .ok();
     }
     Ok(report)
+}
+
+/// Both runs' io dumps in `root` paired layer by layer (`--by-layer`).
+fn layer_by_layer(root: &Path) -> Result<ByLayer> {
+    let dumped = |side: &str| Side::open(&root.join(side).join("io"))?.dumped_tensors();
+    by_layer(&dumped("a")?, &dumped("b")?).context("--by-layer")
 }
 
 /// The outputs that differ beyond `rules`, in one line; `None` where none does.

@@ -241,6 +241,7 @@ impl TwoRuns {
             first_divergence: first_divergence(&vars, io_a.outputs()),
             unread_differing: unread_differing(&vars, io_a.outputs()),
             vars,
+            by_layer: None,
             seconds: started.elapsed().as_secs_f64(),
         })
     }

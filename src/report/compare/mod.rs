@@ -6,6 +6,7 @@
 //! folders of models, pair by pair).
 
 pub mod folders;
+pub mod layers;
 pub mod runs;
 pub mod timing;
 pub mod two_runs;

@@ -8,9 +8,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::layers::by_layer_text;
 use super::timing::TimingComparison;
 use super::two_runs::{RunSide, RunsCompared};
 use super::{heading, status_text, tensor_table, walk_text};
+use crate::compare::layers::ByLayer;
 use crate::compare::{DifferingSource, Divergence, DivergingVar, Rules, TensorRow, TensorStatus, Tolerance};
 use crate::model::diff::StructureDiff;
 use crate::report::junit::{JunitCase, Outcome, Suite};
@@ -41,6 +43,9 @@ pub struct TwoRunReport {
     pub unread_differing: Vec<DivergingVar>,
     /// Both runs, start to end, and the comparison of their tensors.
     pub seconds: f64,
+    /// `--by-layer`: `by_layer`, `by_layer_fall` and the counts of layers unpaired.
+    #[serde(flatten)]
+    pub by_layer: Option<ByLayer>,
     /// Null with `--no-timing`.
     pub timing: Option<TimingComparison>,
     /// How the two models' graphs differ; null for one model run twice, or
@@ -76,6 +81,7 @@ impl TwoRunReport {
             first_divergence: compared.first_divergence,
             unread_differing: compared.unread_differing,
             seconds: compared.seconds,
+            by_layer: compared.by_layer,
             timing,
             structure: None,
             kept: kept.map(|dir| dir.display().to_string()),
@@ -116,6 +122,9 @@ impl Report for TwoRunReport {
             self.first_divergence.as_ref(),
             &self.unread_differing,
         );
+        if let Some(layers) = &self.by_layer {
+            out.push_str(&by_layer_text(layers));
+        }
         if let Some(structure) = self.structure.as_ref().filter(|structure| !structure.same()) {
             out.push_str(&structure_text(structure));
         }

@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use crate::compare::layers::ByLayer;
 use crate::compare::{worst, DifferingSource, Divergence, DivergingVar, TensorRow, TensorStatus};
 
 /// One of the two runs of `mge compare A.mge B.mge`.
@@ -45,6 +46,8 @@ pub struct RunsCompared {
     pub differing_sources: Vec<DifferingSource>,
     pub first_divergence: Option<Divergence>,
     pub unread_differing: Vec<DivergingVar>,
+    /// `--by-layer`: the graphs' vars paired by topology and measured.
+    pub by_layer: Option<ByLayer>,
     /// Both runs, start to end, and the comparison.
     pub seconds: f64,
 }
