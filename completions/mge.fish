@@ -383,6 +383,7 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -l binary-equal-between
 complete -c mge -n "__fish_mge_using_subcommand compare" -l no-algo-cache -d 'Fast-run neither loads nor keeps the algorithm cache of the cache folder (also MGE_NO_ALGO_CACHE=1): it profiles every time'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l b-naive -d 'Run B on megdnn\'s naive reference kernels (CPU; not timed)'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l no-timing -d 'Do not time the two runs: compare their outputs only'
+complete -c mge -n "__fish_mge_using_subcommand compare" -l by-layer -d 'Pair the vars of two graphs of one network by topology (float against int8, fp32 against fp16, before and after a graph change) and give each pair\'s SQNR, cosine similarity and largest difference, naming the layer where the SQNR falls most'
 complete -c mge -n "__fish_mge_using_subcommand compare" -l no-testcase -d 'Feed a testcase container #rand instead of its first testcase when there is no --input'
 complete -c mge -n "__fish_mge_using_subcommand compare" -s v -l verbose -d 'Show engine logs and backtraces'
 complete -c mge -n "__fish_mge_using_subcommand compare" -s q -l quiet -d 'Print no notes or progress on stderr'

@@ -818,8 +818,9 @@ mod tests {
         assert!(again.noise.loaded());
         for contender in &again.contenders {
             assert_ne!(contender.verdict.speed, Speed::Faster);
+            // Held on wall time or, the sides alike, on CPU time: either way the load is said.
             let reason = contender.verdict.reason.as_deref().unwrap_or_default();
-            assert!(reason.starts_with("the machine was loaded"), "{reason}");
+            assert!(reason.contains("other processes used 1.9"), "{reason}");
         }
     }
 
