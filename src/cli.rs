@@ -666,6 +666,10 @@ pub struct CompareArgs {
     #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
     pub junit: Option<PathBuf>,
 
+    /// Also write the summary as GitHub-flavoured markdown tables to FILE (`-`: stdout), models: appended to $GITHUB_STEP_SUMMARY where it is set
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
+    pub markdown: Option<PathBuf>,
+
     /// Run the outputs of N pairs of models at a time (folders of models); timing runs one pair at a time
     #[arg(short, long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = SUPERVISION)]
     pub jobs: u64,
@@ -1148,6 +1152,10 @@ pub struct CheckArgs {
     /// Also write a JUnit XML report to FILE
     #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
     pub junit: Option<PathBuf>,
+
+    /// Also write the summary as GitHub-flavoured markdown tables to FILE (`-`: stdout); appended to $GITHUB_STEP_SUMMARY where it is set
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
+    pub markdown: Option<PathBuf>,
 
     /// Check only slice K of N (from 1): models sorted by path, every Nth; for CI matrices
     #[arg(long, value_name = "K/N", value_parser = parse_shard, help_heading = INPUT)]

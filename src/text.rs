@@ -110,6 +110,35 @@ pub fn cut(text: &str, bound: usize) -> Cow<'_, str> {
     ))
 }
 
+/// `text` as a markdown table cell shows it literally: every character that
+/// GitHub-flavoured markdown reads as formatting escaped with a backslash,
+/// `|` too, so that a name can neither end its cell nor become a link.
+pub fn markdown_cell(text: &str) -> String {
+    let mut cell = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if matches!(
+            c,
+            '\\' | '|' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '!' | '&' | '~' | '#'
+        ) {
+            cell.push('\\');
+        }
+        cell.push(c);
+    }
+    cell
+}
+
+/// `text` as the message of a GitHub Actions workflow command (`::error::`):
+/// `%`, CR and LF percent-encoded, as the runner decodes them.
+pub fn workflow_command_data(text: &str) -> String {
+    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// `text` as a property of a workflow command (`title=`): its data's
+/// encoding, and `:` and `,`, which end a property.
+pub fn workflow_command_property(text: &str) -> String {
+    workflow_command_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
 /// Lines of text output (a report) with their hidden characters but the
 /// line breaks escaped (see `printable`).
 pub fn printable_lines(text: &str) -> Cow<'_, str> {
@@ -282,5 +311,14 @@ mod tests {
         assert_eq!(path_text(&path(b"dir/bad\xff.mge")), r"dir/bad\xff.mge");
         assert_eq!(path_text(&path(b"bad\xfe.mge")), r"bad\xfe.mge");
         assert_eq!(path_text(&path("输入/é.mge".as_bytes())), "输入/é.mge");
+    }
+
+    /// What GitHub decodes in a workflow command, `%` first, and a table's
+    /// cell delimiter, read literally.
+    #[test]
+    fn escapes_workflow_commands_and_markdown_cells() {
+        assert_eq!(workflow_command_data("50%\r\n%0A: a,b"), "50%25%0D%0A%250A: a,b");
+        assert_eq!(workflow_command_property("50%\n: a,b"), "50%25%0A%3A a%2Cb");
+        assert_eq!(markdown_cell(r"a|b\*c_<d>"), r"a\|b\\\*c\_\<d\>");
     }
 }

@@ -7,6 +7,7 @@
 mod common;
 
 mod check;
+mod ci_reports;
 mod compare;
 mod cuda;
 mod docs;

@@ -5,6 +5,7 @@
 
 pub mod by_op;
 pub mod check;
+pub mod ci;
 pub mod compare;
 pub mod dump;
 pub mod info;

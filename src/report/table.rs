@@ -2,7 +2,7 @@
 
 use unicode_width::UnicodeWidthStr;
 
-use crate::text::{cut, printable};
+use crate::text::{cut, markdown_cell, printable};
 
 /// The most bytes of a cell's text a table shows in a column it pads: a
 /// longer name keeps its ends (`text::cut`), so that one name cannot widen
@@ -55,6 +55,21 @@ impl Table {
             .enumerate()
             .map(|(c, cell)| printable(&cut(cell.as_ref(), bound(c))).into_owned())
             .collect()
+    }
+
+    /// The table in GitHub-flavoured markdown: its shown cells (see `shown`)
+    /// escaped as markdown cells, the columns in `right` right-aligned.
+    pub fn render_markdown(&self) -> String {
+        let mut out = String::new();
+        let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+        for (r, row) in self.rows.iter().enumerate() {
+            out.push_str(&line(row.iter().map(|cell| markdown_cell(cell)).collect()));
+            if r == 0 {
+                let rule = |c| if self.right.contains(&c) { "---:" } else { "---" }.to_string();
+                out.push_str(&line((0..row.len()).map(rule).collect()));
+            }
+        }
+        out
     }
 
     pub fn render(&self, indent: &str) -> String {

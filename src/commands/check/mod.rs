@@ -25,6 +25,7 @@ use crate::loading::refuse_unchecked_testcases;
 use crate::mge_command::MgeCommand;
 use crate::options::EngineOption;
 use crate::report::check::{CheckReport, ModelCheck};
+use crate::report::ci::CiReports;
 use crate::report::junit;
 use crate::report::made_by::Making;
 use crate::report::repro::{self, FailingModel, Folder, Repro};
@@ -58,6 +59,8 @@ enum Role {
         json: bool,
         /// `--junit FILE`.
         junit: Option<PathBuf>,
+        /// `--markdown FILE`, the step summary and annotations.
+        ci: CiReports,
         /// Per model.
         timeout: Option<Duration>,
         /// `--repro DIR`, claimed.
@@ -93,6 +96,7 @@ impl CheckSettings {
         refuse_unchecked_testcases(&engine.network)?;
         engine.claim_files()?;
         junit::claim(args.junit.as_deref())?;
+        let ci = CiReports::from_flags(args.markdown, args.json)?;
         if let Some(dir) = &args.repro.dir {
             repro::claim(dir)?;
         }
@@ -101,6 +105,7 @@ impl CheckSettings {
                 jobs: usize::try_from(args.jobs).unwrap_or(usize::MAX).min(models.len()),
                 json: args.json,
                 junit: args.junit,
+                ci,
                 timeout: args.deadline.timeout,
                 repro: args.repro.dir,
                 require_testcases: args.require_testcases,
@@ -126,6 +131,7 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
         jobs,
         json,
         junit,
+        ci,
         timeout,
         repro,
         require_testcases,
@@ -170,6 +176,7 @@ pub fn check(settings: CheckSettings, global: &Global) -> Result<()> {
     }
     let report = CheckReport::new(checks);
     print(&report, json, &Making::new(&global.runtime, None, &engine.given))?;
+    ci.write("mge check", &suites)?;
     let tally = report.tally;
     // Plain models alone are nothing to run, not a failure to.
     if !anything_ran && tally.failed > 0 {

@@ -20,6 +20,7 @@ use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, unread_differing, Rules, Tolerance};
 use crate::exit::CheckFailed;
 use crate::options::EngineOption;
+use crate::report::ci::CiReports;
 use crate::report::compare::{CompareReport, Walk};
 use crate::report::junit;
 use crate::report::made_by::Making;
@@ -37,6 +38,8 @@ pub struct CompareSettings {
     json: bool,
     /// `--junit FILE`: runs of models only.
     junit: Option<PathBuf>,
+    /// `--markdown FILE`, the step summary and annotations: runs of models only.
+    ci: CiReports,
     sides: Sides,
 }
 
@@ -111,19 +114,24 @@ impl CompareSettings {
                 args.a.display()
             ),
             (_, Some(b)) => {
-                if runs::wants_runs(&args.runs) || args.junit.is_some() {
+                if runs::wants_runs(&args.runs) || args.junit.is_some() || args.markdown.is_some() {
                     bail!(
-                        "feeds, engine options, timing, --junit and --a-options/--b-options/--b-naive/--keep/--repro are for runs of models; {} is not a model",
+                        "feeds, engine options, timing, --junit, --markdown and --a-options/--b-options/--b-naive/--keep/--repro are for runs of models; {} is not a model",
                         args.a.display()
                     );
                 }
                 Sides::Tensors { a: args.a, b }
             }
         };
+        let ci = match sides {
+            Sides::Tensors { .. } => CiReports::default(),
+            _ => CiReports::from_flags(args.markdown, args.json)?,
+        };
         Ok(CompareSettings {
             rules,
             json: args.json,
             junit: args.junit,
+            ci,
             sides,
         })
     }
@@ -137,8 +145,8 @@ fn structure_settings(args: CompareArgs, global: &Global) -> Result<CompareSetti
         _ => bail!("--structure compares the graphs of two model files: give A.mge and B.mge"),
     };
     let runs_nothing = "--structure reads the two files and runs nothing";
-    if runs::runs_alone(&args.runs) || args.junit.is_some() {
-        bail!("{runs_nothing}: feeds, runtimes, timing, --by-op and --junit are for runs");
+    if runs::runs_alone(&args.runs) || args.junit.is_some() || args.markdown.is_some() {
+        bail!("{runs_nothing}: feeds, runtimes, timing, --by-op, --junit and --markdown are for runs");
     }
     let runs = &args.runs;
     let opening = |name: &str, words: &Option<String>| -> Result<Opening> {
@@ -163,6 +171,7 @@ fn structure_settings(args: CompareArgs, global: &Global) -> Result<CompareSetti
         rules: Rules::default(),
         json: args.json,
         junit: None,
+        ci: CiReports::default(),
         sides: Sides::Structures {
             models: [args.a, b],
             openings,
@@ -175,6 +184,7 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
         rules,
         json,
         junit,
+        ci,
         sides,
     } = settings;
     match sides {
@@ -186,8 +196,10 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
         } => {
             let report =
                 folders::compare_folders(&run_settings, &folders, &models, jobs, rules, junit.as_deref(), global)?;
-            junit::write(junit.as_deref(), "mge compare", &report.junit_suites())?;
+            let suites = report.junit_suites();
+            junit::write(junit.as_deref(), "mge compare", &suites)?;
             print(&report, json, &Making::new(&global.runtime, None, &[]))?;
+            ci.write("mge compare", &suites)?;
             if report.failed > 0 {
                 let failed = part_of(report.failed, report.pairs.len(), "pair");
                 return Err(CheckFailed(format!("{failed} failed")).into());
@@ -209,8 +221,10 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
                 junit.as_deref(),
                 global,
             )?;
-            junit::write(junit.as_deref(), "mge compare", &[report.junit_suite()])?;
+            let suites = [report.junit_suite()];
+            junit::write(junit.as_deref(), "mge compare", &suites)?;
             print(&report, json, &Making::new(&global.runtime, None, &[]))?;
+            ci.write("mge compare", &suites)?;
             let failures = report.failures();
             if !failures.is_empty() {
                 return Err(CheckFailed(failures.join("; ")).into());

@@ -1,0 +1,206 @@
+//! Reports where CI shows them: `--markdown` (GitHub-flavoured markdown, read
+//! back with a GFM parser), the summary appended to `GITHUB_STEP_SUMMARY`, and
+//! `::error` workflow commands when `GITHUB_ACTIONS=true`.
+
+use crate::common::*;
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+
+const FAILING_CHECK: [&str; 2] = ["fixtures/conv_float_tc1.mge", "fixtures/conv_float_tc3_wrong.mge"];
+
+/// The cells of every table in `markdown`, row by row (the header first), as
+/// a GitHub-flavoured markdown parser reads them.
+fn table_rows(markdown: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut cell: Option<String> = None;
+    for event in Parser::new_ext(markdown, Options::ENABLE_TABLES) {
+        match event {
+            Event::Start(Tag::TableHead | Tag::TableRow) => rows.push(Vec::new()),
+            Event::Start(Tag::TableCell) => cell = Some(String::new()),
+            Event::Text(text) | Event::Code(text) => {
+                if let Some(cell) = cell.as_mut() {
+                    cell.push_str(&text);
+                }
+            }
+            Event::End(TagEnd::TableCell) => {
+                let row: &mut Vec<String> = rows.last_mut().unwrap();
+                row.push(cell.take().unwrap());
+            }
+            _ => {}
+        }
+    }
+    rows
+}
+
+fn check_failing(extra: &[&str]) -> std::process::Output {
+    mge()
+        .args(["check", "-q"])
+        .args(FAILING_CHECK)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn check_writes_its_summary_as_a_markdown_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("summary.md");
+    run_expecting(
+        mge()
+            .args(["check", "-q"])
+            .args(FAILING_CHECK)
+            .arg("--markdown")
+            .arg(&file),
+        1,
+    );
+    let markdown = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        markdown.starts_with("### mge check: 6 cases, 5 passed, 1 failed\n"),
+        "{markdown}"
+    );
+    let rows = table_rows(&markdown);
+    assert_eq!(
+        rows[0],
+        ["model", "case", "result", "time (s)", "message"],
+        "{markdown}"
+    );
+    // A load and a testcase of the first model, a load and three of the second.
+    assert_eq!(rows.len(), 7, "{markdown}");
+    let failed: Vec<_> = rows.iter().filter(|row| row[2] == "FAILED").collect();
+    assert_eq!(failed.len(), 1, "{markdown}");
+    assert_eq!(failed[0][0], FAILING_CHECK[1], "the name reads back whole: {markdown}");
+    assert_eq!(failed[0][1], "testcase 1");
+    assert!(
+        failed[0][4].starts_with("'feat': got 0.289750, expected 1.289750"),
+        "{markdown}"
+    );
+    // `-` is stdout, after the report.
+    let (stdout, _) = run_expecting(mge().args(["check"]).args(FAILING_CHECK).args(["--markdown", "-"]), 1);
+    let (report, markdown) = stdout.split_once("### mge check").unwrap();
+    assert!(report.contains("3 passed, 1 failed"), "{stdout}");
+    assert_eq!(table_rows(markdown).len(), 7, "{stdout}");
+}
+
+#[test]
+fn compare_writes_its_summary_as_a_markdown_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("summary.md");
+    let mut command = mge();
+    command
+        .args([
+            "compare",
+            "-q",
+            "--no-timing",
+            "fixtures/divergence_a.mge",
+            "fixtures/divergence_b.mge",
+        ])
+        .arg("--markdown")
+        .arg(&file);
+    run_expecting(&mut command, 1);
+    let markdown = std::fs::read_to_string(&file).unwrap();
+    let rows = table_rows(&markdown);
+    assert_eq!(rows.len(), 2, "{markdown}");
+    assert_eq!(rows[1][0], "fixtures/divergence_a.mge vs fixtures/divergence_b.mge");
+    assert_eq!(rows[1][1..3], ["outputs", "FAILED"], "{markdown}");
+    assert!(rows[1][4].contains("'out' err 0.0215283"), "{markdown}");
+}
+
+#[test]
+fn the_step_summary_is_appended_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("step_summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    for _ in 0..2 {
+        run_expecting(
+            mge()
+                .args(["check", "-q"])
+                .args(FAILING_CHECK)
+                .env("GITHUB_STEP_SUMMARY", &summary),
+            1,
+        );
+    }
+    let markdown = std::fs::read_to_string(&summary).unwrap();
+    assert!(markdown.starts_with("earlier step\n"), "{markdown}");
+    assert_eq!(markdown.matches("### mge check: ").count(), 2, "{markdown}");
+    assert_eq!(table_rows(&markdown).len(), 14, "two tables of 7 rows: {markdown}");
+    // A step summary that cannot be opened: a warning, and the check's own verdict.
+    let (_, stderr) = run_expecting(
+        mge()
+            .args(["check", "-q", "fixtures/conv_float_tc1.mge"])
+            .env("GITHUB_STEP_SUMMARY", dir.path().join("no/such/folder.md")),
+        0,
+    );
+    assert!(stderr.contains("warning: GITHUB_STEP_SUMMARY"), "{stderr}");
+}
+
+#[test]
+fn failures_are_annotations_on_github_actions_only() {
+    let on_actions = mge()
+        .args(["check", "-q"])
+        .args(FAILING_CHECK)
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(on_actions.stdout).unwrap();
+    let annotations: Vec<_> = stdout.lines().filter(|line| line.starts_with("::")).collect();
+    assert_eq!(
+        annotations,
+        ["::error title=fixtures/conv_float_tc3_wrong.mge%3A testcase 1::'feat': got 0.289750, expected 1.289750 at index {0,0} of shape {1,8} (error 1)"],
+        "{stdout}"
+    );
+    let elsewhere = check_failing(&[]);
+    assert!(!String::from_utf8_lossy(&elsewhere.stdout).contains("::error"));
+    // With --json on stdout, on stderr, which the runner reads too: the JSON stays whole.
+    let json = mge()
+        .args(["check", "-q", "--json"])
+        .args(FAILING_CHECK)
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    json_of(&String::from_utf8(json.stdout).unwrap());
+    let stderr = String::from_utf8(json.stderr).unwrap();
+    assert!(
+        stderr
+            .lines()
+            .any(|line| line.starts_with("::error title=fixtures/conv_float_tc3_wrong.mge%3A")),
+        "{stderr}"
+    );
+}
+
+/// A name with what ends a cell, a property or a line reads back whole from
+/// the table and from the annotation, as GitHub decodes it.
+#[test]
+fn names_are_escaped_in_markdown_and_annotations() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("w|r*o_n`g%2C,\nx:.mge");
+    std::fs::copy(FAILING_CHECK[1], &model).unwrap();
+    let shown = model.to_str().unwrap().replace('\n', "\\n");
+    let markdown = dir.path().join("summary.md");
+    let output = mge()
+        .args(["check", "-q"])
+        .arg(&model)
+        .arg("--markdown")
+        .arg(&markdown)
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let markdown = std::fs::read_to_string(&markdown).unwrap();
+    let rows = table_rows(&markdown);
+    assert_eq!(rows.len(), 5, "{markdown}");
+    assert!(
+        rows[1..].iter().all(|row| row.len() == 5 && row[0] == shown),
+        "{markdown}"
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let annotation = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("::error title="))
+        .unwrap();
+    let (title, _) = annotation.split_once("::").unwrap();
+    assert!(!title.contains([',', ':', '\n']), "{title}");
+    let decoded = ["%2C", "%3A", "%0A", "%0D", "%25"]
+        .iter()
+        .zip([",", ":", "\n", "\r", "%"])
+        .fold(title.to_string(), |text, (code, c)| text.replace(code, c));
+    assert_eq!(decoded, format!("{}: testcase 1", model.to_str().unwrap()));
+}
