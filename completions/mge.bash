@@ -141,7 +141,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__check)
-            opts="-j -v -q -h --jobs --json --junit --shard --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --no-algo-cache --model-key --model-decryption --c-opr-lib --maxerr --stat --allow-outliers --topk --check-finite --require-testcases --repro --reduce --worker --timeout --lite-lib --runtime-version --verbose --quiet --help"
+            opts="-j -v -q -h --jobs --json --junit --markdown --shard --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --no-algo-cache --model-key --model-decryption --c-opr-lib --maxerr --stat --allow-outliers --topk --check-finite --require-testcases --repro --reduce --worker --timeout --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -156,6 +156,10 @@ _mge() {
                     return 0
                     ;;
                 --junit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --markdown)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -271,7 +275,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__compare)
-            opts="-j -i -v -q -h --maxerr --stat --allow-outliers --topk --atol --rtol --json --junit --jobs --shard --structure --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --no-algo-cache --model-key --model-decryption --c-opr-lib --a-options --b-options --b-naive --a-runtime --b-runtime --no-timing --rounds --timing-budget --min-effect --by-op --by-layer --max-slowdown --keep --no-testcase --repro --timeout --lite-lib --runtime-version --verbose --quiet --help"
+            opts="-j -i -v -q -h --maxerr --stat --allow-outliers --topk --atol --rtol --json --junit --markdown --jobs --shard --structure --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --no-algo-cache --model-key --model-decryption --c-opr-lib --a-options --b-options --b-naive --a-runtime --b-runtime --no-timing --rounds --timing-budget --min-effect --by-op --by-layer --max-slowdown --keep --no-testcase --repro --timeout --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -302,6 +306,10 @@ _mge() {
                     return 0
                     ;;
                 --junit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --markdown)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -127,6 +127,7 @@ complete -c mge -n "__fish_mge_using_subcommand info" -s q -l quiet -d 'Print no
 complete -c mge -n "__fish_mge_using_subcommand info" -s h -l help -d 'Print help'
 complete -c mge -n "__fish_mge_using_subcommand check" -s j -l jobs -d 'Check N models at a time, each batch in its own worker process' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l junit -d 'Also write a JUnit XML report to FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand check" -l markdown -d 'Also write the summary as GitHub-flavoured markdown tables to FILE (`-`: stdout); appended to $GITHUB_STEP_SUMMARY where it is set' -r -F
 complete -c mge -n "__fish_mge_using_subcommand check" -l shard -d 'Check only slice K of N (from 1): models sorted by path, every Nth; for CI matrices' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l device -d 'Device to run on: cpu, cuda or cuda:ID' -r
 complete -c mge -n "__fish_mge_using_subcommand check" -l threads -d 'CPU worker threads' -r
@@ -321,6 +322,7 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -l topk -d 'Judge each 
 complete -c mge -n "__fish_mge_using_subcommand compare" -l atol -d 'Accept |a-b| <= ATOL + RTOL*|b| instead of the AssertEqual error (NumPy\'s allclose)' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l rtol -d 'See --atol' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l junit -d 'Also write a JUnit XML report to FILE (models): outputs that differ and a slowdown beyond --max-slowdown are failures' -r -F
+complete -c mge -n "__fish_mge_using_subcommand compare" -l markdown -d 'Also write the summary as GitHub-flavoured markdown tables to FILE (`-`: stdout), models: appended to $GITHUB_STEP_SUMMARY where it is set' -r -F
 complete -c mge -n "__fish_mge_using_subcommand compare" -s j -l jobs -d 'Run the outputs of N pairs of models at a time (folders of models); timing runs one pair at a time' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l shard -d 'Compare only slice K of N (from 1) of two folders of models: paths sorted, every Nth; for CI matrices' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -s i -l input -d 'Input feed: [NAME:]SOURCE with SOURCE one of #rand(MIN,MAX[,SHAPE]), FILE.npy, FILE.npz[:KEY], an image or a JSON literal; several joined by \';\'; @FILE reads one per line' -r
