@@ -209,39 +209,42 @@ impl<'a> Structure<'a> {
     }
 }
 
+/// One operator of an FBS v2 graph, with its constant tensors.
+fn read_v2_operator(table: Table) -> Result<Operator> {
+    let tensors = table
+        .tables(operator::TENSORS)?
+        .into_iter()
+        .map(|value| {
+            let data = match value.bytes(tensor::DATA)? {
+                Some(range) => &value.buffer()[range],
+                None => &[],
+            };
+            tensor_layout(value, data)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Operator {
+        table,
+        name: table.string(operator::NAME)?,
+        op_type: table
+            .string(operator::TYPE)?
+            .context("an operator has no type")?
+            .to_string(),
+        inputs: table.u32s(operator::INPUTS)?,
+        outputs: table.u32s(operator::OUTPUTS)?,
+        params: params(
+            table,
+            [operator::PARAM_TYPE, operator::PARAM],
+            [V2_ADDITIONAL_PARAM_TYPES, V2_ADDITIONAL_PARAMS],
+        )?,
+        tensors,
+    })
+}
+
 fn read_v2(root: Table) -> Result<Structure> {
     let operators = root
         .tables(model::OPRS)?
         .into_iter()
-        .map(|table| {
-            let tensors = table
-                .tables(operator::TENSORS)?
-                .into_iter()
-                .map(|value| {
-                    let data = match value.bytes(tensor::DATA)? {
-                        Some(range) => &value.buffer()[range],
-                        None => &[],
-                    };
-                    tensor_layout(value, data)
-                })
-                .collect::<Result<Vec<_>>>()?;
-            Ok(Operator {
-                table,
-                name: table.string(operator::NAME)?,
-                op_type: table
-                    .string(operator::TYPE)?
-                    .context("an operator has no type")?
-                    .to_string(),
-                inputs: table.u32s(operator::INPUTS)?,
-                outputs: table.u32s(operator::OUTPUTS)?,
-                params: params(
-                    table,
-                    [operator::PARAM_TYPE, operator::PARAM],
-                    [V2_ADDITIONAL_PARAM_TYPES, V2_ADDITIONAL_PARAMS],
-                )?,
-                tensors,
-            })
-        })
+        .map(read_v2_operator)
         .collect::<Result<Vec<_>>>()?;
     let vars = root
         .tables(model::MIDDLE_TENSORS)?
