@@ -201,9 +201,15 @@ impl Measure {
         }
     }
 
-    /// Whether every turn of `rounds` has this measure's figure.
+    /// Whether every turn of `rounds` has this measure's figure, long enough
+    /// to hold a verdict on: a run's CPU time under `MIN_CPU_MS` is mostly the
+    /// clock's reading and the process's other threads (a 12 µs model
+    /// against itself read `slower`, [1.04, 295]).
     pub fn read_by(self, rounds: &[Vec<Measured>]) -> bool {
-        rounds.iter().flatten().all(|turn| self.of(turn).is_finite())
+        rounds.iter().flatten().all(|turn| match self {
+            Measure::Wall => self.of(turn).is_finite(),
+            Measure::Cpu => self.of(turn) >= MIN_CPU_MS,
+        })
     }
 
     /// As the text says it: `wall time`, `CPU time`.
@@ -214,6 +220,9 @@ impl Measure {
         }
     }
 }
+
+/// The shortest run whose CPU time the rounds are held on.
+const MIN_CPU_MS: f64 = 1.0;
 
 /// The median of a contender's medians of `measure`, one per round: what it gave back to back.
 pub fn median_of_rounds<'a>(rounds: impl IntoIterator<Item = &'a Measured>, measure: Measure) -> f64 {
