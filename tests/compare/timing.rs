@@ -54,7 +54,11 @@ fn both_runs_are_timed_in_rounds_and_timing_only_informs() {
                 && stdout.contains(" (95%, CPU time, looked at 6 rounds): "),
         "{stdout}"
     );
-    assert!(stdout.contains(" cores during the rounds"), "{stdout}");
+    // Said either way: a run this short may be too short for /proc's ticks.
+    assert!(
+        stdout.contains(" cores during the rounds") || stdout.contains("load not measured during the rounds"),
+        "{stdout}"
+    );
     assert!(!stderr.contains("error"), "{stderr}");
     let (stdout, _) = run_expecting(
         mge().args([
@@ -88,8 +92,10 @@ fn both_runs_are_timed_in_rounds_and_timing_only_informs() {
     );
     assert_eq!(timing["reason"].is_null(), speed != "undecided", "{timing}");
     assert_eq!(timing["min_effect_pct"], 2.0);
-    // The load other processes put on the machine, as `run` measures it.
-    assert!(timing["noise"]["other_load_cores"].as_f64().unwrap() >= 0.0, "{timing}");
+    // The load other processes put on the machine, as `run` measures it, or
+    // null where each side's timed runs were too short for /proc's ticks.
+    let load = &timing["noise"]["other_load_cores"];
+    assert!(load.is_null() || load.as_f64().unwrap() >= 0.0, "{timing}");
     assert!(timing["noise"]["cores"].as_u64().unwrap() >= 1, "{timing}");
     // Without --max-slowdown nothing about speed fails the check.
     assert_eq!(timing["too_slow"], false);

@@ -117,7 +117,13 @@ impl TimingComparison {
 
     /// `other processes used 0.12 of 2 cores during the rounds`.
     fn load_text(&self) -> Option<String> {
-        let load = self.noise.other_load_cores?;
+        let Some(load) = self.noise.other_load_cores else {
+            return Some(
+                "other processes' load not measured during the rounds: each side's timed runs were \
+                 too short for /proc's 10 ms ticks"
+                    .to_string(),
+            );
+        };
         Some(format!(
             "other processes used {load:.2} of {} cores during the rounds{}",
             self.noise.cores,
