@@ -23,20 +23,9 @@ for model in "${MODELS[@]}"; do
 done
 cp fixtures/whatchanged/cnn.mge "$ZOO/a/cnn.mge" && cp fixtures/whatchanged/cnn_extra_conv.mge "$ZOO/b/cnn.mge"
 
-burners=()
-stop_burning() {
-    for pid in "${burners[@]}"; do kill "$pid" 2>/dev/null; done
-    for pid in "${burners[@]}"; do wait "$pid" 2>/dev/null; done
-    burners=()
-}
-trap stop_burning EXIT
-
 for phase in $PHASES; do
     if [[ $phase == loaded ]]; then
-        for ((b = 0; b < BURNERS; b++)); do
-            bash -c 'while :; do :; done' &
-            burners+=($!)
-        done
+        start_burners "$BURNERS"
     fi
     echo "$phase: $ZOO/a against $ZOO/b, $((${#MODELS[@]} + 1)) pairs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
     started=$(date +%s.%N)

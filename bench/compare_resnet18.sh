@@ -27,21 +27,6 @@ ARGS=${ARGS:-}
 RESULTS=bench/out/compare_resnet18.tsv
 : >"$RESULTS"
 
-burners=()
-stop_burning() {
-    for pid in "${burners[@]}"; do kill "$pid" 2>/dev/null; done
-    for pid in "${burners[@]}"; do wait "$pid" 2>/dev/null; done
-    burners=()
-}
-trap stop_burning EXIT
-
-burn() { # BURNERS processes burning the CPU until stop_burning
-    for ((b = 0; b < BURNERS; b++)); do
-        bash -c 'while :; do :; done' &
-        burners+=($!)
-    done
-}
-
 compare() { # PHASE A ARGS...: one compare of A, its line, and a row of $RESULTS
     local phase=$1 a=$2 started report code line
     shift 2
@@ -75,13 +60,13 @@ for phase in $PHASES; do
             for ((r = 1; r <= SAME; r++)); do compare quiet "$RESNET" "$RESNET"; done
             ;;
         loaded)
-            burn
+            start_burners "$BURNERS"
             echo "loaded: the model against itself, $SAME times, $BURNERS processes burning the CPU"
             for ((r = 1; r <= SAME; r++)); do compare loaded "$RESNET" "$RESNET"; done
             stop_burning
             ;;
         whatchanged)
-            burn
+            start_burners "$BURNERS"
             echo "whatchanged: cnn_extra_conv.mge against cnn.mge (B slower), $SAME times, $BURNERS processes burning the CPU"
             for ((r = 1; r <= SAME; r++)); do
                 compare whatchanged fixtures/whatchanged/cnn.mge fixtures/whatchanged/cnn_extra_conv.mge

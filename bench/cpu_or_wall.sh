@@ -19,20 +19,9 @@ THREADS=${THREADS:-1 2}
 BURNERS=${BURNERS:-2}
 PHASES=${PHASES:-quiet loaded}
 
-burners=()
-stop_burning() {
-    for pid in "${burners[@]}"; do kill "$pid" 2>/dev/null; done
-    for pid in "${burners[@]}"; do wait "$pid" 2>/dev/null; done
-    burners=()
-}
-trap stop_burning EXIT
-
 for phase in $PHASES; do
     if [[ $phase == loaded ]]; then
-        for ((b = 0; b < BURNERS; b++)); do
-            bash -c 'while :; do :; done' &
-            burners+=($!)
-        done
+        start_burners "$BURNERS"
     fi
     for threads in $THREADS; do
         figures=()

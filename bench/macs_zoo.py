@@ -36,7 +36,7 @@ from megengine.jit import trace
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "fixtures"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from make_zoo_fixtures import ZOO_DUMP, megengine_macs, profiled, total_macs  # noqa: E402
+from make_zoo_fixtures import ZOO_DUMP, megengine_macs, profiled, randomise_bn, total_macs  # noqa: E402
 from resnet18 import ResNet18  # noqa: E402
 
 
@@ -174,15 +174,6 @@ MODELS = {
     "shufflenet_v2": (ShuffleNetV2, (1, 3, 224, 224)),
     "yolox_s": (YOLOXs, (1, 3, 640, 640)),
 }
-
-
-def randomise_bn(net, rng):
-    """BatchNorm statistics away from the identity, as trained ones are."""
-    for module in net.modules():
-        if isinstance(module, M.BatchNorm2d):
-            n = module.num_features
-            module.running_mean[...] = rng.uniform(-0.2, 0.2, (1, n, 1, 1)).astype("float32")
-            module.running_var[...] = rng.uniform(0.5, 1.5, (1, n, 1, 1)).astype("float32")
 
 
 def dump_zoo_style(net, shape, path, rng):
