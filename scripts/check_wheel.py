@@ -4,7 +4,9 @@
     python3 scripts/check_wheel.py WHEEL
 
 - Its name: `mge-VERSION-py3-none-PLATFORM_x86_64.whl`, VERSION being Cargo.toml's, PLATFORM
-  `manylinux_X_Y` or, where maturin's check of the glibc symbols could not give one, `linux`.
+  `manylinux_X_Y` (after its legacy alias, as `manylinux2014_x86_64.manylinux_2_17` from
+  `maturin build --zig`) or, where maturin's check of the glibc symbols could not give one,
+  `linux`.
 - Installed into a fresh virtualenv (pip off every index), that virtualenv's `bin/mge` is
   this tool, of that version, and runs a fixture on the runtime installed already.
 - With MegEngine's wheel in one environment (a stand-in holding what matters here: its
@@ -78,7 +80,7 @@ def main():
         fail("usage: check_wheel.py WHEEL")
     wheel = Path(sys.argv[1]).resolve()
     version = tomllib.loads((ROOT / "Cargo.toml").read_text())["package"]["version"]
-    if not re.fullmatch(rf"mge-{re.escape(version)}-py3-none-(manylinux_\d+_\d+|linux)_x86_64\.whl", wheel.name):
+    if not re.fullmatch(rf"mge-{re.escape(version)}-py3-none-((manylinux\d+_x86_64\.)?manylinux_\d+_\d+|linux)_x86_64\.whl", wheel.name):
         fail(f"{wheel.name}: expected mge-{version}-py3-none-manylinux_X_Y_x86_64.whl or linux_x86_64")
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)

@@ -2873,6 +2873,9 @@ def zoo_graph_cases():
                       ("bytes", f"in/{side}/0002_z.npy", npy(shape=(2,), data=z))]
         cases.append(Case("zoo", f"iodump outputs {label} compare", ["compare", "in/a", "in/b"], setup,
                           hostile_text=label == "hostile names"))
+    return cases
+
+
 def from_python_cases():
     """runtime install --from-python PYTHON where PYTHON is no Python, or
     one whose answer lies (another version, a relative or root folder, a

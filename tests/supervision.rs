@@ -304,10 +304,15 @@ fn tune_rejects_a_candidate_that_changes_the_outputs() {
 
 #[test]
 fn tune_stops_at_its_budget_when_a_candidate_hangs() {
-    // Budget enough for the baseline and the candidates before it on a loaded machine.
-    let (report, took) = tune_rows("hang", "layout-transform", &["--budget", "12"]);
+    // The candidates with --record-comp-seq hang, the first or the second that tune tries
+    // (--layout-transform, tried sixth, went untried under load): the budget runs out in one.
+    let (report, took) = tune_rows("hang", "--record-comp-seq", &["--budget", "12"]);
     assert!(took < Duration::from_secs(12) + PROMPTLY, "took {took:?}");
-    let hung = row(&report, "--layout-transform");
+    let rows = report["candidates"].as_array().unwrap();
+    let hung = rows
+        .iter()
+        .find(|row| row["options"].as_str().unwrap().starts_with("--record-comp-seq"))
+        .unwrap_or_else(|| panic!("no candidate with --record-comp-seq: {report:#}"));
     assert_eq!(hung["status"], "timed_out");
     assert!(
         hung["reason"].as_str().unwrap().ends_with("when the --budget ran out"),

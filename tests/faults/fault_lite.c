@@ -31,7 +31,9 @@
  *   close  closes that pipe, then goes on as without a fault
  *   slow   the call sleeps MGE_FAULT_MS milliseconds (default 50), then does its work
  * MGE_FAULT_ONLY_WITH limits the failure to networks built with one option:
- * "layout-transform" or "cpu-inplace"; MGE_FAULT_SHAPE (e.g. "2,3,16,16") to
+ * "layout-transform" or "cpu-inplace", or to a process whose command line holds
+ * an argument of mge's, such as "--record-comp-seq" (the first candidate tune
+ * tries, whatever the machine's load); MGE_FAULT_SHAPE (e.g. "2,3,16,16") to
  * an input fed in that shape, as an engine that fails at one shape;
  * MGE_FAULT_VAR to a model (FBS v2) that lists a var of that name, as an
  * engine that fails in the operator writing it: a graph cut before it runs.
@@ -209,6 +211,22 @@ static void sleep_fault_ms(void) {
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) != 0) {}
 }
 
+/* Whether this process's command line holds the option `arg`, alone or as `arg=VALUE`
+ * (how mge writes its children's options). */
+static int command_line_has(const char *arg) {
+    static char line[65536];
+    int fd = open("/proc/self/cmdline", O_RDONLY);
+    if (fd < 0) return 0;
+    ssize_t length = read(fd, line, sizeof line - 1);
+    close(fd);
+    if (length <= 0) return 0;
+    line[length] = 0;
+    size_t size = strlen(arg);
+    for (char *at = line; at < line + length; at += strlen(at) + 1)
+        if (!strncmp(at, arg, size) && (at[size] == 0 || at[size] == '=')) return 1;
+    return 0;
+}
+
 static int fail_here(const char *where) {
     const char *fault = getenv("MGE_FAULT");
     const char *at = getenv("MGE_FAULT_AT");
@@ -216,7 +234,8 @@ static int fail_here(const char *where) {
     const char *shape = getenv("MGE_FAULT_SHAPE");
     if (!fault || strcmp(at ? at : "forward", where) != 0) return 0;
     if (only_with && !((!strcmp(only_with, "layout-transform") && layout_transform) ||
-                       (!strcmp(only_with, "cpu-inplace") && cpu_inplace)))
+                       (!strcmp(only_with, "cpu-inplace") && cpu_inplace) ||
+                       (only_with[0] == '-' && command_line_has(only_with))))
         return 0;
     if (shape && !fed_in_faulty_shape(shape)) return 0;
     if (getenv("MGE_FAULT_VAR") && !has_faulty_var) return 0;
