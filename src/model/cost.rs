@@ -26,15 +26,20 @@
 //!   graph does not store (FBS v1 stores none; FBS v2 none for a var whose shape
 //!   is known only at run time, such as the boxes NMS keeps).
 //!
+//! Each type's dtypes are those its operators' outputs have, stored in the
+//! graph or deduced from their inputs (`dtypes::graph_dtypes`): the precision
+//! it runs in (`qint8` where its operators run quantized).
+//!
 //! Shapes are the ones the graph stores for its vars: the shapes MegEngine
 //! inferred from the inputs' when it dumped the graph, batch included
 //! (network_visualize sets the batch to 1 first). A shape known only at run time
 //! depends on the values fed, so no count from the graph can hold it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::dtypes::{dtype_name, graph_dtypes};
 use super::structure::{Operator, Structure};
 use super::GraphFormat;
 use crate::text::counted;
@@ -52,6 +57,9 @@ pub struct TypeCost {
     #[serde(rename = "type")]
     pub op_type: String,
     pub count: usize,
+    /// The dtypes of its operators' outputs, by name, in order, where the
+    /// graph tells them (`dtypes::graph_dtypes`).
+    pub dtypes: BTreeSet<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parameters: Option<Parameters>,
     /// None for a type whose operations are not counted.
@@ -146,6 +154,7 @@ pub fn graph_cost(graph: &Structure) -> GraphCost {
         },
         ..GraphCost::default()
     };
+    let var_dtypes = graph_dtypes(graph);
     for operator in &graph.operators {
         let name = type_name(&operator.op_type);
         let cost = operator_cost(graph, operator, name);
@@ -154,6 +163,8 @@ pub fn graph_cost(graph: &Structure) -> GraphCost {
             ..TypeCost::default()
         });
         row.count += 1;
+        let dtypes = operator.outputs.iter().filter_map(|&id| *var_dtypes.get(id as usize)?);
+        row.dtypes.extend(dtypes.map(dtype_name));
         if let Some(parameters) = cost.parameters {
             let sum = row.parameters.get_or_insert_with(Parameters::default);
             for into in [sum, &mut total.parameters] {

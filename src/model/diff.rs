@@ -21,6 +21,7 @@ use serde::Serialize;
 use anyhow::Result;
 
 use super::cost::{dtype_bits, graph_cost, type_name, GraphCost, Parameters, TypeCost, POOLING_FIELDS};
+use super::dtypes::dtype_name;
 use super::structure::{Dumped, Operator, Param, Structure, Tensor};
 use super::ModelGraph;
 use crate::text::number;
@@ -153,38 +154,6 @@ impl StructureDiff {
             && self.params.differing_tensors == 0
             && self.params.a == self.params.b
     }
-}
-
-/// megdnn's `DTypeEnum`, by number.
-const DTYPES: [&str; 22] = [
-    "float32",
-    "uint8",
-    "int8",
-    "int16",
-    "int32",
-    "intb1",
-    "intb2",
-    "intb4",
-    "byte",
-    "float16",
-    "uintb4",
-    "quint8",
-    "qint32",
-    "qint8",
-    "quint4",
-    "qint4",
-    "qint16",
-    "bfloat16",
-    "bool",
-    "uint16",
-    "qint1",
-    "complex64",
-];
-
-pub fn dtype_name(dtype: u8) -> String {
-    DTYPES
-        .get(dtype as usize)
-        .map_or_else(|| format!("dtype {dtype}"), |name| name.to_string())
 }
 
 /// Two model files' graphs compared (see `diff`), each as the engine runs

@@ -211,6 +211,9 @@ static INDEX_DESC_MASK_DUMP: Schema = Schema {
     required: &[],
 };
 
+/// The `OperatorParam` member that is a `DType` (`TypeCvt`'s: the dtype it converts to).
+pub const DTYPE_PARAM: u8 = 67;
+
 /// The `OperatorParam` union (the same tags in both schemas). The parameter
 /// tables generated from `opr_param_defs.py` hold scalars only; the ones
 /// written by hand in `mgb_cpp_opr.fbs`, and `DType`, have vectors or tables.
@@ -219,7 +222,7 @@ fn operator_param(tag: u8) -> Option<&'static Schema> {
         64 => Some(&DIMSHUFFLE),
         65 => Some(&AXIS_ADD_REMOVE),
         66 => Some(&INDEX_DESC_MASK_DUMP),
-        67 => Some(&DTYPE),
+        DTYPE_PARAM => Some(&DTYPE),
         _ => None,
     }
 }

@@ -15,6 +15,7 @@ use anyhow::{bail, Context, Result};
 
 use super::flatbuffer::Table;
 use super::graph::{model, operator, output, tensor};
+use super::schema::DTYPE_PARAM;
 use super::{type_names, GraphFormat};
 
 /// Field indices of FBS v1's tables (`schema.fbs`).
@@ -293,6 +294,7 @@ fn read_v2(root: Table) -> Result<Structure> {
             }
         }
     }
+    dtypes_from_params(&mut structure)?;
     Ok(structure)
 }
 
@@ -313,7 +315,7 @@ fn read_v1<'a>(root: Table<'a>, tensor_data: &'a [u8]) -> Result<Structure<'a>> 
         None => Vec::new(),
     };
     let metadata = root.table(v1::GRAPH_METADATA)?;
-    Ok(Structure {
+    let mut structure = Structure {
         format: GraphFormat::FbsV1,
         root,
         operators,
@@ -324,7 +326,28 @@ fn read_v1<'a>(root: Table<'a>, tensor_data: &'a [u8]) -> Result<Structure<'a>> 
             model_version: None,
             ..metadata_of(metadata, 3, 2)?
         },
-    })
+    };
+    dtypes_from_params(&mut structure)?;
+    Ok(structure)
+}
+
+/// An operator whose parameter is a dtype (`TypeCvt`'s, with a quantized
+/// one's scale) gives its outputs that dtype where the graph stores none for
+/// them: MegEngine stores a `TypeCvt`'s output without its scale.
+fn dtypes_from_params(structure: &mut Structure) -> Result<()> {
+    for operator in &structure.operators {
+        let Some(param) = operator.params.first().filter(|param| param.tag == DTYPE_PARAM) else {
+            continue;
+        };
+        let (converted, quantized) = (dtype(Some(param.table))?, quantization(Some(param.table))?);
+        for &id in &operator.outputs {
+            if let Some(var) = structure.vars.get_mut(id as usize) {
+                var.quantization = var.quantization.or(quantized);
+                var.dtype = var.dtype.or(converted);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Operator `index` of an FBS v1 graph, whose vars are numbered in the

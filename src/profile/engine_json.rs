@@ -17,7 +17,7 @@ use serde::Deserialize;
 
 use super::OperatorRun;
 use crate::iodump::IndexVar;
-use crate::model::EngineNames;
+use crate::model::{engine_dtype_name, EngineNames};
 
 #[derive(Deserialize)]
 pub struct EngineProfile {
@@ -170,7 +170,7 @@ impl EngineProfile {
                     op_type: entry.op_type.clone(),
                     inputs: inputs.clone(),
                     shape: layout.map(|layout| layout.shape.clone()),
-                    dtype: layout.map(|layout| layout.dtype.to_lowercase()),
+                    dtype: layout.map(|layout| engine_dtype_name(&layout.dtype)),
                     scale: None,
                     zero_point: None,
                     file: None,
@@ -178,6 +178,17 @@ impl EngineProfile {
             }
         }
         Ok(vars)
+    }
+
+    /// The dtype of an operator's first output that is not scratch, as the
+    /// engine laid it out.
+    fn output_dtype(&self, entry: &Operator) -> Option<String> {
+        let var = entry
+            .output
+            .iter()
+            .filter_map(|id| self.graph_exec.var.get(id))
+            .find(|var| !var.is_scratch())?;
+        Some(engine_dtype_name(&var.mem_plan.as_ref()?.layout.dtype))
     }
 
     fn operator(&self, id: &str, names: &EngineNames) -> Result<OperatorRun<RawSpan>> {
@@ -210,6 +221,7 @@ impl EngineProfile {
             device: spans(&self.profiler.device),
             in_shapes: footprint.map(|f| f.in_shapes.clone()).unwrap_or_default(),
             out_shapes: footprint.map(|f| f.out_shapes.clone()).unwrap_or_default(),
+            dtype: self.output_dtype(entry),
             memory_bytes: footprint.and_then(|f| f.memory),
             flops: footprint.and_then(|f| f.computation),
         })

@@ -65,6 +65,9 @@ pub struct OperatorRun<S = Span> {
     pub device: Vec<S>,
     pub in_shapes: Vec<Vec<usize>>,
     pub out_shapes: Vec<Vec<usize>>,
+    /// The dtype of its output (the first, where it has several), as the
+    /// engine laid it out; none where the profile holds no layout of it.
+    pub dtype: Option<String>,
     /// Bytes read and written, where the engine knows.
     pub memory_bytes: Option<u64>,
     pub flops: Option<u64>,
@@ -81,6 +84,7 @@ impl<S> OperatorRun<S> {
             device,
             in_shapes: self.in_shapes,
             out_shapes: self.out_shapes,
+            dtype: self.dtype,
             memory_bytes: self.memory_bytes,
             flops: self.flops,
         }

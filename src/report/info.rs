@@ -187,11 +187,11 @@ impl Report for ModelInfo {
     }
 }
 
-/// The operators by type: count, parameters, MACs and FLOPs, and the totals.
+/// The operators by type: count, dtypes, parameters, MACs and FLOPs, and the totals.
 fn ops_text(ops: &GraphCost) -> String {
     let mut table = Table::new(
-        &["type", "count", "parameters", "bytes", "MACs", "FLOPs"],
-        &[1, 2, 3, 4, 5],
+        &["type", "count", "dtypes", "parameters", "bytes", "MACs", "FLOPs"],
+        &[1, 3, 4, 5, 6],
     );
     let operations = |value: Option<u64>| value.map_or_else(|| "-".to_string(), scaled);
     for row in &ops.types {
@@ -199,9 +199,11 @@ fn ops_text(ops: &GraphCost) -> String {
             Some(parameters) => (grouped(parameters.count), grouped(parameters.bytes)),
             None => (String::new(), String::new()),
         };
+        let dtypes: Vec<&str> = row.dtypes.iter().map(String::as_str).collect();
         table.row(vec![
             row.op_type.clone(),
             row.count.to_string(),
+            dtypes.join(" "),
             count,
             bytes,
             operations(row.macs),
@@ -211,6 +213,7 @@ fn ops_text(ops: &GraphCost) -> String {
     table.row(vec![
         "total".into(),
         ops.operators.to_string(),
+        String::new(),
         grouped(ops.parameters.count),
         grouped(ops.parameters.bytes),
         scaled(ops.macs),

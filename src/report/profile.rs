@@ -105,6 +105,10 @@ pub struct ProfileRow {
     pub in_shapes: Option<Vec<Vec<usize>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub out_shapes: Option<Vec<Vec<usize>>>,
+    /// The operator's output dtype (`--by opr`), where the engine's profile
+    /// holds its layout: `qint8` where it runs quantized.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dtype: Option<String>,
 }
 
 #[derive(Serialize, Debug)]
@@ -195,6 +199,7 @@ struct Accumulated {
     memory: Option<f64>,
     in_shapes: Option<Vec<Vec<usize>>>,
     out_shapes: Option<Vec<Vec<usize>>>,
+    dtype: Option<String>,
 }
 
 /// Adds `value` to a total that stays unknown until something is known.
@@ -270,6 +275,7 @@ fn per_operator(profile: &Profile, selection: &Selection) -> Vec<Accumulated> {
         total.operators.insert(operator.id);
         total.in_shapes.get_or_insert_with(|| operator.in_shapes.clone());
         total.out_shapes.get_or_insert_with(|| operator.out_shapes.clone());
+        total.dtype = total.dtype.take().or_else(|| operator.dtype.clone());
         let time = operator.time_us() / iterations;
         total.time_us += time;
         if let Some(flops) = operator.flops {
@@ -297,7 +303,7 @@ fn per_type(operators: Vec<Accumulated>, aggregate: Aggregate) -> Vec<Accumulate
 }
 
 impl Accumulated {
-    /// The row, with its `share`; ids and shapes are an operator's only.
+    /// The row, with its `share`; ids, shapes and dtypes are an operator's only.
     fn row(self, share: f64, by: Grouping) -> ProfileRow {
         let per_operator = by == Grouping::Opr;
         ProfileRow {
@@ -315,6 +321,7 @@ impl Accumulated {
             memory_bytes: self.memory,
             in_shapes: self.in_shapes.filter(|_| per_operator),
             out_shapes: self.out_shapes.filter(|_| per_operator),
+            dtype: self.dtype.filter(|_| per_operator),
         }
     }
 }
@@ -366,6 +373,7 @@ fn combine(op_type: String, members: &[Accumulated], aggregate: Aggregate) -> Ac
         memory: known(|m| m.memory),
         in_shapes: None,
         out_shapes: None,
+        dtype: None,
     }
 }
 
@@ -494,7 +502,7 @@ impl ProfileReport {
         });
         header.extend(["count", "ms", "share", "GFLOP", "GFLOP/s", "MB"]);
         if self.by == Grouping::Opr {
-            header.push("output shapes");
+            header.extend(["dtype", "output shapes"]);
         }
         let first_number = header.iter().position(|h| *h == "count").expect("count column");
         let right: Vec<usize> = std::iter::once(0).chain(first_number..first_number + 6).collect();
@@ -512,6 +520,9 @@ impl ProfileReport {
                 optional(row.gflops_per_s, |g| format!("{g:.2}")),
                 optional(row.memory_bytes, |m| format!("{:.2}", m / 1e6)),
             ]);
+            if self.by == Grouping::Opr {
+                cells.push(row.dtype.clone().unwrap_or_else(|| "-".into()));
+            }
             if let Some(shapes) = &row.out_shapes {
                 let shapes: Vec<String> = shapes.iter().map(|s| format_shape(s)).collect();
                 cells.push(shapes.join(" "));
@@ -541,6 +552,7 @@ mod tests {
             }],
             in_shapes: Vec::new(),
             out_shapes: vec![vec![1, 2]],
+            dtype: Some("float32".into()),
             memory_bytes: Some(1000),
             flops,
         }

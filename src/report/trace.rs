@@ -105,6 +105,7 @@ fn operator_args(operator: &OperatorRun, iteration: u64, span: &Span) -> Value {
         "iteration": iteration,
         "in_shapes": operator.in_shapes,
         "out_shapes": operator.out_shapes,
+        "dtype": operator.dtype,
         "flops": operator.flops,
         "memory_bytes": operator.memory_bytes,
         "kernel_us": span.kernel_us().map(micros),
@@ -209,6 +210,7 @@ mod tests {
                     device: vec![span("CompNode(\"cpu0:0\" from \"cpu0:0\")", 2.5)],
                     in_shapes: vec![vec![1, 3]],
                     out_shapes: vec![vec![1, 8]],
+                    dtype: Some("float32".into()),
                     memory_bytes: None,
                     flops: Some(48),
                 }],
@@ -232,5 +234,6 @@ mod tests {
         assert_eq!(conv[1]["tid"], 3);
         assert_eq!(conv[1]["args"]["kernel_us"], 4.0);
         assert_eq!(conv[1]["args"]["flops"], 48);
+        assert_eq!(conv[1]["args"]["dtype"], "float32");
     }
 }

@@ -42,44 +42,139 @@ fn pair<'a>(report: &'a Value, var: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no pair of '{var}' in {report}"))
 }
 
-/// An io dump of the int8 graph names each quantized var's dtype and gives
-/// the scale MegEngine's graph loader reads (it wrote `int8` and no scale).
-#[test]
-fn an_io_dump_keeps_quantized_dtypes_and_their_scales() {
-    let manifest = int8_manifest();
+/// The quantized vars of an io dump of `model` on `feed`, by name.
+fn dumped_quantized_vars(model: &str, feed: &str) -> Vec<Value> {
     let dir = tempfile::tempdir().unwrap();
     let io = dir.path().join("io");
-    let feed = format!("data:{}", manifest["feed"].as_str().unwrap());
-    run_expecting(
-        mge()
-            .args([
-                "dump",
-                manifest["models"]["int8"].as_str().unwrap(),
-                "-i",
-                &feed,
-                "--io",
-            ])
-            .arg(&io),
-        0,
-    );
+    run_expecting(mge().args(["dump", model, "-i", feed, "--io"]).arg(&io), 0);
     let index: Value = serde_json::from_slice(&std::fs::read(io.join("index.json")).unwrap()).unwrap();
-    let vars = index["vars"].as_array().unwrap();
-    let expected = manifest["var_scales"]["int8"].as_object().unwrap();
-    for name in [
-        "conv1.ConvBias",
-        "conv2.ConvBias",
-        "conv1.weight",
-        "Pooling",
-        "fc.MatrixMul",
+    let vars = index["vars"].as_array().unwrap().clone();
+    vars.into_iter()
+        .filter(|var| var["dtype"].as_str().unwrap().starts_with('q'))
+        .collect()
+}
+
+/// An io dump of an int8 graph (the QAT fixture, the zoo's MobileNet) names
+/// each quantized var's dtype and gives every one of them the scale
+/// MegEngine's graph loader reads: a `TypeCvt`'s output too, whose scale is
+/// its parameter's (it had none).
+#[test]
+fn an_io_dump_keeps_quantized_dtypes_and_their_scales() {
+    let (int8, zoo) = (int8_manifest(), read_manifest("fixtures/zoo_manifest.json"));
+    let zoo = &zoo["models"]["int8"];
+    for (model, feed, expected) in [
+        (
+            &int8["models"]["int8"],
+            format!("data:{}", int8["feed"].as_str().unwrap()),
+            &int8["var_scales"]["int8"],
+        ),
+        (
+            &zoo["model"],
+            format!("data:{}", zoo["feed"].as_str().unwrap()),
+            &zoo["var_scales"],
+        ),
     ] {
-        let var = vars.iter().find(|var| var["name"] == name).unwrap();
-        let reference = &expected[name];
-        assert_eq!(var["dtype"], reference["dtype"], "{var}");
-        let (scale, reference) = (var["scale"].as_f64().unwrap(), reference["scale"].as_f64().unwrap());
+        let model = model.as_str().unwrap();
+        let vars = dumped_quantized_vars(model, &feed);
+        let expected = expected.as_object().unwrap();
+        assert_eq!(vars.len(), expected.len(), "{model}: {vars:?}");
+        for var in &vars {
+            let name = var["name"].as_str().unwrap();
+            let reference = &expected[name];
+            assert_eq!(var["dtype"], reference["dtype"], "{model}: {var}");
+            let scale = var["scale"]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{model}: {name} has no scale: {var}"));
+            let reference = reference["scale"].as_f64().unwrap();
+            assert!(
+                (scale - reference).abs() <= reference * 1e-6,
+                "{model}: {name}: {scale} against {reference}"
+            );
+        }
+        assert!(vars.iter().any(|var| var["name"] == "fc.TypeCvt"), "{model}");
+    }
+}
+
+/// MegEngine's type of an operator as `mge` names it: `ConvBiasForward` is the
+/// graph loader's `ConvBias`, `PoolingForward` the profiler's `Pooling`.
+fn megengine_type(op_type: &str) -> &str {
+    op_type.strip_suffix("Forward").unwrap_or(op_type)
+}
+
+/// `info --ops` gives each operator type of the float and the int8 graph the
+/// dtypes MegEngine's graph loader gives its operators' outputs (the int8
+/// convolutions `qint8`, the float ones `float32`), in JSON and text.
+#[test]
+fn info_ops_gives_each_type_the_dtypes_of_its_outputs() {
+    let manifest = int8_manifest();
+    for (name, convolution, dtype) in [
+        ("float", "Convolution", "float32"),
+        ("int8", "ConvBiasForward", "qint8"),
+    ] {
+        let model = manifest["models"][name].as_str().unwrap();
+        let (stdout, _) = run_expecting(mge().args(["info", model, "--ops", "--json", "-q"]), 0);
+        let types = json_of(&stdout)["ops"]["types"].as_array().unwrap().clone();
+        let expected = manifest["dtypes_by_type"][name].as_object().unwrap();
+        assert_eq!(types.len(), expected.len(), "{name}: {types:?}");
+        for row in &types {
+            let op_type = megengine_type(row["type"].as_str().unwrap());
+            assert_eq!(row["dtypes"], expected[op_type], "{name}: {row}");
+        }
+        let (text, _) = run_expecting(mge().args(["info", model, "--ops"]), 0);
+        assert!(text.contains("  dtypes  "), "{text}");
+        let line = text.lines().find(|line| line.starts_with(convolution)).unwrap();
+        assert_eq!(line.split_whitespace().nth(2), Some(dtype), "{text}");
+    }
+}
+
+/// `profile` gives each operator its output's dtype, as MegEngine's graph
+/// loader deduces it for the operator's type: in its JSON rows, its table and
+/// its trace's events.
+#[test]
+fn profile_gives_each_operator_its_output_dtype() {
+    let manifest = int8_manifest();
+    let feed = format!("data:{}", manifest["feed"].as_str().unwrap());
+    for (name, convolution, dtype) in [
+        ("float", "ConvolutionForward", "float32"),
+        ("int8", "ConvBiasForward", "qint8"),
+    ] {
+        let model = manifest["models"][name].as_str().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("trace.json");
+        let profile = |json: &[&str]| {
+            let mut command = mge();
+            command.args([
+                "profile", model, "-i", &feed, "--iter", "2", "--warmup", "1", "--top", "100", "-q",
+            ]);
+            run_expecting(command.args(json).arg("-o").arg(&trace), 0).0
+        };
+        let report = json_of(&profile(&["--json"]));
+        let expected = &manifest["dtypes_by_type"][name];
+        let mut checked = 0;
+        for row in report["rows"].as_array().unwrap() {
+            let dtypes = &expected[megengine_type(row["type"].as_str().unwrap())];
+            if let Some(dtypes) = dtypes.as_array() {
+                assert!(dtypes.contains(&row["dtype"]), "{name}: {row} against {dtypes:?}");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 10, "{name}: {report}");
+        let events: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+        let convolutions: Vec<&Value> = events["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|event| event["cat"] == convolution)
+            .collect();
+        assert!(!convolutions.is_empty(), "{name}");
         assert!(
-            (scale - reference).abs() <= reference * 1e-6,
-            "{name}: {scale} against {reference}"
+            convolutions.iter().all(|event| event["args"]["dtype"] == dtype),
+            "{name}: {convolutions:?}"
         );
+        let text = profile(&[]);
+        assert!(text.contains("  dtype  "), "{text}");
+        let line = text.lines().find(|line| line.contains(convolution)).unwrap();
+        assert!(line.contains(&format!("  {dtype}  ")), "{text}");
     }
 }
 
