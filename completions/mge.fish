@@ -84,6 +84,7 @@ median\t'The median element error'"
 complete -c mge -n "__fish_mge_using_subcommand run" -l allow-outliers -d 'The fraction of a tensor\'s elements whose errors may exceed the tolerance (e.g. 0.001)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l topk -d 'Judge each tensor by its K largest indices along the last axis instead of its values (classifiers)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l profile -d 'Write a Chrome trace of separate profiled runs, after the timed ones, to FILE' -r -F
+complete -c mge -n "__fish_mge_using_subcommand run" -l bmf -d 'Also write the timed runs\' median and its 95% interval to FILE in Bencher Metric Format (`latency`, in nanoseconds)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l timeout -d 'Stop the engine\'s work (loading, running) after SECONDS and fail' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l extra-output -d 'Make the internal var VAR an output too, by its name in `mge dump --io`\'s index (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l instances -d 'Run N copies of the network at once, each on a thread and an engine worker of its own, sharing weights' -r
@@ -323,6 +324,7 @@ complete -c mge -n "__fish_mge_using_subcommand compare" -l atol -d 'Accept |a-b
 complete -c mge -n "__fish_mge_using_subcommand compare" -l rtol -d 'See --atol' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l junit -d 'Also write a JUnit XML report to FILE (models): outputs that differ and a slowdown beyond --max-slowdown are failures' -r -F
 complete -c mge -n "__fish_mge_using_subcommand compare" -l markdown -d 'Also write the summary as GitHub-flavoured markdown tables to FILE (`-`: stdout), models: appended to $GITHUB_STEP_SUMMARY where it is set' -r -F
+complete -c mge -n "__fish_mge_using_subcommand compare" -l bmf -d 'Also write B\'s median over the rounds and its 95% interval to FILE in Bencher Metric Format (`latency`, in nanoseconds; models, timed)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand compare" -s j -l jobs -d 'Run the outputs of N pairs of models at a time (folders of models); timing runs one pair at a time' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -l shard -d 'Compare only slice K of N (from 1) of two folders of models: paths sorted, every Nth; for CI matrices' -r
 complete -c mge -n "__fish_mge_using_subcommand compare" -s i -l input -d 'Input feed: [NAME:]SOURCE with SOURCE one of #rand(MIN,MAX[,SHAPE]), FILE.npy, FILE.npz[:KEY], an image or a JSON literal; several joined by \';\'; @FILE reads one per line' -r

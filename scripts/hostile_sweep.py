@@ -522,6 +522,7 @@ WRITERS = {
     # name: (argv before the target, the option, whether it writes a folder)
     "run --outputs": (["run", MODEL, "-q", "--iter", "1"], "--outputs", True),
     "run --profile": (["run", MODEL, "-q", "--iter", "1"], "--profile", False),
+    "run --bmf": (["run", MODEL, "-q", "--iter", "1"], "--bmf", False),
     "profile -o": (["profile", MODEL, "-q", "--iter", "1"], "-o", False),
     "dump --outputs": (["dump", MODEL, "-q"], "--outputs", True),
     "dump --io": (["dump", MODEL, "-q"], "--io", True),

@@ -185,6 +185,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
     pub profile: Option<PathBuf>,
 
+    /// Also write the timed runs' median and its 95% interval to FILE in Bencher Metric Format (`latency`, in nanoseconds)
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT, conflicts_with_all = ["sweep", "repro"])]
+    pub bmf: Option<PathBuf>,
+
     #[command(flatten)]
     pub deadline: DeadlineArgs,
 
@@ -669,6 +673,10 @@ pub struct CompareArgs {
     /// Also write the summary as GitHub-flavoured markdown tables to FILE (`-`: stdout), models: appended to $GITHUB_STEP_SUMMARY where it is set
     #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
     pub markdown: Option<PathBuf>,
+
+    /// Also write B's median over the rounds and its 95% interval to FILE in Bencher Metric Format (`latency`, in nanoseconds; models, timed)
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
+    pub bmf: Option<PathBuf>,
 
     /// Run the outputs of N pairs of models at a time (folders of models); timing runs one pair at a time
     #[arg(short, long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = SUPERVISION)]

@@ -228,6 +228,12 @@ impl MgeCommand {
             .seconds("--max-duration", Some(time_limit))
     }
 
+    /// `--json --warmup N --iter 1 --duration S`: a run measured for S at
+    /// least, whatever a run takes, its statistics in its report.
+    pub fn measured_for(self, warmup: usize, duration: Duration) -> MgeCommand {
+        self.json().runs(warmup, 1).seconds("--duration", Some(duration))
+    }
+
     /// `--json`: the report as one JSON document, for a program to read.
     pub fn json(self) -> MgeCommand {
         self.arg("--json")

@@ -204,3 +204,132 @@ fn names_are_escaped_in_markdown_and_annotations() {
         .fold(title.to_string(), |text, (code, c)| text.replace(code, c));
     assert_eq!(decoded, format!("{}: testcase 1", model.to_str().unwrap()));
 }
+
+/// `--bmf FILE` read back: the benchmarks by name, each its `latency`.
+fn bmf_of(file: &std::path::Path) -> serde_json::Map<String, serde_json::Value> {
+    let text = std::fs::read_to_string(file).unwrap();
+    let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+    parsed.as_object().unwrap().clone()
+}
+
+/// `latency`'s value and bounds, in nanoseconds; the bounds `None` when left out.
+fn latency_ns(benchmark: &serde_json::Value) -> (f64, Option<[f64; 2]>) {
+    let latency = benchmark["latency"].as_object().unwrap();
+    let value = latency["value"].as_f64().unwrap();
+    let bounds = match (latency.get("lower_value"), latency.get("upper_value")) {
+        (Some(low), Some(high)) => Some([low.as_f64().unwrap(), high.as_f64().unwrap()]),
+        (None, None) => None,
+        _ => panic!("one bound without the other: {benchmark}"),
+    };
+    (value, bounds)
+}
+
+fn close_ns(ns: f64, ms: &serde_json::Value) -> bool {
+    (ns - ms.as_f64().unwrap() * 1e6).abs() <= 1e-6 * ns.abs().max(1.0)
+}
+
+#[test]
+fn run_writes_its_median_in_bencher_metric_format_in_nanoseconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bmf.json");
+    let (stdout, _) = run_expecting(
+        mge()
+            .args(["run", "fixtures/conv_float.mge", "--iter", "20", "--json", "--bmf"])
+            .arg(&file),
+        0,
+    );
+    let timing = &json_of(&stdout)["timing_ms"];
+    let benchmarks = bmf_of(&file);
+    assert_eq!(benchmarks.keys().collect::<Vec<_>>(), ["fixtures/conv_float.mge"]);
+    let (value, bounds) = latency_ns(&benchmarks["fixtures/conv_float.mge"]);
+    assert!(close_ns(value, &timing["median"]), "{value} ns, {timing}");
+    let [low, high] = bounds.expect("20 runs give a 95% interval");
+    assert!(low <= value && value <= high, "{low} {value} {high}");
+    assert!(close_ns(low, &timing["median_ci95"][0]) && close_ns(high, &timing["median_ci95"][1]));
+    // Too few runs for a 95% interval: the bounds are left out, as Bencher allows.
+    run_expecting(
+        mge()
+            .args(["run", "fixtures/conv_float.mge", "--iter", "3", "-q", "--json", "--bmf"])
+            .arg(&file),
+        0,
+    );
+    let (_, bounds) = latency_ns(&bmf_of(&file)["fixtures/conv_float.mge"]);
+    assert_eq!(bounds, None);
+    // Never onto an input, and only where runs are timed on feeds.
+    let (_, stderr) = run_expecting(
+        mge().args(["run", "fixtures/conv_float.mge", "--bmf", "fixtures/conv_float.mge"]),
+        2,
+    );
+    assert!(stderr.contains("--bmf fixtures/conv_float.mge: "), "{stderr}");
+    let (_, stderr) = run_expecting(
+        mge().args(["run", "fixtures/conv_float_tc1.mge", "--bmf"]).arg(&file),
+        2,
+    );
+    assert!(
+        stderr.contains("mge: error: --bmf writes the timed runs of fed runs"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn compare_writes_b_s_median_in_bencher_metric_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bmf.json");
+    let b = dir.path().join("b.mge");
+    std::fs::copy("fixtures/conv_float.mge", &b).unwrap();
+    let (stdout, _) = run_expecting(
+        mge()
+            .args(["compare", "fixtures/conv_float.mge"])
+            .arg(&b)
+            .args(["--rounds", "6", "-q", "--json", "--bmf"])
+            .arg(&file),
+        0,
+    );
+    let timing = &json_of(&stdout)["timing"];
+    let benchmarks = bmf_of(&file);
+    let name = b.display().to_string();
+    assert_eq!(benchmarks.keys().collect::<Vec<_>>(), [&name]);
+    let (value, bounds) = latency_ns(&benchmarks[&name]);
+    assert!(close_ns(value, &timing["b_ms"]), "{value} ns, {timing}");
+    let [low, high] = bounds.expect("6 rounds give a 95% interval");
+    assert!(low <= value && value <= high, "{low} {value} {high}");
+    let (_, stderr) = run_expecting(
+        mge()
+            .args([
+                "compare",
+                "fixtures/conv_float.mge",
+                "fixtures/conv_float.mge",
+                "--no-timing",
+                "--bmf",
+            ])
+            .arg(&file),
+        2,
+    );
+    assert!(stderr.contains("mge: error: --bmf writes the timing"), "{stderr}");
+}
+
+#[test]
+fn compare_of_folders_names_each_pair_by_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    for side in ["a", "b"] {
+        std::fs::create_dir_all(dir.path().join(side).join("sub")).unwrap();
+        std::fs::copy("fixtures/conv_float.mge", dir.path().join(side).join("m.mge")).unwrap();
+        std::fs::copy("fixtures/conv_float.mge", dir.path().join(side).join("sub/n.mge")).unwrap();
+    }
+    let file = dir.path().join("bmf.json");
+    run_expecting(
+        mge()
+            .args(["compare", "-q", "--rounds", "6", "--bmf"])
+            .arg(&file)
+            .arg(dir.path().join("a"))
+            .arg(dir.path().join("b")),
+        0,
+    );
+    let benchmarks = bmf_of(&file);
+    assert_eq!(benchmarks.keys().collect::<Vec<_>>(), ["m.mge", "sub/n.mge"]);
+    for benchmark in benchmarks.values() {
+        let (value, bounds) = latency_ns(benchmark);
+        let [low, high] = bounds.expect("6 rounds give a 95% interval");
+        assert!(0.0 < low && low <= value && value <= high, "{benchmark}");
+    }
+}

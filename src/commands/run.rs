@@ -20,6 +20,7 @@ use crate::output_checks::finite::{judge_testcases, warn_non_finite};
 use crate::output_files::{claim_set, npy_file_stem, npy_files, write_set, write_tensors};
 use crate::profile::ProfileCapture;
 use crate::reduce::{Failed, Reducer};
+use crate::report::bmf::{self, Latency};
 use crate::report::check::Tally;
 use crate::report::made_by::Making;
 use crate::report::print;
@@ -61,6 +62,8 @@ pub struct RunSettings {
     instances: Instances,
     /// `--profile FILE`: the Chrome trace of profiled runs after the timed ones.
     profile: Option<PathBuf>,
+    /// `--bmf FILE`, claimed: the timed runs' median in Bencher Metric Format.
+    bmf: Option<PathBuf>,
     check_finite: bool,
     json: bool,
     /// `--repro DIR`, claimed: written by the parent (`Reproducer`).
@@ -113,6 +116,7 @@ impl RunSettings {
                 share_memory: concurrency.share_runtime_memory,
             },
             profile: args.profile,
+            bmf: bmf::claim(args.bmf.as_deref())?,
             check_finite: args.finite.check_finite,
             json: args.json,
             repro: args.repro.dir,
@@ -164,6 +168,9 @@ fn refuse_for_testcases(settings: &RunSettings, options: &NetworkOptions) -> Res
     }
     if !settings.expectations.is_empty() {
         bail!("--expect compares fed runs; the testcases of a container carry their own expectations (add --no-testcase and --input to use --expect)");
+    }
+    if settings.bmf.is_some() {
+        bail!("--bmf writes the timed runs of fed runs, not embedded testcases: add --no-testcase");
     }
     if settings.instances.count > 1 {
         bail!("--instances runs copies of a network on feeds, not embedded testcases: add --no-testcase");
@@ -281,6 +288,13 @@ impl LoadedRun<'_> {
                 .collect(),
             expect: check_expectations(expected, &measured.outputs, &settings.rules)?,
         };
+        let timing = &report.measurement.timing.timing_ms;
+        let latency = Latency {
+            name: settings.model.path.display().to_string(),
+            median_ms: timing.median,
+            interval_ms: timing.median_ci95,
+        };
+        bmf::write(settings.bmf.as_deref(), &[latency])?;
         let making = Making::new(&global.runtime, lite.version().ok(), &settings.model.engine.given);
         print(&report, settings.json, &making)?;
         let non_finite = warn_non_finite(&measured.outputs, "", global);

@@ -3,6 +3,7 @@
 //! (`made_by`: the tool, the runtime, the options, the CPU) and the reproducer
 //! folders of `--repro` (`repro`), which share it.
 
+pub mod bmf;
 pub mod by_op;
 pub mod check;
 pub mod ci;

@@ -20,6 +20,7 @@ use crate::compare::sides::Side;
 use crate::compare::{compare_sides, differing_sources, first_divergence, unread_differing, Rules, Tolerance};
 use crate::exit::CheckFailed;
 use crate::options::EngineOption;
+use crate::report::bmf;
 use crate::report::ci::CiReports;
 use crate::report::compare::{CompareReport, Walk};
 use crate::report::junit;
@@ -40,6 +41,8 @@ pub struct CompareSettings {
     junit: Option<PathBuf>,
     /// `--markdown FILE`, the step summary and annotations: runs of models only.
     ci: CiReports,
+    /// `--bmf FILE`, claimed: timed runs of models only.
+    bmf: Option<PathBuf>,
     sides: Sides,
 }
 
@@ -114,9 +117,10 @@ impl CompareSettings {
                 args.a.display()
             ),
             (_, Some(b)) => {
-                if runs::wants_runs(&args.runs) || args.junit.is_some() || args.markdown.is_some() {
+                if runs::wants_runs(&args.runs) || args.junit.is_some() || args.markdown.is_some() || args.bmf.is_some()
+                {
                     bail!(
-                        "feeds, engine options, timing, --junit, --markdown and --a-options/--b-options/--b-naive/--keep/--repro are for runs of models; {} is not a model",
+                        "feeds, engine options, timing, --junit, --markdown, --bmf and --a-options/--b-options/--b-naive/--keep/--repro are for runs of models; {} is not a model",
                         args.a.display()
                     );
                 }
@@ -127,11 +131,17 @@ impl CompareSettings {
             Sides::Tensors { .. } => CiReports::default(),
             _ => CiReports::from_flags(args.markdown, args.json)?,
         };
+        if let Sides::Runs { runs, .. } | Sides::Folders { runs, .. } = &sides {
+            if args.bmf.is_some() && runs.timing.is_none() {
+                bail!("--bmf writes the timing, and --no-timing or --b-naive leaves it out");
+            }
+        }
         Ok(CompareSettings {
             rules,
             json: args.json,
             junit: args.junit,
             ci,
+            bmf: bmf::claim(args.bmf.as_deref())?,
             sides,
         })
     }
@@ -145,8 +155,8 @@ fn structure_settings(args: CompareArgs, global: &Global) -> Result<CompareSetti
         _ => bail!("--structure compares the graphs of two model files: give A.mge and B.mge"),
     };
     let runs_nothing = "--structure reads the two files and runs nothing";
-    if runs::runs_alone(&args.runs) || args.junit.is_some() || args.markdown.is_some() {
-        bail!("{runs_nothing}: feeds, runtimes, timing, --by-op, --junit and --markdown are for runs");
+    if runs::runs_alone(&args.runs) || args.junit.is_some() || args.markdown.is_some() || args.bmf.is_some() {
+        bail!("{runs_nothing}: feeds, runtimes, timing, --by-op, --junit, --markdown and --bmf are for runs");
     }
     let runs = &args.runs;
     let opening = |name: &str, words: &Option<String>| -> Result<Opening> {
@@ -171,6 +181,7 @@ fn structure_settings(args: CompareArgs, global: &Global) -> Result<CompareSetti
         rules: Rules::default(),
         json: args.json,
         junit: None,
+        bmf: None,
         ci: CiReports::default(),
         sides: Sides::Structures {
             models: [args.a, b],
@@ -185,6 +196,7 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
         json,
         junit,
         ci,
+        bmf,
         sides,
     } = settings;
     match sides {
@@ -198,6 +210,7 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
                 folders::compare_folders(&run_settings, &folders, &models, jobs, rules, junit.as_deref(), global)?;
             let suites = report.junit_suites();
             junit::write(junit.as_deref(), "mge compare", &suites)?;
+            bmf::write(bmf.as_deref(), &report.latencies())?;
             print(&report, json, &Making::new(&global.runtime, None, &[]))?;
             ci.write("mge compare", &suites)?;
             if report.failed > 0 {
@@ -223,6 +236,7 @@ pub fn compare(settings: CompareSettings, global: &Global) -> Result<()> {
             )?;
             let suites = [report.junit_suite()];
             junit::write(junit.as_deref(), "mge compare", &suites)?;
+            bmf::write(bmf.as_deref(), &report.latencies())?;
             print(&report, json, &Making::new(&global.runtime, None, &[]))?;
             ci.write("mge compare", &suites)?;
             let failures = report.failures();

@@ -29,12 +29,15 @@ const TIMING_BUDGET: Duration = Duration::from_secs(60);
 /// Untimed runs of each side in each round: the first runs allocate and fill caches.
 const WARMUP: usize = 2;
 
-/// Each side's timed runs in a round stop after this long or this many runs,
-/// whichever comes first: a model of a millisecond gets 500, one of a hundred
-/// milliseconds 5. Rounds, not runs, narrow the interval: runs in one process
-/// share its luck.
+/// Each side's timed runs in a round last this long, however short a run
+/// (a model of a millisecond gets 500 runs, one of a hundred milliseconds 5,
+/// one of 15 µs some 30,000): the first milliseconds of a process run a
+/// short model at half speed or slower now and then (its engine's threads
+/// still settling), and a window of a few of them made a 15 µs model
+/// against itself read `slower`. Long enough, too, for /proc's ticks to
+/// measure the load meanwhile. Rounds, not runs, narrow the interval: runs
+/// in one process share its luck.
 const ROUND_TIME: Duration = Duration::from_millis(500);
-const ROUND_RUNS: u64 = 500;
 
 /// How two runs are timed.
 pub struct TimingSettings {
@@ -106,13 +109,7 @@ pub fn time_pair(
     pair: &str,
 ) -> Result<std::result::Result<Option<TimingComparison>, String>> {
     let mut sides = TimedPair {
-        commands: [0, 1].map(|at| {
-            // A container is timed on the feeds, or #rand: not on its testcases, which `run` checks instead.
-            two.command(at, MgeCommand::run(models[at]))
-                .no_testcase()
-                .verbose(false)
-                .measured(WARMUP, ROUND_RUNS, ROUND_TIME)
-        }),
+        commands: [0, 1].map(|at| two.command(at, timed_run(models[at]))),
         what: [0, 1].map(|at| format!("run {} ({})", two.runs[at].name, two.side(at, models[at]).describe())),
         timeout: two.timeout,
         failure: None,
@@ -146,6 +143,15 @@ pub fn time_pair(
     Ok(Ok(comparison))
 }
 
+/// A side's timed child in one round, before the side's feeds and options.
+fn timed_run(model: &Path) -> MgeCommand {
+    // A container is timed on the feeds, or #rand: not on its testcases, which `run` checks instead.
+    MgeCommand::run(model)
+        .no_testcase()
+        .verbose(false)
+        .measured_for(WARMUP, ROUND_TIME)
+}
+
 /// The two sides' timed children, and why one was not measured.
 struct TimedPair {
     commands: [MgeCommand; 2],
@@ -176,6 +182,18 @@ mod tests {
 
     use super::*;
     use crate::cli::Cli;
+
+    /// However short a run, a side's timed runs fill the round's time: a
+    /// window of a few milliseconds fell in the process's unsettled start.
+    #[test]
+    fn each_side_is_timed_for_the_whole_round_time() {
+        let command = timed_run(Path::new("m.mge"));
+        let args: Vec<String> = command.args().map(|arg| arg.to_string_lossy().into_owned()).collect();
+        for expected in ["--warmup=2", "--iter=1", "--duration=0.5"] {
+            assert!(args.iter().any(|arg| arg == expected), "{args:?}");
+        }
+        assert!(!args.iter().any(|arg| arg.starts_with("--max-duration")), "{args:?}");
+    }
 
     /// The help's defaults are the ones the timing takes: one definition each.
     #[test]

@@ -10,6 +10,7 @@ use super::two_runs::{RunSide, RunsCompared};
 use super::{cell, heading, status_text};
 use crate::compare::{Divergence, Rules, TensorRow, TensorStatus, Tolerance};
 use crate::model::diff::StructureDiff;
+use crate::report::bmf::Latency;
 use crate::report::by_op::pair_by_op_text;
 use crate::report::junit::{JunitCase, Outcome, Suite};
 use crate::report::table::Table;
@@ -230,6 +231,14 @@ impl FolderReport {
             only_in_b: count(PairStatus::OnlyInB),
             pairs,
         }
+    }
+
+    /// Each timed pair's B latency for `--bmf`, named by its path under the folders.
+    pub fn latencies(&self) -> Vec<Latency> {
+        self.pairs
+            .iter()
+            .filter_map(|pair| Some(pair.timing.as_ref()?.b_latency(&pair.model)))
+            .collect()
     }
 
     pub fn junit_suites(&self) -> Vec<Suite> {

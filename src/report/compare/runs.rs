@@ -15,6 +15,7 @@ use super::{heading, status_text, tensor_table, walk_text};
 use crate::compare::layers::ByLayer;
 use crate::compare::{DifferingSource, Divergence, DivergingVar, Rules, TensorRow, TensorStatus, Tolerance};
 use crate::model::diff::StructureDiff;
+use crate::report::bmf::Latency;
 use crate::report::junit::{JunitCase, Outcome, Suite};
 use crate::report::structure::structure_text;
 use crate::report::Report;
@@ -193,6 +194,14 @@ pub(super) fn pair_cases(
 }
 
 impl TwoRunReport {
+    /// B's latency for `--bmf`, named by B's model; none without timing.
+    pub fn latencies(&self) -> Vec<Latency> {
+        self.timing
+            .iter()
+            .map(|timing| timing.b_latency(&self.b.model))
+            .collect()
+    }
+
     /// Its JUnit suite: the outputs, and the timing when the runs were timed.
     pub fn junit_suite(&self) -> Suite {
         Suite {

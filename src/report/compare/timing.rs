@@ -4,9 +4,11 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use crate::report::bmf::Latency;
 use crate::report::by_op::{by_op_text, ByOp};
 use crate::runner::rounds::{median_of_rounds, Measure};
 use crate::runner::sequential::{rounds_text, Ended, Judged, RoundsNoise, RoundsPlan, Speed};
+use crate::runner::timing::median_interval;
 
 /// The speeds of two runs, timed in rounds.
 #[derive(Serialize)]
@@ -18,6 +20,9 @@ pub struct TimingComparison {
     /// The median of each side's medians of `measure`, one per round, over the rounds of the ratio.
     pub a_ms: f64,
     pub b_ms: f64,
+    /// `b_ms`'s 95% interval: order statistics of B's rounds (`--bmf`).
+    #[serde(skip)]
+    pub b_interval_ms: Option<[f64; 2]>,
     /// B/A: the median of the rounds' ratios, with its 95% interval (over
     /// every look: each look's own is at `look_confidence`).
     pub ratio: f64,
@@ -60,6 +65,13 @@ impl TimingComparison {
             measure: outcome.measure,
             a_ms: median_of_rounds(rounds.iter().map(|round| &round[0]), outcome.measure),
             b_ms: median_of_rounds(rounds.iter().map(|round| &round[1]), outcome.measure),
+            b_interval_ms: median_interval(
+                &rounds
+                    .iter()
+                    .map(|round| outcome.measure.of(&round[1]))
+                    .collect::<Vec<_>>(),
+            )
+            .map(|(low, high)| [low, high]),
             ratio: verdict.ratio.estimate,
             ci95: verdict.interval,
             speed: verdict.speed,
@@ -73,6 +85,15 @@ impl TimingComparison {
             too_slow,
             by_op: None,
         })
+    }
+
+    /// B's latency, named `name`, for `--bmf`.
+    pub fn b_latency(&self, name: &str) -> Latency {
+        Latency {
+            name: name.to_string(),
+            median_ms: self.b_ms,
+            interval_ms: self.b_interval_ms,
+        }
     }
 
     /// `1.615 [1.571, 1.690]`: B/A and its interval.
