@@ -1982,6 +1982,22 @@ def new_folder_cases():
     return cases
 
 
+def engine_error_io_dump_cases():
+    """dump --io of a run the engine refuses part way (the reshape of
+    fails_on_size.mge fed a batch of 2) in both formats, the var the reshape
+    reads named with ESC, BEL, a line break and 100,000 more characters (its
+    name reaches index.json, io.txt and the files' names): the vars before
+    the failure kept, the one error line escaped and bounded, exit 2."""
+    model = lengthened(read_fixture("fixtures/fails_on_size.mge"), b"MUL[0]",
+                       b"M\x1b[31mU\x07L\n" + b"x" * 100_000)
+    setup = [("bytes", "in/f.mge", model), ("copy", "in/b2.npy", "fixtures/feeds/fails_on_size_data.npy")]
+    return [Case("engine-error-io-dump", f"dump --io-format {form} of an engine error, hostile names",
+                 ["dump", "in/f.mge", "-q", "-i", "data:in/b2.npy", "--io-format", form, "--io", "out/io"], setup,
+                 expect_rc=2, present=("out/io/index.json",), said=("the run failed inside the engine at operator",),
+                 hostile_text=True, timeout=120)
+            for form in ("bin", "txt")]
+
+
 def kept_file_cases():
     """tune over a record (and the algorithms beside it) that mge itself
     kept, then damaged: each is a one-line note and a search measured anew,
@@ -2925,6 +2941,7 @@ def round_six_cases():
     """What mge keeps; graphs, names and failures made to make its work grow
     or mislead it; its own memory, the claim of --repro, a sweep's reproducers."""
     return (kept_file_cases()
+            + engine_error_io_dump_cases()
             + new_folder_cases()
             + from_python_cases()
             + shared_table_cases()

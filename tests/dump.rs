@@ -249,6 +249,85 @@ fn text_io_dump_is_indexed_but_not_compared() {
     assert!(stderr.contains("text io dump"), "{stderr}");
 }
 
+/// A run the engine refuses part way (a reshape to a row count the graph
+/// computes, fed a batch of 2: `fixtures/make_runtime_failure_fixtures.py`):
+/// `--io` keeps the vars the engine dumped before it, in both formats, and
+/// index.json says where it stopped; the one error line says so; compare
+/// refuses the partial folder in one line.
+#[test]
+fn a_run_the_engine_refuses_keeps_the_vars_before_it() {
+    let manifest = read_manifest("fixtures/fails_on_size_manifest.json");
+    let (model, input) = (manifest["model"].as_str().unwrap(), manifest["input"].as_str().unwrap());
+    let message = manifest["message"].as_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut kept = Vec::new();
+    for format in ["bin", "txt"] {
+        let io = dir.path().join(format);
+        let mut command = mge();
+        command
+            .args([
+                "dump",
+                model,
+                "-q",
+                "-i",
+                &format!("data:{input}"),
+                "--io-format",
+                format,
+                "--io",
+            ])
+            .arg(&io);
+        let (_, stderr) = run_expecting(&mut command, 2);
+        let errors: Vec<&str> = stderr.lines().filter(|line| line.starts_with("mge: error: ")).collect();
+        let [error] = errors.as_slice() else {
+            panic!("one error line in\n{stderr}");
+        };
+        for said in [
+            "the run failed inside the engine at operator '",
+            &format!(
+                "{} holds the 6 vars dumped before it (index.json: failed_at)",
+                io.display()
+            ),
+            message,
+        ] {
+            assert!(error.contains(said), "{said:?} in {error}");
+        }
+        let index = read_json(&io.join("index.json"));
+        let failed = &index["failed_at"];
+        assert_eq!(failed["var"], manifest["failing_operator"]["var"], "{index}");
+        assert!(failed["type"]
+            .as_str()
+            .unwrap()
+            .starts_with(manifest["failing_operator"]["type"].as_str().unwrap()));
+        assert_eq!(failed["message"], message);
+        let mut names: Vec<&str> = index["vars"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|var| var["name"].as_str().unwrap())
+            .collect();
+        names.sort();
+        assert!(names.contains(&"data") && names.contains(&"MUL[0]"), "{names:?}");
+        kept.push(names.join(","));
+        if format == "bin" {
+            let data = index["vars"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|var| var["name"] == "data")
+                .unwrap();
+            let file = io.join(data["file"].as_str().unwrap());
+            assert_eq!(read_f32(&file), read_f32(&root().join(input)));
+        }
+    }
+    assert_eq!(kept[0], kept[1], "both formats keep the same vars");
+    let bin = dir.path().join("bin");
+    let (_, stderr) = run_expecting(mge().arg("compare").arg(&bin).arg(&bin), 2);
+    assert!(
+        stderr.contains("is the io dump of a run that failed inside the engine at operator"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn dump_needs_something_to_write() {
     let (_, stderr) = run_expecting(mge().args(["dump", "fixtures/conv_float.mge"]), 2);

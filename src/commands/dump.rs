@@ -9,14 +9,15 @@ use anyhow::{bail, Context, Result};
 use tempfile::{TempDir, TempPath};
 
 use crate::cli::{DumpArgs, IoFormat};
-use crate::engine::{IoDump, Lite, NetworkOptions};
+use crate::engine::{EngineError, IoDump, Lite, NetworkOptions};
 use crate::exit::NonFinite;
 use crate::input_files;
 use crate::iodump::{
-    convert_binary, index_text, read_raw_index, refuse_unless_raw, Converted, DumpFormat, Index, TEXT_FILE,
+    convert_binary, failed_at, index_text, read_raw_index, refuse_unless_raw, text_vars, Converted, DumpFormat,
+    Heading, Index, IndexVar, TEXT_FILE,
 };
 use crate::loading::{prepare, Prepared, Testcases};
-use crate::model::{EngineNames, ModelFile, Quantization, EXPECTATION_SUFFIX};
+use crate::model::{EngineNames, GraphOperator, ModelFile, Quantization, EXPECTATION_SUFFIX};
 use crate::output_checks::finite::warn_non_finite;
 use crate::output_files::{claim_file, claim_set, npy_files, write_atomically, write_set, write_tensors, StagedSet};
 use crate::profile::{executed_vars, request_engine_profile};
@@ -27,7 +28,9 @@ use crate::runner::testcase::testcase_values;
 use crate::runner::{RunPlan, Session};
 use crate::settings::Global;
 use crate::settings::ModelSettings;
+use crate::supervise::MAX_TEXT;
 use crate::tensor::HostTensor;
+use crate::text::{counted, cut};
 
 /// What `mge dump` was asked, turned once from `DumpArgs`.
 pub enum DumpSettings {
@@ -115,7 +118,14 @@ impl DumpRun {
             });
         }
         let outputs = match self.outputs.is_some() || io.is_some() {
-            true => run_once(prepared, global)?,
+            true => match run_once(prepared, global) {
+                Ok(outputs) => outputs,
+                // The engine's refusal still keeps the vars it dumped before it.
+                Err(err) => match io {
+                    Some(io) => return Err(io.keep_failed(path, &names, err)),
+                    None => return Err(err),
+                },
+            },
             // Nothing ran: no fast-run cache to save.
             false => {
                 drop(prepared);
@@ -225,6 +235,8 @@ struct IoRequest<'a> {
     format: DumpFormat,
     /// The model graph's quantized vars, whose scales the engine's dump leaves out.
     quantized: HashMap<String, Quantization>,
+    /// The model graph's operators, to say where a run the engine refused stopped.
+    operators: Vec<GraphOperator>,
     profile: TempPath,
     engine_dir: TempDir,
 }
@@ -239,6 +251,9 @@ impl IoRequest<'_> {
         let quantized = model
             .quantized_vars()
             .context("--io: cannot read the quantized vars' scales from the model graph")?;
+        let operators = model
+            .operators()
+            .context("--io: cannot read the operators of the model graph")?;
         let profile = request_engine_profile(options).context("--io needs the engine's profiler")?;
         let engine_dir = tempfile::Builder::new()
             .prefix("mge-io-")
@@ -252,6 +267,7 @@ impl IoRequest<'_> {
             dir,
             format,
             quantized,
+            operators,
             profile,
             engine_dir,
         })
@@ -270,13 +286,22 @@ impl IoRequest<'_> {
                 vars,
                 self.engine_dir.path(),
                 &mut set,
-                (&model_name, outputs),
+                Heading {
+                    model: &model_name,
+                    outputs,
+                    failed_at: None,
+                },
                 &self.quantized,
             )?,
             DumpFormat::Text => {
                 let text = input_files::read(&self.engine_dir.path().join(TEXT_FILE), &input_files::ENGINE_DUMP)?;
                 set.add(TEXT_FILE.into(), &names.restore_bytes(&text))?;
-                index_text(vars, &mut set, (&model_name, outputs))?
+                let heading = Heading {
+                    model: &model_name,
+                    outputs,
+                    failed_at: None,
+                };
+                index_text(vars, &mut set, heading)?
             }
         };
         set.commit().context("--io")?;
@@ -299,6 +324,83 @@ impl IoRequest<'_> {
     }
 }
 
+impl IoRequest<'_> {
+    /// `err`, the engine's refusal of the run, said with DIR, which holds
+    /// the vars the engine dumped before it and where it stopped. Any other
+    /// error leaves DIR unwritten, as does a failure to write it.
+    fn keep_failed(self, model: &Path, names: &EngineNames, err: anyhow::Error) -> anyhow::Error {
+        let Some(engine) = err.chain().find_map(|cause| cause.downcast_ref::<EngineError>()) else {
+            return err;
+        };
+        let message = cut(&engine.message, MAX_TEXT).into_owned();
+        let dir = self.dir;
+        match self.write_partial(model, names, message) {
+            Ok(index) => {
+                let failed = index.failed_at.as_ref().expect("a partial index says where it stopped");
+                let operator = match (&failed.operator, &failed.op_type) {
+                    (Some(operator), Some(op_type)) => format!(" at operator '{operator}' ({op_type})"),
+                    _ => String::new(),
+                };
+                err.context(format!(
+                    "the run failed inside the engine{operator}; {} holds the {} dumped before it (index.json: failed_at)",
+                    dir.display(),
+                    counted(index.vars.len(), "var")
+                ))
+            }
+            Err(not_written) => err.context(format!(
+                "the run failed inside the engine, and --io could not keep the vars before it: {not_written:#}"
+            )),
+        }
+    }
+
+    /// DIR from what the engine dumped before it refused the run: in var-id
+    /// order (the engine wrote no profile), with `failed_at` in the index.
+    fn write_partial(self, model: &Path, names: &EngineNames, message: String) -> Result<Index> {
+        let mut set = StagedSet::new(self.dir).context("--io")?;
+        let model_name = model.display().to_string();
+        let restored = |var: IndexVar| IndexVar {
+            name: names.restore(&var.name).into_owned(),
+            operator: names.restore(&var.operator).into_owned(),
+            inputs: var
+                .inputs
+                .iter()
+                .map(|input| names.restore(input).into_owned())
+                .collect(),
+            ..var
+        };
+        let heading = |vars: &[IndexVar]| Heading {
+            model: &model_name,
+            outputs: Vec::new(),
+            failed_at: Some(failed_at(&self.operators, vars, &message)),
+        };
+        let index = match self.format {
+            DumpFormat::Binary => {
+                let dumped = read_raw_index(self.engine_dir.path())?.map_or_else(Vec::new, |index| index.vars);
+                let vars: Vec<IndexVar> = dumped.into_iter().map(restored).collect();
+                convert_binary(
+                    vars.clone(),
+                    self.engine_dir.path(),
+                    &mut set,
+                    heading(&vars),
+                    &self.quantized,
+                )?
+                .index
+            }
+            DumpFormat::Text => {
+                let path = self.engine_dir.path().join(TEXT_FILE);
+                let text = input_files::read_if_present(&path, &input_files::ENGINE_DUMP)?.unwrap_or_default();
+                let text = names.restore_bytes(&text);
+                let vars = text_vars(&String::from_utf8_lossy(&text));
+                set.add(TEXT_FILE.into(), &text)?;
+                let heading = heading(&vars);
+                index_text(vars, &mut set, heading)?.index
+            }
+        };
+        set.commit().context("--io")?;
+        Ok(index)
+    }
+}
+
 /// `--convert RAW_DIR --io DIR`: a raw io dump from elsewhere in the format `--io` writes.
 fn convert_raw(raw: &Path, dir: &Path) -> Result<Written> {
     if !raw.is_dir() {
@@ -310,14 +412,12 @@ fn convert_raw(raw: &Path, dir: &Path) -> Result<Written> {
     // After the raw files were read: a folder that holds them is refused.
     let mut set = StagedSet::new(dir).context("--io")?;
     // A raw dump comes without its model: its quantized vars' scales are unknown.
-    let index = convert_binary(
-        index.vars,
-        raw,
-        &mut set,
-        (&raw.display().to_string(), index.outputs),
-        &HashMap::new(),
-    )?
-    .index;
+    let heading = Heading {
+        model: &raw.display().to_string(),
+        outputs: index.outputs,
+        failed_at: None,
+    };
+    let index = convert_binary(index.vars, raw, &mut set, heading, &HashMap::new())?.index;
     set.commit().context("--io")?;
     Ok(Written::ConvertedIoDump {
         vars: index.vars.len(),

@@ -100,6 +100,17 @@ impl Side {
                     path.display()
                 );
             }
+            if let Some(failed) = &index.failed_at {
+                let at = failed
+                    .operator
+                    .as_ref()
+                    .map(|operator| format!(" at operator '{operator}'"))
+                    .unwrap_or_default();
+                bail!(
+                    "{} is the io dump of a run that failed inside the engine{at}: it holds only the vars before the failure, and compare needs a whole run's",
+                    path.display()
+                );
+            }
         }
         Ok(Side {
             path: path.to_path_buf(),

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use anyhow::{bail, Context, Result};
 
-use super::index::{write_index, Index, IndexVar};
+use super::index::{write_index, Heading, Index, IndexVar};
 use crate::input_files;
 use crate::model::Quantization;
 use crate::output_files::{npy_file_stem, StagedSet};
@@ -28,15 +28,15 @@ pub struct Converted {
 
 /// Converts the engine's binary dump in `engine_dir` into `.npy` files in
 /// `set` for the `vars` that have one, and adds the index last. A var
-/// names its file in `file` (a raw dump's index), else by its id. `model`
-/// names the model and its `outputs` (none where not known). A quantized
+/// names its file in `file` (a raw dump's index), else by its id. `heading`
+/// names the model and its outputs (none where not known). A quantized
 /// var's scale is the model graph's (`quantized`, by var name): the
 /// engine's files keep only the dtype.
 pub fn convert_binary(
     vars: Vec<IndexVar>,
     engine_dir: &Path,
     set: &mut StagedSet,
-    model: (&str, Vec<String>),
+    heading: Heading,
     quantized: &HashMap<String, Quantization>,
 ) -> Result<Converted> {
     let mut dumped_vars = Vec::new();
@@ -75,19 +75,20 @@ pub fn convert_binary(
         }
         dumped_vars.push(var);
     }
-    if dumped_vars.is_empty() {
+    // A run the engine refused at its first operator dumped none before it.
+    if dumped_vars.is_empty() && heading.failed_at.is_none() {
         bail!("the engine dumped no var");
     }
     Ok(Converted {
-        index: write_index(set, index(model, "bin", dumped_vars))?,
+        index: write_index(set, index(heading, "bin", dumped_vars))?,
         first_non_finite,
     })
 }
 
 /// The index of a text dump: every var, with the layout the engine planned for it.
-pub fn index_text(vars: Vec<IndexVar>, set: &mut StagedSet, model: (&str, Vec<String>)) -> Result<Converted> {
+pub fn index_text(vars: Vec<IndexVar>, set: &mut StagedSet, heading: Heading) -> Result<Converted> {
     Ok(Converted {
-        index: write_index(set, index(model, "txt", vars))?,
+        index: write_index(set, index(heading, "txt", vars))?,
         first_non_finite: None,
     })
 }
@@ -127,12 +128,13 @@ fn deduced_quantization(var: &IndexVar, before: &[IndexVar]) -> (Option<f64>, Op
     }
 }
 
-fn index((model, outputs): (&str, Vec<String>), format: &str, vars: Vec<IndexVar>) -> Index {
+fn index(heading: Heading, format: &str, vars: Vec<IndexVar>) -> Index {
     Index {
-        model: model.to_string(),
+        model: heading.model.to_string(),
         format: format.to_string(),
         vars,
-        outputs,
+        outputs: heading.outputs,
+        failed_at: heading.failed_at,
     }
 }
 

@@ -6,6 +6,7 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
+use super::failed::FailedAt;
 use crate::input_files;
 use crate::output_files::StagedSet;
 
@@ -23,6 +24,16 @@ pub struct Index {
     /// with the vars operators read, what a var's values reach.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outputs: Vec<String>,
+    /// Where a run the engine refused stopped: the dump holds the vars before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_at: Option<FailedAt>,
+}
+
+/// What an index says besides its vars: the model, its outputs, where its run stopped.
+pub struct Heading<'a> {
+    pub model: &'a str,
+    pub outputs: Vec<String>,
+    pub failed_at: Option<FailedAt>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug)]

@@ -66,6 +66,7 @@ pub fn read_raw_index(dir: &Path) -> Result<Option<Index>> {
         format: RAW_FORMAT.to_string(),
         vars,
         outputs: Vec::new(),
+        failed_at: None,
     }))
 }
 

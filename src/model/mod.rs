@@ -123,6 +123,15 @@ struct Graphs {
     testcases: Option<Vec<Range<usize>>>,
 }
 
+/// One operator of a model graph, by the names of its vars.
+#[derive(Clone, Debug)]
+pub struct GraphOperator {
+    pub name: Option<String>,
+    pub op_type: String,
+    pub inputs: Vec<String>,
+    pub outputs: Vec<String>,
+}
+
 impl ModelFile {
     /// Reads a model file only as far as its framing says: a header that does
     /// not fit is refused before the rest of the file is read. `encrypted`
@@ -467,6 +476,34 @@ impl ModelFile {
             .iter()
             .zip(structure.quantizations())
             .filter_map(|(var, quantization)| Some((var.name?.to_string(), quantization?)))
+            .collect())
+    }
+
+    /// The model graph's operators in the graph's order (every operator after
+    /// those it reads from), each with the names of the vars it reads and
+    /// writes. Empty for an encrypted graph, which is not read here.
+    pub fn operators(&self) -> Result<Vec<GraphOperator>> {
+        let Some(graphs) = &self.graphs else {
+            return Ok(Vec::new());
+        };
+        let structure = Structure::read(
+            graphs.format,
+            &self.bytes[graphs.graph_flatbuffer.clone()],
+            &self.bytes[graphs.graph_tensors.clone()],
+        )?;
+        let var_name = |id: &u32| {
+            let name = structure.vars.get(*id as usize).and_then(|var| var.name);
+            name.map_or_else(|| format!("var {id}"), str::to_string)
+        };
+        Ok(structure
+            .operators
+            .iter()
+            .map(|operator| GraphOperator {
+                name: operator.name.map(str::to_string),
+                op_type: operator.op_type.clone(),
+                inputs: operator.inputs.iter().map(var_name).collect(),
+                outputs: operator.outputs.iter().map(var_name).collect(),
+            })
             .collect())
     }
 
