@@ -43,6 +43,8 @@ mod v1 {
 const V2_ADDITIONAL_PARAM_TYPES: usize = 5;
 const V2_ADDITIONAL_PARAMS: usize = 6;
 const V2_OUTPUT_DTYPE: usize = 10;
+/// The `OperatorParam` union's tag of a `DType` table.
+const DTYPE_PARAM_TAG: u8 = 67;
 
 /// `Metadata`'s fields: FBS v1 `is_valid, graph_modified, user_info,
 /// optimize_options`; FBS v2 `is_valid, graph_modified, optimize_options, user_info`.
@@ -280,9 +282,22 @@ fn read_v2(root: Table) -> Result<Structure> {
             ..metadata_of(metadata, 2, 3)?
         },
     };
-    // An output var whose middle tensor holds no dtype, or no scale: the operator's own.
+    // An output var whose middle tensor holds no dtype, or no scale: the
+    // operator's own, or for a TypeCvt (`TypeCvtV2` in the graph) the dtype it
+    // converts to (its parameter).
     for (at, operator) in root.tables(model::OPRS)?.into_iter().enumerate() {
-        let output_dtype = operator.table(V2_OUTPUT_DTYPE)?;
+        let converted_to = structure.operators[at]
+            .op_type
+            .starts_with("TypeCvt")
+            .then(|| {
+                structure.operators[at]
+                    .params
+                    .iter()
+                    .find(|param| param.tag == DTYPE_PARAM_TAG)
+            })
+            .flatten()
+            .map(|param| param.table);
+        let output_dtype = operator.table(V2_OUTPUT_DTYPE)?.or(converted_to);
         if let Some(dtype) = dtype(output_dtype)? {
             let quantized = quantization(output_dtype)?;
             for &id in &structure.operators[at].outputs {

@@ -71,6 +71,9 @@ fn an_io_dump_keeps_quantized_dtypes_and_their_scales() {
         "conv1.weight",
         "Pooling",
         "fc.MatrixMul",
+        // A TypeCvt keeps the dtype it converts to, scale included, in its parameter.
+        "quant.TypeCvt",
+        "fc.TypeCvt",
     ] {
         let var = vars.iter().find(|var| var["name"] == name).unwrap();
         let reference = &expected[name];
