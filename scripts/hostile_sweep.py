@@ -2113,6 +2113,37 @@ def kept_file_cases():
     return cases
 
 
+def quantized_scale_cases():
+    """fixtures/int8/int8.mge with one quantized dtype's scale made hostile (0,
+    negative, NaN, infinite, subnormal, huge) where its bytes lie: the scale of
+    the quantizing TypeCvt, of a weight, of a convolution's output and of the
+    last TypeCvt (which the engine does not check), through `dump --io`,
+    `compare --by-layer` against the float graph and `info --ops`: one line and
+    exit 2, or a report; never a panic. (A zero point is a byte: no value is
+    out of its range.)"""
+    manifest = json.loads(read_fixture("fixtures/int8_manifest.json"))
+    data = read_fixture("fixtures/int8/int8.mge")
+    hostile = {"zero": 0.0, "negative": -0.5, "NaN": float("nan"), "infinite": float("inf"),
+               "subnormal": 1e-45, "huge": 3e38}
+    feed = ("copy", "in/data.npy", "fixtures/int8/data.npy")
+    cases = []
+    for var in ("quant.TypeCvt", "conv1.weight", "conv2.ConvBias", "fc.TypeCvt"):
+        stored = struct.pack("<f", manifest["var_scales"]["int8"][var]["scale"])
+        assert data.count(stored) == 1, var
+        at = data.index(stored)
+        for label, scale in hostile.items():
+            mutated = data[:at] + struct.pack("<f", scale) + data[at + 4:]
+            setup = [("bytes", "in/q.mge", mutated), ("copy", "in/float.mge", "fixtures/int8/float.mge"), feed]
+            name = f"{var} scale {label}"
+            cases.append(Case("quantized-scale", f"{name} dump --io",
+                              ["dump", "--io", "out/io", "in/q.mge", "-i", "data:in/data.npy", "-q"], setup))
+            cases.append(Case("quantized-scale", f"{name} compare --by-layer",
+                              ["compare", "in/float.mge", "in/q.mge", "-i", "data:in/data.npy", "--by-layer",
+                               "--no-timing", "-q"], setup))
+            cases.append(Case("quantized-scale", f"{name} info --ops", ["info", "in/q.mge", "--ops", "-q"], setup))
+    return cases
+
+
 def wide_name_cases():
     """Names that would widen every row of a table: an input or an output
     named in 100 KB to 1 MB through the tables of info, run, check, compare,
@@ -2973,7 +3004,7 @@ def main():
     cases = (path_cases() + mutation_cases() + feed_cases() + number_cases() + output_cases() + file_cases()
              + disk_cases() + runtime_cases() + signal_cases()
              + cwd_cases() + env_cases() + fd_cases() + limit_cases() + name_cases() + odd_path_cases()
-             + round_five_cases() + round_six_cases())
+             + round_five_cases() + round_six_cases() + quantized_scale_cases())
     cases = [c for c in cases if args.only in c.group or args.only in c.name]
     if args.groups:
         cases = [c for c in cases if c.group in args.groups.split(",")]

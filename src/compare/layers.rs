@@ -13,7 +13,7 @@
 //! one kind, their inputs the paired layers' (graph inputs by name), in
 //! execution order; each pair compares the layers' last vars.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use anyhow::{Context, Result};
 use serde::{Serialize, Serializer};
@@ -105,13 +105,34 @@ fn kind(op_type: &str) -> &'static str {
     }
 }
 
-/// How many operators read each var (a var an operator reads twice counts once).
-fn readers(vars: &[IndexVar]) -> HashMap<&str, usize> {
+/// The vars whose values no graph input's values reach: constants, a shape
+/// (`GetVarShape`), and what is computed from them only, such as a batch
+/// norm's scale reshaped to a shape the graph infers (an input absent from
+/// the io dump was inferred, not executed). They are weights, no layer.
+fn constants(vars: &[IndexVar]) -> HashSet<&str> {
+    let dumped: HashSet<&str> = vars.iter().map(|var| var.name.as_str()).collect();
+    let mut constant: HashSet<&str> = HashSet::new();
+    for var in vars {
+        let from_constants = var
+            .inputs
+            .iter()
+            .all(|input| constant.contains(input.as_str()) || !dumped.contains(input.as_str()));
+        let computed = var.op_type != "Host2DeviceCopy" && from_constants;
+        if computed || var.op_type == "GetVarShape" {
+            constant.insert(&var.name);
+        }
+    }
+    constant
+}
+
+/// How many operators read each var's values (a var an operator reads twice
+/// counts once; a constant reads no values).
+fn readers<'a>(vars: &'a [IndexVar], constants: &HashSet<&str>) -> HashMap<&'a str, usize> {
     let mut count: HashMap<&str, usize> = HashMap::new();
     let mut operator = None;
     for var in vars {
         // An operator's output vars follow each other in the index, each with its inputs.
-        if operator == Some(var.operator.as_str()) {
+        if operator == Some(var.operator.as_str()) || constants.contains(var.name.as_str()) {
             continue;
         }
         operator = Some(var.operator.as_str());
@@ -127,10 +148,14 @@ fn readers(vars: &[IndexVar]) -> HashMap<&str, usize> {
 
 /// A side's io dump as layers, in execution order.
 fn layers(vars: &[IndexVar]) -> Vec<Layer> {
-    let readers = readers(vars);
+    let constants = constants(vars);
+    let readers = readers(vars, &constants);
     let mut layers: Vec<Layer> = Vec::new();
     let mut layer_of: HashMap<&str, usize> = HashMap::new();
     for (at, var) in vars.iter().enumerate() {
+        if constants.contains(var.name.as_str()) {
+            continue;
+        }
         let read: Vec<usize> = var
             .inputs
             .iter()
@@ -160,8 +185,6 @@ fn layers(vars: &[IndexVar]) -> Vec<Layer> {
         }
         let inputs = match var.op_type.as_str() {
             "Host2DeviceCopy" => vec![Origin::Input(var.name.clone())],
-            // Constants are no layer: they are where values come from.
-            _ if var.inputs.is_empty() => continue,
             _ => {
                 let mut inputs: Vec<Origin> = read.iter().map(|&layer| Origin::Layer(layer)).collect();
                 inputs.sort();
@@ -404,6 +427,51 @@ mod tests {
             ("conv1.RELU", "conv1.ConvBias"),
             ("down", "down.ConvBias"),
             ("out", "out"),
+        ];
+        assert_eq!(
+            pairs,
+            expected.map(|(x, y)| (x.to_string(), y.to_string())),
+            "{a_layers:?} {b_layers:?}"
+        );
+    }
+
+    /// A batch norm left in a float dump computes its scale from weights
+    /// reshaped to a shape the graph inferred (a `Concat` absent from the io
+    /// dump) and reads the activation's shape: these are weights, so the
+    /// convolution still pairs with the int8 one, as does the residual
+    /// addition after it.
+    #[test]
+    fn weights_computed_at_run_time_are_no_layer() {
+        let a = [
+            var("bn.weight", "ImmutableTensor", &[]),
+            var("bn.Reshape", "Reshape", &["bn.weight", "bn.Concat"]),
+            var("bn.scale", "Elemwise", &["bn.Reshape", "bn.weight"]),
+            var("data", "Host2DeviceCopy", &[]),
+            var("conv1", "ConvolutionForward", &["data", "bn.weight"]),
+            var("shape", "GetVarShape", &["conv1"]),
+            var("conv1.MUL", "Elemwise", &["conv1", "bn.scale", "bn.Reshape"]),
+            var("conv1.RELU", "Elemwise", &["conv1.MUL"]),
+            var("conv2", "ConvolutionForward", &["conv1.RELU", "bn.weight"]),
+            var("add_relu", "Elemwise", &["conv2", "conv1.RELU", "bn.Reshape"]),
+        ];
+        let b = [
+            var("w", "ImmutableTensor", &[]),
+            var("data", "Host2DeviceCopy", &[]),
+            var("quant", "TypeCvt", &["data"]),
+            var("conv1.ConvBias", "ConvBiasForward", &["quant", "w"]),
+            var("conv2.ConvBias", "ConvBiasForward", &["conv1.ConvBias", "w"]),
+            var("add_relu", "ElemwiseMultiType", &["conv2.ConvBias", "conv1.ConvBias"]),
+        ];
+        let (a_layers, b_layers) = (layers(&a), layers(&b));
+        let last = |vars: &[IndexVar], layers: &[Layer], at: usize| vars[layers[at].last].name.clone();
+        let pairs: Vec<(String, String)> = pair_layers(&a_layers, &b_layers)
+            .into_iter()
+            .map(|(x, y)| (last(&a, &a_layers, x), last(&b, &b_layers, y)))
+            .collect();
+        let expected = [
+            ("data", "quant"),
+            ("conv1.RELU", "conv1.ConvBias"),
+            ("add_relu", "add_relu"),
         ];
         assert_eq!(
             pairs,

@@ -219,3 +219,42 @@ fn by_layer_names_the_layer_whose_range_was_ruined() {
     let reference = manifest["sqnr_db_against_float"]["ruined"][ruined].as_f64().unwrap();
     assert!((fall["to_db"].as_f64().unwrap() - reference).abs() < 0.05, "{fall}");
 }
+
+/// A residual block dumped as the zoo's dump.py does
+/// (`fixtures/make_int8_residual_fixtures.py`): the float graph's batch norms
+/// compute their scale at run time from weights reshaped to a shape the
+/// graph infers. Those are weights, no layer: every layer pairs, the stem,
+/// the block's output and the network's with the SQNR MegEngine's Python
+/// measured.
+#[test]
+fn by_layer_pairs_a_residual_block_whose_batch_norms_are_computed_at_run_time() {
+    let manifest = read_manifest("fixtures/int8_residual_manifest.json");
+    let feed = format!("data:{}", manifest["feed"].as_str().unwrap());
+    let (stdout, _) = run_expecting(
+        mge().args([
+            "compare",
+            manifest["models"]["float"].as_str().unwrap(),
+            manifest["models"]["int8"].as_str().unwrap(),
+            "-i",
+            &feed,
+            "--by-layer",
+            "--no-timing",
+            "--json",
+        ]),
+        1,
+    );
+    let report = json_of(&stdout);
+    assert_eq!(report["by_layer_unpaired_a"], 0, "{report}");
+    assert_eq!(report["by_layer_unpaired_b"], 0, "{report}");
+    for stage in ["stem", "block", "out"] {
+        let vars = &manifest["vars"][stage];
+        let pair = pair(&report, vars["float"].as_str().unwrap());
+        assert_eq!(pair["b_var"], vars["int8"], "{report}");
+        let got = pair["sqnr_db"].as_f64().unwrap();
+        let reference = manifest["sqnr_db_against_float"][stage].as_f64().unwrap();
+        assert!(
+            (got - reference).abs() < 0.05,
+            "{stage}: {got} dB against MegEngine's {reference}"
+        );
+    }
+}
