@@ -1171,7 +1171,7 @@ _mge() {
             return 0
             ;;
         mge__subcmd__run)
-            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --no-algo-cache --model-key --model-decryption --c-opr-lib --no-testcase --warmup --iter --duration --max-duration --all-times --outputs --expect --maxerr --stat --allow-outliers --topk --json --profile --bmf --timeout --extra-output --instances --share-runtime-memory --check-finite --repro --reduce --sweep --lite-lib --runtime-version --verbose --quiet --help"
+            opts="-i -v -q -h --input --seed --resize-input --device --threads --cpu-inplace --fast-run --reproducible --fast-run-cache --weight-preprocess --fuse-preprocess --const-shape --fake-first --no-sanity-check --record-comp-seq --graph-opt-level --async-level --jit --workspace-limit --layout --layout-transform --tensorrt --options --full-run --fast-run-shared-batch-size --binary-equal-between-batch --tensorrt-cache --cpu-cores --no-algo-cache --model-key --model-decryption --c-opr-lib --no-testcase --warmup --iter --duration --max-duration --all-times --outputs --expect --maxerr --stat --allow-outliers --topk --json --profile --bmf --markdown --timeout --extra-output --instances --share-runtime-memory --check-finite --repro --reduce --sweep --lite-lib --runtime-version --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1302,6 +1302,10 @@ _mge() {
                     return 0
                     ;;
                 --bmf)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --markdown)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -85,6 +85,7 @@ complete -c mge -n "__fish_mge_using_subcommand run" -l allow-outliers -d 'The f
 complete -c mge -n "__fish_mge_using_subcommand run" -l topk -d 'Judge each tensor by its K largest indices along the last axis instead of its values (classifiers)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l profile -d 'Write a Chrome trace of separate profiled runs, after the timed ones, to FILE' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l bmf -d 'Also write the timed runs\' median and its 95% interval to FILE in Bencher Metric Format (`latency`, in nanoseconds)' -r -F
+complete -c mge -n "__fish_mge_using_subcommand run" -l markdown -d 'Also write the summary (inputs, outputs, timing) as GitHub-flavoured markdown tables to FILE (`-`: stdout, after the report)' -r -F
 complete -c mge -n "__fish_mge_using_subcommand run" -l timeout -d 'Stop the engine\'s work (loading, running) after SECONDS and fail' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l extra-output -d 'Make the internal var VAR an output too, by its name in `mge dump --io`\'s index (repeatable)' -r
 complete -c mge -n "__fish_mge_using_subcommand run" -l instances -d 'Run N copies of the network at once, each on a thread and an engine worker of its own, sharing weights' -r

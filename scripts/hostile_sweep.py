@@ -523,6 +523,7 @@ WRITERS = {
     "run --outputs": (["run", MODEL, "-q", "--iter", "1"], "--outputs", True),
     "run --profile": (["run", MODEL, "-q", "--iter", "1"], "--profile", False),
     "run --bmf": (["run", MODEL, "-q", "--iter", "1"], "--bmf", False),
+    "run --markdown": (["run", MODEL, "-q", "--iter", "1"], "--markdown", False),
     "profile -o": (["profile", MODEL, "-q", "--iter", "1"], "-o", False),
     "dump --outputs": (["dump", MODEL, "-q"], "--outputs", True),
     "dump --io": (["dump", MODEL, "-q"], "--io", True),

@@ -189,6 +189,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", help_heading = OUTPUT, conflicts_with_all = ["sweep", "repro"])]
     pub bmf: Option<PathBuf>,
 
+    /// Also write the summary (inputs, outputs, timing) as GitHub-flavoured markdown tables to FILE (`-`: stdout, after the report)
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT, conflicts_with_all = ["sweep", "repro"])]
+    pub markdown: Option<PathBuf>,
+
     #[command(flatten)]
     pub deadline: DeadlineArgs,
 

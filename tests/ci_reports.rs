@@ -104,6 +104,126 @@ fn compare_writes_its_summary_as_a_markdown_table() {
     assert!(rows[1][4].contains("'out' err 0.0215283"), "{markdown}");
 }
 
+/// A cell of milliseconds (four decimals) read back as the JSON's value.
+fn same_ms(cell: &str, json: &serde_json::Value) -> bool {
+    (cell.parse::<f64>().unwrap() - json.as_f64().unwrap()).abs() <= 5e-5
+}
+
+#[test]
+fn run_writes_its_summary_as_markdown_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("summary.md");
+    let (stdout, _) = run_expecting(
+        mge()
+            .args([
+                "run",
+                "fixtures/conv_float.mge",
+                "--iter",
+                "20",
+                "-q",
+                "--json",
+                "--markdown",
+            ])
+            .arg(&file)
+            .env("GITHUB_STEP_SUMMARY", dir.path().join("step_summary.md")),
+        0,
+    );
+    let json = json_of(&stdout);
+    let markdown = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        markdown.starts_with("### mge run: fixtures/conv\\_float.mge (fbs-v2) on cpu\n"),
+        "{markdown}"
+    );
+    let rows = table_rows(&markdown);
+    assert_eq!(rows.len(), 6, "three tables of a header and a row: {markdown}");
+    assert_eq!(rows[0], ["input", "shape", "dtype", "source"], "{markdown}");
+    assert_eq!(rows[1], ["data", "(1, 3, 16, 16)", "float32", "#rand(0,1)"]);
+    assert_eq!(rows[2], ["output", "shape", "dtype", "min", "max", "mean"]);
+    let output = &json["outputs"][0];
+    assert_eq!(rows[3][..3], ["feat", "(1, 8)", "float32"], "{markdown}");
+    for (cell, stat) in rows[3][3..].iter().zip(["min", "max", "mean"]) {
+        let value: f64 = cell.parse().unwrap();
+        assert!(
+            (value - output[stat].as_f64().unwrap()).abs() <= 5e-7,
+            "{stat}: {cell} {output}"
+        );
+    }
+    let header = [
+        "iterations",
+        "median (ms)",
+        "median's 95% interval (ms)",
+        "min (ms)",
+        "max (ms)",
+        "noise",
+    ];
+    assert_eq!(rows[4], header, "{markdown}");
+    let timing = &json["timing_ms"];
+    let row = &rows[5];
+    assert_eq!(row[0], "20");
+    assert!(same_ms(&row[1], &timing["median"]), "{} vs {timing}", row[1]);
+    let (low, high) = row[2].split_once(" to ").unwrap();
+    assert!(same_ms(low, &timing["median_ci95"][0]) && same_ms(high, &timing["median_ci95"][1]));
+    assert!(same_ms(&row[3], &timing["min"]) && same_ms(&row[4], &timing["max"]));
+    assert!(
+        row[5].contains("CPU frequency") || row[5].contains("MHz"),
+        "the noise line: {}",
+        row[5]
+    );
+    // Only check and compare append to the step summary.
+    assert!(!dir.path().join("step_summary.md").exists());
+    // `-` is stdout, after the report.
+    let (stdout, _) = run_expecting(
+        mge().args(["run", "fixtures/conv_float.mge", "--iter", "3", "--markdown", "-"]),
+        0,
+    );
+    let (report, markdown) = stdout.split_once("### mge run: ").unwrap();
+    assert!(report.contains("timing   3 iterations"), "{stdout}");
+    let rows = table_rows(markdown);
+    assert_eq!(rows.len(), 6, "{stdout}");
+    assert_eq!(rows[5][2], "too few runs (6 needed)", "{stdout}");
+}
+
+#[test]
+fn run_refuses_markdown_onto_an_input_and_for_testcases() {
+    let model = std::fs::read("fixtures/conv_float.mge").unwrap();
+    let (_, stderr) = run_expecting(
+        mge().args([
+            "run",
+            "fixtures/conv_float.mge",
+            "--markdown",
+            "fixtures/conv_float.mge",
+        ]),
+        2,
+    );
+    assert!(
+        stderr.contains("mge: error: --markdown fixtures/conv_float.mge: "),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read("fixtures/conv_float.mge").unwrap(),
+        model,
+        "the input is intact"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("summary.md");
+    let (_, stderr) = run_expecting(
+        mge()
+            .args(["run", "fixtures/conv_float_tc1.mge", "--markdown"])
+            .arg(&file),
+        2,
+    );
+    assert!(
+        stderr.contains("mge: error: --markdown writes the summary of fed runs"),
+        "{stderr}"
+    );
+    let (_, stderr) = run_expecting(
+        mge().args(["run", "fixtures/conv_float.mge", "--json", "--markdown", "-"]),
+        2,
+    );
+    assert!(stderr.contains("--markdown - and --json both write stdout"), "{stderr}");
+    assert!(!file.exists());
+}
+
 #[test]
 fn the_step_summary_is_appended_to() {
     let dir = tempfile::tempdir().unwrap();

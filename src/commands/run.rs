@@ -22,6 +22,7 @@ use crate::profile::ProfileCapture;
 use crate::reduce::{Failed, Reducer};
 use crate::report::bmf::{self, Latency};
 use crate::report::check::Tally;
+use crate::report::ci::{claim_markdown, write_markdown};
 use crate::report::made_by::Making;
 use crate::report::print;
 use crate::report::repro::{self, FailingModel, Folder, Reduction, Repro};
@@ -64,6 +65,8 @@ pub struct RunSettings {
     profile: Option<PathBuf>,
     /// `--bmf FILE`, claimed: the timed runs' median in Bencher Metric Format.
     bmf: Option<PathBuf>,
+    /// `--markdown FILE`, claimed (`-`: stdout): the run's summary as markdown tables.
+    markdown: Option<PathBuf>,
     check_finite: bool,
     json: bool,
     /// `--repro DIR`, claimed: written by the parent (`Reproducer`).
@@ -117,6 +120,7 @@ impl RunSettings {
             },
             profile: args.profile,
             bmf: bmf::claim(args.bmf.as_deref())?,
+            markdown: claim_markdown(args.markdown, args.json)?,
             check_finite: args.finite.check_finite,
             json: args.json,
             repro: args.repro.dir,
@@ -171,6 +175,9 @@ fn refuse_for_testcases(settings: &RunSettings, options: &NetworkOptions) -> Res
     }
     if settings.bmf.is_some() {
         bail!("--bmf writes the timed runs of fed runs, not embedded testcases: add --no-testcase");
+    }
+    if settings.markdown.is_some() {
+        bail!("--markdown writes the summary of fed runs, not embedded testcases: add --no-testcase (or use `mge check --markdown`)");
     }
     if settings.instances.count > 1 {
         bail!("--instances runs copies of a network on feeds, not embedded testcases: add --no-testcase");
@@ -297,6 +304,7 @@ impl LoadedRun<'_> {
         bmf::write(settings.bmf.as_deref(), &[latency])?;
         let making = Making::new(&global.runtime, lite.version().ok(), &settings.model.engine.given);
         print(&report, settings.json, &making)?;
+        write_markdown(settings.markdown.as_deref(), &report.markdown())?;
         let non_finite = warn_non_finite(&measured.outputs, "", global);
         verdict(&report, non_finite.filter(|_| settings.check_finite))
     }

@@ -38,16 +38,7 @@ impl CiReports {
     /// From `--markdown` and `--json`, and the environment; claims the
     /// markdown file before any work, as every report file is.
     pub fn from_flags(markdown: Option<PathBuf>, json: bool) -> Result<CiReports> {
-        if json && markdown.as_deref() == Some(Path::new("-")) {
-            bail!("--markdown - and --json both write stdout: give --markdown a file");
-        }
-        let markdown = markdown.map(|path| match path == Path::new("-") {
-            true => PathBuf::from("/dev/stdout"),
-            false => path,
-        });
-        if let Some(path) = &markdown {
-            claim_file("--markdown", path).with_context(|| format!("--markdown {}", path.display()))?;
-        }
+        let markdown = claim_markdown(markdown, json)?;
         let step_summary = std::env::var_os("GITHUB_STEP_SUMMARY")
             .filter(|path| !path.is_empty())
             .map(PathBuf::from);
@@ -84,10 +75,31 @@ impl CiReports {
                 warning(format!("GITHUB_STEP_SUMMARY {}: {error}", path.display()));
             }
         }
-        match &self.markdown {
-            Some(path) => write_atomically(path, summary.as_bytes()).context("--markdown"),
-            None => Ok(()),
-        }
+        write_markdown(self.markdown.as_deref(), &summary)
+    }
+}
+
+/// Claims `--markdown FILE` before any work, as every report file is: `-`
+/// becomes stdout, which `--json` holds whole.
+pub fn claim_markdown(markdown: Option<PathBuf>, json: bool) -> Result<Option<PathBuf>> {
+    if json && markdown.as_deref() == Some(Path::new("-")) {
+        bail!("--markdown - and --json both write stdout: give --markdown a file");
+    }
+    let markdown = markdown.map(|path| match path == Path::new("-") {
+        true => PathBuf::from("/dev/stdout"),
+        false => path,
+    });
+    if let Some(path) = &markdown {
+        claim_file("--markdown", path).with_context(|| format!("--markdown {}", path.display()))?;
+    }
+    Ok(markdown)
+}
+
+/// Writes `summary` to the claimed `--markdown` file, whole or not at all.
+pub fn write_markdown(path: Option<&Path>, summary: &str) -> Result<()> {
+    match path {
+        Some(path) => write_atomically(path, summary.as_bytes()).context("--markdown"),
+        None => Ok(()),
     }
 }
 

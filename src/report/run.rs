@@ -17,7 +17,7 @@ use crate::runner::pinning::PinnedThread;
 use crate::runner::testcase::{OutputCheck, TestcaseRun, TestcaseStatus};
 use crate::runner::timing::{ColdStart, Timing, TimingReport};
 use crate::tensor::{format_shape, DType, HostTensor};
-use crate::text::{counted, number, part_of, printable};
+use crate::text::{counted, markdown_cell, number, part_of, printable};
 
 /// `mge run` with feeds.
 #[derive(Serialize)]
@@ -262,7 +262,8 @@ impl Measurement {
         }
     }
 
-    fn to_text(&self, out: &mut String) {
+    /// The feeds, one row each.
+    fn inputs_table(&self) -> Table {
         let mut inputs = Table::new(&["input", "shape", "dtype", "source"], &[]);
         for input in &self.inputs {
             inputs.row(vec![
@@ -272,7 +273,11 @@ impl Measurement {
                 input.source.clone(),
             ]);
         }
-        out.push_str(&inputs.render(""));
+        inputs
+    }
+
+    fn to_text(&self, out: &mut String) {
+        out.push_str(&self.inputs_table().render(""));
         out.push_str(&stats_table("output", &self.outputs).render(""));
         let t = &self.timing.timing_ms;
         if let Some(cold_start) = &t.cold_start {
@@ -335,6 +340,11 @@ fn plural(count: usize) -> &'static str {
 
 /// The noise figures, for people: one `noise` line.
 fn noise_text(noise: &Noise) -> String {
+    format!("noise    {}\n", noise_figures(noise))
+}
+
+/// What the `noise` line says, without its label.
+fn noise_figures(noise: &Noise) -> String {
     let mut parts = Vec::new();
     if let Some(spread) = noise.spread_percent {
         parts.push(format!("spread {spread:.1}% of the median (p10 to p90)"));
@@ -355,7 +365,7 @@ fn noise_text(noise: &Noise) -> String {
         Some([low, high]) => format!("cores at {low:.0} to {high:.0} MHz"),
         None => "CPU frequency not exposed".to_string(),
     });
-    format!("noise    {}\n", parts.join(", "))
+    parts.join(", ")
 }
 
 /// The one-line warning about noisy runs (see `Noise::is_large`).
@@ -524,6 +534,46 @@ pub fn stats_table(title: &str, tensors: &[TensorStats]) -> Table {
         ]);
     }
     table
+}
+
+impl RunReport {
+    /// The run's summary in GitHub-flavoured markdown (`--markdown`): a
+    /// heading naming the model, then the inputs, the outputs with their
+    /// value ranges, and the timing with the noise line's figures, as tables.
+    pub fn markdown(&self) -> String {
+        let target = &self.target;
+        let t = &self.measurement.timing.timing_ms;
+        let mut timing = Table::new(
+            &[
+                "iterations",
+                "median (ms)",
+                "median's 95% interval (ms)",
+                "min (ms)",
+                "max (ms)",
+                "noise",
+            ],
+            &[0, 1, 2, 3, 4],
+        );
+        timing.row(vec![
+            t.iterations.to_string(),
+            format!("{:.4}", t.median),
+            match t.median_ci95 {
+                Some([low, high]) => format!("{low:.4} to {high:.4}"),
+                None => "too few runs (6 needed)".to_string(),
+            },
+            format!("{:.4}", t.min),
+            format!("{:.4}", t.max),
+            noise_figures(&self.noise),
+        ]);
+        let heading = format!("{} ({}) on {}", printable(&target.model), target.format, target.device);
+        [
+            format!("### mge run: {}\n", markdown_cell(&heading)),
+            self.measurement.inputs_table().render_markdown(),
+            stats_table("output", &self.measurement.outputs).render_markdown(),
+            timing.render_markdown(),
+        ]
+        .join("\n")
+    }
 }
 
 impl Report for RunReport {
