@@ -333,3 +333,87 @@ fn dump_needs_something_to_write() {
     let (_, stderr) = run_expecting(mge().args(["dump", "fixtures/conv_float.mge"]), 2);
     assert!(stderr.contains("--outputs"), "{stderr}");
 }
+
+/// A model whose score filter keeps nothing for a feed of zeros, as a
+/// detector's can (`fixtures/make_runtime_failure_fixtures.py`): the empty
+/// output is written with megenginelite's shape, the text io dump holds the
+/// empty var, and the binary one, which MegEngine's dumper refuses (its
+/// assertion, recorded by megenginelite), is said to be the dumper's, with
+/// the way out.
+#[test]
+fn an_output_that_keeps_nothing_is_empty_and_only_the_binary_dumper_refuses_it() {
+    let manifest = read_manifest("fixtures/keeps_nothing_manifest.json");
+    let model = manifest["model"].as_str().unwrap();
+    let expected = &manifest["outputs"]["zeros"];
+    let dir = tempfile::tempdir().unwrap();
+    let zeros = ["-i", "data:#rand(0,0)"];
+
+    let outputs = dir.path().join("outputs");
+    run_expecting(
+        mge()
+            .args(["dump", model, "-q"])
+            .args(zeros)
+            .arg("--outputs")
+            .arg(&outputs),
+        0,
+    );
+    for name in ["kept", "relu"] {
+        let written = read_f32(&outputs.join(format!("{name}.npy")));
+        let shape: Vec<usize> = serde_json::from_value(expected[name]["shape"].clone()).unwrap();
+        let values: Vec<f32> = serde_json::from_value(expected[name]["values"].clone()).unwrap();
+        assert_eq!(written.shape(), shape.as_slice(), "{name}");
+        assert_eq!(written.iter().copied().collect::<Vec<f32>>(), values, "{name}");
+    }
+
+    let (stdout, _) = run_expecting(mge().args(["run", model, "--iter", "1"]).args(zeros), 0);
+    let row = stdout.lines().find(|line| line.starts_with("kept ")).unwrap();
+    assert_eq!(
+        row.split_whitespace().collect::<Vec<_>>(),
+        ["kept", "(0,)", "float32", "-", "-", "-"]
+    );
+
+    let text = dir.path().join("txt");
+    run_expecting(
+        mge()
+            .args(["dump", model, "-q", "--io-format", "txt"])
+            .args(zeros)
+            .arg("--io")
+            .arg(&text),
+        0,
+    );
+    let index = read_json(&text.join("index.json"));
+    assert!(
+        index["vars"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|var| var["name"] == "kept"),
+        "the empty output among the vars of {index}"
+    );
+    let dumped = std::fs::read_to_string(text.join("io.txt")).unwrap();
+    assert!(dumped.contains("name=kept layout={0(1) Float32}"), "{dumped}");
+
+    let binary = dir.path().join("bin");
+    let mut command = mge();
+    command
+        .args(["dump", model, "-q", "--io-format", "bin"])
+        .args(zeros)
+        .arg("--io")
+        .arg(&binary);
+    let (_, stderr) = run_expecting(&mut command, 2);
+    let errors: Vec<&str> = stderr.lines().filter(|line| line.starts_with("mge: error: ")).collect();
+    let [error] = errors.as_slice() else {
+        panic!("one error line in\n{stderr}");
+    };
+    for said in [
+        "the engine's binary io dumper refused a var",
+        "empty tensor",
+        "--io-format txt dumps it",
+    ] {
+        assert!(error.contains(said), "{said:?} in {error}");
+    }
+    let refusal = manifest["binary_dump_refusal"].as_str().unwrap();
+    let assertion = refusal.split(" at ").next().unwrap();
+    let failed = &read_json(&binary.join("index.json"))["failed_at"];
+    assert!(failed["message"].as_str().unwrap().contains(assertion), "{failed}");
+}

@@ -320,6 +320,7 @@ fn differing_outputs_of_compare_reproduce_from_their_folder() {
             "-q",
             "-i",
             "fixtures/feeds/divergence_data.npy",
+            "--no-timing",
             "--repro",
         ])
         .arg(&repro);

@@ -230,6 +230,10 @@ fn dump_layout_transformed(prepared: &Prepared) -> Result<TempPath> {
 /// `--io DIR`: the engine writes its dump into a temporary folder; DIR is
 /// made only after the run, from the dump and the vars the profiler saw run,
 /// as one set of files.
+/// What MegEngine's binary io dumper asserts of each var it writes, which a
+/// tensor of no elements fails (megdnn calls empty layouts not contiguous).
+const BINARY_DUMPER_EMPTY: &str = "value.layout().is_contiguous()";
+
 struct IoRequest<'a> {
     dir: &'a Path,
     format: DumpFormat,
@@ -333,6 +337,7 @@ impl IoRequest<'_> {
             return err;
         };
         let message = cut(&engine.message, MAX_TEXT).into_owned();
+        let by_dumper = self.format == DumpFormat::Binary && message.contains(BINARY_DUMPER_EMPTY);
         let dir = self.dir;
         match self.write_partial(model, names, message) {
             Ok(index) => {
@@ -341,8 +346,16 @@ impl IoRequest<'_> {
                     (Some(operator), Some(op_type)) => format!(" at operator '{operator}' ({op_type})"),
                     _ => String::new(),
                 };
+                let what = if by_dumper {
+                    format!(
+                        "the engine's binary io dumper refused a var{operator}: it cannot write an empty \
+                         tensor (no elements), which the model itself may give; --io-format txt dumps it"
+                    )
+                } else {
+                    format!("the run failed inside the engine{operator}")
+                };
                 err.context(format!(
-                    "the run failed inside the engine{operator}; {} holds the {} dumped before it (index.json: failed_at)",
+                    "{what}; {} holds the {} dumped before it (index.json: failed_at)",
                     dir.display(),
                     counted(index.vars.len(), "var")
                 ))

@@ -707,6 +707,11 @@ impl Network {
 
     /// The tensor's memory, checked to hold `expected` bytes.
     fn memory(&self, tensor: ffi::LiteTensor, expected: usize) -> Result<*mut c_void> {
+        if expected == 0 {
+            // An empty tensor (a filter or NMS that kept nothing) may have no memory at all;
+            // no byte is read or written, and a copy still needs a pointer that is not null.
+            return Ok(ptr::NonNull::<c_void>::dangling().as_ptr());
+        }
         let api = &self.runtime.api;
         let mut size = 0usize;
         // SAFETY: tensor handle from `tensor()`, valid out-pointer.

@@ -524,13 +524,18 @@ pub fn stats_table(title: &str, tensors: &[TensorStats]) -> Table {
     let mut table = Table::new(&[title, "shape", "dtype", "min", "max", "mean"], &[3, 4, 5]);
     for t in tensors {
         let integer = DType::from_name(&t.dtype).is_some_and(|dtype| !dtype.is_float());
+        // An empty tensor (a filter that kept nothing) has no range: not NaN, which a value can be.
+        let figure = |value| match t.shape.contains(&0) {
+            true => "-".to_string(),
+            false => decimals(value, integer),
+        };
         table.row(vec![
             t.name.clone(),
             format_shape(&t.shape),
             t.dtype.clone(),
-            decimals(t.min, integer),
-            decimals(t.max, integer),
-            decimals(t.mean, integer),
+            figure(t.min),
+            figure(t.max),
+            figure(t.mean),
         ]);
     }
     table

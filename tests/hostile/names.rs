@@ -390,7 +390,16 @@ fn models_and_feeds_that_start_with_a_dash_reach_every_child() {
     );
 
     for args in [
-        &["compare", "s.mge", "--b-options", "--threads 2", "-i=-0.5", "-q"][..],
+        &[
+            "compare",
+            "s.mge",
+            "--b-options",
+            "--threads 2",
+            "-i=-0.5",
+            "-q",
+            "--rounds",
+            "6",
+        ][..],
         &["compare", "--b-naive", "-q", "--", "-s.mge"],
     ] {
         let mut compare = mge();
