@@ -88,6 +88,10 @@ struct Layer {
     /// The var of its first operator, and its last var: what is compared.
     head: usize,
     last: usize,
+    /// Its last var is weighed inside another layer's operator (MegEngine folds
+    /// a branch's batch norm into the residual add, `FUSE_MUL_ADD4`): that var
+    /// is not the branch's finished value, so no fall is measured at it.
+    finished_elsewhere: bool,
 }
 
 /// What a layer's first operator does, whatever its variant: a float
@@ -166,6 +170,12 @@ fn layers(vars: &[IndexVar]) -> Vec<Layer> {
             _ => None,
         };
         if let Some(layer) = fused {
+            if var.inputs.iter().any(|input| constants.contains(input.as_str())) {
+                for &other in read.iter().filter(|&&other| other != layer) {
+                    let last = &vars[layers[other].last].name;
+                    layers[other].finished_elsewhere |= var.inputs.contains(last);
+                }
+            }
             let fused = &mut layers[layer];
             fused.last = at;
             fused.inputs.extend(
@@ -198,6 +208,7 @@ fn layers(vars: &[IndexVar]) -> Vec<Layer> {
             inputs,
             head: at,
             last: at,
+            finished_elsewhere: false,
         });
     }
     layers
@@ -285,8 +296,8 @@ pub fn by_layer(a: &[Tensor], b: &[Tensor]) -> Result<ByLayer> {
     })
 }
 
-/// The pair whose SQNR falls most below the lowest of the pairs it reads;
-/// the first of equals.
+/// The pair whose SQNR falls most below the lowest of the pairs it reads,
+/// of those whose A var is its layer's finished value; the first of equals.
 fn largest_fall(a_layers: &[Layer], measured: &[(usize, LayerPair)]) -> Option<Fall> {
     let sqnr_of: HashMap<usize, f64> = measured
         .iter()
@@ -294,15 +305,15 @@ fn largest_fall(a_layers: &[Layer], measured: &[(usize, LayerPair)]) -> Option<F
         .collect();
     let mut largest: Option<Fall> = None;
     for (layer, pair) in measured {
-        let Some(&to_db) = sqnr_of.get(layer) else {
+        let Some(&to_db) = sqnr_of.get(layer).filter(|_| !a_layers[*layer].finished_elsewhere) else {
             continue;
         };
         let from_db = a_layers[*layer]
             .inputs
             .iter()
             .filter_map(|origin| match origin {
-                Origin::Layer(input) => sqnr_of.get(input).copied(),
-                Origin::Input(_) => None,
+                Origin::Layer(input) if !a_layers[*input].finished_elsewhere => sqnr_of.get(input).copied(),
+                _ => None,
             })
             .reduce(f64::min);
         let Some(from_db) = from_db else {
