@@ -5,22 +5,8 @@
 
 use std::collections::HashSet;
 
-use serde::{Deserialize, Serialize};
-
-use super::index::IndexVar;
+use super::index::{FailedAt, IndexVar};
 use crate::model::GraphOperator;
-
-/// Where a run stopped, in `index.json`: the operator (by the model graph's
-/// names, none where the graph could not be read) and the engine's message.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct FailedAt {
-    pub operator: Option<String>,
-    #[serde(rename = "type")]
-    pub op_type: Option<String>,
-    /// The operator's first output.
-    pub var: Option<String>,
-    pub message: String,
-}
 
 /// Where the run stopped: of the graph's `operators` none of whose outputs
 /// the engine `dumped`, the first in the graph's order that the engine's

@@ -6,7 +6,6 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::failed::FailedAt;
 use crate::input_files;
 use crate::output_files::StagedSet;
 
@@ -102,6 +101,18 @@ pub fn read_index(dir: &Path) -> Result<Option<Index>> {
 /// One plain name within a folder: no `/`, not `.` or `..`, not empty.
 fn is_file_name(file: &str) -> bool {
     !file.is_empty() && !file.contains('/') && file != "." && file != ".."
+}
+
+/// Where a run stopped, in `index.json`: the operator (by the model graph's
+/// names, none where the graph could not be read) and the engine's message.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct FailedAt {
+    pub operator: Option<String>,
+    #[serde(rename = "type")]
+    pub op_type: Option<String>,
+    /// The operator's first output.
+    pub var: Option<String>,
+    pub message: String,
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::dtypes::{dtype_name, graph_dtypes};
-use super::structure::{Operator, Structure};
+use super::structure::{type_name, Operator, Structure};
 use super::GraphFormat;
 use crate::text::counted;
 
@@ -217,16 +217,6 @@ impl GraphCost {
         .map(|(count, why)| format!("{} {why}", counted(count, "operator")))
         .collect();
         (!reasons.is_empty()).then(|| reasons.join(", "))
-    }
-}
-
-/// The type without the registry's version suffix: `MatrixMulV2` is a `MatrixMul`.
-pub fn type_name(registered: &str) -> &str {
-    match registered.rfind('V') {
-        Some(at) if at > 0 && registered.len() > at + 1 && registered[at + 1..].bytes().all(|b| b.is_ascii_digit()) => {
-            &registered[..at]
-        }
-        _ => registered,
     }
 }
 

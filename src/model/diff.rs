@@ -20,9 +20,9 @@ use serde::Serialize;
 
 use anyhow::Result;
 
-use super::cost::{dtype_bits, graph_cost, type_name, GraphCost, Parameters, TypeCost, POOLING_FIELDS};
+use super::cost::{dtype_bits, graph_cost, GraphCost, Parameters, TypeCost, POOLING_FIELDS};
 use super::dtypes::dtype_name;
-use super::structure::{Dumped, Operator, Param, Structure, Tensor};
+use super::structure::{type_name, Dumped, Operator, Param, Structure, Tensor};
 use super::ModelGraph;
 use crate::text::number;
 

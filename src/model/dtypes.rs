@@ -3,8 +3,7 @@
 //! `quint8`, `qint32`), every other by numpy's name where numpy has one; and
 //! each var's dtype in a graph, which MegEngine stores only for some vars.
 
-use super::cost::type_name;
-use super::structure::{Operator, Structure};
+use super::structure::{type_name, Operator, Structure};
 
 /// `DTypeEnum` numbers the deduction below names.
 const INT32: u8 = 4;

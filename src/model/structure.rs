@@ -532,3 +532,12 @@ fn metadata_of(metadata: Option<Table>, optimize_options: usize, user_info: usiz
         ..Dumped::default()
     })
 }
+/// The type without the registry's version suffix: `MatrixMulV2` is a `MatrixMul`.
+pub fn type_name(registered: &str) -> &str {
+    match registered.rfind('V') {
+        Some(at) if at > 0 && registered.len() > at + 1 && registered[at + 1..].bytes().all(|b| b.is_ascii_digit()) => {
+            &registered[..at]
+        }
+        _ => registered,
+    }
+}
