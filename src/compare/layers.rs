@@ -399,6 +399,18 @@ mod tests {
         }
     }
 
+    /// Pairs the layers of `a` and `b` and checks their last vars' names against `expected`.
+    fn assert_paired(a: &[IndexVar], b: &[IndexVar], expected: &[(&str, &str)]) {
+        let (a_layers, b_layers) = (layers(a), layers(b));
+        let last = |vars: &[IndexVar], layers: &[Layer], at: usize| vars[layers[at].last].name.clone();
+        let pairs: Vec<(String, String)> = pair_layers(&a_layers, &b_layers)
+            .into_iter()
+            .map(|(x, y)| (last(a, &a_layers, x), last(b, &b_layers, y)))
+            .collect();
+        let expected: Vec<(String, String)> = expected.iter().map(|(x, y)| (x.to_string(), y.to_string())).collect();
+        assert_eq!(pairs, expected, "{a_layers:?} {b_layers:?}");
+    }
+
     /// A float convolution, its bias and ReLU, pair with an int8
     /// convolution with bias whose input a `TypeCvt` only B has quantizes;
     /// a residual addition fuses into the convolution begun last.
@@ -427,23 +439,13 @@ mod tests {
             ),
             var("out", "TypeCvt", &["conv2.ConvBias"]),
         ];
-        let (a_layers, b_layers) = (layers(&a), layers(&b));
-        let last = |vars: &[IndexVar], layers: &[Layer], at: usize| vars[layers[at].last].name.clone();
-        let pairs: Vec<(String, String)> = pair_layers(&a_layers, &b_layers)
-            .into_iter()
-            .map(|(x, y)| (last(&a, &a_layers, x), last(&b, &b_layers, y)))
-            .collect();
         let expected = [
             ("data", "quant"),
             ("conv1.RELU", "conv1.ConvBias"),
             ("down", "down.ConvBias"),
             ("out", "out"),
         ];
-        assert_eq!(
-            pairs,
-            expected.map(|(x, y)| (x.to_string(), y.to_string())),
-            "{a_layers:?} {b_layers:?}"
-        );
+        assert_paired(&a, &b, &expected);
     }
 
     /// A batch norm left in a float dump computes its scale from weights
@@ -473,21 +475,11 @@ mod tests {
             var("conv2.ConvBias", "ConvBiasForward", &["conv1.ConvBias", "w"]),
             var("add_relu", "ElemwiseMultiType", &["conv2.ConvBias", "conv1.ConvBias"]),
         ];
-        let (a_layers, b_layers) = (layers(&a), layers(&b));
-        let last = |vars: &[IndexVar], layers: &[Layer], at: usize| vars[layers[at].last].name.clone();
-        let pairs: Vec<(String, String)> = pair_layers(&a_layers, &b_layers)
-            .into_iter()
-            .map(|(x, y)| (last(&a, &a_layers, x), last(&b, &b_layers, y)))
-            .collect();
         let expected = [
             ("data", "quant"),
             ("conv1.RELU", "conv1.ConvBias"),
             ("add_relu", "add_relu"),
         ];
-        assert_eq!(
-            pairs,
-            expected.map(|(x, y)| (x.to_string(), y.to_string())),
-            "{a_layers:?} {b_layers:?}"
-        );
+        assert_paired(&a, &b, &expected);
     }
 }
