@@ -38,6 +38,11 @@ pub struct MgeCommand {
 /// (`CompNodeEnv`'s MegDNN handle debug level: 0 optimized, 1 fallback, 2 naive).
 const NAIVE_KERNELS_ENV: (&str, &str) = ("MGB_USE_MEGDNN_DBG", "2");
 
+/// The engine's spin of an idle worker thread, in loop turns before it sleeps
+/// (`SCQueueSynchronizer::max_spin`: some 5 ms of spinning unless set; 0 is
+/// read as unset).
+const WORKER_SPIN_ENV: (&str, &str) = ("MGB_WORKER_MAX_SPIN", "1");
+
 /// `FLAG=VALUE`, one word.
 fn valued(flag: &str, value: impl AsRef<OsStr>) -> OsString {
     let mut word = OsString::from(flag);
@@ -211,6 +216,15 @@ impl MgeCommand {
     /// The engine runs megdnn's naive reference kernels instead of the optimized ones.
     pub fn naive_kernels(mut self) -> MgeCommand {
         let (name, value) = NAIVE_KERNELS_ENV;
+        self.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// The engine's CPU worker thread sleeps as soon as it has no task, where
+    /// by default it spins: a run's CPU time is then its work
+    /// (`runner::rounds::Measure::Cpu`).
+    pub fn workers_sleep_when_idle(mut self) -> MgeCommand {
+        let (name, value) = WORKER_SPIN_ENV;
         self.env.push((name.into(), value.into()));
         self
     }

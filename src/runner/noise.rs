@@ -2,7 +2,7 @@
 //! on the machine (`/proc/stat` less this process tree's own CPU time), the
 //! cores' frequency where `/sys` exposes it, and how the runs spread and drift.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -20,6 +20,23 @@ const NOISY_DRIFT_PERCENT: f64 = 15.0;
 /// Linux), so over fewer a tick counted at either end moves the figure by more
 /// than a twentieth of a core (a 12 ms run would show one core's tick as 1.0).
 const LOAD_WINDOW_TICKS: f64 = 20.0;
+
+/// The machine counts as loaded when other processes use this share of its
+/// cores: a second process on each core's every fourth moment.
+const LOADED_SHARE: f64 = 0.25;
+
+/// Whether other processes' `other_load_cores` load a machine of `cores`.
+pub fn loaded(other_load_cores: f64, cores: usize) -> bool {
+    other_load_cores >= LOADED_SHARE * cores as f64
+}
+
+/// The CPU time other processes use over the next `window`, in cores, this
+/// process waiting meanwhile; `None` where `/proc` could not be read.
+pub fn other_load_over(window: Duration) -> Option<f64> {
+    let before = MachineSample::now();
+    std::thread::sleep(window);
+    Noise::between(&before, &MachineSample::now(), &[]).other_load_cores
+}
 
 /// The length of one of `/proc`'s clock ticks, in milliseconds.
 const TICK_MS: f64 = 10.0;
@@ -188,7 +205,8 @@ fn own_ticks() -> Option<u64> {
     Some(own + process_ticks(&read(&format!("/proc/{parent}/stat"))?)?)
 }
 
-fn online_cores() -> usize {
+/// The cores online.
+pub fn online_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |cores| cores.get())
 }
 

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use super::noise::{loaded, online_cores, other_load_over};
 use super::timing::{median, median_interval_at, Timing};
 use crate::mge_command::MgeCommand;
 use crate::supervise::child_run::{run_child, Watch};
@@ -23,10 +24,10 @@ use crate::supervise::parent::Outcome;
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct Measured {
     pub median_ms: f64,
-    /// The median of the CPU time the child used in each timed run (all its
-    /// threads), where it read it for every run.
+    /// The least CPU time the child used in any timed run (all its threads),
+    /// where it read it for every run (`Timing::cpu_min`).
     #[serde(default)]
-    pub cpu_median_ms: Option<f64>,
+    pub cpu_min_ms: Option<f64>,
     /// What one run takes on average, stalls included: what sizes a trial.
     pub mean_ms: f64,
     /// `None` with fewer than 6 runs.
@@ -67,7 +68,7 @@ impl Measured {
             spread_percent: None,
             window: Duration::ZERO,
             median_ms: timing.median,
-            cpu_median_ms: timing.cpu_median,
+            cpu_min_ms: timing.cpu_min,
             mean_ms: timing.mean,
             interval_ms: timing.median_ci95,
             timing: Duration::from_secs_f64(timing.mean * timing.iterations as f64 / 1e3),
@@ -138,6 +139,8 @@ pub trait Lineup {
     /// Measures contender `at` (its place in the lineup) once; `None` when it
     /// was not measured, which ends the rounds.
     fn measure(&mut self, at: usize) -> Result<Option<Measured>>;
+    /// Runs the contenders as `measure` needs from now on: told once, before the rounds.
+    fn hold_on(&mut self, _measure: Measure) {}
 }
 
 /// Up to `most` rounds in which every contender of `lineup` is measured
@@ -181,35 +184,50 @@ pub enum Measure {
     /// Each run's wall time, forward+wait: what a user waits for. Another
     /// process on the machine lengthens it by whatever share of the cores it takes.
     Wall,
-    /// The CPU time the child used in each run, all its threads: the
-    /// engine's work, which other processes barely move (ResNet-18 at 1
-    /// thread on 2 cores: wall 124 ms quiet, 186 ms beside two busy
-    /// processes; CPU 131 and 125 ms). Blind to what changes only the
-    /// waiting (more threads, a device), so it holds only sides that run
+    /// The least CPU time the child used in any of its runs, all its
+    /// threads, with the engine's worker thread sleeping as soon as it has no
+    /// task (`MgeCommand::workers_sleep_when_idle`): the engine's work, which
+    /// other processes barely move (ResNet-18 at 1 thread on 2 cores: wall
+    /// 124 ms quiet, 186 ms beside two busy processes; CPU 131 and 125 ms).
+    /// The worker's default spin between tasks would count, and beside busy
+    /// processes it spins through its whole time slice while the thread that
+    /// hands it the tasks waits for a core: a model of 1.1 ms took 8 ms of CPU
+    /// a run, the same as one with 40% more work. Blind to what changes only
+    /// the waiting (more threads, a device), so it holds only sides that run
     /// alike in those.
     Cpu,
 }
 
 impl Measure {
-    /// A contender's figure of this measure in one child: its runs' median.
-    /// The CPU time of a child that could not read it is NaN, which no
+    /// A contender's figure of this measure in one child: its runs' median
+    /// wall time, or their least CPU time. The CPU time of a child that could not read it is NaN, which no
     /// interval holds (`Measure::read_by`).
     pub fn of(self, measured: &Measured) -> f64 {
         match self {
             Measure::Wall => measured.median_ms,
-            Measure::Cpu => measured.cpu_median_ms.unwrap_or(f64::NAN),
+            Measure::Cpu => measured.cpu_min_ms.unwrap_or(f64::NAN),
         }
     }
 
     /// Whether every turn of `rounds` has this measure's figure, long enough
-    /// to hold a verdict on: a run's CPU time under `MIN_CPU_MS` is mostly the
-    /// clock's reading and the process's other threads (a 12 µs model
-    /// against itself read `slower`, [1.04, 295]).
+    /// to hold a verdict on (`MIN_CPU_MS`).
     pub fn read_by(self, rounds: &[Vec<Measured>]) -> bool {
         rounds.iter().flatten().all(|turn| match self {
             Measure::Wall => self.of(turn).is_finite(),
             Measure::Cpu => self.of(turn) >= MIN_CPU_MS,
         })
+    }
+
+    /// What rounds about to start are held on: CPU time where the contenders
+    /// run alike in what it cannot see (`cpu_time_fair`) and other processes
+    /// load the machine (`loaded_now`, asked only then); wall time otherwise.
+    /// Chosen before the rounds, since their children run differently on
+    /// each (`Lineup::hold_on`), and never from their ratios.
+    pub fn before_rounds(cpu_time_fair: bool, loaded_now: impl FnOnce() -> bool) -> Measure {
+        match cpu_time_fair && loaded_now() {
+            true => Measure::Cpu,
+            false => Measure::Wall,
+        }
     }
 
     /// As the text says it: `wall time`, `CPU time`.
@@ -221,10 +239,22 @@ impl Measure {
     }
 }
 
-/// The shortest run whose CPU time the rounds are held on.
-const MIN_CPU_MS: f64 = 1.0;
+/// The shortest run whose CPU time the rounds are held on: the process's CPU
+/// clock is read by a system call (no vDSO) before and after each run, about
+/// a microsecond, a tenth of a 10 µs run. Beside two busy processes on 2
+/// cores, a 19 µs model against itself was `same`, [0.988, 1.016].
+const MIN_CPU_MS: f64 = 0.01;
 
-/// The median of a contender's medians of `measure`, one per round: what it gave back to back.
+/// How long `machine_loaded_now` looks: 50 of `/proc`'s ticks a core.
+const LOAD_PROBE: Duration = Duration::from_millis(500);
+
+/// Whether other processes load the machine now, over `LOAD_PROBE`: what
+/// `Measure::before_rounds` asks of a real machine.
+pub fn machine_loaded_now() -> bool {
+    other_load_over(LOAD_PROBE).is_some_and(|load| loaded(load, online_cores()))
+}
+
+/// The median of a contender's figures of `measure` (`Measure::of`), one per round: what it gave back to back.
 pub fn median_of_rounds<'a>(rounds: impl IntoIterator<Item = &'a Measured>, measure: Measure) -> f64 {
     median(&rounds.into_iter().map(|round| measure.of(round)).collect::<Vec<_>>())
 }
@@ -295,7 +325,7 @@ impl Ratio {
 pub fn measured_at(median_ms: f64) -> Measured {
     Measured {
         median_ms,
-        cpu_median_ms: Some(median_ms),
+        cpu_min_ms: Some(median_ms),
         mean_ms: median_ms,
         interval_ms: None,
         timing: Duration::ZERO,

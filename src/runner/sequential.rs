@@ -11,11 +11,11 @@
 //! load other processes put on the machine during them.
 //!
 //! What the rounds measure (`Measure`) is the wall time of each run, unless
-//! the machine was loaded during them (other processes used a quarter of its
+//! the machine is loaded as they start (other processes use a quarter of its
 //! cores or more) and the sides run alike in what CPU time cannot see: then
-//! the CPU time the child used in each run. The measure is chosen from the
-//! load and the sides alone, never from the ratios, so that either measure's
-//! interval keeps its coverage. A loaded machine lengthens the wall time by
+//! the least CPU time the child used in any of its runs. The measure is
+//! chosen from the load and the sides alone, before the rounds, never from
+//! the ratios, so that either measure's interval keeps its coverage. A loaded machine lengthens the wall time by
 //! whatever share of the cores others take, round by round (ResNet-18 at 1
 //! thread on 2 cores beside two busy processes: wall 186 ms with its runs
 //! spread by 32%, where quiet it took 124 ms, spread 5.8%), while the CPU
@@ -36,16 +36,13 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use serde::Serialize;
 
+use super::noise::loaded;
 use super::rounds::{back_to_back, Lineup, Measure, Measured, Ratio};
 use super::timing::fewest_for_interval;
 
 /// The chance, at most, that the interval the rounds stop at misses the
 /// true median of the ratios (over every look and every pair).
 pub const ALPHA: f64 = 0.05;
-
-/// The machine counts as loaded when other processes used this share of its
-/// cores during the rounds: a second process on each core's every fourth moment.
-const LOADED_SHARE: f64 = 0.25;
 
 /// B/A within ±2% is the same speed where the user names no other smallest
 /// effect: `compare`'s `--min-effect` (the pair's timing and each
@@ -146,9 +143,9 @@ pub struct RoundsPlan {
     pub budget_flag: &'static str,
     /// The pairs judged: each `(a, b)`, places in the lineup, as B/A.
     pub pairs: Vec<(usize, usize)>,
-    /// Every pair's sides run alike in what CPU time cannot see (the worker
-    /// threads, the device): a loaded machine's rounds may be held on CPU time.
-    pub cpu_time_fair: bool,
+    /// What the rounds are held on, chosen before them (`Measure::before_rounds`);
+    /// wall time after all where a turn could not read its CPU time.
+    pub measure: Measure,
 }
 
 /// How the rounds ended.
@@ -210,8 +207,7 @@ impl RoundsNoise {
 
     /// Other processes used a quarter of the cores or more.
     pub fn loaded(&self) -> bool {
-        self.other_load_cores
-            .is_some_and(|load| load >= LOADED_SHARE * self.cores as f64)
+        self.other_load_cores.is_some_and(|load| loaded(load, self.cores))
     }
 }
 
@@ -240,6 +236,7 @@ pub fn rounds_until_decided(
     cores: usize,
     mut after_round: impl FnMut(&[Vec<Measured>]),
 ) -> Result<Judged> {
+    lineup.hold_on(plan.measure);
     let started = lineup.now();
     let mut budgeted = Budgeted {
         lineup,
@@ -256,7 +253,7 @@ pub fn rounds_until_decided(
         after_round(rounds);
         if plan.looks.at.contains(&rounds.len()) {
             looked.push(rounds.len());
-            decided = plan.decided(rounds, cores);
+            decided = plan.decided(rounds);
         }
         decided
     })?;
@@ -270,7 +267,7 @@ pub fn rounds_until_decided(
         looked.push(rounds.len());
     }
     let noise = RoundsNoise::of(&rounds, cores);
-    let measure = plan.measure(&rounds, cores);
+    let measure = plan.measure(&rounds);
     let verdicts = plan
         .pairs
         .iter()
@@ -288,20 +285,18 @@ pub fn rounds_until_decided(
 }
 
 impl RoundsPlan {
-    /// What `rounds` on a machine of `cores` are held on: CPU time where
-    /// other processes loaded it during them, the sides run alike and every
-    /// turn read it; wall time otherwise.
-    pub fn measure(&self, rounds: &[Vec<Measured>], cores: usize) -> Measure {
-        let loaded = RoundsNoise::of(rounds, cores).loaded();
-        match self.cpu_time_fair && loaded && Measure::Cpu.read_by(rounds) {
-            true => Measure::Cpu,
+    /// What `rounds` are held on: the plan's measure where every turn read
+    /// it, wall time otherwise.
+    pub fn measure(&self, rounds: &[Vec<Measured>]) -> Measure {
+        match self.measure.read_by(rounds) {
+            true => self.measure,
             false => Measure::Wall,
         }
     }
 
     /// Whether every pair's verdict is decided at this look.
-    fn decided(&self, rounds: &[Vec<Measured>], cores: usize) -> bool {
-        let measure = self.measure(rounds, cores);
+    fn decided(&self, rounds: &[Vec<Measured>]) -> bool {
+        let measure = self.measure(rounds);
         self.pairs.iter().all(|&(a, b)| {
             Ratio::of(rounds, a, b, self.looks.confidence, measure).is_some_and(|ratio| {
                 let interval = ratio.interval_at(self.looks.confidence);

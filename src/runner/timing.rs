@@ -38,6 +38,13 @@ pub struct Timing {
     /// which a load on the machine moves far less than the wall time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_median: Option<f64>,
+    /// The least CPU time of any timed run, where it was read for every run:
+    /// what `compare` and `tune` hold a loaded machine's rounds on. A load
+    /// adds CPU time to a run (its caches evicted, its threads' hand-offs
+    /// delayed) and never takes any away, so the least is the run it
+    /// disturbed least.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_min: Option<f64>,
 }
 
 /// What a network costs before it runs at its steady speed, in milliseconds.
@@ -103,6 +110,7 @@ impl Timing {
             median_ci95: median_interval(&sorted).map(|(low, high)| [low, high]),
             cold_start: None,
             cpu_median: None,
+            cpu_min: None,
         })
     }
 
@@ -117,8 +125,10 @@ impl Timing {
     /// These statistics with the CPU time of each of their runs, in
     /// milliseconds; unchanged without one figure a run.
     pub fn with_cpu(self, cpu_ms: &[f64]) -> Timing {
+        let every_run = !cpu_ms.is_empty() && cpu_ms.len() == self.iterations;
         Timing {
-            cpu_median: (!cpu_ms.is_empty() && cpu_ms.len() == self.iterations).then(|| median(cpu_ms)),
+            cpu_median: every_run.then(|| median(cpu_ms)),
+            cpu_min: every_run.then(|| cpu_ms.iter().copied().fold(f64::INFINITY, f64::min)),
             ..self
         }
     }

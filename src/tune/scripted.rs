@@ -13,7 +13,8 @@ use super::trial::{Runner, Trial, TrialStatus};
 use super::{Row, TuneOptions, TuneWatcher, Tuning};
 use crate::compare::Rules;
 use crate::options::EngineOption;
-use crate::runner::rounds::Measured;
+use crate::runner::noise::{loaded, online_cores};
+use crate::runner::rounds::{Measure, Measured};
 use crate::runner::timing::{median_interval, spread_percent};
 
 /// What a scripted candidate does.
@@ -89,6 +90,12 @@ impl Runner for Scripted {
         self.on_record
     }
 
+    fn machine_loaded(&self) -> bool {
+        loaded(self.other_load_cores, online_cores())
+    }
+
+    fn hold_on(&mut self, _: Measure) {}
+
     fn run(&mut self, candidate: &Candidate, runs: u64, deadline: Instant) -> Result<Trial> {
         let name = candidate.to_string();
         let before = self.tried.iter().filter(|tried| **tried == name).count();
@@ -134,7 +141,7 @@ impl Runner for Scripted {
             status: TrialStatus::Ok,
             measured: Some(Measured {
                 median_ms,
-                cpu_median_ms: Some(median_ms),
+                cpu_min_ms: Some(median_ms),
                 mean_ms: median_ms,
                 interval_ms: median_interval(&samples).map(|(low, high)| [low, high]),
                 timing,

@@ -36,7 +36,7 @@ use super::record::RecordedSearch;
 use super::trial::{compare_outputs, Runner, Trial, TrialStatus};
 use super::{best_of, Confirmation, Contender, Row, Searched, Skipped, TuneOptions, TuneWatcher, Tuning, Untried};
 use crate::options::{cpu_time_fair, EngineOption};
-use crate::runner::rounds::{Lineup, Measured};
+use crate::runner::rounds::{Lineup, Measure, Measured};
 use crate::runner::sequential::{rounds_until_decided, Looks, RoundsPlan, MIN_EFFECT_PERCENT};
 
 /// Seconds of timed runs each candidate gets (the run count follows from the
@@ -472,10 +472,13 @@ impl<'a> Search<'a> {
             budget: None,
             budget_flag: "--budget",
             pairs: (1..lineup.len()).map(|at| (0, at)).collect(),
-            cpu_time_fair: lineup.iter().all(|candidate| {
-                let given = &self.options.given;
-                cpu_time_fair(&[given.as_slice(), &candidate.0].concat(), given)
-            }),
+            measure: Measure::before_rounds(
+                lineup.iter().all(|candidate| {
+                    let given = &self.options.given;
+                    cpu_time_fair(&[given.as_slice(), &candidate.0].concat(), given)
+                }),
+                || self.trials.machine_loaded(),
+            ),
         };
         let round_cost = self.costs.confirming * lineup.len() as u32;
         let mut confirming = Confirming {
@@ -534,6 +537,10 @@ impl Lineup for Confirming<'_, '_> {
 
     fn room_for_a_round(&mut self) -> bool {
         self.round_cost <= self.search.remaining()
+    }
+
+    fn hold_on(&mut self, measure: Measure) {
+        self.search.trials.hold_on(measure);
     }
 
     fn measure(&mut self, at: usize) -> Result<Option<Measured>> {

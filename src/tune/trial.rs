@@ -14,7 +14,7 @@ use crate::compare::{compare_sides, worst, Rules, TensorStatus};
 use crate::engine::NetworkOptions;
 use crate::mge_command::MgeCommand;
 use crate::options::{EngineOption, RuntimeOptions};
-use crate::runner::rounds::{timed_child, Measured};
+use crate::runner::rounds::{machine_loaded_now, timed_child, Measure, Measured};
 use crate::runner::timing::median;
 use crate::runtime::algo_cache::{model_identity, AlgoCache, Found, Key};
 use crate::runtime::Located;
@@ -66,6 +66,10 @@ pub trait Runner {
     /// What fast-run's profiling under `candidate`'s options cost on this
     /// machine before, as recorded.
     fn profiling_on_record(&self, candidate: &Candidate) -> Option<OnRecord>;
+    /// Whether other processes load the machine now (`Measure::before_rounds`).
+    fn machine_loaded(&self) -> bool;
+    /// Runs every later trial as rounds held on `measure` need (`Lineup::hold_on`).
+    fn hold_on(&mut self, measure: Measure);
 }
 
 /// The algorithm cache as tune's trials use it: fast-run candidates read and
@@ -202,6 +206,16 @@ impl Runner for Trials {
 
     fn profiling_on_record(&self, candidate: &Candidate) -> Option<OnRecord> {
         self.algo_cache.as_ref()?.on_record(candidate)
+    }
+
+    fn machine_loaded(&self) -> bool {
+        machine_loaded_now()
+    }
+
+    fn hold_on(&mut self, measure: Measure) {
+        if measure == Measure::Cpu {
+            self.baseline = self.baseline.clone().workers_sleep_when_idle();
+        }
     }
 
     fn run(&mut self, candidate: &Candidate, runs: u64, deadline: Instant) -> Result<Trial> {

@@ -15,7 +15,7 @@ use crate::mge_command::MgeCommand;
 use crate::options::cpu_time_fair;
 use crate::report::compare::timing::TimingComparison;
 use crate::report::progress::RoundsProgress;
-use crate::runner::rounds::{timed_child, Lineup, Measured};
+use crate::runner::rounds::{machine_loaded_now, timed_child, Lineup, Measure, Measured};
 use crate::runner::sequential::{rounds_until_decided, Looks, RoundsPlan, MIN_EFFECT_PERCENT};
 use crate::settings::Global;
 
@@ -121,12 +121,15 @@ pub fn time_pair(
         budget: settings.budget,
         budget_flag: "--timing-budget",
         pairs: vec![(0, 1)],
-        cpu_time_fair: cpu_time_fair(&two.runs[0].options, &two.runs[1].options),
+        measure: Measure::before_rounds(
+            cpu_time_fair(&two.runs[0].options, &two.runs[1].options),
+            machine_loaded_now,
+        ),
     };
     let mut progress = RoundsProgress::new(pair, &plan, settings.quiet);
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let outcome = rounds_until_decided(&mut sides, &plan, cores, |rounds| {
-        progress.round(rounds, plan.measure(rounds, cores))
+        progress.round(rounds, plan.measure(rounds))
     })?;
     drop(progress);
     if let Some(failure) = sides.failure {
@@ -165,6 +168,12 @@ impl Lineup for TimedPair {
         2
     }
 
+    fn hold_on(&mut self, measure: Measure) {
+        if measure == Measure::Cpu {
+            self.commands = self.commands.clone().map(MgeCommand::workers_sleep_when_idle);
+        }
+    }
+
     fn measure(&mut self, at: usize) -> Result<Option<Measured>> {
         let deadline = self.timeout.map(|limit| (Instant::now() + limit, limit));
         let why = match timed_child(&self.commands[at], deadline)? {
@@ -193,6 +202,31 @@ mod tests {
             assert!(args.iter().any(|arg| arg == expected), "{args:?}");
         }
         assert!(!args.iter().any(|arg| arg.starts_with("--max-duration")), "{args:?}");
+    }
+
+    /// Rounds held on CPU time run both sides with the engine's worker
+    /// sleeping when idle: its spin would be counted as their work.
+    #[test]
+    fn rounds_on_cpu_time_run_both_sides_with_the_worker_sleeping_when_idle() {
+        let pair = || TimedPair {
+            commands: [0, 1].map(|_| timed_run(Path::new("m.mge"))),
+            what: [0, 1].map(|at| at.to_string()),
+            timeout: None,
+            failure: None,
+        };
+        let spins = |pair: &TimedPair| {
+            pair.commands.each_ref().map(|command| {
+                command
+                    .env()
+                    .any(|(name, value)| name == "MGB_WORKER_MAX_SPIN" && value == "1")
+            })
+        };
+        let mut on_wall = pair();
+        on_wall.hold_on(Measure::Wall);
+        assert_eq!(spins(&on_wall), [false, false]);
+        let mut on_cpu = pair();
+        on_cpu.hold_on(Measure::Cpu);
+        assert_eq!(spins(&on_cpu), [true, true]);
     }
 
     /// The help's defaults are the ones the timing takes: one definition each.

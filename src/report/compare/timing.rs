@@ -15,9 +15,9 @@ use crate::runner::timing::median_interval;
 pub struct TimingComparison {
     pub rounds: usize,
     /// What the rounds were held on: `wall` time, or `cpu` time where the
-    /// machine was loaded and the sides run alike (`runner::sequential`).
+    /// machine was loaded as they started and the sides run alike (`runner::sequential`).
     pub measure: Measure,
-    /// The median of each side's medians of `measure`, one per round, over the rounds of the ratio.
+    /// The median of each side's figures of `measure` (`Measure::of`), one per round, over the rounds of the ratio.
     pub a_ms: f64,
     pub b_ms: f64,
     /// `b_ms`'s 95% interval: order statistics of B's rounds (`--bmf`).

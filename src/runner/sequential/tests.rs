@@ -76,7 +76,7 @@ impl<F: FnMut(&mut Draws) -> f64> Lineup for Pair<F> {
         self.turns += 1;
         let (wall, cpu) = if at == 0 { (1.0, 1.0) } else { self.drawn };
         let mut measured = measured_at(10.0 * wall);
-        measured.cpu_median_ms = Some(10.0 * cpu);
+        measured.cpu_min_ms = Some(10.0 * cpu);
         measured.other_load_cores = Some(self.load);
         Ok(Some(measured))
     }
@@ -90,7 +90,7 @@ fn compare_plan(budget_s: Option<u64>) -> RoundsPlan {
         budget: budget_s.map(Duration::from_secs),
         budget_flag: "--timing-budget",
         pairs: vec![(0, 1)],
-        cpu_time_fair: false,
+        measure: Measure::Wall,
     }
 }
 
@@ -259,7 +259,7 @@ fn cpu_of_the_same_work(draws: &mut Draws) -> f64 {
 #[test]
 fn a_loaded_machine_holds_sides_that_run_alike_on_cpu_time() {
     let plan = RoundsPlan {
-        cpu_time_fair: true,
+        measure: Measure::Cpu,
         ..compare_plan(Some(60))
     };
     let mut pair = Pair::new(11, 1.9, starved);
@@ -279,10 +279,7 @@ fn a_loaded_machine_holds_sides_that_run_alike_on_cpu_time() {
         (outcome.measure, outcome.verdicts[0].speed),
         (Measure::Cpu, Speed::Slower)
     );
-    // Quiet, the wall time decides as before; sides unlike in threads stay on it under load.
-    let mut quiet = Pair::new(11, 0.05, |draws| 1.0 + 0.006 * draws.normal());
-    quiet.cpu_ratio = Some(|_| 1.5);
-    assert_eq!(judged(&mut quiet, &plan).measure, Measure::Wall);
+    // Sides unlike in threads stay on wall time under load.
     let mut unlike = Pair::new(11, 1.9, starved);
     unlike.cpu_ratio = Some(cpu_of_the_same_work);
     let outcome = judged(&mut unlike, &compare_plan(Some(60)));
@@ -345,7 +342,7 @@ fn looking_more_than_once_keeps_the_false_verdicts_within_five_percent() {
     // Under load, held on CPU time: the measure is chosen from the load, never from the ratios.
     let loaded = RoundsPlan {
         min_effect_percent: 0.0,
-        cpu_time_fair: true,
+        measure: Measure::Cpu,
         ..compare_plan(None)
     };
     let loaded_false = (0..2000)
@@ -369,4 +366,60 @@ fn looking_more_than_once_keeps_the_false_verdicts_within_five_percent() {
     let naive = false_verdicts(naive, 100);
     eprintln!("false verdicts: {honest} with the looks at 1 - 0.05/4, {naive} at 95% each");
     assert!(naive > honest, "{naive} against {honest}");
+}
+
+/// A lineup that keeps what it was told to hold the rounds on, and when.
+struct Told {
+    told: Vec<(Measure, usize)>,
+    turns: usize,
+    cpu_ms: f64,
+}
+
+impl Lineup for Told {
+    fn contenders(&self) -> usize {
+        2
+    }
+
+    fn hold_on(&mut self, measure: Measure) {
+        self.told.push((measure, self.turns));
+    }
+
+    fn measure(&mut self, _: usize) -> Result<Option<Measured>> {
+        self.turns += 1;
+        let mut measured = measured_at(10.0);
+        measured.cpu_min_ms = Some(self.cpu_ms);
+        Ok(Some(measured))
+    }
+}
+
+/// The measure is chosen before the rounds, from the sides and the load
+/// alone, and the lineup is told it before its first turn, since its
+/// children run differently on CPU time; a turn without a CPU time to hold
+/// takes the rounds back to wall time.
+#[test]
+fn the_measure_is_chosen_before_the_rounds_and_told_first() {
+    assert_eq!(Measure::before_rounds(true, || true), Measure::Cpu);
+    assert_eq!(Measure::before_rounds(true, || false), Measure::Wall);
+    let unasked = || panic!("the load is asked only of sides that run alike");
+    assert_eq!(Measure::before_rounds(false, unasked), Measure::Wall);
+    let plan = RoundsPlan {
+        looks: Looks::fixed(6),
+        measure: Measure::Cpu,
+        ..compare_plan(None)
+    };
+    let mut lineup = Told {
+        told: Vec::new(),
+        turns: 0,
+        cpu_ms: 10.0,
+    };
+    let outcome = judged(&mut lineup, &plan);
+    assert_eq!(lineup.told, [(Measure::Cpu, 0)]);
+    assert_eq!((outcome.measure, outcome.rounds.len()), (Measure::Cpu, 6));
+    // A run of 5 µs: its CPU time is much of it the clock's reading.
+    let mut short = Told {
+        told: Vec::new(),
+        turns: 0,
+        cpu_ms: 0.005,
+    };
+    assert_eq!(judged(&mut short, &plan).measure, Measure::Wall);
 }
