@@ -532,6 +532,7 @@ fn metadata_of(metadata: Option<Table>, optimize_options: usize, user_info: usiz
         ..Dumped::default()
     })
 }
+
 /// The type without the registry's version suffix: `MatrixMulV2` is a `MatrixMul`.
 pub fn type_name(registered: &str) -> &str {
     match registered.rfind('V') {

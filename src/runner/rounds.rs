@@ -230,6 +230,15 @@ impl Measure {
         }
     }
 
+    /// A timed child's `command` as rounds held on this measure run it: on
+    /// CPU time, with the engine's worker sleeping when idle.
+    pub fn timed_command(self, command: MgeCommand) -> MgeCommand {
+        match self {
+            Measure::Wall => command,
+            Measure::Cpu => command.workers_sleep_when_idle(),
+        }
+    }
+
     /// As the text says it: `wall time`, `CPU time`.
     pub fn said(self) -> &'static str {
         match self {

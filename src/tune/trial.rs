@@ -213,9 +213,7 @@ impl Runner for Trials {
     }
 
     fn hold_on(&mut self, measure: Measure) {
-        if measure == Measure::Cpu {
-            self.baseline = self.baseline.clone().workers_sleep_when_idle();
-        }
+        self.baseline = measure.timed_command(self.baseline.clone());
     }
 
     fn run(&mut self, candidate: &Candidate, runs: u64, deadline: Instant) -> Result<Trial> {

@@ -169,9 +169,7 @@ impl Lineup for TimedPair {
     }
 
     fn hold_on(&mut self, measure: Measure) {
-        if measure == Measure::Cpu {
-            self.commands = self.commands.clone().map(MgeCommand::workers_sleep_when_idle);
-        }
+        self.commands = self.commands.clone().map(|command| measure.timed_command(command));
     }
 
     fn measure(&mut self, at: usize) -> Result<Option<Measured>> {
