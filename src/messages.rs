@@ -20,9 +20,12 @@ pub fn to_parent(said: fn(&str)) {
 
 /// Writes `line` on stderr. A stderr that is gone (`2>&-`, a reader that
 /// quit) loses it and ends nothing: the command still ends with its own code.
+/// The line and its newline go in one write: stderr is unbuffered, and
+/// `writeln!` writes them apart, so that a report on stdout sharing the pipe
+/// could land between them.
 pub fn to_stderr(line: &str) {
     use std::io::Write as _;
-    let _ = writeln!(std::io::stderr(), "{line}");
+    let _ = std::io::stderr().lock().write_all(format!("{line}\n").as_bytes());
 }
 
 /// The tool's own words for the user on stderr, or to the parent of a
