@@ -6,6 +6,8 @@
 //! against itself has nothing to attribute.
 
 use crate::common::*;
+use std::sync::OnceLock;
+
 use serde_json::Value;
 
 const CNN: &str = "fixtures/whatchanged/cnn.mge";
@@ -57,33 +59,45 @@ fn the_slowed_convolution_heads_the_list_with_its_interval() {
     );
 }
 
+/// The small CNN against itself with one convolution more, every operator
+/// listed, judged against a `--min-effect` of 40%: one compare, which the
+/// tests below share.
+fn extra_convolution() -> &'static Value {
+    static REPORT: OnceLock<Value> = OnceLock::new();
+    REPORT.get_or_init(|| {
+        let (stdout, _) = run_expecting(
+            mge().args([
+                "compare",
+                "-q",
+                "--json",
+                "--rounds",
+                "6",
+                "--by-op",
+                "50",
+                "--min-effect",
+                "40",
+                CNN,
+                "fixtures/whatchanged/cnn_extra_conv.mge",
+            ]),
+            1,
+        );
+        json_of(&stdout)
+    })
+}
+
 /// Two models: the extra convolution (and its ReLU) are B's alone; every
 /// convolution of A is matched.
 #[test]
 fn an_extra_convolution_is_listed_as_b_s_alone() {
-    let (stdout, _) = run_expecting(
-        mge().args([
-            "compare",
-            "-q",
-            "--json",
-            "--rounds",
-            "6",
-            "--by-op",
-            "20",
-            CNN,
-            "fixtures/whatchanged/cnn_extra_conv.mge",
-        ]),
-        1,
-    );
-    let report = json_of(&stdout);
-    let timing = report["timing"].clone();
+    let report = extra_convolution();
+    let timing = &report["timing"];
     // Two models: how their graphs differ is in the report.
     assert_eq!(
         report["structure"]["ops_only_b"].as_array().unwrap().len(),
         2,
         "{report}"
     );
-    let only_b: Vec<&Value> = rows(&timing).iter().filter(|row| row["a_name"].is_null()).collect();
+    let only_b: Vec<&Value> = rows(timing).iter().filter(|row| row["a_name"].is_null()).collect();
     let extra = only_b
         .iter()
         .find(|row| row["b_name"].as_str().unwrap().contains("extra.weight"))
@@ -92,36 +106,29 @@ fn an_extra_convolution_is_listed_as_b_s_alone() {
     assert_eq!(extra["speed"], "undecided");
     assert!(extra["a_ms"].is_null() && extra["ratio"].is_null(), "{extra}");
     assert!(
-        rows(&timing).iter().all(|row| !row["b_name"].is_null()),
+        rows(timing).iter().all(|row| !row["b_name"].is_null()),
         "A has nothing alone: {timing}"
     );
-    let convolutions = rows(&timing)
+    let convolutions = rows(timing)
         .iter()
         .filter(|row| row["type"] == "ConvolutionForward" && !row["a_name"].is_null())
         .count();
     assert_eq!(convolutions, 3, "{timing}");
 }
 
-/// The report of the small CNN against itself, every operator listed, with
-/// `extra` arguments: one model on two runtimes that are the same engine (A
-/// on the install of 1.13.0 in the cache folder, B on the one `mge` uses,
-/// with its own options the same as the default).
-fn against_itself(extra: &[&str]) -> Value {
+/// One model on two runtimes that are the same engine (A on the install of
+/// 1.13.0 in the cache folder, B on the one `mge` uses, with its own options
+/// the same as the default): no operator changed, as far as the profiled
+/// rounds can tell.
+#[test]
+fn the_model_against_itself_attributes_no_change() {
     let (stdout, _) = run_expecting(
         mge()
             .args(["compare", "-q", "--json", "--rounds", "6", "--by-op", "50"])
-            .args(extra)
             .args([CNN, "--a-runtime", "1.13.0", "--b-options", "--threads 1"]),
         0,
     );
-    json_of(&stdout)
-}
-
-/// One model on two runtimes that are the same engine: no operator
-/// changed, as far as the profiled rounds can tell.
-#[test]
-fn the_model_against_itself_attributes_no_change() {
-    let report = against_itself(&[]);
+    let report = json_of(&stdout);
     let runtime = report["a"]["runtime"].as_str().unwrap_or_default();
     assert!(runtime.contains("/runtime/1.13.0/"), "{report}");
     let timing = report["timing"].clone();
@@ -147,10 +154,10 @@ fn the_model_against_itself_attributes_no_change() {
 /// only wholly beyond, else `undecided`.
 #[test]
 fn operators_are_judged_against_the_pair_s_min_effect() {
-    let timing = against_itself(&["--min-effect", "40"])["timing"].clone();
+    let timing = &extra_convolution()["timing"];
     assert_eq!(timing["min_effect_pct"], 40.0, "{timing}");
     assert_eq!(timing["by_op_totals"]["min_effect_pct"], 40.0, "{timing}");
-    let judged: Vec<&Value> = rows(&timing).iter().filter(|row| !row["ci95"].is_null()).collect();
+    let judged: Vec<&Value> = rows(timing).iter().filter(|row| !row["ci95"].is_null()).collect();
     assert!(judged.len() >= 3, "the convolutions are judged: {timing}");
     for row in judged {
         let (low, high) = (row["ci95"][0].as_f64().unwrap(), row["ci95"][1].as_f64().unwrap());
