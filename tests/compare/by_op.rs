@@ -119,12 +119,25 @@ fn an_extra_convolution_is_listed_as_b_s_alone() {
 /// One model on two runtimes that are the same engine (A on the install of
 /// 1.13.0 in the cache folder, B on the one `mge` uses, with its own options
 /// the same as the default): no operator changed, as far as the profiled
-/// rounds can tell.
+/// rounds can tell. Judged against ±10%: the operators' intervals hold
+/// together 95% of the time, so against the default ±2% one compare in 20
+/// may call an operator of the same engine `slower`, and the suite's own
+/// test threads load the machine (conv2 read [1.025, 1.297] in one run).
 #[test]
 fn the_model_against_itself_attributes_no_change() {
     let (stdout, _) = run_expecting(
         mge()
-            .args(["compare", "-q", "--json", "--rounds", "6", "--by-op", "50"])
+            .args([
+                "compare",
+                "-q",
+                "--json",
+                "--rounds",
+                "6",
+                "--by-op",
+                "50",
+                "--min-effect",
+                "10",
+            ])
             .args([CNN, "--a-runtime", "1.13.0", "--b-options", "--threads 1"]),
         0,
     );
