@@ -75,10 +75,7 @@ fn both_runs_are_timed_in_rounds_and_timing_only_informs() {
     let timing = &json_of(&stdout)["timing"];
     assert_eq!(timing["rounds"], 6, "{timing}");
     assert_eq!(timing["looks"], serde_json::json!([6]), "{timing}");
-    assert_eq!(
-        (&timing["stopped"], &timing["look_confidence"]),
-        (&"rounds".into(), &0.95.into())
-    );
+    assert_eq!(timing["look_confidence"], 0.95, "{timing}");
     assert!(timing["a_ms"].as_f64().unwrap() > 0.0 && timing["b_ms"].as_f64().unwrap() > 0.0);
     let ratio = timing["ratio"].as_f64().unwrap();
     let interval = timing["ci95"].as_array().unwrap();
@@ -91,6 +88,10 @@ fn both_runs_are_timed_in_rounds_and_timing_only_informs() {
         "{timing}"
     );
     assert_eq!(timing["reason"].is_null(), speed != "undecided", "{timing}");
+    // The 6 rounds' one look stops them either way; it decides where their
+    // interval does (CPU time on a loaded machine can hold ±2% in 6 rounds).
+    let stopped = if speed == "undecided" { "rounds" } else { "decided" };
+    assert_eq!(timing["stopped"], stopped, "{timing}");
     assert_eq!(timing["min_effect_pct"], 2.0);
     // The load other processes put on the machine, as `run` measures it, or
     // null where each side's timed runs were too short for /proc's ticks.
