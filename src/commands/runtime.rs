@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{cuda_driver, take_stdout, Device, Driver};
+use crate::engine::{cuda_driver, ensure_variables_readable, take_stdout, Device, Driver};
 use crate::loading::load_runtime;
 use crate::mge_command::MgeCommand;
 use crate::report::made_by::Making;
@@ -62,6 +62,9 @@ pub fn install(version: Option<&str>, source: RuntimeSource, force: bool, global
 /// install, or one without a record to tell, is reported without being loaded
 /// (a truncated library crashes it).
 pub fn info(json: bool, global: &Global) -> Result<()> {
+    // The probe's load refuses them too, but only after the runtime's files
+    // are hashed (a second a gigabyte): an unreadable variable is said first.
+    ensure_variables_readable()?;
     let located = lite_runtime::find(&global.runtime)?;
     let files = located.files(Scrutiny::Contents)?;
     let unloadable = matches!(files, Files::Damaged(_) | Files::Unrecorded);

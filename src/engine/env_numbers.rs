@@ -56,7 +56,7 @@ const NUMBERS: [(&str, Reads, &str); 11] = [
 
 /// An error line, before the engine loads, for the first of its numeric
 /// variables that holds what the engine cannot read.
-pub(super) fn ensure_readable() -> Result<()> {
+pub fn ensure_variables_readable() -> Result<()> {
     for (name, reads, advice) in NUMBERS {
         let Some(value) = std::env::var_os(name) else {
             continue;

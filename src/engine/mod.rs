@@ -27,6 +27,7 @@ use crate::tensor::{format_shape, DType, HostTensor, TensorInfo};
 
 pub use affinity::{available_cores, pinned_threads, PIN_SLOTS};
 pub use cuda_driver::{cuda_driver, Driver, Gpu};
+pub use env_numbers::ensure_variables_readable;
 pub use exit_trap::{report_to, Reports};
 pub use log_watch::AlgoChoices;
 pub use process::{
@@ -213,7 +214,7 @@ pub struct Lite {
 impl Lite {
     /// Loads the Lite shared library at `path` and checks its version.
     pub fn load(path: &Path, verbose: bool) -> Result<Lite> {
-        env_numbers::ensure_readable()?;
+        env_numbers::ensure_variables_readable()?;
         // The CUDA probing at load time prints to both streams; keep it for -v only.
         let quiet = stdio::quiet_start(verbose);
         // Its initialisers run engine code already.
