@@ -19,7 +19,7 @@ use super::scratch::Scratch;
 use super::stall::{StallWatch, STALL_LIMIT};
 use super::{ChildSetup, Ending, Event, Phase, Whereabouts, CHILD_ENV, MAX_TEXT, STAGING_PREFIX};
 use crate::engine;
-use crate::interrupt::{catch_interruptions, interruption, signal_name, Interrupted};
+use crate::interrupt::{interruption, signal_name, Interrupted};
 use crate::memory::limited;
 use crate::messages::to_stderr;
 use crate::mge_command::MgeCommand;
@@ -493,8 +493,8 @@ impl Supervisor {
     pub fn spawn(command: &MgeCommand, requests: bool, stdout: ChildStdout) -> Result<Supervisor> {
         let exe = std::env::current_exe().context("cannot find the mge executable to start the engine's process")?;
         let piped_if = |on: bool| if on { Stdio::piped() } else { Stdio::inherit() };
-        catch_interruptions();
-        // Whatever temporary files the child leaves (it may be killed) go with this folder.
+        // Whatever temporary files the child leaves (it may be killed) go with this folder;
+        // from its making on, an interruption stops the child and removes them.
         let scratch = Scratch::new()?;
         let (channel, channel_end) = channel().context("cannot open a channel to the engine's process")?;
         let setup = ChildSetup {

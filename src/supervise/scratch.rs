@@ -12,6 +12,7 @@ use std::sync::Once;
 
 use anyhow::{Context, Result};
 
+use crate::interrupt::catch_interruptions;
 use crate::output_files::{hold_as_owner, remove_abandoned};
 
 const PREFIX: &str = "mge-";
@@ -40,7 +41,10 @@ impl Drop for Scratch {
 
 impl Scratch {
     /// A new folder in the system's temporary folder, having removed those of owners now gone.
+    /// From here on the user's interruptions are caught, so that the folder is removed with
+    /// its owner: a SIGHUP between tune's folder and its first child left the folder behind.
     pub fn new() -> Result<Scratch> {
+        catch_interruptions();
         let dir = tempfile::Builder::new()
             .prefix(PREFIX)
             .tempdir()
