@@ -13,15 +13,10 @@ sides of a round and is not cancelled by the ratio. `--burners N` runs N busy pr
 beside it, as the loaded phase of `compare_resnet18.sh` does.
 """
 import argparse
-import os
 import statistics
-import subprocess
 import time
 
-import numpy as np
-
-os.environ["MGB_WORKER_MAX_SPIN"] = "1"  # read by the engine as its worker starts
-from megenginelite import LiteConfig, LiteNetwork  # noqa: E402
+from lite_timing import burning, warmed_network
 
 
 def main():
@@ -32,12 +27,8 @@ def main():
     ap.add_argument("--burners", type=int, default=0)
     args = ap.parse_args()
 
-    burners = [subprocess.Popen(["bash", "-c", "while :; do :; done"]) for _ in range(args.burners)]
-    try:
+    with burning(args.burners):
         windows = timed_windows(args.model, args.seconds, args.window)
-    finally:
-        for burner in burners:
-            burner.kill()
     print("window  least CPU ms  least wall ms  runs")
     for at, (cpu, wall, runs) in enumerate(windows):
         print(f"{at:6}  {cpu:12.1f}  {wall:13.1f}  {runs:4}")
@@ -51,16 +42,7 @@ def main():
 
 
 def timed_windows(model, seconds, window):
-    net = LiteNetwork(config=LiteConfig())
-    net.threads_number = 1
-    net.load(model)
-    for name in net.get_all_input_name():
-        tensor = net.get_io_tensor(name)
-        shape = tensor.layout.shapes[: tensor.layout.ndim]
-        tensor.set_data_by_copy(np.random.RandomState(0).rand(*shape).astype("float32"))
-    for _ in range(2):
-        net.forward()
-        net.wait()
+    net = warmed_network(model)
     windows = []
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:

@@ -15,11 +15,12 @@ the two sides of a round are timed within a run of each other.
 import argparse
 import json
 import math
-import os
 import statistics
 import subprocess
 import sys
 import time
+
+from lite_timing import burning, warmed_network
 
 CONFIDENCE = 0.9875
 MIN_EFFECT = 0.02
@@ -37,15 +38,11 @@ def main():
         serve(args.model)
         return
 
-    burners = [subprocess.Popen(["bash", "-c", "while :; do :; done"]) for _ in range(args.burners)]
     started = time.perf_counter()
     ratios = []
-    try:
+    with burning(args.burners):
         while time.perf_counter() - started < args.budget:
             ratios.append(round_ratio(args.model, args.runs))
-    finally:
-        for burner in burners:
-            burner.kill()
     interval = median_interval(ratios, CONFIDENCE)
     print(json.dumps({
         "rounds": len(ratios),
@@ -87,20 +84,7 @@ def spawn(model):
 
 def serve(model):
     """A side: loads the model, says `ready`, then answers each line with one run's CPU ms."""
-    os.environ["MGB_WORKER_MAX_SPIN"] = "1"  # read by the engine as its worker starts
-    import numpy as np
-    from megenginelite import LiteConfig, LiteNetwork
-
-    net = LiteNetwork(config=LiteConfig())
-    net.threads_number = 1
-    net.load(model)
-    for name in net.get_all_input_name():
-        tensor = net.get_io_tensor(name)
-        shape = tensor.layout.shapes[: tensor.layout.ndim]
-        tensor.set_data_by_copy(np.random.RandomState(0).rand(*shape).astype("float32"))
-    for _ in range(2):
-        net.forward()
-        net.wait()
+    net = warmed_network(model)
     print("ready", flush=True)
     for _ in sys.stdin:
         cpu = time.process_time_ns()

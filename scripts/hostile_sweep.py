@@ -2102,13 +2102,14 @@ def kept_file_cases():
         # the baseline takes within 1.2x of the recorded time, which a 35 µs model on a machine
         # whose speed moves over seconds does not always (bench/host_drift.py). Those cases run on
         # the tests' stand-in engine, every run a steady 2 ms sleep.
+        row_reason = label.startswith("record row reason")
         setup, case_env = BASE_SETUP, env
-        if label.startswith("record row reason"):
+        if row_reason:
             setup = BASE_SETUP + [("fault", "in/lite.so", None)]
             case_env = {**env, "MGE_LITE_LIB": "{D}/in/lite.so", "MGE_FAULT_SLOW_VAR": "data", "MGE_FAULT_MS": "2"}
         for command, argv in {"tune": KEPT_TUNE, "tune --json": KEPT_TUNE + ["--json"]}.items():
             shown = ()
-            if label.startswith("record row reason"):
+            if row_reason:
                 shown = (json.dumps(hostile)[1:-1] if "--json" in argv else hostile.encode("unicode_escape").decode(),)
             cases.append(Case("kept-files", f"{label}: {command}", argv, setup, env=case_env, made_first=made_first,
                               then=damage, expect_rc=0, hostile_text=hostile_text, rss_bound=unbounded,

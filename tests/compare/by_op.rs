@@ -6,6 +6,7 @@
 //! against itself has nothing to attribute.
 
 use crate::common::*;
+use assert_cmd::Command;
 use std::sync::OnceLock;
 
 use serde_json::Value;
@@ -59,6 +60,24 @@ fn the_slowed_convolution_heads_the_list_with_its_interval() {
     );
 }
 
+/// `mge compare` of 6 rounds with every operator listed (`--by-op 50`),
+/// each judged against `min_effect` percent; the sides still to be given.
+fn every_operator(min_effect: &str) -> Command {
+    let mut command = mge();
+    command.args([
+        "compare",
+        "-q",
+        "--json",
+        "--rounds",
+        "6",
+        "--by-op",
+        "50",
+        "--min-effect",
+        min_effect,
+    ]);
+    command
+}
+
 /// The small CNN against itself with one convolution more, every operator
 /// listed, judged against a `--min-effect` of 40%: one compare, which the
 /// tests below share.
@@ -66,19 +85,7 @@ fn extra_convolution() -> &'static Value {
     static REPORT: OnceLock<Value> = OnceLock::new();
     REPORT.get_or_init(|| {
         let (stdout, _) = run_expecting(
-            mge().args([
-                "compare",
-                "-q",
-                "--json",
-                "--rounds",
-                "6",
-                "--by-op",
-                "50",
-                "--min-effect",
-                "40",
-                CNN,
-                "fixtures/whatchanged/cnn_extra_conv.mge",
-            ]),
+            every_operator("40").args([CNN, "fixtures/whatchanged/cnn_extra_conv.mge"]),
             1,
         );
         json_of(&stdout)
@@ -126,19 +133,7 @@ fn an_extra_convolution_is_listed_as_b_s_alone() {
 #[test]
 fn the_model_against_itself_attributes_no_change() {
     let (stdout, _) = run_expecting(
-        mge()
-            .args([
-                "compare",
-                "-q",
-                "--json",
-                "--rounds",
-                "6",
-                "--by-op",
-                "50",
-                "--min-effect",
-                "10",
-            ])
-            .args([CNN, "--a-runtime", "1.13.0", "--b-options", "--threads 1"]),
+        every_operator("10").args([CNN, "--a-runtime", "1.13.0", "--b-options", "--threads 1"]),
         0,
     );
     let report = json_of(&stdout);
